@@ -1,0 +1,37 @@
+import Foundation
+
+/// The file format of a suite: JSON (the default) or a property list.
+public enum SuiteFormat: String, Sendable, CaseIterable {
+    /// Pretty-printed JSON with sorted keys, read by the library's own parser.
+    case json
+    /// A property list: XML or binary when read, XML when written.
+    case propertyList = "plist"
+
+    /// The file extension of this format, without the dot.
+    public var fileExtension: String { rawValue }
+
+    /// The format for a file extension (`json`, `plist`), or `nil` for any other.
+    public init?(fileExtension: String) {
+        self.init(rawValue: fileExtension.lowercased())
+    }
+
+    /// Parses a whole suite file into its top-level dictionary.
+    ///
+    /// An empty file is an empty suite. Anything else that is not a dictionary at the top level, or does
+    /// not parse, throws a ``DefaultsError`` of kind ``DefaultsError/Kind/malformedFile`` naming `fileURL`,
+    /// the line and column, and what was expected.
+    func decode(_ bytes: Data, fileURL: URL) throws(DefaultsError) -> [String: DefaultsValue] {
+        fatalError("TODO: codec")
+    }
+
+    /// Serialises a suite's contents (JSON: pretty, keys sorted; property list: XML).
+    func encode(_ values: [String: DefaultsValue]) throws(DefaultsError) -> Data {
+        fatalError("TODO: codec")
+    }
+
+    /// The value as it will read back from a file of this format, so memory always equals what the file
+    /// holds (for example, property-list dates hold whole seconds).
+    func normalize(_ value: DefaultsValue) -> DefaultsValue {
+        value
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// Where a change to a suite came from.
+public enum DefaultsChangeOrigin: String, Sendable, Equatable {
+    /// Made through a ``DefaultsSuite`` in this process.
+    case thisProcess
+    /// Made by another process or a person editing the file, and seen by watching the file.
+    case outside
+}
+
+/// Which changes an observer hears (the `limitToInstance` choice of the macros).
+public enum DefaultsObservationScope: String, Sendable, Equatable {
+    /// Only changes made through a ``DefaultsSuite`` on the same file in this process; the file is not
+    /// watched for this observer.
+    case thisProcess
+    /// Changes from this process, other processes and hand edits of the file (the file is watched with
+    /// inotify while such an observer exists).
+    case allProcesses
+}
+
+/// One change to a suite: the keys whose value changed (limited to the observer's filter) and where the
+/// change came from.
+public struct DefaultsChange: Sendable, Equatable, CustomStringConvertible {
+    /// The keys whose stored value changed, were added, or were removed.
+    public var keys: Set<String>
+    /// Whether the change was made in this process or came from outside.
+    public var origin: DefaultsChangeOrigin
+
+    /// Creates a change event.
+    public init(keys: Set<String>, origin: DefaultsChangeOrigin) {
+        self.keys = keys
+        self.origin = origin
+    }
+
+    public var description: String {
+        "\(origin.rawValue): \(keys.sorted().joined(separator: ", "))"
+    }
+}
+
+/// Which keys an observer hears about: an explicit key set, a key prefix, or both (a key must pass every
+/// filter given); no filter means every key.
+struct DefaultsKeyFilter: Sendable {
+    var keys: Set<String>?
+    var prefix: String?
+
+    func matching(_ changed: Set<String>) -> Set<String> {
+        if keys == nil && (prefix ?? "").isEmpty { return changed }
+        return changed.filter(matches)
+    }
+
+    func matches(_ key: String) -> Bool {
+        if let keys, !keys.contains(key) { return false }
+        if let prefix, !key.hasPrefix(prefix) { return false }
+        return true
+    }
+}
