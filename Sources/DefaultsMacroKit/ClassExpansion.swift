@@ -1,0 +1,157 @@
+/// Expansions of `@ObservableDefaults` on a class: members (registrar, binding, initializer,
+/// `observerStarter`), member attributes (`@DefaultsBacked` / `@ObservableOnly`) and the `Observable`
+/// conformance.
+public enum ClassExpansion {
+    static let macroName = "ObservableDefaults"
+
+    struct Context {
+        let type: TypeDeclSyntax
+        let options: ObservableDefaultsOptions
+        let optionDiagnostics: [MacroDiagnostic]
+
+        var isMainActor: Bool {
+            options.defaultIsolationIsMainActor || type.attributes.contains { $0.name == "MainActor" }
+        }
+    }
+
+    static func context(decl: String, attribute: String, attributeLocator: SourceLocator) -> Context? {
+        var parser = DeclParser(decl)
+        guard let type = parser.parseTypeDecl() else { return nil }
+        var attributeParser = DeclParser(attribute)
+        let attributeSyntax = attributeParser.parseAttributes().first
+        let (options, diagnostics) = ObservableDefaultsOptions.read(attributeSyntax, locator: attributeLocator)
+        return Context(type: type, options: options, optionDiagnostics: diagnostics)
+    }
+
+    // MARK: - member
+
+    public static func members(decl: String, declLocator: SourceLocator, attribute: String, attributeLocator: SourceLocator) -> ExpansionResult {
+        guard let context = context(decl: decl, attribute: attribute, attributeLocator: attributeLocator) else {
+            return ExpansionResult(source: nil, diagnostics: [
+                MacroDiagnostic(.error, "'@\(macroName)' can only be applied to a class", at: attributeLocator.file(attributeLocator.triviaLength)),
+            ])
+        }
+        let type = context.type
+        var diagnostics = context.optionDiagnostics
+        guard type.keyword == "class" else {
+            let article = type.keyword == "enum" || type.keyword == "actor" || type.keyword == "extension" ? "an" : "a"
+            diagnostics.append(MacroDiagnostic(
+                .error, "'@\(macroName)' can only be applied to a class, not to \(article) \(type.keyword)",
+                at: declLocator.file(type.keywordStart),
+                highlights: [declLocator.file(type.keywordStart)..<declLocator.file(type.keywordEnd)],
+                fixIts: type.keyword == "struct" ? [.init(message: "make it a class", changes: [
+                    .init(start: declLocator.file(type.keywordStart), end: declLocator.file(type.keywordEnd), newText: "final class"),
+                ])] : []))
+            return ExpansionResult(source: nil, diagnostics: diagnostics)
+        }
+        if let cloud = type.attributes.first(where: { $0.name == "ObservableCloud" }) {
+            diagnostics.append(MacroDiagnostic(
+                .error, "'@ObservableCloud' and '@ObservableDefaults' cannot be applied to the same class",
+                at: declLocator.file(cloud.start), highlights: [declLocator.file(cloud.start)..<declLocator.file(cloud.end)]))
+        }
+        for member in type.members {
+            for attribute in member.attributes where PropertyRole.cloudAttributes.contains(attribute.name) {
+                diagnostics.append(MacroDiagnostic(
+                    .error, "'@\(attribute.name)' belongs to '@ObservableCloud'; use '@\(attribute.name == "CloudKey" ? "DefaultsKey" : "DefaultsBacked")' in an '@ObservableDefaults' class",
+                    at: declLocator.file(attribute.start),
+                    highlights: [declLocator.file(attribute.start)..<declLocator.file(attribute.end)],
+                    fixIts: [.init(message: "use '@\(attribute.name == "CloudKey" ? "DefaultsKey" : "DefaultsBacked")'", changes: [
+                        .init(start: declLocator.file(attribute.start), end: declLocator.file(attribute.start) + attribute.name.utf8.count + 1,
+                              newText: attribute.name == "CloudKey" ? "@DefaultsKey" : "@DefaultsBacked"),
+                    ])]))
+            }
+        }
+        if diagnostics.contains(where: { $0.severity == .error }) { return ExpansionResult(source: nil, diagnostics: diagnostics) }
+        return ExpansionResult(source: memberText(context), diagnostics: diagnostics)
+    }
+
+    static func memberText(_ context: Context) -> String {
+        let type = context.type
+        let options = context.options
+        let access: String
+        switch type.accessLevel {
+        case "open", "public": access = "public "
+        case "package": access = "package "
+        default: access = ""
+        }
+        let selfType = type.name
+        let suite = options.suiteName.map(StringLiteral.quote) ?? "nil"
+        let prefix = StringLiteral.quote(options.prefix ?? "")
+        var text = """
+            private let _od_registrar = Observation::ObservationRegistrar()
+
+            private let _od_binding = ObservableDefaults::_DefaultsObjectBinding(suiteName: \(suite), prefix: \(prefix), ignoreExternalChanges: \(options.ignoreExternalChanges), limitToInstance: \(options.limitToInstance), mainActor: \(context.isMainActor))
+
+            """
+        if options.autoInit {
+            text += """
+
+                \(access)init(userDefaults: ObservableDefaults::DefaultsSuite? = nil, ignoreExternalChanges: Swift::Bool? = nil, prefix: Swift::String? = nil, ignoredKeyPathsForExternalUpdates: [Swift::PartialKeyPath<\(selfType)>] = []) {
+                    _od_binding.configure(suite: userDefaults, ignoreExternalChanges: ignoreExternalChanges, prefix: prefix)
+                    observerStarter(observableKeysBlacklist: ignoredKeyPathsForExternalUpdates)
+                }
+
+                """
+        }
+        let register = context.isMainActor ? "mainActorProperty" : "property"
+        var body = "    let _od_properties = ObservableDefaults::_DefaultsPropertyList()\n"
+        for member in type.members {
+            let (role, _) = PropertyRole.of(member, observeFirst: options.observeFirst)
+            guard role == .persisted, PropertyRole.isExpandable(member, needsInitializer: true),
+                  let property = PropertyExpansion.property(member) else { continue }
+            var arguments = "\(PropertyExpansion.storageName(property.name)), keyPath: \\\(selfType).\(property.binding.nameText), on: self, registrar: _od_registrar"
+            if property.observerType != nil {
+                if property.hasWillSet { arguments += ", willSet: { $0.\(PropertyExpansion.willSetName(property.name))($1) }" }
+                if property.hasDidSet { arguments += ", didSet: { $0.\(PropertyExpansion.didSetName(property.name))($1) }" }
+            }
+            let line = "_od_properties.append(_od_binding.\(register)(\(arguments)))"
+            body += wrap(line, in: member.ifConfig, indent: "    ")
+        }
+        body += "    _od_binding.start(_od_properties, ignoring: observableKeysBlacklist.map { $0 as Swift::AnyKeyPath })\n"
+        text += """
+
+            \(access)func observerStarter(observableKeysBlacklist: [Swift::PartialKeyPath<\(selfType)>] = []) {
+            \(body)}
+            """
+        return text
+    }
+
+    /// `line` inside the `#if` clauses of a member, so it only exists when the member does.
+    static func wrap(_ line: String, in clauses: [IfConfigClause], indent: String) -> String {
+        guard let clause = clauses.first else { return indent + line + "\n" }
+        var text = ""
+        for header in clause.previousHeaders { text += header + "\n" }
+        text += clause.header + "\n"
+        text += wrap(line, in: Array(clauses.dropFirst()), indent: indent)
+        text += "#endif\n"
+        return text
+    }
+
+    // MARK: - memberAttribute
+
+    public static func memberAttributes(member: String, parent: String, attribute: String) -> ExpansionResult {
+        var parentParser = DeclParser(parent)
+        guard let type = parentParser.parseTypeDecl(), type.keyword == "class" else { return .empty }
+        var attributeParser = DeclParser(attribute)
+        let attributeSyntax = attributeParser.parseAttributes().first
+        let (options, _) = ObservableDefaultsOptions.read(attributeSyntax, locator: SourceLocator(nodeOffset: 0, triviaLength: 0))
+        var parser = DeclParser(member)
+        guard let syntax = parser.parseMember() else { return .empty }
+        let (role, explicit) = PropertyRole.of(syntax, observeFirst: options.observeFirst)
+        guard !explicit else { return .empty }
+        switch role {
+        case .persisted: return ExpansionResult(source: "@DefaultsBacked")
+        case .observableOnly: return ExpansionResult(source: "@ObservableOnly")
+        case .ignored, .notApplicable: return .empty
+        }
+    }
+
+    // MARK: - extension
+
+    public static func extensions(decl: String, extendedType: String, conformances: String?) -> ExpansionResult {
+        var parser = DeclParser(decl)
+        guard let type = parser.parseTypeDecl(), type.keyword == "class" else { return .empty }
+        if let conformances, !conformances.contains("Observable") { return .empty }
+        return ExpansionResult(source: "extension \(extendedType.trimmed): Observation::Observable {\n}")
+    }
+}

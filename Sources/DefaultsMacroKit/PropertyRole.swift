@@ -1,0 +1,70 @@
+/// How a member of an `@ObservableDefaults` class is treated.
+public enum PropertyRole: Equatable, Sendable {
+    /// Stored in the suite and observable (`@DefaultsBacked`, explicit or implied).
+    case persisted
+    /// Observable only (`@ObservableOnly`, explicit or implied by `observeFirst`).
+    case observableOnly
+    /// Left alone (`@Ignore`, `@ObservationIgnored`).
+    case ignored
+    /// Not a stored instance variable (a `let`, static, lazy or computed member, a function, a type…).
+    case notApplicable
+
+    /// The attribute names the macros recognise on members.
+    static let defaultsBackedName = "DefaultsBacked"
+    static let observableOnlyName = "ObservableOnly"
+    static let ignoreName = "Ignore"
+    static let defaultsKeyName = "DefaultsKey"
+    static let cloudAttributes: Set<String> = ["CloudKey", "CloudBacked"]
+
+    /// The role of `member`; `explicit` says whether an attribute the user wrote decided it.
+    public static func of(_ member: MemberSyntax, observeFirst: Bool) -> (role: PropertyRole, explicit: Bool) {
+        if member.hasAttribute(ignoreName) || member.hasAttribute("ObservationIgnored") { return (.ignored, true) }
+        if member.hasAttribute(observableOnlyName) { return (.observableOnly, true) }
+        if member.hasAttribute(defaultsBackedName) { return (.persisted, true) }
+        guard member.kind == .variable, !member.isStatic, !member.hasModifier("lazy"),
+              !member.bindings.isEmpty, member.bindings.allSatisfy({ $0.isStored && $0.name != nil }),
+              !member.bindings.contains(where: { $0.name?.hasPrefix("_od_") == true || $0.name?.hasPrefix("$") == true })
+        else { return (.notApplicable, false) }
+        return (observeFirst ? .observableOnly : .persisted, false)
+    }
+
+    /// Whether the expansion for this member can be generated (one named, stored `var` binding with an
+    /// initial value); otherwise the property macro reports why.
+    static func isExpandable(_ member: MemberSyntax, needsInitializer: Bool) -> Bool {
+        guard member.kind == .variable, !member.isStatic, member.bindings.count == 1, let binding = member.bindings.first,
+              binding.name != nil, binding.isStored else { return false }
+        return !needsInitializer || binding.initializer != nil
+    }
+
+    /// The key a persisted property is stored under (before the prefix).
+    static func key(of member: MemberSyntax, attribute: AttributeSyntax?) -> String? {
+        for candidate in [attribute, member.attribute(defaultsBackedName), member.attribute(defaultsKeyName)] {
+            if let argument = candidate?.argument("userDefaultsKey"), argument.value.count == 1,
+               let value = StringLiteral.value(of: argument.value[0].text) {
+                return value
+            }
+        }
+        return member.bindings.first?.name
+    }
+}
+
+/// Infers the type of a simple literal initializer (for properties without a type annotation whose
+/// observers need a typed helper).
+enum LiteralType {
+    static func infer(_ initializer: String?) -> String? {
+        guard let initializer else { return nil }
+        let tokens = Lexer.tokenize(initializer)
+        var body = tokens[...]
+        if body.first?.isOperator("-") == true { body = body.dropFirst() }
+        guard body.count == 1, let token = body.first else { return nil }
+        switch token.kind {
+        case .string: return "Swift::String"
+        case .number:
+            let text = token.text.lowercased()
+            if text.hasPrefix("0x") { return text.contains("p") || text.contains(".") ? "Swift::Double" : "Swift::Int" }
+            return text.contains(".") || text.contains("e") ? "Swift::Double" : "Swift::Int"
+        case .identifier where token.text == "true" || token.text == "false": return "Swift::Bool"
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Observation
+
+/// The storage of an `@ObservableOnly` property: a lock-protected value.
+///
+/// Implementation detail of the macros (the generated code uses it); not API.
+public final class _DefaultsBox<Value> {
+    private let storage: _DefaultsLocked<Value>
+
+    public init(_ value: Value) { storage = _DefaultsLocked(value) }
+
+    /// The current value.
+    @inlinable
+    public var value: Value {
+        get { read() }
+        set { write(newValue) }
+    }
+
+    @usableFromInline
+    func read() -> Value { storage.value }
+
+    @usableFromInline
+    func write(_ value: Value) { storage.value = value }
+
+    /// A property write: observers, then the mutation reported to Observation when `notify`.
+    public func set<Host: Observation.Observable & AnyObject>(
+        _ newValue: Value, notify: Bool, keyPath: KeyPath<Host, Value>, on host: Host,
+        registrar: Observation.ObservationRegistrar,
+        willSet: ((Value) -> Void)? = nil, didSet: ((Value) -> Void)? = nil
+    ) {
+        let oldValue = didSet == nil ? nil : storage.value
+        willSet?(newValue)
+        if notify {
+            registrar.withMutation(of: host, keyPath: keyPath) { storage.value = newValue }
+        } else {
+            storage.value = newValue
+        }
+        if let didSet, let oldValue { didSet(oldValue) }
+    }
+}
+
+extension _DefaultsBox: @unchecked Sendable where Value: Sendable {}
+
+/// Whether a write of `new` over `old` is a change observers must hear about (the rules of `@Observable`):
+/// always, unless the values are `Equatable` and equal, or the same object.
+public func _defaultsShouldNotify<T>(_ old: T, _ new: T) -> Bool { true }
+/// Equatable values notify when they differ.
+public func _defaultsShouldNotify<T: Equatable>(_ old: T, _ new: T) -> Bool { old != new }
+/// Objects notify when they are different objects.
+public func _defaultsShouldNotify<T: AnyObject>(_ old: T, _ new: T) -> Bool { old !== new }
+/// Equatable objects notify when they differ.
+public func _defaultsShouldNotify<T: Equatable & AnyObject>(_ old: T, _ new: T) -> Bool { old != new }

@@ -1,0 +1,51 @@
+import Foundation
+
+/// The typed in-memory copy of one persisted property: its current value with its stored form, the
+/// declaration-time default (captured once, when the object is created) and the storage rule.
+///
+/// Reads take a lock and copy the value; they never touch the suite or decode.
+/// Implementation detail of the macros (the generated code uses it); not API.
+public final class _DefaultsSlot<Value> {
+    /// The key before the object's prefix.
+    public let key: String
+    /// The declaration-time default.
+    let declarationDefault: Value
+    let codec: _DefaultsCodec<Value>
+    private let state: _DefaultsLocked<State>
+
+    struct State {
+        var value: Value
+        /// The stored form of `value` (`nil`: no key / not encodable).
+        var stored: DefaultsValue?
+    }
+
+    init(key: String, default value: Value, codec: _DefaultsCodec<Value>) {
+        self.key = key
+        self.declarationDefault = value
+        self.codec = codec
+        self.state = _DefaultsLocked(State(value: value, stored: try? codec.encode(value)))
+    }
+
+    /// The current value.
+    public var value: Value { state.withLock { $0.value } }
+
+    var snapshot: State { state.withLock { $0 } }
+
+    func store(_ value: Value, stored: DefaultsValue?) {
+        state.withLock { $0 = State(value: value, stored: stored) }
+    }
+
+    /// The value the suite holds for `fullKey`: the stored value, else the registered default, else the
+    /// declaration default. A value of the wrong type is reported and skipped.
+    func resolve(in suite: DefaultsSuite, fullKey: String) -> State {
+        if let stored = suite.value(forKey: fullKey) {
+            if let value = codec.decode(stored) { return State(value: value, stored: stored) }
+            suite.report(DefaultsError(
+                .wrongType, message: "a \(stored.typeName) does not fit a property of type \(Value.self); using its default",
+                key: fullKey))
+        }
+        return State(value: declarationDefault, stored: try? codec.encode(declarationDefault))
+    }
+}
+
+extension _DefaultsSlot: @unchecked Sendable where Value: Sendable {}
