@@ -83,7 +83,9 @@ public enum ClassExpansion {
             private let _od_binding = ObservableDefaults::_DefaultsObjectBinding(suiteName: \(suite), prefix: \(prefix), ignoreExternalChanges: \(options.ignoreExternalChanges), limitToInstance: \(options.limitToInstance), mainActor: \(context.isMainActor))
 
             """
-        if options.autoInit {
+        // The generated initializer needs every stored property to have an initial value (as in the Apple
+        // library); without one the class must declare its own initializer.
+        if options.autoInit && !type.members.contains(where: needsInitialization) {
             text += """
 
                 \(access)init(userDefaults: ObservableDefaults::DefaultsSuite? = nil, ignoreExternalChanges: Swift::Bool? = nil, prefix: Swift::String? = nil, ignoredKeyPathsForExternalUpdates: [Swift::PartialKeyPath<\(selfType)>] = []) {
@@ -114,6 +116,15 @@ public enum ClassExpansion {
             \(body)}
             """
         return text
+    }
+
+    /// A stored instance property without an initial value (an Optional `var` counts as initialized).
+    static func needsInitialization(_ member: MemberSyntax) -> Bool {
+        guard member.kind == .variable || member.kind == .constant, !member.isStatic, !member.hasModifier("lazy") else { return false }
+        return member.bindings.contains { binding in
+            binding.isStored && binding.initializer == nil
+                && !(member.kind == .variable && binding.type.map(PropertyExpansion.isOptional) == true)
+        }
     }
 
     /// `line` inside the `#if` clauses of a member, so it only exists when the member does.

@@ -60,10 +60,10 @@ struct PropertyChecks {
             return result
         }
         let name = binding.name ?? ""
-        if binding.initializer == nil && (requireInitializer || binding.type == nil) {
-            let isOptional = binding.type.map { $0.trimmed.hasSuffix("?") || $0.trimmed.hasPrefix("Optional<") } ?? false
+        let isOptional = binding.type.map(PropertyExpansion.isOptional) ?? false
+        if binding.initializer == nil && ((requireInitializer && !isOptional) || binding.type == nil) {
             let insertAt = locator.file(binding.typeEnd ?? binding.nameEnd)
-            let text = isOptional ? " = nil" : " = <#default value#>"
+            let text = " = <#default value#>"
             result.append(MacroDiagnostic(
                 .error, "property '\(name)' needs an initial value: it is the default used when the key is missing",
                 at: locator.file(binding.nameStart),

@@ -54,7 +54,8 @@ public enum PropertyExpansion {
     public static func defaultsBackedPeers(decl: String, attribute: String) -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let member = parser.parseMember(), let property = property(member),
-              let initializer = property.binding.initializer else { return .empty }
+              let initializer = property.binding.initializer ?? (property.type.map(isOptional) == true ? "nil" : nil)
+        else { return .empty }
         var attributeParser = DeclParser(attribute)
         let attributeSyntax = attributeParser.parseAttributes().first
         let key = PropertyRole.key(of: member, attribute: attributeSyntax) ?? property.name
@@ -101,21 +102,12 @@ public enum PropertyExpansion {
         if diagnostics.contains(where: { $0.severity == .error }) { return ExpansionResult(source: nil, diagnostics: diagnostics) }
         guard let property = property(member) else { return ExpansionResult(source: nil, diagnostics: diagnostics) }
         let storage = storageName(property.name)
-        let initAccessor: String
-        if property.type != nil {
-            initAccessor = """
-                @storageRestrictions(initializes: \(storage))
-                init(initialValue) {
-                    \(storage) = ObservableDefaults::_DefaultsBox(initialValue)
-                }
-                """
-        } else {
-            initAccessor = """
-                @storageRestrictions(accesses: \(storage))
-                init(initialValue) {
-                }
-                """
-        }
+        let initAccessor = """
+            @storageRestrictions(accesses: \(storage))
+            init(initialValue) {
+                \(storage).initialize(initialValue)
+            }
+            """
         var observers: [String] = []
         if property.hasWillSet { observers.append("willSet: { self.\(willSetName(property.name))($0) }") }
         if property.hasDidSet { observers.append("didSet: { self.\(didSetName(property.name))($0) }") }
@@ -139,7 +131,7 @@ public enum PropertyExpansion {
         let storage = storageName(property.name)
         var lines: [String] = []
         if let type = property.type {
-            lines.append("private let \(storage): ObservableDefaults::_DefaultsBox<\(type)>")
+            lines.append("private let \(storage) = ObservableDefaults::_DefaultsBox<\(type)>()")
         } else if let initializer = property.binding.initializer {
             lines.append("private let \(storage) = ObservableDefaults::_DefaultsBox(\(initializer.trimmed))")
         } else {

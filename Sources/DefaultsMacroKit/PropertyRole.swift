@@ -33,7 +33,7 @@ public enum PropertyRole: Equatable, Sendable {
     static func isExpandable(_ member: MemberSyntax, needsInitializer: Bool) -> Bool {
         guard member.kind == .variable, !member.isStatic, member.bindings.count == 1, let binding = member.bindings.first,
               binding.name != nil, binding.isStored else { return false }
-        return !needsInitializer || binding.initializer != nil
+        return !needsInitializer || binding.initializer != nil || binding.type.map(PropertyExpansion.isOptional) == true
     }
 
     /// The key a persisted property is stored under (before the prefix).

@@ -4,9 +4,16 @@ import Observation
 ///
 /// Implementation detail of the macros (the generated code uses it); not API.
 public final class _DefaultsBox<Value> {
-    private let storage: _DefaultsLocked<Value>
+    private let storage: _DefaultsLocked<Value?>
 
+    /// A box holding `value`.
     public init(_ value: Value) { storage = _DefaultsLocked(value) }
+
+    /// An empty box, filled by the property's `init` accessor (the compiler guarantees it runs before any read).
+    public init() { storage = _DefaultsLocked(nil) }
+
+    /// Sets the value from the property's `init` accessor.
+    public func initialize(_ value: Value) { storage.value = value }
 
     /// The current value.
     @inlinable
@@ -16,7 +23,7 @@ public final class _DefaultsBox<Value> {
     }
 
     @usableFromInline
-    func read() -> Value { storage.value }
+    func read() -> Value { storage.value! }
 
     @usableFromInline
     func write(_ value: Value) { storage.value = value }
@@ -27,7 +34,7 @@ public final class _DefaultsBox<Value> {
         registrar: Observation.ObservationRegistrar,
         willSet: ((Value) -> Void)? = nil, didSet: ((Value) -> Void)? = nil
     ) {
-        let oldValue = didSet == nil ? nil : storage.value
+        let oldValue: Value? = didSet == nil ? nil : read()
         willSet?(newValue)
         if notify {
             registrar.withMutation(of: host, keyPath: keyPath) { storage.value = newValue }
