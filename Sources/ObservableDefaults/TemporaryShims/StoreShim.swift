@@ -7,6 +7,7 @@ final class _ShimStorage: Sendable {
     struct Observer: Sendable {
         let id: Int
         let filter: DefaultsKeyFilter
+        let scope: DefaultsObservationScope
         let handler: @Sendable (DefaultsChange) -> Void
     }
     struct State: Sendable {
@@ -70,7 +71,7 @@ public final class DefaultsSuite: Sendable {
             for (key, value) in values { state.values[key] = value }
             return state.observers
         }
-        for observer in observers {
+        for observer in observers where observer.scope == .allProcesses {
             let keys = observer.filter.matching(Set(values.keys))
             if !keys.isEmpty { observer.handler(DefaultsChange(keys: keys, origin: .outside)) }
         }
@@ -87,7 +88,7 @@ public final class DefaultsSuite: Sendable {
         let storage = self.storage
         let id = storage.state.withLock { state in
             state.nextID += 1
-            state.observers.append(.init(id: state.nextID, filter: DefaultsKeyFilter(keys: keys, prefix: prefix), handler: handler))
+            state.observers.append(.init(id: state.nextID, filter: DefaultsKeyFilter(keys: keys, prefix: prefix), scope: scope, handler: handler))
             return state.nextID
         }
         return DefaultsObservation {
