@@ -22,7 +22,7 @@ let package = Package(
             name: "ObservableDefaultsTests",
             dependencies: ["ObservableDefaults", "defaults-test-agent"]
         ),
-        .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"]),
+        .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
         .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults"]),
         // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.
         .testTarget(name: "MacroCompileTests", dependencies: ["ObservableDefaults"]),

@@ -61,7 +61,11 @@ public enum ClassExpansion {
                     ])]))
             }
         }
-        if diagnostics.contains(where: { $0.severity == .error }) { return ExpansionResult(source: nil, diagnostics: diagnostics) }
+        for member in type.members where PropertyRole.of(member, observeFirst: context.options.observeFirst).role != .notApplicable
+            && PropertyRole.of(member, observeFirst: context.options.observeFirst).role != .ignored && member.bindings.count > 1 {
+            diagnostics.append(severalBindings(member, source: decl, locator: declLocator))
+        }
+        // Argument and member errors still produce the members, so the compiler reports only the real problem.
         return ExpansionResult(source: memberText(context), diagnostics: diagnostics)
     }
 
@@ -118,6 +122,25 @@ public enum ClassExpansion {
         return text
     }
 
+    /// Several bindings in one declaration: each property needs its own accessors and key.
+    static func severalBindings(_ member: MemberSyntax, source: String, locator: SourceLocator) -> MacroDiagnostic {
+        let text = SourceText(source)
+        var lineStart = member.start
+        while lineStart > 0 && text.bytes[lineStart - 1] != UInt8(ascii: "\n") { lineStart -= 1 }
+        let indentation = String(text.slice(lineStart, member.start).prefix { $0 == " " || $0 == "\t" })
+        let prefix = text.slice(member.start, member.keywordEnd)
+        var changes: [MacroDiagnostic.Change] = []
+        for index in 1..<member.bindings.count {
+            let previous = member.bindings[index - 1], binding = member.bindings[index]
+            changes.append(.init(start: locator.file(previous.end), end: locator.file(binding.nameStart), newText: "\n" + indentation + prefix + " "))
+        }
+        let second = member.bindings[1]
+        return MacroDiagnostic(
+            .error, "'@\(macroName)' needs one property per declaration; '\(second.nameText)' shares its declaration with '\(member.bindings[0].nameText)'",
+            at: locator.file(second.nameStart), highlights: [locator.file(second.nameStart)..<locator.file(second.nameEnd)],
+            fixIts: [.init(message: "declare each property separately", changes: changes)])
+    }
+
     /// A stored instance property without an initial value (an Optional `var` counts as initialized).
     static func needsInitialization(_ member: MemberSyntax) -> Bool {
         guard member.kind == .variable || member.kind == .constant, !member.isStatic, !member.hasModifier("lazy") else { return false }
@@ -149,7 +172,8 @@ public enum ClassExpansion {
         var parser = DeclParser(member)
         guard let syntax = parser.parseMember() else { return .empty }
         let (role, explicit) = PropertyRole.of(syntax, observeFirst: options.observeFirst)
-        guard !explicit else { return .empty }
+        // Several bindings in one declaration are reported by the member role (an accessor macro cannot apply).
+        guard !explicit, syntax.bindings.count == 1 else { return .empty }
         switch role {
         case .persisted: return ExpansionResult(source: "@DefaultsBacked")
         case .observableOnly: return ExpansionResult(source: "@ObservableOnly")

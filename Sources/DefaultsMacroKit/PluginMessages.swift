@@ -13,9 +13,10 @@ public enum PluginMessages {
         public var source: String
         public var location: Location
 
-        /// Maps offsets in `source` to file offsets.
+        /// Maps offsets in `source` to file offsets. Observed with Swift 6.3.1: `location.offset` is the file
+        /// offset where `source` starts, leading trivia included.
         public var locator: SourceLocator {
-            SourceLocator(nodeOffset: location.offset, triviaLength: Lexer.tokenize(source).first?.start ?? 0)
+            SourceLocator(nodeOffset: location.offset, triviaLength: 0)
         }
     }
 

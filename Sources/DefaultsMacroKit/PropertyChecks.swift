@@ -7,14 +7,6 @@ struct PropertyChecks {
     /// Errors for a property that cannot be expanded; empty when it can.
     func diagnostics(requireInitializer: Bool) -> [MacroDiagnostic] {
         var result: [MacroDiagnostic] = []
-        for attribute in member.attributes where PropertyRole.cloudAttributes.contains(attribute.name) {
-            result.append(MacroDiagnostic(
-                .error, "'@\(attribute.name)' belongs to '@ObservableCloud'; it cannot be mixed with '@\(macroName)'",
-                at: locator.file(attribute.start), highlights: [locator.file(attribute.start)..<locator.file(attribute.end)],
-                fixIts: [.init(message: "remove '@\(attribute.name)'", changes: [
-                    .init(start: locator.file(attribute.start), end: locator.file(attribute.end), newText: ""),
-                ])]))
-        }
         switch member.kind {
         case .constant:
             result.append(MacroDiagnostic(
