@@ -34,6 +34,11 @@ func parseValue(_ text: String) -> DefaultsValue {
     }
 }
 
+/// Writes a line to standard output unbuffered, so a parent reading the pipe sees it at once.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("defaults-test-agent: \(message)\n".utf8))
     exit(2)
@@ -53,7 +58,6 @@ func flushOrFail(_ suite: DefaultsSuite) {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else { fail("usage: see the comment at the top of main.swift") }
-setvbuf(stdout, nil, _IOLBF, 0)
 
 switch command {
 case "set" where arguments.count >= 4 && arguments.count % 2 == 0:
@@ -81,7 +85,7 @@ case "write-forever" where arguments.count == 3:
     while true {
         suite.set(.integer(counter), forKey: arguments[2])
         suite.set(.string(String(repeating: "x", count: counter % 512)), forKey: "padding")
-        if counter == 0 { print("ready") }
+        if counter == 0 { emit("ready") }
         counter += 1
     }
 
@@ -112,7 +116,7 @@ case "latency" where arguments.count == 3:
     let deadline = monotonicNanoseconds() + 2_000_000_000
     while latencies.count < samples && monotonicNanoseconds() < deadline { usleep(1000) }
     observation.cancel()
-    print(latencies.report(expected: samples))
+    emit(latencies.report(expected: samples))
 
 default:
     fail("unknown command or wrong arguments: \(arguments.joined(separator: " "))")
