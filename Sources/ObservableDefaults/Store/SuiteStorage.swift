@@ -9,7 +9,7 @@ import Synchronization
 /// lock; a change on disk is re-read, diffed against memory, and only the keys that differ are announced.
 final class SuiteStorage: Sendable {
     struct Observer {
-        /// Cleared when the observation is cancelled, so no handler call starts after `cancel()` returns.
+        /// Cleared when the observation is cancelled and checked just before each handler call.
         let isActive = ActiveFlag()
         var filter: DefaultsKeyFilter
         var scope: DefaultsObservationScope
