@@ -226,6 +226,10 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// The current problem with the file's contents (it does not parse), or `nil` when it is healthy.
     public var fileError: DefaultsError? { storage.fileError }
 
+    /// The most recent error published on this suite's error channel, including ones published before
+    /// anybody observed errors (for example why ``standard`` had to fall back).
+    public var lastError: DefaultsError? { storage.lastError }
+
     /// Publishes an error on this suite's error channel (used by generated code for wrong-typed values).
     func report(_ error: DefaultsError) { storage.report(error) }
 }
