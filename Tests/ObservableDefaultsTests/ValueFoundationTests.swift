@@ -39,6 +39,9 @@ import Testing
         #expect(DefaultsValue(any: NSData(data: Data([2]))) == .data(Data([2])))
         #expect(DefaultsValue(any: URL(string: "https://e.com/x")!) == .string("https://e.com/x"))
         #expect(DefaultsValue(any: DefaultsValue.integer(9)) == .integer(9))
+        #expect(DefaultsValue(any: Optional(NSNumber(value: 1)) as Any) == .integer(1))
+        #expect(DefaultsValue(any: Optional(Optional(true)) as Any) == .bool(true))
+        #expect(DefaultsValue(any: Optional<Int>.none as Any) == nil)
     }
 
     @Test func collectionsConvertRecursivelyAndRejectForeignValues() {

@@ -8,8 +8,14 @@ extension DefaultsValue {
     /// above `Int.max` becomes a `.double`), `Float` (widened exactly to `Double`), `NSString`, `NSNumber`,
     /// `NSDate`, `NSData`, `NSArray`, `NSDictionary` with string keys, and `URL` (stored as its
     /// `absoluteString`). An `NSNumber` made from a `Bool` becomes `.bool`, never an integer. A collection
-    /// with any element that does not convert makes the whole conversion fail.
+    /// with any element that does not convert makes the whole conversion fail, and so does `nil`.
     public init?(any object: Any) {
+        // An optional boxed in `Any` would defeat the NSNumber check below: unwrap it first.
+        if let optional = object as? any OptionalUnwrapping {
+            guard let wrapped = optional.wrappedValue else { return nil }
+            self.init(any: wrapped)
+            return
+        }
         // NSNumber first: Swift casts bridge it to Bool and Int alike, so only its own type tells booleans
         // from numbers. Native Swift values never cast to NSNumber here because of the type check.
         if type(of: object) is NSNumber.Type, let number = object as? NSNumber {
@@ -96,4 +102,13 @@ extension DefaultsValue {
         case .dictionary(let values): values.mapValues(\.foundationObject) as [String: Any]
         }
     }
+}
+
+/// Lets ``DefaultsValue/init(any:)`` see through an `Optional` boxed in `Any`.
+private protocol OptionalUnwrapping {
+    var wrappedValue: Any? { get }
+}
+
+extension Optional: OptionalUnwrapping {
+    fileprivate var wrappedValue: Any? { map { $0 as Any } }
 }
