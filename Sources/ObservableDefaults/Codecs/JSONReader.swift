@@ -7,7 +7,8 @@ import Foundation
 /// in `Int` become `.integer`; every other number becomes `.double`. A `null` dictionary value means the
 /// key is absent; `null` anywhere else is an error. Duplicate keys are accepted and the last one wins.
 ///
-/// Errors carry the 1-based line and column (in characters) of the offending byte.
+/// Errors carry the 1-based line and column (in characters) of the offending character; a trailing
+/// comma is reported at the comma, an unterminated string at its opening quote.
 struct JSONReader {
     /// Containers nested deeper than this are rejected instead of overflowing the stack.
     static let maximumDepth = 512
