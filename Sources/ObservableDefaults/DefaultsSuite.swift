@@ -1,0 +1,235 @@
+import Foundation
+
+/// A settings suite: one JSON or property-list file, read into memory once and kept in sync with disk.
+///
+/// The API reads like Foundation's `UserDefaults`:
+///
+/// ```swift
+/// let suite = try DefaultsSuite(name: "com.example.daemon")
+/// suite.set(8, forKey: "workers")
+/// suite.integer(forKey: "workers")          // 8, from memory
+/// ```
+///
+/// - Reads never touch the disk. Every handle on the same file in a process shares one in-memory storage,
+///   so all readers in a process are always coherent.
+/// - A `set` updates memory, notifies observers in this process, and writes the file before it returns
+///   (write-through), as a key-granular read-modify-write under an advisory lock, replacing the file
+///   atomically. Use ``performBatchUpdates(_:)`` to make many changes with one write.
+/// - Changes made by other processes or by hand reach observers that use
+///   ``DefaultsObservationScope/allProcesses`` (the file is watched with inotify while they exist).
+/// - A file that does not parse is never overwritten: the last good values stay, the error is published on
+///   the error channel (``observeErrors(_:)``, ``errors()``, ``fileError``), and changes made meanwhile are
+///   written once the file parses again.
+public final class DefaultsSuite: Sendable, CustomStringConvertible {
+    let storage: SuiteStorage
+
+    /// The suite's file.
+    public var fileURL: URL { storage.fileURL }
+
+    /// The suite's name: the file name without its extension.
+    public var name: String { storage.fileURL.deletingPathExtension().lastPathComponent }
+
+    /// The suite's file format.
+    public var format: SuiteFormat { storage.format }
+
+    /// Opens (creating on first write) the suite `name` in `directory`, or in ``defaultDirectory`` when
+    /// `directory` is `nil`. The directory is created (0700) if it is missing.
+    ///
+    /// The file is `<name>.json`, or an existing `<name>.plist` when there is no `<name>.json`.
+    /// - Throws: ``DefaultsError`` for an invalid name (empty, `/`, NUL, `.`, `..`), a directory that cannot
+    ///   be created, or a suite path that is a directory or cannot be read. A file whose contents do not parse
+    ///   does not throw; see ``fileError``.
+    public convenience init(name: String, directory: URL? = nil) throws {
+        try self.init(name: name, directory: directory, format: nil)
+    }
+
+    /// Opens the suite `name` in `directory` (or ``defaultDirectory``) stored in `format`.
+    public convenience init(name: String, directory: URL? = nil, format: SuiteFormat?) throws {
+        try SuiteLocation.validate(name: name)
+        let directory = directory ?? Self.defaultDirectory
+        try SuiteLocation.createDirectory(directory)
+        let fileURL = SuiteLocation.fileURL(name: name, directory: directory, preferredFormat: format)
+        try self.init(storage: SuiteRegistry.storage(for: fileURL, format: format ?? Self.format(of: fileURL)))
+    }
+
+    /// Opens the suite stored in the file at `fileURL`. A `.plist` extension selects the property-list
+    /// format; anything else is JSON. The file's directory must exist.
+    public convenience init(fileURL: URL) throws {
+        let directory = fileURL.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw DefaultsError(.fileSystem, message: "the suite's directory does not exist", fileURL: fileURL, errorNumber: ENOENT)
+        }
+        try self.init(storage: SuiteRegistry.storage(for: fileURL, format: Self.format(of: fileURL)))
+    }
+
+    private init(storage: SuiteStorage) {
+        self.storage = storage
+    }
+
+    private static func format(of fileURL: URL) -> SuiteFormat {
+        SuiteFormat(fileExtension: fileURL.pathExtension) ?? .json
+    }
+
+    /// The suite named after this process (or `$OBSERVABLE_DEFAULTS_STANDARD_SUITE`) in
+    /// ``defaultDirectory``. If that cannot be opened, a suite in the temporary directory is used (and if
+    /// even that fails, one backed by `/dev/null` that keeps values in memory only), and the reason is
+    /// published on its error channel: a program never crashes over its settings.
+    public static let standard: DefaultsSuite = {
+        let name = SuiteLocation.standardSuiteName()
+        do {
+            return try DefaultsSuite(name: name)
+        } catch {
+            let fallbackDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("observable-defaults-\(getuid())")
+            // Reading /dev/null gives an empty suite and writing next to it fails and is reported, so this
+            // last resort cannot throw in practice.
+            let suite = (try? DefaultsSuite(name: name, directory: fallbackDirectory))
+                ?? (try! DefaultsSuite(fileURL: URL(fileURLWithPath: "/dev/null")))
+            if let error = error as? DefaultsError { suite.storage.report(error) }
+            return suite
+        }
+    }()
+
+    /// The directory suites opened by name live in: `$OBSERVABLE_DEFAULTS_DIRECTORY`, else
+    /// `$XDG_CONFIG_HOME/observable-defaults`, else `~/.config/observable-defaults`.
+    public static var defaultDirectory: URL { SuiteLocation.defaultDirectory() }
+
+    public var description: String { "DefaultsSuite(\(fileURL.path))" }
+
+    // MARK: Reading values
+
+    /// The stored value for `key`, else its registered default, else `nil`.
+    public func value(forKey key: String) -> DefaultsValue? {
+        storage.value(forKey: key)
+    }
+
+    /// The value stored in the file for `key` (or written here and pending), ignoring registered defaults.
+    public func storedValue(forKey key: String) -> DefaultsValue? {
+        storage.storedValue(forKey: key)
+    }
+
+    /// The value for `key` converted to `type`: the stored value if it converts, else the registered default
+    /// if it converts, else `nil`. A value of the wrong type never hides a usable default.
+    public func value<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String) -> T? {
+        if let stored = storage.storedValue(forKey: key), let converted = T(defaultsValue: stored) { return converted }
+        return storage.registeredDefaults[key].flatMap(T.init(defaultsValue:))
+    }
+
+    /// The value for `key` as a Foundation object (`String`, `Int`, `Double`, `Bool`, `Date`, `Data`,
+    /// `[Any]`, `[String: Any]`), like `UserDefaults.object(forKey:)`.
+    public func object(forKey key: String) -> Any? {
+        value(forKey: key)?.foundationObject
+    }
+
+    /// Every stored key and value merged over the registered defaults, as Foundation objects.
+    public func dictionaryRepresentation() -> [String: Any] {
+        values().mapValues(\.foundationObject)
+    }
+
+    /// Every stored key and value merged over the registered defaults.
+    public func values() -> [String: DefaultsValue] {
+        storage.registeredDefaults.merging(storage.storedValues) { _, stored in stored }
+    }
+
+    /// The keys stored in the file (plus pending ones), without registered defaults.
+    public var storedKeys: [String] { Array(storage.storedValues.keys) }
+
+    // MARK: Writing values
+
+    /// Stores `value` for `key` (`nil` removes it). Memory and in-process observers see it at once; the file
+    /// holds it when this returns, unless a batch is open or the write failed (then the error is published
+    /// on the error channel and the change stays pending until ``flush()`` or the next write succeeds).
+    public func set(_ value: DefaultsValue?, forKey key: String) {
+        storage.apply([key: value])
+    }
+
+    /// Stores a Foundation object (`String`, numbers, `Bool`, `Date`, `Data`, `URL`, arrays and
+    /// string-keyed dictionaries of those); `nil` removes the key. An unsupported object is not stored and
+    /// an ``DefaultsError/Kind/unsupportedValue`` error is published instead of crashing.
+    public func set(_ value: Any?, forKey key: String) {
+        guard let value else { return set(DefaultsValue?.none, forKey: key) }
+        guard let converted = DefaultsValue(any: value) else {
+            storage.report(DefaultsError(.unsupportedValue, message: "cannot store a value of type \(type(of: value)); expected a string, number, boolean, date, data, URL, array or dictionary", fileURL: fileURL, key: key))
+            return
+        }
+        set(converted, forKey: key)
+    }
+
+    /// Stores an integer.
+    public func set(_ value: Int, forKey key: String) { set(.integer(value), forKey: key) }
+    /// Stores a double.
+    public func set(_ value: Double, forKey key: String) { set(.double(value), forKey: key) }
+    /// Stores a float (as a double).
+    public func set(_ value: Float, forKey key: String) { set(.double(Double(value)), forKey: key) }
+    /// Stores a boolean.
+    public func set(_ value: Bool, forKey key: String) { set(.bool(value), forKey: key) }
+    /// Stores a URL as its absolute string; `nil` removes the key.
+    public func set(_ url: URL?, forKey key: String) { set(url.map { .string($0.absoluteString) }, forKey: key) }
+
+    /// Removes the stored value for `key` (its registered default, if any, shows through).
+    public func removeObject(forKey key: String) { set(DefaultsValue?.none, forKey: key) }
+
+    /// Removes every stored key, with one write.
+    public func removeAll() { storage.removeAll() }
+
+    /// Adds fallback values for keys that are not stored. Registered defaults live in memory only and are
+    /// never written to the file.
+    public func register(defaults: [String: DefaultsValue]) { storage.register(defaults) }
+
+    /// Adds fallback values given as Foundation objects; unsupported objects are skipped and reported.
+    public func register(defaults: [String: Any]) {
+        var converted: [String: DefaultsValue] = [:]
+        for (key, object) in defaults {
+            if let value = DefaultsValue(any: object) {
+                converted[key] = value
+            } else {
+                storage.report(DefaultsError(.unsupportedValue, message: "cannot register a default of type \(type(of: object))", fileURL: fileURL, key: key))
+            }
+        }
+        register(defaults: converted)
+    }
+
+    /// The registered defaults.
+    public var registeredDefaults: [String: DefaultsValue] { storage.registeredDefaults }
+
+    /// Runs `body` and writes every change it made (through any handle on this file, from any thread) in
+    /// one file write at the end. Observers still hear each change at once. Batches nest.
+    public func performBatchUpdates<R>(_ body: () throws -> R) rethrows -> R {
+        try storage.performBatch(body)
+    }
+
+    /// Writes changes that are still pending (after a failed write, or while the file was broken).
+    /// - Throws: the ``DefaultsError`` that prevents writing (the file does not parse, permission denied,
+    ///   disk full); the changes stay pending.
+    public func flush() throws {
+        try storage.persist()
+    }
+
+    /// Re-reads the file now if it changed on disk, announcing changed keys as outside changes. Observers
+    /// of ``DefaultsObservationScope/allProcesses`` get this automatically; call it to catch up without one.
+    public func reload() {
+        storage.reloadFromDisk()
+    }
+
+    /// Whether changes made here are waiting to be written (see ``flush()``).
+    public var hasPendingChanges: Bool { storage.hasPendingChanges }
+
+    /// Whether every write also `fsync`s the file and its directory, so a completed `set` survives power
+    /// loss, not only a crash of the process. Off by default; shared by every handle on the file.
+    public var synchronizesToDisk: Bool {
+        get { storage.synchronizesToDisk }
+        set { storage.synchronizesToDisk = newValue }
+    }
+
+    // MARK: Errors
+
+    /// The current problem with the file's contents (it does not parse), or `nil` when it is healthy.
+    public var fileError: DefaultsError? { storage.fileError }
+
+    /// The most recent error published on this suite's error channel, including ones published before
+    /// anybody observed errors (for example why ``standard`` had to fall back).
+    public var lastError: DefaultsError? { storage.lastError }
+
+    /// Publishes an error on this suite's error channel (used by generated code for wrong-typed values).
+    func report(_ error: DefaultsError) { storage.report(error) }
+}

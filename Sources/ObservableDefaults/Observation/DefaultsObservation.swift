@@ -1,0 +1,29 @@
+import Synchronization
+
+/// A running observation of a suite (changes or errors). Call ``cancel()`` to stop it; it also stops when
+/// the token is released.
+public final class DefaultsObservation: Sendable, Hashable {
+    private let cancellation: Mutex<(@Sendable () -> Void)?>
+
+    init(cancellation: @escaping @Sendable () -> Void) {
+        self.cancellation = Mutex(cancellation)
+    }
+
+    /// Stops the observation: no new handler call begins after it returns (one already running on another
+    /// thread may finish). Calling it again does nothing.
+    public func cancel() {
+        let action = cancellation.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    /// Whether ``cancel()`` has been called (or the token was never active).
+    public var isCancelled: Bool { cancellation.withLock { $0 == nil } }
+
+    deinit { cancel() }
+
+    public static func == (lhs: DefaultsObservation, rhs: DefaultsObservation) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+extension DefaultsSuite {
+    /// Calls `handler` for every change to the keys that pass the filters.
+    ///
+    /// - Parameters:
+    ///   - keys: only these keys (`nil`: any key).
+    ///   - prefix: only keys starting with this prefix (`nil` or empty: any key). With `keys` too, a key must
+    ///     pass both.
+    ///   - scope: ``DefaultsObservationScope/allProcesses`` (the default) also reports changes made by other
+    ///     processes and hand edits, detected by watching the file; ``DefaultsObservationScope/thisProcess``
+    ///     reports only changes made through a suite on this file in this process.
+    ///   - handler: receives the changed keys that pass the filters and where the change came from. Changes
+    ///     made in this process are delivered synchronously on the thread that made them; outside changes on
+    ///     the library's watcher thread. Keep handlers short.
+    /// - Returns: a token; the observation lasts until it is cancelled or released.
+    public func observe(
+        keys: Set<String>? = nil, prefix: String? = nil, scope: DefaultsObservationScope = .allProcesses,
+        _ handler: @escaping @Sendable (DefaultsChange) -> Void
+    ) -> DefaultsObservation {
+        let storage = self.storage
+        let token = storage.addObserver(.init(filter: DefaultsKeyFilter(keys: keys, prefix: prefix), scope: scope, handler: handler))
+        return DefaultsObservation { storage.removeObserver(token) }
+    }
+
+    /// The changes to the keys that pass the filters, as an asynchronous sequence (see
+    /// ``observe(keys:prefix:scope:_:)`` for the parameters). Observation stops when iteration ends or the
+    /// consuming task is cancelled. Changes are buffered, none is dropped.
+    public func changes(
+        keys: Set<String>? = nil, prefix: String? = nil, scope: DefaultsObservationScope = .allProcesses
+    ) -> AsyncStream<DefaultsChange> {
+        AsyncStream { continuation in
+            let observation = observe(keys: keys, prefix: prefix, scope: scope) { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// Calls `handler` for every error of this suite: the file does not parse (with line and column), a
+    /// write failed (permission denied, disk full), a value could not be stored.
+    public func observeErrors(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> DefaultsObservation {
+        let storage = self.storage
+        let token = storage.addErrorHandler(handler)
+        return DefaultsObservation { storage.removeErrorHandler(token) }
+    }
+
+    /// The errors of this suite as an asynchronous sequence (see ``observeErrors(_:)``).
+    public func errors() -> AsyncStream<DefaultsError> {
+        AsyncStream { continuation in
+            let observation = observeErrors { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+}
