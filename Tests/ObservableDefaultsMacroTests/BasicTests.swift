@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-@Test func smoke() throws {
+@Test func smoke() async throws {
     let suite = try DefaultsSuite(name: "smoke-\(UUID().uuidString)")
     let settings = Settings(userDefaults: suite)
     #expect(settings.host == "localhost")
@@ -18,6 +18,6 @@ import Testing
     #expect(suite.value(forKey: "net_token") == nil)
     settings.port = 1
     #expect(suite.value(forKey: "net_port") == .integer(1))
-    suite.simulateOutsideChange(["net_host": .string("outside")])
-    #expect(settings.host == "outside")
+    writeOutside(suite, ["net_host": .string("outside")])
+    #expect(await eventually { settings.host == "outside" })
 }

@@ -77,9 +77,11 @@ import Testing
     }
 
     @Test func customInitializerDoesNotChangeTheDeclarationDefault() async throws {
-        let user = CustomInit(suite: .standard, username: "alice")
-        #expect(user.username == "alice")
+        _ = testDirectory
         let suite = try DefaultsSuite(name: "macro-tests.custom")
+        let user = CustomInit(suite: suite, username: "alice")
+        #expect(user.username == "alice")
+        #expect(suite.storedValue(forKey: "username") == .string("alice"))
         writeOutside(suite, ["username": nil])
         #expect(await eventually { user.username == "guest" })
     }

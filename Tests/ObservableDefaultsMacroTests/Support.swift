@@ -1,16 +1,35 @@
 @testable import ObservableDefaults
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import Testing
 
+/// One private directory for every suite the tests open by name (also `.standard`), so nothing touches
+/// the user's configuration directory.
+let testDirectory: URL = {
+    let url = URL(fileURLWithPath: NSTemporaryDirectory())
+        .appendingPathComponent("od-macro-tests-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    setenv("OBSERVABLE_DEFAULTS_DIRECTORY", url.path, 1)
+    return url
+}()
+
 /// A fresh, uniquely named suite per test.
 func makeSuite(_ function: String = #function) throws -> DefaultsSuite {
-    try DefaultsSuite(name: "macro-tests-\(function.filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString)")
+    try DefaultsSuite(name: "macro-tests-\(function.filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString)", directory: testDirectory)
 }
 
-/// A change made outside this process (another process or a person editing the file).
-func writeOutside(_ suite: DefaultsSuite, _ values: [String: DefaultsValue?]) {
-    suite.simulateOutsideChange(values)
+/// A change made outside this process: the suite's file edited the way an editor does it (a new file renamed
+/// over the old one), so it arrives through the file watcher like another process's write or a hand edit.
+func writeOutside(_ suite: DefaultsSuite, _ changes: [String: DefaultsValue?]) {
+    var values: [String: DefaultsValue] = [:]
+    for key in suite.storedKeys { values[key] = suite.storedValue(forKey: key) }
+    for (key, value) in changes { values[key] = value }
+    let temporary = suite.fileURL.deletingLastPathComponent().appendingPathComponent(".edit-\(UUID().uuidString)")
+    try! JSONWriter.encodeSuite(values).write(to: temporary)
+    precondition(rename(temporary.path, suite.fileURL.path) == 0)
 }
 
 /// Records whether an Observation change handler fired.
@@ -30,7 +49,7 @@ func track(_ read: () -> Void) -> ChangeFlag {
 
 /// Waits until `condition` holds (outside changes may arrive on another thread).
 func eventually(
-    isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(2), _ condition: () -> Bool
+    isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(10), _ condition: () -> Bool
 ) async -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout

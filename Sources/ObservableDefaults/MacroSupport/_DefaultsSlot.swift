@@ -36,13 +36,19 @@ public final class _DefaultsSlot<Value> {
     }
 
     /// The value the suite holds for `fullKey`: the stored value, else the registered default, else the
-    /// declaration default. A value of the wrong type is reported and skipped.
+    /// declaration default. A stored value of the wrong type is reported and skipped (the registered default,
+    /// then the declaration default, apply).
     func resolve(in suite: DefaultsSuite, fullKey: String) -> State {
-        if let stored = suite.value(forKey: fullKey) {
+        if let stored = suite.storedValue(forKey: fullKey) {
             if let value = codec.decode(stored) { return State(value: value, stored: stored) }
             suite.report(DefaultsError(
-                .wrongType, message: "a \(stored.typeName) does not fit a property of type \(Value.self); using its default",
-                key: fullKey))
+                .wrongType, message: "expected a value for a property of type \(Value.self), found \(stored.typeName); using its default",
+                fileURL: suite.fileURL, key: fullKey))
+            if let registered = suite.registeredDefaults[fullKey], let value = codec.decode(registered) {
+                return State(value: value, stored: registered)
+            }
+        } else if let registered = suite.value(forKey: fullKey), let value = codec.decode(registered) {
+            return State(value: value, stored: registered)
         }
         return State(value: declarationDefault, stored: try? codec.encode(declarationDefault))
     }
