@@ -1,10 +1,11 @@
 import Observation
+import Synchronization
 
 /// The storage of an `@ObservableOnly` property: a lock-protected value.
 ///
 /// Implementation detail of the macros (the generated code uses it); not API.
 public final class _DefaultsBox<Value> {
-    private let storage: _DefaultsLocked<Value?>
+    @usableFromInline let storage: _DefaultsLocked<Value?>
 
     /// A box holding `value`.
     public init(_ value: Value) { storage = _DefaultsLocked(value) }
@@ -22,13 +23,14 @@ public final class _DefaultsBox<Value> {
         set { write(newValue) }
     }
 
-    @usableFromInline
-    func read() -> Value { storage.value! }
+    @inlinable
+    func read() -> Value { storage.mutex.withLock { $0.wrapped }! }
 
-    @usableFromInline
-    func write(_ value: Value) { storage.value = value }
+    @inlinable
+    func write(_ value: Value) { storage.mutex.withLock { $0.wrapped = value } }
 
     /// A property write: observers, then the mutation reported to Observation when `notify`.
+    @inlinable
     public func set<Host: Observation.Observable & AnyObject>(
         _ newValue: Value, notify: Bool, keyPath: KeyPath<Host, Value>, on host: Host,
         registrar: Observation.ObservationRegistrar,
@@ -37,9 +39,9 @@ public final class _DefaultsBox<Value> {
         let oldValue: Value? = didSet == nil ? nil : read()
         willSet?(newValue)
         if notify {
-            registrar.withMutation(of: host, keyPath: keyPath) { storage.value = newValue }
+            registrar.withMutation(of: host, keyPath: keyPath) { write(newValue) }
         } else {
-            storage.value = newValue
+            write(newValue)
         }
         if let didSet, let oldValue { didSet(oldValue) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The typed in-memory copy of one persisted property: its current value with its stored form, the
 /// declaration-time default (captured once, when the object is created) and the storage rule.
@@ -11,12 +12,18 @@ public final class _DefaultsSlot<Value> {
     /// The declaration-time default.
     let declarationDefault: Value
     let codec: _DefaultsCodec<Value>
-    private let state: _DefaultsLocked<State>
+    @usableFromInline let state: _DefaultsLocked<State>
 
+    @usableFromInline
     struct State {
-        var value: Value
+        @usableFromInline var value: Value
         /// The stored form of `value` (`nil`: no key / not encodable).
-        var stored: DefaultsValue?
+        @usableFromInline var stored: DefaultsValue?
+
+        @usableFromInline init(value: Value, stored: DefaultsValue?) {
+            self.value = value
+            self.stored = stored
+        }
     }
 
     init(key: String, default value: Value, codec: _DefaultsCodec<Value>) {
@@ -26,8 +33,9 @@ public final class _DefaultsSlot<Value> {
         self.state = _DefaultsLocked(State(value: value, stored: try? codec.encode(value)))
     }
 
-    /// The current value.
-    public var value: Value { state.withLock { $0.value } }
+    /// The current value (inlinable: the read specializes in the generated code and never decodes).
+    @inlinable
+    public var value: Value { state.mutex.withLock { $0.wrapped.value } }
 
     var snapshot: State { state.withLock { $0 } }
 
