@@ -23,7 +23,7 @@ let package = Package(
             dependencies: ["ObservableDefaults", "defaults-test-agent"]
         ),
         .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
-        .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults"]),
+        .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent"]),
         // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.
         .testTarget(name: "MacroCompileTests", dependencies: ["ObservableDefaults"]),
     ],

@@ -44,6 +44,12 @@ public enum ClassExpansion {
                 ])] : []))
             return ExpansionResult(source: nil, diagnostics: diagnostics)
         }
+        if let name = context.options.suiteName, let problem = suiteNameProblem(name) {
+            var reader = DeclParser(attribute)
+            let argument = reader.parseAttributes().first?.argument("suiteName")
+            let start = attributeLocator.file(argument?.start ?? 0), end = attributeLocator.file(argument?.end ?? 0)
+            diagnostics.append(MacroDiagnostic(.error, "invalid suite name: \(problem)", at: start, highlights: [start..<end]))
+        }
         if let cloud = type.attributes.first(where: { $0.name == "ObservableCloud" }) {
             diagnostics.append(MacroDiagnostic(
                 .error, "'@ObservableCloud' and '@ObservableDefaults' cannot be applied to the same class",
@@ -120,6 +126,15 @@ public enum ClassExpansion {
             \(body)}
             """
         return text
+    }
+
+    /// Why a suite name cannot name a file in the suites directory (the store's rules), or `nil`.
+    static func suiteNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "it is empty" }
+        if name.contains("/") { return "'\(name)' contains '/'" }
+        if name.contains("\0") { return "it contains a NUL character" }
+        if name == "." || name == ".." { return "'\(name)' is not a file name" }
+        return nil
     }
 
     /// Several bindings in one declaration: each property needs its own accessors and key.

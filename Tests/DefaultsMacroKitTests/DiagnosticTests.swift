@@ -109,6 +109,15 @@ import Testing
         #expect(nilSuite.source?.contains("suiteName: nil, prefix: \"raw\"") == true)
     }
 
+    @Test func invalidSuiteName() throws {
+        for (name, message) in [("\"\"", "invalid suite name: it is empty"), ("\"a/b\"", "invalid suite name: 'a/b' contains '/'"), ("\"..\"", "invalid suite name: '..' is not a file name")] {
+            let attribute = "@ObservableDefaults(suiteName: \(name))"
+            let diagnostic = try #require(ClassExpansion.members(decl: "class C {}", declLocator: locator, attribute: attribute, attributeLocator: locator).diagnostics.first)
+            #expect(diagnostic.message == message)
+            #expect(diagnostic.offset == offset(of: name, in: attribute))
+        }
+    }
+
     @Test func mixingCloudAttributes() throws {
         let decl = "@ObservableCloud @ObservableDefaults final class C {\n    @CloudKey(keyValueStoreKey: \"k\") var a = 1\n    @CloudBacked var b = 2\n}"
         let result = ClassExpansion.members(decl: decl, declLocator: locator, attribute: "@ObservableDefaults", attributeLocator: locator)

@@ -233,5 +233,35 @@ import Testing
         Task.detached { writeOutside(suite, ["value": .integer(2)]) }
         #expect(await eventually { model.value == 2 })
         #expect(model.changes == [1, 2])
+        #expect(model.onMainThread == [true, true])
+    }
+}
+
+@Suite struct CrossProcessTests {
+    /// The helper executable built with the tests (`defaults-test-agent`).
+    static var agent: URL { PluginDiagnosticsTests.buildDirectory.appendingPathComponent("defaults-test-agent") }
+
+    func runAgent(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = Self.agent
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func anotherProcessWritingAKeyUpdatesOnlyThatProperty() async throws {
+        let suite = try makeSuite()
+        let model = Matrix(userDefaults: suite)
+        model.b = "mine"  // creates the file
+        let aFlag = track { _ = model.a }
+        let bFlag = track { _ = model.b }
+        let cFlag = track { _ = model.c }
+        try runAgent(["set", suite.fileURL.path, "m_a", "int:41"])
+        #expect(await eventually { model.a == 41 })
+        #expect(aFlag.fired)
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(!bFlag.fired && !cFlag.fired)
+        #expect(model.b == "mine")
     }
 }

@@ -93,13 +93,24 @@ final class MainActorModel {
     var value = 0
 }
 
+/// Marks the main queue, to check that code runs on the main actor's executor.
+let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
 @ObservableDefaults(defaultIsolationIsMainActor: true)
 @MainActor
 final class DefaultIsolationModel {
     var value: Int = 0 {
-        didSet { changes.append(value) }
+        didSet {
+            changes.append(value)
+            onMainThread.append(DispatchQueue.getSpecific(key: mainQueueKey) == true)
+        }
     }
     @ObservableOnly var changes: [Int] = []
+    @ObservableOnly var onMainThread: [Bool] = []
 }
 
 /// A RawRepresentable that is also a property-list value: stored as its raw value, read back from either.

@@ -24,6 +24,19 @@ public final class _DefaultsPropertyList: @unchecked Sendable {
     public func append(_ property: _DefaultsPropertyBinding) { properties.append(property) }
 }
 
+/// Whether code runs on the main queue (the main actor's executor). `Thread.isMainThread` is not the test:
+/// under some hosts (swift-testing on Linux) the main queue is drained by a thread Foundation does not call
+/// the main thread.
+enum MainQueue {
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+}
+
 /// A weak reference that can cross threads.
 final class _DefaultsWeak<Object: AnyObject>: @unchecked Sendable {
     weak var object: Object?
@@ -153,7 +166,7 @@ public final class _DefaultsObjectBinding: Sendable {
                     Self.apply(slot, suite: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
                                willSet: willSet.map { body in { body($0, $1) } }, didSet: didSet.map { body in { body($0, $1) } })
                 }
-                if Thread.isMainThread {
+                if MainQueue.isCurrent {
                     MainActor.assumeIsolated { work() }
                 } else {
                     DispatchQueue.main.async { work() }
