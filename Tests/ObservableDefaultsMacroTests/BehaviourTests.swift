@@ -209,7 +209,7 @@ import Testing
         let model = Matrix(userDefaults: suite)
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<8 {
-                group.addTask { for step in 0..<50 { model.a = index * 100 + step; _ = model.b } }
+                group.addTask { for step in 0..<10 { model.a = index * 100 + step; _ = model.b } }
             }
         }
         #expect(suite.value(forKey: "m_a").flatMap(Int.init(defaultsValue:)) == model.a)
