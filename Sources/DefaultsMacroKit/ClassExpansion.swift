@@ -134,6 +134,7 @@ public enum ClassExpansion {
         if name.contains("/") { return "'\(name)' contains '/'" }
         if name.contains("\0") { return "it contains a NUL character" }
         if name == "." || name == ".." { return "'\(name)' is not a file name" }
+        if name.utf8.count > 240 { return "it is longer than 240 bytes" }
         return nil
     }
 
