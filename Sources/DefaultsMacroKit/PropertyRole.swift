@@ -22,6 +22,7 @@ public enum PropertyRole: Equatable, Sendable {
         if member.hasAttribute(observableOnlyName) { return (.observableOnly, true) }
         if member.hasAttribute(defaultsBackedName) { return (.persisted, true) }
         guard member.kind == .variable, !member.isStatic, !member.hasModifier("lazy"),
+              !member.hasModifier("weak"), !member.hasModifier("unowned"),
               !member.bindings.isEmpty, member.bindings.allSatisfy({ $0.isStored && $0.name != nil }),
               !member.bindings.contains(where: { $0.name?.hasPrefix("_od_") == true || $0.name?.hasPrefix("$") == true })
         else { return (.notApplicable, false) }

@@ -77,6 +77,8 @@ import Testing
         #expect(attribute("static var x = 1") == "")
         #expect(attribute("class var x: Int { 1 }") == "")
         #expect(attribute("lazy var x = 1") == "")
+        #expect(attribute("weak var delegate: AnyObject?") == "")
+        #expect(attribute("unowned var owner: AnyObject") == "")
         #expect(attribute("var x: Int { 1 }") == "")
         #expect(attribute("var x: Int { get { 1 } set { } }") == "")
         #expect(attribute("var x = 1 { didSet { } }") == "@DefaultsBacked")

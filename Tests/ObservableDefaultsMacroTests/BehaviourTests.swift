@@ -38,6 +38,17 @@ import Testing
         #expect(model.themeOptional == .light)  // declaration default
     }
 
+    @Test func optionalWithoutInitializerDefaultsToNil() throws {
+        let suite = try makeSuite()
+        let model = StorageModel(userDefaults: suite)
+        #expect(model.optionalWithoutInitializer == nil)
+        model.optionalWithoutInitializer = "set"
+        #expect(suite.storedValue(forKey: "optionalWithoutInitializer") == .string("set"))
+        model.optionalWithoutInitializer = nil
+        #expect(suite.storedValue(forKey: "optionalWithoutInitializer") == nil)
+        #expect(StorageModel(userDefaults: suite).optionalWithoutInitializer == nil)
+    }
+
     @Test func codableReadsTheAppleLibraryForm() throws {
         let suite = try makeSuite()
         let json = try JSONEncoder().encode(Profile(name: "apple", retries: 4))

@@ -136,4 +136,5 @@ final class StorageModel: Sendable {
     var date = Date(timeIntervalSinceReferenceDate: 0)
     var url = URL(string: "https://example.org")!
     var optionalInt: Int? = 5
+    var optionalWithoutInitializer: String?
 }
