@@ -48,12 +48,17 @@ public enum MacroDispatcher {
             return ClassExpansion.extensions(
                 decl: decl.source, extendedType: request.extendedTypeSyntax?.source ?? "",
                 conformances: request.conformanceListSyntax?.source)
-        case ("DefaultsBackedMacro", "accessor"):
-            return PropertyExpansion.defaultsBackedAccessors(decl: decl.source, locator: decl.locator)
+        case ("DefaultsBackedMacro", "accessor"), ("ObservableOnlyMacro", "accessor"):
+            let name = request.macro.typeName == "DefaultsBackedMacro" ? "DefaultsBacked" : "ObservableOnly"
+            if let context = request.lexicalContext?.first,
+               let problem = PropertyExpansion.contextProblem(macroName: name, enclosingType: context.source, attribute: attribute) {
+                return ExpansionResult(source: nil, diagnostics: [problem])
+            }
+            return name == "DefaultsBacked"
+                ? PropertyExpansion.defaultsBackedAccessors(decl: decl.source, locator: decl.locator)
+                : PropertyExpansion.observableOnlyAccessors(decl: decl.source, locator: decl.locator)
         case ("DefaultsBackedMacro", "peer"):
             return PropertyExpansion.defaultsBackedPeers(decl: decl.source, attribute: attribute.source)
-        case ("ObservableOnlyMacro", "accessor"):
-            return PropertyExpansion.observableOnlyAccessors(decl: decl.source, locator: decl.locator)
         case ("ObservableOnlyMacro", "peer"):
             return PropertyExpansion.observableOnlyPeers(decl: decl.source)
         default:

@@ -34,6 +34,8 @@ public enum PluginMessages {
         public var parentDeclSyntax: Syntax?
         public var extendedTypeSyntax: Syntax?
         public var conformanceListSyntax: Syntax?
+        /// The enclosing declarations, innermost first, with their bodies emptied (attributes kept).
+        public var lexicalContext: [Syntax]?
     }
 
     public struct ExpandFreestanding: Codable, Sendable {

@@ -23,6 +23,20 @@ public enum PropertyExpansion {
         return Property(member: member, binding: binding, name: name)
     }
 
+    /// An error when a property macro is used outside an `@ObservableDefaults` class (the generated accessors
+    /// need the class's registrar and binding); `enclosingType` is the innermost lexical context.
+    public static func contextProblem(macroName: String, enclosingType: String, attribute: PluginMessages.Syntax) -> MacroDiagnostic? {
+        var parser = DeclParser(enclosingType)
+        guard let type = parser.parseTypeDecl() else { return nil }
+        if type.keyword == "class" && type.attributes.contains(where: { $0.name == "ObservableDefaults" }) { return nil }
+        let attributeTokens = Lexer.tokenize(attribute.source)
+        let start = attribute.locator.file(attributeTokens.first?.start ?? 0)
+        let end = attribute.locator.file(attributeTokens.last?.end ?? 0)
+        return MacroDiagnostic(
+            .error, "'@\(macroName)' can only be used on a property of an '@ObservableDefaults' class",
+            at: start, highlights: [start..<end])
+    }
+
     // MARK: - @DefaultsBacked
 
     public static func defaultsBackedAccessors(decl: String, locator: SourceLocator, attributeName: String = "DefaultsBacked") -> ExpansionResult {

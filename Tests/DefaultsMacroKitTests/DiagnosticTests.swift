@@ -109,6 +109,15 @@ import Testing
         #expect(nilSuite.source?.contains("suiteName: nil, prefix: \"raw\"") == true)
     }
 
+    @Test func propertyMacroOutsideAnObservableDefaultsClass() throws {
+        let attribute = PluginMessages.Syntax(kind: "attribute", source: "@DefaultsBacked", location: .init(fileName: "f", offset: 40))
+        let problem = try #require(PropertyExpansion.contextProblem(macroName: "DefaultsBacked", enclosingType: "\nfinal class Plain {}", attribute: attribute))
+        #expect(problem.message == "'@DefaultsBacked' can only be used on a property of an '@ObservableDefaults' class")
+        #expect(problem.offset == 40 && problem.highlights == [40..<55])
+        #expect(PropertyExpansion.contextProblem(macroName: "DefaultsBacked", enclosingType: "\n@MainActor\n@ObservableDefaults(prefix: \"x\")\nfinal class Good<T> {}", attribute: attribute) == nil)
+        #expect(PropertyExpansion.contextProblem(macroName: "ObservableOnly", enclosingType: "struct S {}", attribute: attribute) != nil)
+    }
+
     @Test func invalidSuiteName() throws {
         for (name, message) in [("\"\"", "invalid suite name: it is empty"), ("\"a/b\"", "invalid suite name: 'a/b' contains '/'"), ("\"..\"", "invalid suite name: '..' is not a file name")] {
             let attribute = "@ObservableDefaults(suiteName: \(name))"
