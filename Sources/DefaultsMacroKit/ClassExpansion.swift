@@ -71,6 +71,7 @@ public enum ClassExpansion {
             && PropertyRole.of(member, observeFirst: context.options.observeFirst).role != .ignored && member.bindings.count > 1 {
             diagnostics.append(severalBindings(member, source: decl, locator: declLocator))
         }
+        diagnostics += keyWarnings(type, options: context.options, locator: declLocator)
         // Argument and member errors still produce the members, so the compiler reports only the real problem.
         return ExpansionResult(source: memberText(context), diagnostics: diagnostics)
     }
@@ -126,6 +127,32 @@ public enum ClassExpansion {
             \(body)}
             """
         return text
+    }
+
+    /// Warnings for keys that cannot work as written: `@DefaultsKey` on a property that is not stored, and two
+    /// stored properties under one key.
+    static func keyWarnings(_ type: TypeDeclSyntax, options: ObservableDefaultsOptions, locator: SourceLocator) -> [MacroDiagnostic] {
+        var warnings: [MacroDiagnostic] = []
+        var owners: [String: String] = [:]
+        for member in type.members {
+            let role = PropertyRole.of(member, observeFirst: options.observeFirst).role
+            if role != .persisted, let key = member.attribute(PropertyRole.defaultsKeyName), let name = member.bindings.first?.name {
+                warnings.append(MacroDiagnostic(
+                    .warning, "'@DefaultsKey' has no effect: '\(name)' is not stored\(options.observeFirst ? " (in observeFirst mode, mark it '@DefaultsBacked')" : "")",
+                    at: locator.file(key.start), highlights: [locator.file(key.start)..<locator.file(key.end)]))
+            }
+            guard role == .persisted, PropertyRole.isExpandable(member, needsInitializer: true),
+                  let binding = member.bindings.first, let name = binding.name,
+                  let key = PropertyRole.key(of: member, attribute: nil) else { continue }
+            if let owner = owners[key], member.ifConfig.isEmpty {
+                warnings.append(MacroDiagnostic(
+                    .warning, "'\(name)' and '\(owner)' are both stored under the key '\(key)'",
+                    at: locator.file(binding.nameStart), highlights: [locator.file(binding.nameStart)..<locator.file(binding.nameEnd)]))
+            } else if member.ifConfig.isEmpty {
+                owners[key] = name
+            }
+        }
+        return warnings
     }
 
     /// Why a suite name cannot name a file in the suites directory (the store's rules), or `nil`.

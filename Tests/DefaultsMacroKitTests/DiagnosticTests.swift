@@ -118,6 +118,24 @@ import Testing
         #expect(PropertyExpansion.contextProblem(macroName: "ObservableOnly", enclosingType: "struct S {}", attribute: attribute) != nil)
     }
 
+    @Test func keyWarnings() throws {
+        let decl = """
+            final class C {
+                @ObservableOnly @DefaultsKey(userDefaultsKey: "k") var transient = 1
+                @DefaultsKey(userDefaultsKey: "shared") var a = 1
+                @DefaultsBacked(userDefaultsKey: "shared") var b = 2
+            }
+            """
+        let result = ClassExpansion.members(decl: decl, declLocator: locator, attribute: "@ObservableDefaults", attributeLocator: locator)
+        #expect(result.source != nil)
+        #expect(result.diagnostics.map(\.severity) == [.warning, .warning])
+        #expect(result.diagnostics.map(\.message) == [
+            "'@DefaultsKey' has no effect: 'transient' is not stored",
+            "'b' and 'a' are both stored under the key 'shared'",
+        ])
+        #expect(result.diagnostics.map(\.offset) == [offset(of: "@DefaultsKey", in: decl), offset(of: "b = 2", in: decl)])
+    }
+
     @Test func invalidSuiteName() throws {
         for (name, message) in [("\"\"", "invalid suite name: it is empty"), ("\"a/b\"", "invalid suite name: 'a/b' contains '/'"), ("\"..\"", "invalid suite name: '..' is not a file name")] {
             let attribute = "@ObservableDefaults(suiteName: \(name))"

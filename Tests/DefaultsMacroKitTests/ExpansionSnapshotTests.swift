@@ -17,7 +17,7 @@ import Testing
 
     func members(_ attribute: String, _ decl: String = classBody) -> String {
         let result = ClassExpansion.members(decl: decl, declLocator: Self.locator, attribute: attribute, attributeLocator: Self.locator)
-        #expect(result.diagnostics.isEmpty)
+        #expect(!result.hasErrors)
         return result.source ?? "<nil>"
     }
 
