@@ -161,5 +161,12 @@ import Testing
         #expect(diagnostic.message == "property 'value' has 'willSet'/'didSet'; give it an explicit type annotation")
         #expect(diagnostic.offset == offset(of: " = make", in: decl))
         #expect(PropertyExpansion.defaultsBackedAccessors(decl: "var value = 1.5 { didSet { } }", locator: locator).diagnostics.isEmpty)
+        #expect(LiteralType.infer("Profile(name: \"x\", retries: 3)") == "Profile")
+        #expect(LiteralType.infer("Foundation.URL(string: \"a\")!") == nil)
+        #expect(LiteralType.infer("Foundation.Date()") == "Foundation.Date")
+        #expect(LiteralType.infer("Box<Int>(1)") == "Box<Int>")
+        #expect(LiteralType.infer("Profile(name: \"x\").renamed()") == nil)
+        #expect(LiteralType.infer("makeValue()") == nil)
+        #expect(LiteralType.infer("-2") == "Swift::Int")
     }
 }

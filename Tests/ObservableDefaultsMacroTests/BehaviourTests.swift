@@ -119,10 +119,11 @@ import Testing
         writeOutside(suite, ["obs.named": .string("z")])
         #expect(await eventually { model.named == "z" })
         model.local = 2
+        model.profile = Profile(name: "q", retries: 1)
         let events = Array(observerLog.events.dropFirst(before))
         #expect(events == [
             "willSet 0->1", "didSet 0->1", "willSet 1->5", "didSet 1->5",
-            "named will y", "named did x", "named will z", "named did y", "local did 0->2",
+            "named will y", "named did x", "named will z", "named did y", "local did 0->2", "profile did p->q",
         ])
     }
 }

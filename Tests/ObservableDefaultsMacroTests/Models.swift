@@ -43,6 +43,9 @@ final class WithObservers: Sendable {
         willSet(next) { observerLog.append("named will \(next)") }
         didSet(previous) { observerLog.append("named did \(previous)") }
     }
+    var profile = Profile(name: "p", retries: 0) {
+        didSet { observerLog.append("profile did \(oldValue.name)->\(profile.name)") }
+    }
     @ObservableOnly var local: Int = 0 {
         didSet { observerLog.append("local did \(oldValue)->\(local)") }
     }
