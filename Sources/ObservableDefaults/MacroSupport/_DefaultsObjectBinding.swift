@@ -57,6 +57,8 @@ public final class _DefaultsObjectBinding: Sendable {
         /// Full key → properties mapped to it.
         var updaters: [String: [_DefaultsPropertyBinding]] = [:]
         var observation: DefaultsObservation?
+        /// The object is main-actor isolated (seen from `observerStarter`'s isolation).
+        var appliesOnMainActor = false
     }
 
     private let state: Mutex<State>
@@ -191,7 +193,11 @@ public final class _DefaultsObjectBinding: Sendable {
 
     /// Loads every property from the suite and starts observing it (unless external changes are ignored).
     /// Properties whose key paths are in `ignoring` keep their loaded value but do not follow outside changes.
-    public func start(_ list: _DefaultsPropertyList, ignoring: [AnyKeyPath]) {
+    /// `isolation` is the caller's (`#isolation` in the generated code): when it is the main actor — an
+    /// explicit `@MainActor` class or a module whose default isolation is the main actor — changes are
+    /// applied on the main actor even without `defaultIsolationIsMainActor: true`.
+    public func start(_ list: _DefaultsPropertyList, ignoring: [AnyKeyPath], isolation: (any Actor)? = nil) {
+        let onMainActor = isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } ?? false
         let (suite, prefix) = target
         var updaters: [String: [_DefaultsPropertyBinding]] = [:]
         for property in list.properties {
@@ -201,6 +207,7 @@ public final class _DefaultsObjectBinding: Sendable {
         }
         let (ignoreExternal, limit) = state.withLock { state in
             state.updaters = updaters
+            state.appliesOnMainActor = onMainActor
             state.observation?.cancel()
             state.observation = nil
             return (state.ignoreExternalChanges, state.limitToInstance)
@@ -214,10 +221,17 @@ public final class _DefaultsObjectBinding: Sendable {
 
     /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys).
     func handle(_ change: DefaultsChange) {
-        let (suite, updaters) = state.withLock { state in (state.suite, state.updaters) }
+        let (suite, updaters, onMainActor) = state.withLock { state in (state.suite, state.updaters, state.appliesOnMainActor) }
         guard let suite else { return }
-        for key in change.keys {
-            for property in updaters[key] ?? [] { property.apply(suite, key) }
+        let work = _DefaultsUnchecked(wrapped: {
+            for key in change.keys {
+                for property in updaters[key] ?? [] { property.apply(suite, key) }
+            }
+        })
+        if !onMainActor || MainQueue.isCurrent {
+            work.wrapped()
+        } else {
+            DispatchQueue.main.async { work.wrapped() }
         }
     }
 
