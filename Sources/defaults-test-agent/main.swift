@@ -1,2 +1,143 @@
-// The child process used by cross-process tests: writes keys into a suite on command.
-// TODO(store): commands.
+// The child process of the cross-process tests (and a small latency probe): it opens a suite file and
+// writes or observes keys as told on the command line. It is a test tool, not a product.
+//
+//   defaults-test-agent set FILE KEY VALUE...        set KEY=VALUE pairs (VALUE: int:5, double:1.5,
+//                                                     bool:true, string:text, or bare text)
+//   defaults-test-agent write-many FILE PREFIX COUNT  write PREFIX0 … PREFIX(COUNT-1) = index, one set each
+//   defaults-test-agent write-forever FILE KEY        set KEY to 0, 1, 2, … until killed; prints "ready"
+//   defaults-test-agent stamp FILE KEY COUNT GAP_MS   COUNT times: set KEY to the monotonic clock in ns
+//   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
+import Foundation
+import ObservableDefaults
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+func monotonicNanoseconds() -> Int {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return time.tv_sec * 1_000_000_000 + time.tv_nsec
+}
+
+func parseValue(_ text: String) -> DefaultsValue {
+    let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+    guard parts.count == 2 else { return .string(text) }
+    switch parts[0] {
+    case "int": return Int(parts[1]).map(DefaultsValue.integer) ?? .string(text)
+    case "double": return Double(parts[1]).map(DefaultsValue.double) ?? .string(text)
+    case "bool": return .bool(parts[1] == "true")
+    case "string": return .string(parts[1])
+    default: return .string(text)
+    }
+}
+
+/// Writes a line to standard output unbuffered, so a parent reading the pipe sees it at once.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("defaults-test-agent: \(message)\n".utf8))
+    exit(2)
+}
+
+func openSuite(_ path: String) -> DefaultsSuite {
+    do {
+        return try DefaultsSuite(fileURL: URL(fileURLWithPath: path))
+    } catch {
+        fail("\(error)")
+    }
+}
+
+func flushOrFail(_ suite: DefaultsSuite) {
+    do { try suite.flush() } catch { fail("\(error)") }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let command = arguments.first else { fail("usage: see the comment at the top of main.swift") }
+
+switch command {
+case "set" where arguments.count >= 4 && arguments.count % 2 == 0:
+    let suite = openSuite(arguments[1])
+    var index = 2
+    suite.performBatchUpdates {
+        while index + 1 < arguments.count {
+            suite.set(parseValue(arguments[index + 1]), forKey: arguments[index])
+            index += 2
+        }
+    }
+    flushOrFail(suite)
+
+case "write-many" where arguments.count == 4:
+    let suite = openSuite(arguments[1])
+    guard let count = Int(arguments[3]) else { fail("COUNT must be an integer") }
+    for index in 0..<count {
+        suite.set(.integer(index), forKey: "\(arguments[2])\(index)")
+        flushOrFail(suite)
+    }
+
+case "write-forever" where arguments.count == 3:
+    let suite = openSuite(arguments[1])
+    var counter = 0
+    while true {
+        suite.set(.integer(counter), forKey: arguments[2])
+        suite.set(.string(String(repeating: "x", count: counter % 512)), forKey: "padding")
+        if counter == 0 { emit("ready") }
+        counter += 1
+    }
+
+case "stamp" where arguments.count == 5:
+    let suite = openSuite(arguments[1])
+    guard let count = Int(arguments[3]), let gap = Int(arguments[4]) else { fail("COUNT and GAP_MS must be integers") }
+    for _ in 0..<count {
+        usleep(UInt32(gap * 1000))
+        suite.set(.integer(monotonicNanoseconds()), forKey: arguments[2])
+    }
+
+case "latency" where arguments.count == 3:
+    guard let samples = Int(arguments[2]) else { fail("SAMPLES must be an integer") }
+    let file = URL(fileURLWithPath: arguments[1]).appendingPathComponent("latency.json")
+    let suite = openSuite(file.path)
+    suite.set(.integer(0), forKey: "stamp")
+    let latencies = LatencyRecorder()
+    let observation = suite.observe(keys: ["stamp"]) { change in
+        let arrived = monotonicNanoseconds()
+        guard change.origin == .outside, case .integer(let sent)? = suite.storedValue(forKey: "stamp") else { return }
+        latencies.record(arrived - sent)
+    }
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = ["stamp", file.path, "stamp", String(samples), "2"]
+    do { try child.run() } catch { fail("cannot start the writer: \(error)") }
+    child.waitUntilExit()
+    let deadline = monotonicNanoseconds() + 2_000_000_000
+    while latencies.count < samples && monotonicNanoseconds() < deadline { usleep(1000) }
+    observation.cancel()
+    emit(latencies.report(expected: samples))
+
+default:
+    fail("unknown command or wrong arguments: \(arguments.joined(separator: " "))")
+}
+
+/// Collects latencies from the watcher thread.
+final class LatencyRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Int] = []
+
+    var count: Int { lock.withLock { values.count } }
+
+    func record(_ nanoseconds: Int) { lock.withLock { values.append(nanoseconds) } }
+
+    func report(expected: Int) -> String {
+        let sorted = lock.withLock { values.sorted() }
+        guard !sorted.isEmpty else { return "no samples arrived" }
+        func percentile(_ p: Double) -> String {
+            let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+            return String(format: "%.3f ms", Double(value) / 1_000_000)
+        }
+        return "samples \(sorted.count)/\(expected): p50 \(percentile(0.5)), p90 \(percentile(0.9)), p99 \(percentile(0.99)), max \(percentile(1.0))"
+    }
+}

@@ -21,17 +21,29 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     /// not parse, throws a ``DefaultsError`` of kind ``DefaultsError/Kind/malformedFile`` naming `fileURL`,
     /// the line and column, and what was expected.
     func decode(_ bytes: Data, fileURL: URL) throws(DefaultsError) -> [String: DefaultsValue] {
-        fatalError("TODO: codec")
+        switch self {
+        case .json: try JSONReader.parseSuite(bytes, fileURL: fileURL)
+        case .propertyList: try PropertyListReader.parseSuite(bytes, fileURL: fileURL)
+        }
     }
 
     /// Serialises a suite's contents (JSON: pretty, keys sorted; property list: XML).
+    ///
+    /// Values need not be normalised first: the bytes are the same as for their normalised form.
     func encode(_ values: [String: DefaultsValue]) throws(DefaultsError) -> Data {
-        fatalError("TODO: codec")
+        switch self {
+        case .json: JSONWriter.encodeSuite(values)
+        case .propertyList: PropertyListWriter.encodeSuite(values)
+        }
     }
 
     /// The value as it will read back from a file of this format, so memory always equals what the file
-    /// holds (for example, property-list dates hold whole seconds).
+    /// holds: JSON stores dates and data as strings (see ``JSONRepresentation``), property lists hold
+    /// dates in whole seconds (rounded down).
     func normalize(_ value: DefaultsValue) -> DefaultsValue {
-        value
+        switch self {
+        case .json: JSONRepresentation.normalize(value)
+        case .propertyList: PropertyListRepresentation.normalize(value)
+        }
     }
 }

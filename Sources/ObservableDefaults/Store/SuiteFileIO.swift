@@ -97,6 +97,19 @@ enum SuiteFileIO {
         }
     }
 
+    /// Removes temporary files that writers of `url` left behind when they were killed mid-write
+    /// (`.<file name>.<pid>.<random>.tmp` whose process no longer exists).
+    static func removeStaleTemporaryFiles(of url: URL) {
+        let directory = url.deletingLastPathComponent().path
+        let prefix = ".\(url.lastPathComponent)."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let fields = name.dropFirst(prefix.count).split(separator: ".")
+            guard fields.count == 3, let pid = pid_t(fields[0]) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + name) }
+        }
+    }
+
     private static func writeAll(_ bytes: Data, to descriptor: Int32, url: URL) throws(DefaultsError) {
         let failure: Int32? = bytes.withUnsafeBytes { buffer -> Int32? in
             var written = 0

@@ -56,6 +56,7 @@ final class SuiteStorage: Sendable {
     init(fileURL: URL, format: SuiteFormat) throws(DefaultsError) {
         self.fileURL = fileURL
         self.format = format
+        SuiteFileIO.removeStaleTemporaryFiles(of: SuiteFileIO.writeTarget(for: fileURL))
         guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return }
         do {
             let contents = try format.decode(snapshot.bytes, fileURL: fileURL)

@@ -3,13 +3,97 @@ import Foundation
 extension DefaultsValue {
     /// Converts a Foundation object graph (`String`, `NSNumber`, `Int`, `Double`, `Bool`, `Date`, `Data`,
     /// `URL`, arrays, string-keyed dictionaries, ``DefaultsValue``) into a value; `nil` for anything else.
+    ///
+    /// Accepts what `UserDefaults.set(_:forKey:)` accepts: every Swift integer type (an unsigned value
+    /// above `Int.max` becomes a `.double`), `Float` (widened exactly to `Double`), `NSString`, `NSNumber`,
+    /// `NSDate`, `NSData`, `NSArray`, `NSDictionary` with string keys, and `URL` (stored as its
+    /// `absoluteString`). An `NSNumber` made from a `Bool` becomes `.bool`, never an integer. A collection
+    /// with any element that does not convert makes the whole conversion fail.
     public init?(any object: Any) {
-        fatalError("TODO(codec helper)")
+        // NSNumber first: Swift casts bridge it to Bool and Int alike, so only its own type tells booleans
+        // from numbers. Native Swift values never cast to NSNumber here because of the type check.
+        if type(of: object) is NSNumber.Type, let number = object as? NSNumber {
+            self = DefaultsValue(number: number)
+            return
+        }
+        switch object {
+        case let value as DefaultsValue: self = value
+        case let value as String: self = .string(value)
+        case let value as Bool: self = .bool(value)
+        case let value as Int: self = .integer(value)
+        case let value as Double: self = .double(value)
+        case let value as Float: self = .double(Double(value))
+        case let value as Int8: self = .integer(Int(value))
+        case let value as Int16: self = .integer(Int(value))
+        case let value as Int32: self = .integer(Int(value))
+        case let value as Int64: self = .integer(Int(value))
+        case let value as UInt8: self = .integer(Int(value))
+        case let value as UInt16: self = .integer(Int(value))
+        case let value as UInt32: self = .integer(Int(value))
+        case let value as UInt: self = Int(exactly: value).map(DefaultsValue.integer) ?? .double(Double(value))
+        case let value as UInt64: self = Int(exactly: value).map(DefaultsValue.integer) ?? .double(Double(value))
+        case let value as Date: self = .date(value)
+        case let value as Data: self = .data(value)
+        case let value as URL: self = .string(value.absoluteString)
+        case let array as [Any]:
+            var values: [DefaultsValue] = []
+            values.reserveCapacity(array.count)
+            for element in array {
+                guard let value = DefaultsValue(any: element) else { return nil }
+                values.append(value)
+            }
+            self = .array(values)
+        case let dictionary as [String: Any]:
+            var values: [String: DefaultsValue] = [:]
+            values.reserveCapacity(dictionary.count)
+            for (key, element) in dictionary {
+                guard let value = DefaultsValue(any: element) else { return nil }
+                values[key] = value
+            }
+            self = .dictionary(values)
+        case let dictionary as [AnyHashable: Any]:
+            var values: [String: DefaultsValue] = [:]
+            for (key, element) in dictionary {
+                guard let key = key.base as? String, let value = DefaultsValue(any: element) else { return nil }
+                values[key] = value
+            }
+            self = .dictionary(values)
+        default:
+            return nil
+        }
+    }
+
+    /// Classifies an `NSNumber` by how it was made: swift-corelibs-foundation gives booleans their own
+    /// class (`__NSCFBoolean`, the class of `NSNumber(value: true)`), and `objCType` separates integers
+    /// (`c s i l q`, unsigned `C S I L Q`) from reals (`f d`).
+    private init(number: NSNumber) {
+        if type(of: number) == type(of: NSNumber(value: true)) {
+            self = .bool(number.boolValue)
+            return
+        }
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "f"), UInt8(ascii: "d"):
+            self = .double(number.doubleValue)
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
+            let value = number.uint64Value
+            self = Int(exactly: value).map(DefaultsValue.integer) ?? .double(Double(value))
+        default:
+            self = .integer(number.intValue)
+        }
     }
 
     /// The value as a Foundation object (`String`, `Int`, `Double`, `Bool`, `Date`, `Data`, `[Any]`,
     /// `[String: Any]`), the way `UserDefaults.object(forKey:)` returns it.
     public var foundationObject: Any {
-        fatalError("TODO(codec helper)")
+        switch self {
+        case .string(let value): value
+        case .integer(let value): value
+        case .double(let value): value
+        case .bool(let value): value
+        case .date(let value): value
+        case .data(let value): value
+        case .array(let values): values.map(\.foundationObject) as [Any]
+        case .dictionary(let values): values.mapValues(\.foundationObject) as [String: Any]
+        }
     }
 }

@@ -215,6 +215,18 @@ final class FileWatcher: Sendable {
         }
     }
 
+    /// Feeds a synthetic `IN_Q_OVERFLOW` event through the same path as real events, on the calling
+    /// thread (for tests: a real overflow needs more queued events than the system limit).
+    func simulateQueueOverflow() {
+        var event = inotify_event()
+        event.wd = -1
+        event.mask = UInt32(IN_Q_OVERFLOW)
+        var now = Set<ObjectIdentifier>()
+        var settling: [ObjectIdentifier: ContinuousClock.Instant] = [:]
+        withUnsafeBytes(of: &event) { classify(events: $0, now: &now, settling: &settling) }
+        for id in now { check(id) }
+    }
+
     /// Re-reads one suite if its file changed, and follows a re-pointed symlink to its new directory.
     private func check(_ id: ObjectIdentifier) {
         guard let storage = state.withLock({ $0.registrations[id]?.storage }) else { return }

@@ -1,0 +1,416 @@
+import Foundation
+
+/// A strict RFC 8259 JSON reader over UTF-8 bytes that produces the value model directly.
+///
+/// Beyond the RFC it accepts the literals `NaN`, `Infinity` and `-Infinity` (which the writer emits for
+/// non-finite doubles) and a leading UTF-8 byte-order mark. Integers without fraction or exponent that fit
+/// in `Int` become `.integer`; every other number becomes `.double`. A `null` dictionary value means the
+/// key is absent; `null` anywhere else is an error. Duplicate keys are accepted and the last one wins.
+///
+/// Errors carry the 1-based line and column (in characters) of the offending byte.
+struct JSONReader {
+    /// Containers nested deeper than this are rejected instead of overflowing the stack.
+    static let maximumDepth = 512
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let fileURL: URL?
+    private var index = 0
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, fileURL: URL?) {
+        self.bytes = bytes
+        self.fileURL = fileURL
+    }
+
+    /// Parses a whole suite file: a top-level object, or nothing but whitespace (an empty suite).
+    static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
+        let result: Result<[String: DefaultsValue], DefaultsError> = data.withUnsafeBytes { raw in
+            let buffer = raw.bindMemory(to: UInt8.self)
+            var reader = JSONReader(bytes: buffer, fileURL: fileURL)
+            return Result { () throws(DefaultsError) in try reader.parseTopLevel() }
+        }
+        return try result.get()
+    }
+
+    // MARK: - Structure
+
+    private mutating func parseTopLevel() throws(DefaultsError) -> [String: DefaultsValue] {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        skipWhitespace()
+        guard index < bytes.count else { return [:] }
+        guard bytes[index] == UInt8(ascii: "{") else {
+            throw error("expected '{' (the top level of a suite file must be an object), found \(found())")
+        }
+        let dictionary = try parseObject(depth: 1)
+        skipWhitespace()
+        if index < bytes.count {
+            throw error("expected end of file after the top-level object, found \(found())")
+        }
+        return dictionary
+    }
+
+    /// Parses a value, or returns `nil` for the literal `null`.
+    private mutating func parseValue(depth: Int, context: String) throws(DefaultsError) -> DefaultsValue? {
+        guard index < bytes.count else { throw error("expected a value \(context), found end of file") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return .dictionary(try parseObject(depth: depth + 1))
+        case UInt8(ascii: "["): return .array(try parseArray(depth: depth + 1))
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        case UInt8(ascii: "t"):
+            try expectLiteral("true", context: context)
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false", context: context)
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null", context: context)
+            return nil
+        case UInt8(ascii: "N"):
+            try expectLiteral("NaN", context: context)
+            return .double(.nan)
+        case UInt8(ascii: "I"):
+            try expectLiteral("Infinity", context: context)
+            return .double(.infinity)
+        default:
+            throw error("expected a value \(context), found \(found())")
+        }
+    }
+
+    private mutating func parseObject(depth: Int) throws(DefaultsError) -> [String: DefaultsValue] {
+        if depth > Self.maximumDepth { throw error("containers are nested more than \(Self.maximumDepth) levels deep") }
+        index += 1  // '{'
+        var dictionary: [String: DefaultsValue] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return dictionary
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error("expected a string key in an object, found \(found())")
+            }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw error("expected ':' after a key in an object, found \(found())")
+            }
+            index += 1
+            skipWhitespace()
+            if let value = try parseValue(depth: depth, context: "after ':' in an object") {
+                dictionary[key] = value
+            } else {
+                dictionary.removeValue(forKey: key)
+            }
+            skipWhitespace()
+            guard index < bytes.count else {
+                throw error("expected ',' or '}' after a value in an object, found end of file")
+            }
+            switch bytes[index] {
+            case UInt8(ascii: ","):
+                let comma = index
+                index += 1
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                    throw error("trailing comma before '}'", at: comma)
+                }
+            case UInt8(ascii: "}"):
+                index += 1
+                return dictionary
+            default:
+                throw error("expected ',' or '}' after a value in an object, found \(found())")
+            }
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(DefaultsError) -> [DefaultsValue] {
+        if depth > Self.maximumDepth { throw error("containers are nested more than \(Self.maximumDepth) levels deep") }
+        index += 1  // '['
+        var array: [DefaultsValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return array
+        }
+        while true {
+            skipWhitespace()
+            let start = index
+            guard let value = try parseValue(depth: depth, context: "in an array") else {
+                throw error("expected a value in an array, found 'null' (null is only allowed as an object value, where it means the key is absent)", at: start)
+            }
+            array.append(value)
+            skipWhitespace()
+            guard index < bytes.count else {
+                throw error("expected ',' or ']' after a value in an array, found end of file")
+            }
+            switch bytes[index] {
+            case UInt8(ascii: ","):
+                let comma = index
+                index += 1
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                    throw error("trailing comma before ']'", at: comma)
+                }
+            case UInt8(ascii: "]"):
+                index += 1
+                return array
+            default:
+                throw error("expected ',' or ']' after a value in an array, found \(found())")
+            }
+        }
+    }
+
+    // MARK: - Scalars
+
+    private mutating func expectLiteral(_ literal: StaticString, context: String) throws(DefaultsError) {
+        let matches = literal.withUTF8Buffer { expected in
+            index + expected.count <= bytes.count && (0..<expected.count).allSatisfy { bytes[index + $0] == expected[$0] }
+        }
+        guard matches else { throw error("expected a value \(context), found \(found())") }
+        index += literal.utf8CodeUnitCount
+    }
+
+    private mutating func parseString() throws(DefaultsError) -> String {
+        let open = index
+        index += 1  // '"'
+        let start = index
+        // Fast path: no escapes, the common case for keys and most values.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let string = try makeString(start..<index)
+                index += 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        var scalars: [UInt8] = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let string = String(validating: scalars, as: UTF8.self) else {
+                    throw error("invalid UTF-8 in a string", at: open)
+                }
+                return string
+            case UInt8(ascii: "\\"):
+                try parseEscape(into: &scalars)
+            case 0..<0x20:
+                throw error("expected '\"' to end the string, found \(found()) (control characters in strings must be escaped)")
+            default:
+                scalars.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string: expected '\"', found end of file", at: open)
+    }
+
+    private func makeString(_ range: Range<Int>) throws(DefaultsError) -> String {
+        guard let string = String(validating: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) else {
+            throw error("invalid UTF-8 in a string", at: range.lowerBound - 1)
+        }
+        return string
+    }
+
+    private mutating func parseEscape(into output: inout [UInt8]) throws(DefaultsError) {
+        let backslash = index
+        index += 1
+        guard index < bytes.count else {
+            throw error("unterminated string: expected '\"', found end of file", at: backslash)
+        }
+        let simple: UInt8?
+        switch bytes[index] {
+        case UInt8(ascii: "\""): simple = UInt8(ascii: "\"")
+        case UInt8(ascii: "\\"): simple = UInt8(ascii: "\\")
+        case UInt8(ascii: "/"): simple = UInt8(ascii: "/")
+        case UInt8(ascii: "b"): simple = 0x08
+        case UInt8(ascii: "f"): simple = 0x0C
+        case UInt8(ascii: "n"): simple = 0x0A
+        case UInt8(ascii: "r"): simple = 0x0D
+        case UInt8(ascii: "t"): simple = 0x09
+        case UInt8(ascii: "u"): simple = nil
+        default:
+            throw error("invalid escape sequence in a string: expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX after '\\', found \(found())")
+        }
+        if let simple {
+            output.append(simple)
+            index += 1
+            return
+        }
+        index += 1  // 'u'
+        let unit = try parseHex4()
+        var scalar: Unicode.Scalar?
+        if UTF16.isLeadSurrogate(unit) {
+            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                throw error("unpaired surrogate in a string: expected a \\uXXXX low surrogate after a high surrogate", at: backslash)
+            }
+            index += 2
+            let low = try parseHex4()
+            guard UTF16.isTrailSurrogate(low) else {
+                throw error("unpaired surrogate in a string: expected a \\uXXXX low surrogate after a high surrogate", at: backslash)
+            }
+            scalar = Unicode.Scalar(0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00))
+        } else if UTF16.isTrailSurrogate(unit) {
+            throw error("unpaired surrogate in a string: a low surrogate without a high surrogate", at: backslash)
+        } else {
+            scalar = Unicode.Scalar(UInt32(unit))
+        }
+        guard let scalar else { throw error("invalid \\u escape in a string", at: backslash) }
+        output.append(contentsOf: UTF8.encode(scalar)!)
+    }
+
+    private mutating func parseHex4() throws(DefaultsError) -> UInt16 {
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            guard index < bytes.count else { throw error("expected 4 hexadecimal digits after '\\u', found end of file") }
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("expected 4 hexadecimal digits after '\\u', found \(found())")
+            }
+            value = value << 4 | UInt16(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseNumber() throws(DefaultsError) -> DefaultsValue {
+        let start = index
+        var negative = false
+        if bytes[index] == UInt8(ascii: "-") {
+            negative = true
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "I") {
+                try expectLiteral("Infinity", context: "after '-'")
+                return .double(-.infinity)
+            }
+        }
+        guard index < bytes.count, isDigit(bytes[index]) else {
+            throw error("expected a digit in a number, found \(found())")
+        }
+        // Accumulate as a negative number so that Int.min parses without overflow.
+        var accumulated = 0
+        var overflow = false
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) {
+                throw error("numbers must not have leading zeros", at: start)
+            }
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) {
+                let digit = Int(bytes[index] - UInt8(ascii: "0"))
+                if !overflow {
+                    let (times10, o1) = accumulated.multipliedReportingOverflow(by: 10)
+                    let (next, o2) = times10.subtractingReportingOverflow(digit)
+                    if o1 || o2 { overflow = true } else { accumulated = next }
+                }
+                index += 1
+            }
+        }
+        var isInteger = true
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else {
+                throw error("expected a digit after '.' in a number, found \(found())")
+            }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else {
+                throw error("expected a digit in the exponent of a number, found \(found())")
+            }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if isInteger && !overflow {
+            if negative { return .integer(accumulated) }
+            if accumulated != .min { return .integer(-accumulated) }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let double = Double(text) else { throw error("invalid number '\(text)'", at: start) }
+        return .double(double)
+    }
+
+    // MARK: - Helpers
+
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"): index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Describes what is at the current position: `end of file`, a quoted word or character, or `U+XXXX`
+    /// for a control character.
+    private func found() -> String {
+        guard index < bytes.count else { return "end of file" }
+        let byte = bytes[index]
+        if byte < 0x20 || byte == 0x7F {
+            return "U+" + String(byte, radix: 16, uppercase: true).leftPadded(to: 4)
+        }
+        if isWordByte(byte) {
+            var end = index
+            while end < bytes.count, end - index < 24, isWordByte(bytes[end]) { end += 1 }
+            return "'" + String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self) + "'"
+        }
+        if byte < 0x80 { return "'" + String(UnicodeScalar(byte)) + "'" }
+        var end = index + 1
+        while end < bytes.count, end - index < 4, bytes[end] & 0xC0 == 0x80 { end += 1 }
+        return "'" + String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self) + "'"
+    }
+
+    private func isWordByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "+"), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private func error(_ message: String, at offset: Int? = nil) -> DefaultsError {
+        let position = TextPosition(of: offset ?? index, in: bytes)
+        return DefaultsError(.malformedFile, message: message, fileURL: fileURL, line: position.line, column: position.column)
+    }
+}
+
+/// A 1-based line and column (in characters) of a byte offset in UTF-8 text, computed only when an
+/// error is reported.
+struct TextPosition: Equatable {
+    var line: Int
+    var column: Int
+
+    init(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) {
+        let end = min(offset, bytes.count)
+        var line = 1
+        var lineStart = 0
+        for i in 0..<end where bytes[i] == UInt8(ascii: "\n") {
+            line += 1
+            lineStart = i + 1
+        }
+        let prefix = String(decoding: UnsafeBufferPointer(rebasing: bytes[lineStart..<end]), as: UTF8.self)
+        self.line = line
+        self.column = prefix.count + 1
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int, with pad: Character = "0") -> String {
+        count >= width ? self : String(repeating: pad, count: width - count) + self
+    }
+}
