@@ -3,6 +3,7 @@
 //
 //   defaults-test-agent set FILE KEY VALUE...        set KEY=VALUE pairs (VALUE: int:5, double:1.5,
 //                                                     bool:true, string:text, or bare text)
+//   defaults-test-agent set-with-file-limit FILE KEY VALUE   set under a 1 KiB file-size limit; exit 3 on EFBIG
 //   defaults-test-agent write-many FILE PREFIX COUNT  write PREFIX0 … PREFIX(COUNT-1) = index, one set each
 //   defaults-test-agent write-forever FILE KEY        set KEY to 0, 1, 2, … until killed; prints "ready"
 //   defaults-test-agent stamp FILE KEY COUNT GAP_MS   COUNT times: set KEY to the monotonic clock in ns
@@ -70,6 +71,22 @@ case "set" where arguments.count >= 4 && arguments.count % 2 == 0:
         }
     }
     flushOrFail(suite)
+
+case "set-with-file-limit" where arguments.count == 4:
+    // Files may not grow past 1 KiB, so the write fails the way it does on a full disk.
+    signal(SIGXFSZ, SIG_IGN)
+    var limit = rlimit(rlim_cur: 1024, rlim_max: 1024)
+    setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
+    let suite = openSuite(arguments[1])
+    suite.set(.string(arguments[3]), forKey: arguments[2])
+    do {
+        try suite.flush()
+    } catch let error as DefaultsError where error.kind == .fileSystem && error.errorNumber == EFBIG {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(3)
+    } catch {
+        fail("unexpected error: \(error)")
+    }
 
 case "write-many" where arguments.count == 4:
     let suite = openSuite(arguments[1])

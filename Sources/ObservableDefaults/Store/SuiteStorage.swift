@@ -148,7 +148,12 @@ final class SuiteStorage: Sendable {
     // MARK: Writing
 
     private func persistReportingErrors() {
-        do { try persist() } catch { report(error) }
+        do {
+            try persist()
+        } catch {
+            // A broken file was published when it was found; say it once, not on every write.
+            if error != fileError { report(error) }
+        }
     }
 
     /// Writes pending changes into the file: a key-granular read-modify-write under the cross-process
