@@ -36,6 +36,16 @@ enum HumanFormat {
         }
     }
 
+    /// The value on one line (for `watch`): `(1, 2)`, `{a = 1; b = x;}`.
+    static func inline(_ value: DefaultsValue) -> String {
+        switch value {
+        case .array(let items): return "(" + items.map(inline).joined(separator: ", ") + ")"
+        case .dictionary(let entries):
+            return "{" + entries.keys.sorted().map { "\(quoted($0)) = \(inline(entries[$0]!));" }.joined(separator: " ") + "}"
+        default: return render(value, indent: 0)
+        }
+    }
+
     /// A string bare when it is made of letters, digits and `_ . $ : / -` only, else in double quotes
     /// with `"` and `\` and control characters escaped.
     static func quoted(_ text: String) -> String {

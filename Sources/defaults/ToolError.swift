@@ -20,7 +20,8 @@ struct ToolError: Error, CustomStringConvertible {
 
     /// An error from the library (bad suite name, broken file with line and column, file-system failure).
     init(_ error: DefaultsError) {
-        self.init(error.description)
+        let text = error.description
+        self.init(text.hasPrefix("error: ") ? String(text.dropFirst("error: ".count)) : text)
     }
 
     /// Any error thrown by the library's untyped initializers.

@@ -53,7 +53,7 @@ struct WatchCommand {
         let time = formatter.string(from: now)
         let keyText = HumanFormat.quoted(key)
         guard let value else { return "\(time) \(originText) \(keyText) deleted" }
-        let rendered = HumanFormat.render(value, indent: 0).replacingOccurrences(of: "\n", with: " ")
+        let rendered = HumanFormat.inline(value)
         return "\(time) \(originText) \(keyText) = \(rendered)"
     }
 }

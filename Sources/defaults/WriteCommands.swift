@@ -12,7 +12,12 @@ struct WriteCommands {
             throw .usage("missing arguments; usage: defaults write suite key [type flag] value", verb: "write")
         }
         let (name, key) = (arguments[0], arguments[1])
-        let action = try WriteAction(arguments: Array(arguments.dropFirst(2)))
+        let action: WriteAction
+        do throws(ToolError) {
+            action = try WriteAction(arguments: Array(arguments.dropFirst(2)))
+        } catch where error.exitCode == 1 {
+            throw ToolError("\(error.message) (key '\(key)' of suite '\(name)'); nothing was written")
+        }
         let suite = try access.openForWriting(name)
         let newValue: DefaultsValue
         switch action {
