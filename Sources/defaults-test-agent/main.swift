@@ -7,6 +7,8 @@
 //   defaults-test-agent write-many FILE PREFIX COUNT  write PREFIX0 … PREFIX(COUNT-1) = index, one set each
 //   defaults-test-agent write-forever FILE KEY        set KEY to 0, 1, 2, … until killed; prints "ready"
 //   defaults-test-agent stamp FILE KEY COUNT GAP_MS   COUNT times: set KEY to the monotonic clock in ns
+//   defaults-test-agent load FILE                     time opening a suite file
+//   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
 import Foundation
 import ObservableDefaults
@@ -134,6 +136,33 @@ case "latency" where arguments.count == 3:
     while latencies.count < samples && monotonicNanoseconds() < deadline { usleep(1000) }
     observation.cancel()
     emit(latencies.report(expected: samples))
+
+case "load" where arguments.count == 2:
+    let start = monotonicNanoseconds()
+    let suite = openSuite(arguments[1])
+    let end = monotonicNanoseconds()
+    emit("loaded \(suite.storedKeys.count) keys in \(Double(end - start) / 1_000_000) ms")
+
+case "cost" where arguments.count == 3:
+    guard let iterations = Int(arguments[2]) else { fail("N must be an integer") }
+    let suite = openSuite(URL(fileURLWithPath: arguments[1]).appendingPathComponent("cost.json").path)
+    for index in 0..<100 { suite.set(.string("value \(index)"), forKey: "key\(index)") }
+    var checksum = 0
+    let readStart = monotonicNanoseconds()
+    for index in 0..<iterations {
+        if let text = suite.object(forKey: "key\(index % 100)") as? String { checksum &+= text.utf8.count }
+    }
+    let readEnd = monotonicNanoseconds()
+    let writes = max(1, iterations / 100)
+    let writeStart = monotonicNanoseconds()
+    for index in 0..<writes { suite.set(.integer(index), forKey: "counter") }
+    let writeEnd = monotonicNanoseconds()
+    let batchStart = monotonicNanoseconds()
+    suite.performBatchUpdates { for index in 0..<iterations { suite.set(.integer(index), forKey: "batched") } }
+    let batchEnd = monotonicNanoseconds()
+    emit("object(forKey:) \(Double(readEnd - readStart) / Double(iterations)) ns/op (checksum \(checksum))")
+    emit("set (write-through, 100-key file) \(Double(writeEnd - writeStart) / Double(writes) / 1000) µs/op")
+    emit("set inside a batch \(Double(batchEnd - batchStart) / Double(iterations)) ns/op")
 
 default:
     fail("unknown command or wrong arguments: \(arguments.joined(separator: " "))")

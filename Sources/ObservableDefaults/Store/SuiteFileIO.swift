@@ -85,13 +85,15 @@ enum SuiteFileIO {
             if synchronize && fsync(descriptor) != 0 {
                 throw DefaultsError(.fileSystem, message: "cannot flush the suite file to disk", fileURL: url, errorNumber: errno)
             }
-            guard let identity = FileIdentity.of(descriptor: descriptor) else {
-                throw DefaultsError(.fileSystem, message: "cannot stat the written suite file", fileURL: url, errorNumber: errno)
-            }
             if rename(temporaryPath, url.path) != 0 {
                 throw DefaultsError(.fileSystem, message: "cannot replace the suite file", fileURL: url, errorNumber: errno)
             }
             succeeded = true
+            // Taken after the rename, which changes the file's ctime, so the identity matches what a later
+            // stat of the path sees and our own write is recognised without re-reading it.
+            guard let identity = FileIdentity.of(descriptor: descriptor) else {
+                throw DefaultsError(.fileSystem, message: "cannot stat the written suite file", fileURL: url, errorNumber: errno)
+            }
             if synchronize { synchronizeDirectory(directory) }
             return identity
         }
