@@ -77,7 +77,7 @@ struct Demo {
             allArrived = false
         } else {
             let arrival = log.wait(for: "greeting", after: seen)
-            allArrived = report(arrival, since: fileModificationDate() ?? start, what: "the file's modification time") && allArrived
+            allArrived = report(arrival, since: fileModificationDate() ?? start, what: "the file's modification time (a coarse clock: a few ms early at worst)") && allArrived
             if let arrival {
                 say(String(format: "     (%.1f ms after the process was started, most of it process start-up)", arrival.time.timeIntervalSince(start) * 1000))
             }
