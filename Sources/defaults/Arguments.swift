@@ -48,7 +48,8 @@ struct ParsedArguments {
                 optionsEnded = true
                 continue
             }
-            if argument == "-h" || argument == "-help" {
+            if (argument == "-h" || argument == "-help") && positional.isEmpty {
+                // Help, unless it comes after the verb's arguments (`write app k -string -h` stores "-h").
                 options.help = true
                 continue
             }

@@ -185,6 +185,21 @@ import Testing
         #expect(try defaults.ok("domains") == "")
     }
 
+    @Test func optionSpellingsAndTheEndOfOptions() throws {
+        let directory = SuitesDirectory()
+        let inline = try Built.run("defaults", ["write", "--directory=\(directory.path)", "app", "k", "-int", "1", "--format=plist"], directory: nil)
+        #expect(inline.status == 0, "\(inline)")
+        #expect(try directory.contents("app.plist") == ["k": .integer(1)])
+        let defaults = Defaults(directory: directory)
+        try defaults.ok("write", "app", "dashes", "-string", "--", "--json")
+        try defaults.ok("write", "app", "h", "-string", "-h")
+        try defaults.ok("write", "app", "negative", "-5")
+        #expect(try defaults.stored("app.plist", "dashes") == .string("--json"))
+        #expect(try defaults.stored("app.plist", "h") == .string("-h"))
+        #expect(try defaults.stored("app.plist", "negative") == .string("-5"))
+        #expect(try defaults.ok("read", "-h").hasPrefix("Usage: defaults read"))
+    }
+
     @Test func environmentVariableSelectsTheDirectory() throws {
         let directory = SuitesDirectory()
         let write = try Built.run("defaults", ["write", "envsuite", "k", "-int", "3"], directory: directory)

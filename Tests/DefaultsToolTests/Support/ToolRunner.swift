@@ -117,14 +117,14 @@ enum Built {
 struct Defaults {
     let directory: SuitesDirectory
 
-    /// Runs `defaults ARGUMENTS --directory DIR`.
+    /// Runs `defaults --directory DIR ARGUMENTS`.
     @discardableResult
     func callAsFunction(_ arguments: String..., stdin: Data? = nil) throws -> RunResult {
         try run(arguments, stdin: stdin)
     }
 
     func run(_ arguments: [String], stdin: Data? = nil) throws -> RunResult {
-        try Built.run("defaults", arguments + ["--directory", directory.path], directory: directory, stdin: stdin)
+        try Built.run("defaults", ["--directory", directory.path] + arguments, directory: directory, stdin: stdin)
     }
 
     /// Runs a command that must succeed, returning its standard output.
