@@ -89,6 +89,18 @@ import Testing
         #expect(result.stderr.contains(directory.file("badlist.plist").path + ":"), "\(result)")
     }
 
+    @Test func aDirectoryWhereTheFileShouldBe() throws {
+        let directory = SuitesDirectory()
+        let defaults = Defaults(directory: directory)
+        try FileManager.default.createDirectory(at: directory.file("odd.json"), withIntermediateDirectories: true)
+        for arguments in [["read", "odd"], ["write", "odd", "k", "v"]] {
+            let result = try defaults.run(arguments)
+            #expect(result.status == 1, "\(arguments): \(result)")
+            #expect(result.stderr.contains(directory.file("odd.json").path), "\(result)")
+            #expect(result.stderr.contains("directory"), "\(result)")
+        }
+    }
+
     @Test func badSuiteNames() throws {
         let directory = SuitesDirectory()
         let defaults = Defaults(directory: directory)
