@@ -10,7 +10,11 @@ let package = Package(
         .executable(name: "defaults-demo", targets: ["defaults-demo"]),
     ],
     targets: [
-        .target(name: "ObservableDefaults"),
+        // Lexer, parser, expansions and diagnostics of the macros (no swift-syntax).
+        .target(name: "DefaultsMacroKit"),
+        // The macro plugin: only the compiler's message loop.
+        .macro(name: "ObservableDefaultsMacros", dependencies: ["DefaultsMacroKit"]),
+        .target(name: "ObservableDefaults", dependencies: ["ObservableDefaultsMacros"]),
         .executableTarget(
             name: "defaults-test-agent",
             dependencies: ["ObservableDefaults"],
@@ -34,6 +38,10 @@ let package = Package(
             name: "DefaultsToolTests",
             dependencies: ["ObservableDefaults", "defaults", "defaults-demo"]
         ),
+        .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
+        .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent"]),
+        // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.
+        .testTarget(name: "MacroCompileTests", dependencies: ["ObservableDefaults"]),
     ],
     swiftLanguageModes: [.v6]
 )
