@@ -8,14 +8,13 @@ import Glibc
 import Musl
 #endif
 
-/// One change that reached the settings object, with the moment it arrived.
+/// One change that reached the settings object: which property, and when its observer was called.
 struct Arrival: Sendable {
     var property: String
-    var origin: DefaultsChangeOrigin
     var time: Date
 }
 
-/// Collects arrivals from the watcher thread; the demo waits on it with a bounded poll.
+/// Collects arrivals from whichever thread changed a property; the demo waits on it with a bounded poll.
 final class ArrivalLog: Sendable {
     private let arrivals = Mutex<[Arrival]>([])
 
@@ -33,6 +32,11 @@ final class ArrivalLog: Sendable {
     }
 
     var count: Int { arrivals.withLock { $0.count } }
+
+    /// How many times each property's observer was called.
+    func counts() -> [String: Int] {
+        arrivals.withLock { Dictionary($0.map { ($0.property, 1) }, uniquingKeysWith: +) }
+    }
 }
 
 /// The steps of `defaults-demo`.
@@ -40,18 +44,19 @@ struct Demo {
     static let suiteName = "observable-defaults-demo"
 
     let directory: URL
+    let suite: DefaultsSuite
     let settings: DemoSettings
     let log = ArrivalLog()
 
-    var fileURL: URL { settings.suite.fileURL }
+    var fileURL: URL { suite.fileURL }
 
     /// Runs the demo; returns whether every change arrived.
     func run() -> Bool {
-        settings.onChange { [log] property, origin in
-            log.record(Arrival(property: property, origin: origin, time: Date()))
+        for property in DemoSettings.properties {
+            Self.track(property.name, read: property.read, settings: settings, log: log)
         }
         say("""
-            ObservableDefaults demo: a settings object bound to a file, changed three ways.
+            ObservableDefaults demo: an @ObservableDefaults object bound to a file, changed three ways.
 
             Suite '\(Self.suiteName)' lives in \(fileURL.path)
             (a temporary directory, removed when the demo ends).
@@ -61,11 +66,11 @@ struct Demo {
         var allArrived = true
 
         // 1. A change made through the object itself.
-        say("1. This process sets volume = 8 on the settings object.")
+        say("1. This process sets settings.volume = 8.")
         var start = Date()
         var seen = log.count
         settings.volume = 8
-        allArrived = report(log.wait(for: "volume", after: seen), since: start, what: "the set") && allArrived
+        allArrived = report(log.wait(for: "volume", after: seen), expected: "8", origin: "this process", since: start, what: "the assignment") && allArrived
 
         // 2. A change made by another process: the `defaults` command-line tool.
         let tool = Self.defaultsTool()
@@ -77,7 +82,10 @@ struct Demo {
             allArrived = false
         } else {
             let arrival = log.wait(for: "greeting", after: seen)
-            allArrived = report(arrival, since: fileModificationDate() ?? start, what: "the file's modification time (a coarse clock: a few ms early at worst)") && allArrived
+            allArrived = report(
+                arrival, expected: "\"hello from another process\"", origin: "another process, seen through inotify",
+                since: fileModificationDate() ?? start, what: "the file's modification time (a coarse clock: a few ms early at worst)"
+            ) && allArrived
             if let arrival {
                 say(String(format: "     (%.1f ms after the process was started, most of it process start-up)", arrival.time.timeIntervalSince(start) * 1000))
             }
@@ -88,15 +96,21 @@ struct Demo {
         seen = log.count
         do {
             let written = try editLikeAnEditor()
-            allArrived = report(log.wait(for: "theme", after: seen), since: written, what: "the editor renamed its file into place") && allArrived
+            allArrived = report(
+                log.wait(for: "theme", after: seen), expected: "\"dark\"", origin: "a hand edit, seen through inotify",
+                since: written, what: "the editor renamed its file into place"
+            ) && allArrived
         } catch {
             say("   could not edit the file: \(error)")
             allArrived = false
         }
 
+        let counts = log.counts()
+        let summary = DemoSettings.properties.map { "\($0.name) \(counts[$0.name, default: 0])" }.joined(separator: ", ")
         say("""
 
             Now: greeting = \(settings.describe("greeting")), volume = \(settings.volume), theme = \(settings.describe("theme")).
+            Observer calls per property: \(summary) — each change notified only its own property.
 
             Try it yourself, in two terminals:
               swift run defaults watch \(Self.suiteName)
@@ -104,21 +118,35 @@ struct Demo {
             (that suite is a real file in \(DefaultsSuite.defaultDirectory.path);
              remove it with: swift run defaults delete \(Self.suiteName))
             """)
-        settings.stop()
-        return allArrived
+        return allArrived && counts.values.allSatisfy { $0 == 1 }
     }
 
-    /// Prints how one change arrived; returns whether it did.
-    private func report(_ arrival: Arrival?, since start: Date, what: String) -> Bool {
+    /// Observes one property with `withObservationTracking`. Observation calls `onChange` once per
+    /// registration, synchronously on the thread that changes the property (the library's watcher thread
+    /// for outside changes), before the new value is stored; so the arrival time is exact, and the
+    /// property is observed again for its next change once this one is done.
+    static func track(_ name: String, read: @escaping @Sendable (DemoSettings) -> String, settings: DemoSettings, log: ArrivalLog) {
+        withObservationTracking {
+            _ = read(settings)
+        } onChange: {
+            log.record(Arrival(property: name, time: Date()))
+            DispatchQueue.global().async { track(name, read: read, settings: settings, log: log) }
+        }
+    }
+
+    /// Prints how one change arrived; returns whether it did. Observation announces a change before the
+    /// value is stored, so this waits (briefly, bounded) for the property to hold the new value.
+    private func report(_ arrival: Arrival?, expected: String, origin: String, since start: Date, what: String) -> Bool {
         guard let arrival else {
             say("   ✗ the change did not reach the settings object within 5 seconds")
             return false
         }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(2))
+        while settings.describe(arrival.property) != expected && ContinuousClock.now < deadline { usleep(200) }
         let milliseconds = max(0, arrival.time.timeIntervalSince(start) * 1000)
-        let origin = arrival.origin == .outside ? "outside (seen through inotify)" : "this process"
-        say("   → settings.\(arrival.property) is now \(settings.describe(arrival.property)); origin: \(origin); "
+        say("   → settings.\(arrival.property) is now \(settings.describe(arrival.property)); from \(origin); "
             + String(format: "arrived %.1f ms after %@", milliseconds, what))
-        return true
+        return settings.describe(arrival.property) == expected
     }
 
     /// Rewrites the JSON file with `theme` changed, as a text editor would; returns when the rename happened.
@@ -126,8 +154,7 @@ struct Demo {
         let text = try String(contentsOf: fileURL, encoding: .utf8)
         let edited: String
         if text.contains("\"theme\"") {
-            edited = text.replacingOccurrences(of: "\"theme\" : \"light\"", with: "\"theme\" : \"dark\"")
-                .replacingOccurrences(of: "\"theme\": \"light\"", with: "\"theme\": \"dark\"")
+            edited = text.replacingOccurrences(of: "\"theme\": \"light\"", with: "\"theme\": \"dark\"")
         } else {
             // Add the key after the opening brace, keeping the rest of the file as it is.
             guard let brace = text.firstIndex(of: "{") else { throw DemoError("the file is not a JSON object") }

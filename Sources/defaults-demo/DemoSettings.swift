@@ -1,59 +1,29 @@
 import Foundation
 import ObservableDefaults
-import Synchronization
 
-/// The demo's settings object: three properties bound to keys of one suite, and a callback for every
-/// change that reaches it, whoever made it.
+/// The demo's settings object: an ordinary `@ObservableDefaults` class, exactly as a user writes one.
 ///
-/// This version is written by hand on ``DefaultsSuite/observe(keys:prefix:scope:_:)``; once the
-/// `@ObservableDefaults` macro is available it becomes a plain annotated class observed with
-/// Observation (see the README).
+/// Each property is stored under its name in the suite `observable-defaults-demo` (the demo passes a suite
+/// in a temporary directory to the generated initializer) and is observable with the Observation framework.
+/// `limitToInstance` is `false` by default on this platform, so changes from other processes and hand
+/// edits of the file reach the object too.
+@ObservableDefaults(suiteName: "observable-defaults-demo")
 final class DemoSettings: Sendable {
-    static let defaults: [String: DefaultsValue] = ["greeting": .string("hello"), "volume": .integer(5), "theme": .string("light")]
+    var greeting = "hello"
+    var volume = 5
+    var theme = "light"
+}
 
-    let suite: DefaultsSuite
-    private let observation = Mutex<DefaultsObservation?>(nil)
-
-    init(suite: DefaultsSuite) {
-        self.suite = suite
-        suite.register(defaults: Self.defaults)
-    }
-
-    var greeting: String {
-        get { suite.string(forKey: "greeting") ?? "hello" }
-        set { suite.set(.string(newValue), forKey: "greeting") }
-    }
-
-    var volume: Int {
-        get { suite.integer(forKey: "volume") }
-        set { suite.set(.integer(newValue), forKey: "volume") }
-    }
-
-    var theme: String {
-        get { suite.string(forKey: "theme") ?? "light" }
-        set { suite.set(.string(newValue), forKey: "theme") }
-    }
-
-    /// Calls `handler` with each changed property's name and where the change came from, for changes
-    /// made in this process, by other processes and by hand edits of the file.
-    func onChange(_ handler: @escaping @Sendable (_ property: String, _ origin: DefaultsChangeOrigin) -> Void) {
-        let token = suite.observe(keys: Set(Self.defaults.keys), scope: .allProcesses) { change in
-            for key in change.keys.sorted() { handler(key, change.origin) }
-        }
-        observation.withLock { $0 = token }
-    }
+extension DemoSettings {
+    /// The properties the demo watches, with a way to read each for display.
+    static let properties: [(name: String, read: @Sendable (DemoSettings) -> String)] = [
+        ("greeting", { "\"\($0.greeting)\"" }),
+        ("volume", { String($0.volume) }),
+        ("theme", { "\"\($0.theme)\"" }),
+    ]
 
     /// The current value of a property, for display.
     func describe(_ property: String) -> String {
-        switch property {
-        case "greeting": "\"\(greeting)\""
-        case "volume": String(volume)
-        case "theme": "\"\(theme)\""
-        default: "?"
-        }
-    }
-
-    func stop() {
-        observation.withLock { $0?.cancel() }
+        Self.properties.first { $0.name == property }.map { $0.read(self) } ?? "?"
     }
 }

@@ -10,7 +10,7 @@ let directory = URL(fileURLWithPath: NSTemporaryDirectory())
 let succeeded: Bool
 do {
     let suite = try DefaultsSuite(name: Demo.suiteName, directory: directory)
-    succeeded = Demo(directory: directory, settings: DemoSettings(suite: suite)).run()
+    succeeded = Demo(directory: directory, suite: suite, settings: DemoSettings(userDefaults: suite)).run()
 } catch {
     say("defaults-demo: cannot open the demo suite: \(error)")
     succeeded = false
