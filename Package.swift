@@ -40,6 +40,13 @@ let package = Package(
         ),
         .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
         .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent"]),
+        // A module whose default isolation is the main actor, using the macros without
+        // `defaultIsolationIsMainActor` (tools version 6.0 has no setting for it, hence the flag).
+        .testTarget(
+            name: "DefaultIsolationMacroTests",
+            dependencies: ["ObservableDefaults"],
+            swiftSettings: [.unsafeFlags(["-default-isolation", "MainActor"])]
+        ),
         // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.
         .testTarget(name: "MacroCompileTests", dependencies: ["ObservableDefaults"]),
     ],

@@ -120,7 +120,7 @@ public enum ClassExpansion {
             let line = "_od_properties.append(_od_binding.\(register)(\(arguments)))"
             body += wrap(line, in: member.ifConfig, indent: "    ")
         }
-        body += "    _od_binding.start(_od_properties, ignoring: observableKeysBlacklist.map { $0 as Swift::AnyKeyPath })\n"
+        body += "    _od_binding.start(_od_properties, ignoring: observableKeysBlacklist.map { $0 as Swift::AnyKeyPath }, isolation: #isolation)\n"
         text += """
 
             \(access)func observerStarter(observableKeysBlacklist: [Swift::PartialKeyPath<\(selfType)>] = []) {

@@ -94,7 +94,7 @@ public struct DeclParser {
 
     // MARK: - Members
 
-    private mutating func parseMembers() -> [MemberSyntax] {
+    mutating func parseMembers() -> [MemberSyntax] {
         var members: [MemberSyntax] = []
         var clauses: [IfConfigClause] = []
         while let token = current {
@@ -111,7 +111,7 @@ public struct DeclParser {
         return members
     }
 
-    private mutating func parseDirective(_ clauses: inout [IfConfigClause]) {
+    mutating func parseDirective(_ clauses: inout [IfConfigClause]) {
         guard let token = current else { return }
         let header = directiveHeader()
         switch token.text {
@@ -132,7 +132,7 @@ public struct DeclParser {
     }
 
     /// Consumes a directive and the rest of its line; returns the text.
-    private mutating func directiveHeader() -> String {
+    mutating func directiveHeader() -> String {
         guard let first = current else { return "" }
         index += 1
         if first.text == "#if" || first.text == "#elseif" {
@@ -141,7 +141,7 @@ public struct DeclParser {
         return source.slice(first.start, previousEnd)
     }
 
-    private mutating func parseDeclaration(ifConfig: inout [IfConfigClause]) -> MemberSyntax? {
+    mutating func parseDeclaration(ifConfig: inout [IfConfigClause]) -> MemberSyntax? {
         guard let first = current else { return nil }
         let attributes = parseAttributes()
         let modifiers = parseModifiers(allowClass: true)
@@ -164,198 +164,9 @@ public struct DeclParser {
         return member
     }
 
-    // MARK: - Bindings
-
-    private mutating func parseBindings() -> [BindingSyntax] {
-        var bindings: [BindingSyntax] = []
-        while let token = current {
-            var binding = BindingSyntax(
-                name: nil, nameText: token.text, nameStart: token.start, nameEnd: token.end, type: nil, typeEnd: nil,
-                initializer: nil, initializerStart: nil, accessors: nil, implicitGetter: false, end: token.end)
-            if token.kind == .identifier {
-                binding.name = token.identifierName
-                index += 1
-            } else if token.isPunctuation("(") {
-                skipBalanced()
-                binding.nameText = source.slice(token.start, previousEnd)
-                binding.nameEnd = previousEnd
-            } else {
-                break
-            }
-            if let colon = current, colon.isPunctuation(":") {
-                index += 1
-                let start = current?.start ?? colon.end
-                var depth = 0
-                while let t = current {
-                    if depth == 0 && (t.isPunctuation(",") || t.isPunctuation("{") || t.isPunctuation("}") || t.isPunctuation(";")
-                        || (t.kind == .operator && t.text.hasPrefix("=") && t.text != "==")
-                        || (t.atLineStart && isDeclarationStart(t))) { break }
-                    depth += Self.angleDelta(t) + Self.bracketDelta(t)
-                    if depth < 0 { break }
-                    index += 1
-                }
-                binding.type = source.slice(start, previousEnd)
-                binding.typeEnd = previousEnd
-            }
-            if let equal = current, equal.kind == .operator, equal.text.hasPrefix("="), equal.text != "==" {
-                index += 1
-                let start = equal.text == "=" ? (current?.start ?? equal.end) : equal.start + 1
-                var depth = 0
-                while let t = current {
-                    if depth == 0 {
-                        if t.isPunctuation(",") || t.isPunctuation(";") || t.isPunctuation("}") { break }
-                        if t.atLineStart && isDeclarationStart(t) { break }
-                        if t.isPunctuation("{") && isObserverBlock(at: index) { break }
-                    }
-                    depth += Self.bracketDelta(t)
-                    if depth < 0 { break }
-                    index += 1
-                }
-                binding.initializer = source.slice(start, previousEnd)
-                binding.initializerStart = start
-            }
-            if let brace = current, brace.isPunctuation("{") {
-                if binding.initializer == nil && !isAccessorBlock(at: index) {
-                    binding.implicitGetter = true
-                    skipBalanced()
-                } else {
-                    binding.accessors = parseAccessorBlock()
-                }
-            }
-            binding.end = previousEnd
-            bindings.append(binding)
-            if let comma = current, comma.isPunctuation(",") {
-                index += 1
-                continue
-            }
-            break
-        }
-        return bindings
-    }
-
-    private func isObserverBlock(at position: Int) -> Bool {
-        var i = position + 1
-        while i < tokens.count, tokens[i].kind == .attribute { i += 1 }
-        guard i < tokens.count else { return false }
-        return tokens[i].isIdentifier("willSet") || tokens[i].isIdentifier("didSet")
-    }
-
-    private func isAccessorBlock(at position: Int) -> Bool {
-        let i = position + 1
-        guard i < tokens.count else { return false }
-        let token = tokens[i]
-        if token.kind == .attribute { return true }
-        guard token.kind == .identifier, Self.accessorNames.contains(token.text) else { return false }
-        // `get` followed by `{`, `(`, an effect, or the closing brace is an accessor; otherwise an expression.
-        guard i + 1 < tokens.count else { return true }
-        let next = tokens[i + 1]
-        return next.isPunctuation("{") || next.isPunctuation("(") || next.isPunctuation("}")
-            || next.isIdentifier("throws") || next.isIdentifier("async") || Self.accessorNames.contains(next.text)
-    }
-
-    private mutating func parseAccessorBlock() -> [AccessorSyntax] {
-        index += 1  // `{`
-        var accessors: [AccessorSyntax] = []
-        while let token = current, !token.isPunctuation("}") {
-            let start = token.start
-            _ = parseAttributes()
-            var kind = ""
-            while let t = current, t.kind == .identifier, t.text == "mutating" || t.text == "nonmutating" || t.text == "borrowing" || t.text == "consuming" {
-                index += 1
-            }
-            if let t = current, t.kind == .identifier { kind = t.text; index += 1 }
-            var parameter: String?
-            if let open = current, open.isPunctuation("(") {
-                if let name = peek(1), name.kind == .identifier, let close = peek(2), close.isPunctuation(")") {
-                    parameter = name.identifierName
-                }
-                skipBalanced()
-            }
-            while let t = current, !t.isPunctuation("{") && !t.isPunctuation("}") { index += 1 }
-            var body = ""
-            if let open = current, open.isPunctuation("{") {
-                skipBalanced()
-                body = source.slice(open.end, previousEnd - 1)
-            }
-            if kind.isEmpty { continue }
-            accessors.append(AccessorSyntax(kind: kind, parameter: parameter, body: body, start: start, end: previousEnd))
-        }
-        if current != nil { index += 1 }
-        return accessors
-    }
-
-    // MARK: - Attributes and modifiers
-
-    mutating func parseAttributes() -> [AttributeSyntax] {
-        var attributes: [AttributeSyntax] = []
-        while let token = current, token.kind == .attribute {
-            index += 1
-            var name = String(token.text.dropFirst())
-            // `@Module.Name`
-            while let dot = current, dot.isOperator("."), dot.start == previousEnd, let next = peek(1), next.kind == .identifier {
-                name = next.identifierName
-                index += 2
-            }
-            if name.hasPrefix("`") { name = String(name.dropFirst().dropLast()) }
-            var arguments: [ArgumentSyntax]?
-            if let open = current, open.isPunctuation("("), open.start == previousEnd {
-                arguments = parseArguments()
-            }
-            attributes.append(AttributeSyntax(name: name, arguments: arguments, start: token.start, end: previousEnd))
-        }
-        return attributes
-    }
-
-    /// Parses `( label: value, … )` starting at `(`.
-    private mutating func parseArguments() -> [ArgumentSyntax] {
-        index += 1
-        var arguments: [ArgumentSyntax] = []
-        while let token = current, !token.isPunctuation(")") {
-            var label: String?
-            if token.kind == .identifier, let colon = peek(1), colon.isPunctuation(":") {
-                label = token.identifierName
-                index += 2
-            }
-            let start = current?.start ?? token.end
-            var value: [Token] = []
-            var depth = 0
-            while let t = current {
-                if depth == 0 && (t.isPunctuation(",") || t.isPunctuation(")")) { break }
-                depth += Self.bracketDelta(t)
-                value.append(t)
-                index += 1
-            }
-            arguments.append(ArgumentSyntax(label: label, value: value, valueText: source.slice(start, previousEnd), start: start, end: previousEnd))
-            if let comma = current, comma.isPunctuation(",") { index += 1 }
-        }
-        if current != nil { index += 1 }
-        return arguments
-    }
-
-    private mutating func parseModifiers(allowClass: Bool) -> [ModifierSyntax] {
-        var modifiers: [ModifierSyntax] = []
-        while let token = current, token.kind == .identifier, Self.modifierNames.contains(token.text) {
-            if token.text == "class" {
-                // `class` is a modifier only in members, and only before another declaration keyword or modifier.
-                guard allowClass, let next = peek(1), next.kind == .identifier, next.text != "class",
-                      ["var", "let", "func", "subscript", "init", "typealias"].contains(next.text) || Self.modifierNames.contains(next.text)
-                else { break }
-            }
-            index += 1
-            var detail: String?
-            if let open = current, open.isPunctuation("("), let word = peek(1), word.kind == .identifier,
-               let close = peek(2), close.isPunctuation(")") {
-                detail = word.text
-                index += 3
-            }
-            modifiers.append(ModifierSyntax(name: token.text, detail: detail, start: token.start, end: previousEnd))
-        }
-        return modifiers
-    }
-
     // MARK: - Skipping
 
-    private mutating func skipToDeclarationEnd() {
+    mutating func skipToDeclarationEnd() {
         var depth = 0
         while let token = current {
             if depth == 0 {
@@ -367,7 +178,7 @@ public struct DeclParser {
         }
     }
 
-    private mutating func skipBalanced() {
+    mutating func skipBalanced() {
         var depth = 0
         while let token = current {
             depth += Self.bracketDelta(token)
@@ -376,7 +187,7 @@ public struct DeclParser {
         }
     }
 
-    private mutating func skipAngleBrackets() {
+    mutating func skipAngleBrackets() {
         var depth = 0
         while let token = current {
             depth += Self.angleDelta(token)
@@ -415,33 +226,7 @@ public struct DeclParser {
 
     // MARK: - Cursor
 
-    private var current: Token? { index < tokens.count ? tokens[index] : nil }
-    private func peek(_ ahead: Int) -> Token? { index + ahead < tokens.count ? tokens[index + ahead] : nil }
-    private var previousEnd: Int { index > 0 ? tokens[index - 1].end : 0 }
-}
-
-extension String {
-    var trimmed: String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
-        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
-        return String(scalars)
-    }
-
-    func replacingArrows() -> String {
-        var result = ""
-        var iterator = makeIterator()
-        var pending: Character?
-        while let character = pending ?? iterator.next() {
-            pending = nil
-            if character == "-", let next = iterator.next() {
-                if next == ">" { continue }
-                result.append(character)
-                pending = next
-                continue
-            }
-            result.append(character)
-        }
-        return result
-    }
+    var current: Token? { index < tokens.count ? tokens[index] : nil }
+    func peek(_ ahead: Int) -> Token? { index + ahead < tokens.count ? tokens[index + ahead] : nil }
+    var previousEnd: Int { index > 0 ? tokens[index - 1].end : 0 }
 }

@@ -150,3 +150,40 @@ public final class PublicSendableSettings: Sendable {
     public var name = "p"
     public var values: [Int] = []
 }
+
+// A non-final class and a subclass of it.
+@ObservableDefaults(suiteName: "compile-tests.base")
+class BaseSettings {
+    var shared = "base"
+    open class var kind: String { "base" }
+}
+
+final class DerivedSettings: BaseSettings {
+    var extra = 1
+    override class var kind: String { "derived" }
+}
+
+func useDerived() -> String {
+    let settings = DerivedSettings(prefix: "derived.")
+    settings.shared = "changed"
+    return settings.shared + DerivedSettings.kind
+}
+
+// Accessor attributes, effects and `nonisolated` members next to persisted ones.
+@ObservableDefaults(suiteName: "compile-tests.members")
+final class MemberVariety: Sendable {
+    var a = 1; var b = "two"
+    nonisolated var computedNonisolated: Int { 3 }
+    var getterWithAttribute: Int {
+        @inline(__always) get { 4 }
+    }
+    var throwing: Int {
+        get throws { 5 }
+    }
+    subscript(index: Int) -> Int { index }
+    typealias Alias = [String: [Int]]
+    var aliased: Alias = [:]
+    var tuple: [String] = ["(", ")", "{", "}"]
+    var regexLike = "a/b/c" // not a regex literal
+    deinit {}
+}

@@ -3,46 +3,6 @@ import Foundation
 import Observation
 import Synchronization
 
-/// One persisted property of an object, type-erased for the object's binding.
-///
-/// Implementation detail of the macros; not API.
-public struct _DefaultsPropertyBinding: @unchecked Sendable {
-    let key: String
-    let keyPath: AnyKeyPath
-    /// Reads the suite into the property's copy without notifying anyone (start-up).
-    let load: (DefaultsSuite, String) -> Void
-    /// Reads the suite after a change of the key and applies it: observers, Observation, copy.
-    let apply: (DefaultsSuite, String) -> Void
-}
-
-/// The properties `observerStarter` collects.
-///
-/// Implementation detail of the macros; not API.
-public final class _DefaultsPropertyList: @unchecked Sendable {
-    var properties: [_DefaultsPropertyBinding] = []
-    public init() {}
-    public func append(_ property: _DefaultsPropertyBinding) { properties.append(property) }
-}
-
-/// Whether code runs on the main queue (the main actor's executor). `Thread.isMainThread` is not the test:
-/// under some hosts (swift-testing on Linux) the main queue is drained by a thread Foundation does not call
-/// the main thread.
-enum MainQueue {
-    private static let key: DispatchSpecificKey<Bool> = {
-        let key = DispatchSpecificKey<Bool>()
-        DispatchQueue.main.setSpecific(key: key, value: true)
-        return key
-    }()
-
-    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
-}
-
-/// A weak reference that can cross threads.
-final class _DefaultsWeak<Object: AnyObject>: @unchecked Sendable {
-    weak var object: Object?
-    init(_ object: Object) { self.object = object }
-}
-
 /// Connects one object to its suite: configuration (suite, prefix, modes), writes, and the suite
 /// observation that routes a changed key to the one property mapped to it.
 ///
@@ -57,6 +17,8 @@ public final class _DefaultsObjectBinding: Sendable {
         /// Full key → properties mapped to it.
         var updaters: [String: [_DefaultsPropertyBinding]] = [:]
         var observation: DefaultsObservation?
+        /// The object is main-actor isolated (seen from `observerStarter`'s isolation).
+        var appliesOnMainActor = false
     }
 
     private let state: Mutex<State>
@@ -123,75 +85,15 @@ public final class _DefaultsObjectBinding: Sendable {
         didSet?(old.value)
     }
 
-    // MARK: - Properties
-
-    /// Describes a persisted property of a non-isolated class.
-    public func property<Host: Observation.Observable & AnyObject, Value>(
-        _ slot: _DefaultsSlot<Value>, keyPath: KeyPath<Host, Value>, on host: Host,
-        registrar: Observation.ObservationRegistrar,
-        willSet: ((Host, Value) -> Void)? = nil, didSet: ((Host, Value) -> Void)? = nil
-    ) -> _DefaultsPropertyBinding {
-        let weakHost = _DefaultsWeak(host)
-        return _DefaultsPropertyBinding(
-            key: slot.key, keyPath: keyPath,
-            load: { suite, fullKey in
-                let resolved = slot.resolve(in: suite, fullKey: fullKey)
-                slot.store(resolved.value, stored: resolved.stored)
-            },
-            apply: { suite, fullKey in
-                guard let host = weakHost.object else { return }
-                Self.apply(slot, suite: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
-                           willSet: willSet, didSet: didSet)
-            })
-    }
-
-    /// Describes a persisted property of a main-actor class: outside changes are applied on the main actor.
-    public func mainActorProperty<Host: Observation.Observable & AnyObject, Value>(
-        _ slot: _DefaultsSlot<Value>, keyPath: KeyPath<Host, Value>, on host: Host,
-        registrar: Observation.ObservationRegistrar,
-        willSet: (@MainActor (Host, Value) -> Void)? = nil, didSet: (@MainActor (Host, Value) -> Void)? = nil
-    ) -> _DefaultsPropertyBinding {
-        let weakHost = _DefaultsWeak(host)
-        let captured = _DefaultsUnchecked(wrapped: (slot, keyPath))
-        return _DefaultsPropertyBinding(
-            key: slot.key, keyPath: keyPath,
-            load: { suite, fullKey in
-                let resolved = slot.resolve(in: suite, fullKey: fullKey)
-                slot.store(resolved.value, stored: resolved.stored)
-            },
-            apply: { suite, fullKey in
-                let work: @MainActor @Sendable () -> Void = {
-                    guard let host = weakHost.object else { return }
-                    let (slot, keyPath) = captured.wrapped
-                    Self.apply(slot, suite: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
-                               willSet: willSet.map { body in { body($0, $1) } }, didSet: didSet.map { body in { body($0, $1) } })
-                }
-                if MainQueue.isCurrent {
-                    MainActor.assumeIsolated { work() }
-                } else {
-                    DispatchQueue.main.async { work() }
-                }
-            })
-    }
-
-    private static func apply<Host: Observation.Observable & AnyObject, Value>(
-        _ slot: _DefaultsSlot<Value>, suite: DefaultsSuite, fullKey: String, host: Host, keyPath: KeyPath<Host, Value>,
-        registrar: Observation.ObservationRegistrar,
-        willSet: ((Host, Value) -> Void)?, didSet: ((Host, Value) -> Void)?
-    ) {
-        let resolved = slot.resolve(in: suite, fullKey: fullKey)
-        let old = slot.snapshot
-        if old.stored == resolved.stored { return }
-        willSet?(host, resolved.value)
-        registrar.withMutation(of: host, keyPath: keyPath) { slot.store(resolved.value, stored: resolved.stored) }
-        didSet?(host, old.value)
-    }
-
     // MARK: - Start
 
     /// Loads every property from the suite and starts observing it (unless external changes are ignored).
     /// Properties whose key paths are in `ignoring` keep their loaded value but do not follow outside changes.
-    public func start(_ list: _DefaultsPropertyList, ignoring: [AnyKeyPath]) {
+    /// `isolation` is the caller's (`#isolation` in the generated code): when it is the main actor — an
+    /// explicit `@MainActor` class or a module whose default isolation is the main actor — changes are
+    /// applied on the main actor even without `defaultIsolationIsMainActor: true`.
+    public func start(_ list: _DefaultsPropertyList, ignoring: [AnyKeyPath], isolation: (any Actor)? = nil) {
+        let onMainActor = isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } ?? false
         let (suite, prefix) = target
         var updaters: [String: [_DefaultsPropertyBinding]] = [:]
         for property in list.properties {
@@ -201,6 +103,7 @@ public final class _DefaultsObjectBinding: Sendable {
         }
         let (ignoreExternal, limit) = state.withLock { state in
             state.updaters = updaters
+            state.appliesOnMainActor = onMainActor
             state.observation?.cancel()
             state.observation = nil
             return (state.ignoreExternalChanges, state.limitToInstance)
@@ -214,10 +117,17 @@ public final class _DefaultsObjectBinding: Sendable {
 
     /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys).
     func handle(_ change: DefaultsChange) {
-        let (suite, updaters) = state.withLock { state in (state.suite, state.updaters) }
+        let (suite, updaters, onMainActor) = state.withLock { state in (state.suite, state.updaters, state.appliesOnMainActor) }
         guard let suite else { return }
-        for key in change.keys {
-            for property in updaters[key] ?? [] { property.apply(suite, key) }
+        let work = _DefaultsUnchecked(wrapped: {
+            for key in change.keys {
+                for property in updaters[key] ?? [] { property.apply(suite, key) }
+            }
+        })
+        if !onMainActor || MainQueue.isCurrent {
+            work.wrapped()
+        } else {
+            DispatchQueue.main.async { work.wrapped() }
         }
     }
 
