@@ -6,6 +6,8 @@ let package = Package(
     name: "ObservableDefaults",
     products: [
         .library(name: "ObservableDefaults", targets: ["ObservableDefaults"]),
+        .executable(name: "defaults", targets: ["defaults"]),
+        .executable(name: "defaults-demo", targets: ["defaults-demo"]),
     ],
     targets: [
         // Lexer, parser, expansions and diagnostics of the macros (no swift-syntax).
@@ -18,9 +20,23 @@ let package = Package(
             dependencies: ["ObservableDefaults"],
             path: "Sources/defaults-test-agent"
         ),
+        .executableTarget(
+            name: "defaults",
+            dependencies: ["ObservableDefaults"],
+            path: "Sources/defaults"
+        ),
+        .executableTarget(
+            name: "defaults-demo",
+            dependencies: ["ObservableDefaults", "defaults"],
+            path: "Sources/defaults-demo"
+        ),
         .testTarget(
             name: "ObservableDefaultsTests",
             dependencies: ["ObservableDefaults", "defaults-test-agent"]
+        ),
+        .testTarget(
+            name: "DefaultsToolTests",
+            dependencies: ["ObservableDefaults", "defaults", "defaults-demo"]
         ),
         .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
         .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent"]),
