@@ -41,15 +41,16 @@ final class SuiteStorage: Sendable {
         var observers: [UInt64: Observer] = [:]
         var errorHandlers: [UInt64: @Sendable (DefaultsError) -> Void] = [:]
         var nextToken: UInt64 = 0
-        var isWatched = false
     }
 
     let fileURL: URL
     let format: SuiteFormat
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Serialises this process's reads and writes of the file, so a slow re-read can never overwrite
     /// memory with a version older than one just written.
     private let fileAccess = NSLock()
+    /// Whether ``FileWatcher`` has this storage (see ``updateWatching()``).
+    private let watching = Locked(false)
 
     /// Opens the storage and loads the file. Throws for problems with the path itself (a directory where
     /// the file should be, no permission to read); a file whose contents do not parse is not fatal: the
@@ -162,14 +163,25 @@ final class SuiteStorage: Sendable {
     /// lock. Keys other processes changed since our last look are kept (and announced as outside changes).
     /// A file that does not parse is never overwritten: the changes stay pending and the error is thrown.
     func persist() throws(DefaultsError) {
+        let (outsideChanges, observers) = try withFileAccess { () throws(DefaultsError) in try writePending() }
+        // Outside the file-access lock: a handler may set a key, which writes through and takes that lock.
+        if !outsideChanges.isEmpty { Self.notify(observers, keys: outsideChanges, origin: .outside) }
+    }
+
+    private func withFileAccess<R>(_ body: () throws(DefaultsError) -> R) throws(DefaultsError) -> R {
         fileAccess.lock()
         defer { fileAccess.unlock() }
+        return try body()
+    }
+
+    /// The body of ``persist()``, run holding `fileAccess`; returns the outside changes to announce.
+    private func writePending() throws(DefaultsError) -> (Set<String>, [Observer]) {
         let (pending, knownIdentity, knownContents, synchronize) = state.withLock {
             ($0.pending, $0.fileIdentity, $0.fileValues, $0.synchronizesToDisk)
         }
-        if pending.isEmpty { return }
+        if pending.isEmpty { return ([], []) }
         let target = SuiteFileIO.writeTarget(for: fileURL)
-        let (outsideChanges, observers) = try SuiteFileIO.withExclusiveLock(beside: target) {
+        return try SuiteFileIO.withExclusiveLock(beside: target) {
             () throws(DefaultsError) -> (Set<String>, [Observer]) in
             var base = knownContents
             var reread = false
@@ -200,7 +212,6 @@ final class SuiteStorage: Sendable {
                 return (outside, outside.isEmpty ? [] : Array(state.observers.values))
             }
         }
-        if !outsideChanges.isEmpty { Self.notify(observers, keys: outsideChanges, origin: .outside) }
     }
 
     /// Reads and decodes the file as it is now (an absent file is empty). A parse error is recorded and
@@ -286,28 +297,33 @@ final class SuiteStorage: Sendable {
     // MARK: Observers
 
     func addObserver(_ observer: Observer) -> UInt64 {
-        let (token, startWatching) = state.withLock { state -> (UInt64, Bool) in
+        let token = state.withLock { state -> UInt64 in
             state.nextToken += 1
             state.observers[state.nextToken] = observer
-            let start = observer.scope == .allProcesses && !state.isWatched
-            if start { state.isWatched = true }
-            return (state.nextToken, start)
+            return state.nextToken
         }
-        if startWatching {
-            FileWatcher.shared.watch(self)
-            reloadFromDisk()
-        }
+        if observer.scope == .allProcesses && updateWatching() { reloadFromDisk() }
         return token
     }
 
     func removeObserver(_ token: UInt64) {
-        let stopWatching = state.withLock { state -> Bool in
-            state.observers.removeValue(forKey: token)?.isActive.clear()
-            let stop = state.isWatched && !state.observers.values.contains { $0.scope == .allProcesses }
-            if stop { state.isWatched = false }
-            return stop
+        let removed = state.withLock { $0.observers.removeValue(forKey: token) }
+        removed?.isActive.clear()
+        if removed?.scope == .allProcesses { _ = updateWatching() }
+    }
+
+    /// Watches the file while a cross-process observer exists and stops when the last one goes. The
+    /// decision and the watcher call happen under one lock, so a first observer added while the last one
+    /// is being removed on another thread cannot end up unwatched.
+    /// - Returns: whether watching started.
+    private func updateWatching() -> Bool {
+        watching.withLock { isWatched -> Bool in
+            let wanted = state.withLock { $0.observers.values.contains { $0.scope == .allProcesses } }
+            guard wanted != isWatched else { return false }
+            isWatched = wanted
+            if wanted { FileWatcher.shared.watch(self) } else { FileWatcher.shared.unwatch(self) }
+            return wanted
         }
-        if stopWatching { FileWatcher.shared.unwatch(self) }
     }
 
     func addErrorHandler(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> UInt64 {
