@@ -13,17 +13,24 @@ struct JSONWriter {
 
     /// Serialises a suite's top-level dictionary.
     static func encodeSuite(_ values: [String: DefaultsValue]) -> Data {
+        Data(encodeSuiteBytes(SuiteFormat.sortedEntries(of: values)))
+    }
+
+    /// Serialises a suite's top-level entries, already sorted by key (the store keeps them sorted, so a
+    /// write does not sort the whole suite again); `capacity` is the expected size, for example that of
+    /// the file last written.
+    static func encodeSuiteBytes(_ entries: [SuiteFormat.Entry], capacity: Int = 0) -> [UInt8] {
         var writer = JSONWriter()
-        writer.output.reserveCapacity(64 * values.count + 4)
-        writer.writeDictionary(values, indent: 0)
+        writer.output.reserveCapacity(max(capacity, 48 * entries.count + 4))
+        writer.writeEntries(entries, indent: 0)
         writer.output.append(UInt8(ascii: "\n"))
-        return Data(writer.output)
+        return writer.output
     }
 
     private mutating func write(_ value: DefaultsValue, indent: Int) {
         switch value {
         case .string(let string): writeString(string)
-        case .integer(let integer): append(String(integer))
+        case .integer(let integer): writeInteger(integer)
         case .double(let double): append(Self.text(for: double))
         case .bool(let bool): append(bool ? "true" : "false")
         case .date(let date): writeString(JSONRepresentation.string(for: date))
@@ -34,23 +41,27 @@ struct JSONWriter {
     }
 
     private mutating func writeDictionary(_ dictionary: [String: DefaultsValue], indent: Int) {
-        if dictionary.isEmpty {
+        writeEntries(SuiteFormat.sortedEntries(of: dictionary), indent: indent)
+    }
+
+    private mutating func writeEntries(_ entries: [SuiteFormat.Entry], indent: Int) {
+        if entries.isEmpty {
             append("{}")
             return
         }
-        append("{\n")
-        var first = true
-        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
-            if !first { append(",\n") }
-            first = false
+        output.append(UInt8(ascii: "{"))
+        for (offset, entry) in entries.enumerated() {
+            if offset > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(UInt8(ascii: "\n"))
             writeIndent(indent + 1)
-            writeString(key)
-            append(": ")
-            write(value, indent: indent + 1)
+            writeString(entry.key)
+            output.append(UInt8(ascii: ":"))
+            output.append(UInt8(ascii: " "))
+            write(entry.value, indent: indent + 1)
         }
-        append("\n")
+        output.append(UInt8(ascii: "\n"))
         writeIndent(indent)
-        append("}")
+        output.append(UInt8(ascii: "}"))
     }
 
     private mutating func writeArray(_ array: [DefaultsValue], indent: Int) {
@@ -58,37 +69,79 @@ struct JSONWriter {
             append("[]")
             return
         }
-        append("[\n")
+        output.append(UInt8(ascii: "["))
+        output.append(UInt8(ascii: "\n"))
         for (offset, element) in array.enumerated() {
-            if offset > 0 { append(",\n") }
+            if offset > 0 {
+                output.append(UInt8(ascii: ","))
+                output.append(UInt8(ascii: "\n"))
+            }
             writeIndent(indent + 1)
             write(element, indent: indent + 1)
         }
-        append("\n")
+        output.append(UInt8(ascii: "\n"))
         writeIndent(indent)
-        append("]")
+        output.append(UInt8(ascii: "]"))
     }
 
     private mutating func writeIndent(_ level: Int) {
-        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
+        for _ in 0..<(2 * level) { output.append(UInt8(ascii: " ")) }
     }
 
+    /// A quoted, escaped string. Runs of bytes that need no escape are copied in one go.
     private mutating func writeString(_ string: String) {
         output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): append("\\\"")
-            case UInt8(ascii: "\\"): append("\\\\")
-            case 0x0A: append("\\n")
-            case 0x0D: append("\\r")
-            case 0x09: append("\\t")
-            case 0x08: append("\\b")
-            case 0x0C: append("\\f")
-            case 0..<0x20: append("\\u" + String(byte, radix: 16, uppercase: true).leftPadded(to: 4))
-            default: output.append(byte)
+        var string = string
+        string.withUTF8 { bytes in
+            var runStart = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
+                runStart = index + 1
+                writeEscape(byte)
             }
+            if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscape(_ byte: UInt8) {
+        output.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+        case 0x0A: output.append(UInt8(ascii: "n"))
+        case 0x0D: output.append(UInt8(ascii: "r"))
+        case 0x09: output.append(UInt8(ascii: "t"))
+        case 0x08: output.append(UInt8(ascii: "b"))
+        case 0x0C: output.append(UInt8(ascii: "f"))
+        default:
+            // \u00XX with upper-case hexadecimal digits.
+            let digits: StaticString = "0123456789ABCDEF"
+            output.append(UInt8(ascii: "u"))
+            output.append(UInt8(ascii: "0"))
+            output.append(UInt8(ascii: "0"))
+            digits.withUTF8Buffer { digits in
+                output.append(digits[Int(byte >> 4)])
+                output.append(digits[Int(byte & 0x0F)])
+            }
+        }
+    }
+
+    /// Decimal digits straight into the output, without making a `String`.
+    private mutating func writeInteger(_ integer: Int) {
+        if integer < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = integer.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude != 0
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     private mutating func append(_ text: String) {

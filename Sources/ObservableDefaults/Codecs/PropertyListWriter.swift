@@ -11,16 +11,22 @@ struct PropertyListWriter {
 
     /// Serialises a suite's top-level dictionary.
     static func encodeSuite(_ values: [String: DefaultsValue]) -> Data {
+        Data(encodeSuiteBytes(SuiteFormat.sortedEntries(of: values)))
+    }
+
+    /// Serialises a suite's top-level entries, already sorted by key; `capacity` is the expected size.
+    static func encodeSuiteBytes(_ entries: [SuiteFormat.Entry], capacity: Int = 0) -> [UInt8] {
         var writer = PropertyListWriter()
+        writer.output.reserveCapacity(max(capacity, 64 * entries.count + 256))
         writer.append("""
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
             <plist version="1.0">
 
             """)
-        writer.write(.dictionary(values), indent: 0)
+        writer.writeEntries(entries, indent: 0)
         writer.append("</plist>\n")
-        return Data(writer.output)
+        return writer.output
     }
 
     private mutating func write(_ value: DefaultsValue, indent: Int) {
@@ -41,18 +47,23 @@ struct PropertyListWriter {
             for element in array { write(element, indent: indent + 1) }
             closing("array", indent: indent)
         case .dictionary(let dictionary):
-            if dictionary.isEmpty {
-                append("<dict/>\n")
-                return
-            }
-            append("<dict>\n")
-            for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
-                output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent + 1))
-                element("key", escaped: key)
-                write(value, indent: indent + 1)
-            }
-            closing("dict", indent: indent)
+            writeEntries(SuiteFormat.sortedEntries(of: dictionary), indent: indent)
         }
+    }
+
+    /// A dictionary's entries, sorted by key; the indentation of the opening tag has been written.
+    private mutating func writeEntries(_ entries: [SuiteFormat.Entry], indent: Int) {
+        if entries.isEmpty {
+            append("<dict/>\n")
+            return
+        }
+        append("<dict>\n")
+        for entry in entries {
+            output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent + 1))
+            element("key", escaped: entry.key)
+            write(entry.value, indent: indent + 1)
+        }
+        closing("dict", indent: indent)
     }
 
     private mutating func closing(_ tag: String, indent: Int) {

@@ -37,6 +37,28 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
         }
     }
 
+    /// One key and value of a suite, as the writers take them: sorted by key.
+    struct Entry {
+        var key: String
+        var value: DefaultsValue
+    }
+
+    /// A dictionary's entries sorted by key (Swift `String` ordering), the order both writers use.
+    static func sortedEntries(of dictionary: [String: DefaultsValue]) -> [Entry] {
+        var entries = dictionary.map { Entry(key: $0.key, value: $0.value) }
+        entries.sort { $0.key < $1.key }
+        return entries
+    }
+
+    /// The bytes of a suite file with these entries (sorted by key), exactly as ``encode(_:)`` makes them
+    /// for the same contents; `capacity` is the expected size, for example that of the file last written.
+    func encodeBytes(_ entries: [Entry], capacity: Int) -> [UInt8] {
+        switch self {
+        case .json: JSONWriter.encodeSuiteBytes(entries, capacity: capacity)
+        case .propertyList: PropertyListWriter.encodeSuiteBytes(entries, capacity: capacity)
+        }
+    }
+
     /// The value as it will read back from a file of this format, so memory always equals what the file
     /// holds: JSON stores dates and data as strings (see ``JSONRepresentation``), property lists hold
     /// dates in whole seconds (rounded down).

@@ -27,6 +27,8 @@ final class SuiteStorage: Sendable {
         var values: [String: DefaultsValue] = [:]
         /// The file's contents as last read or written by this process.
         var fileValues: [String: DefaultsValue] = [:]
+        /// `fileValues` sorted by key (the order the writers use), once a write has needed them.
+        var fileEntries: [Entry]?
         /// The version of the file `fileValues` came from; `nil` when there was no file.
         var fileIdentity: FileIdentity?
         /// The version of the file that failed to parse, so it is reported once, not on every event.
@@ -51,6 +53,10 @@ final class SuiteStorage: Sendable {
     private let fileAccess = NSLock()
     /// Whether ``FileWatcher`` has this storage (see ``updateWatching()``).
     private let watching = Locked(false)
+    /// The sidecar lock file, kept open between writes (used holding `fileAccess`).
+    private let lockFile = Locked<SuiteFileIO.OpenLockFile?>(nil)
+
+    typealias Entry = SuiteFormat.Entry
 
     /// Opens the storage and loads the file. Throws for problems with the path itself (a directory where
     /// the file should be, no permission to read); a file whose contents do not parse is not fatal: the
@@ -117,6 +123,32 @@ final class SuiteStorage: Sendable {
         if writeNow { persistReportingErrors() }
     }
 
+    /// ``apply(_:)`` for one key, the common case: no dictionary or set is built unless an observer
+    /// needs the key set, and memory is looked up once.
+    func apply(_ newValue: DefaultsValue?, forKey key: String) {
+        let normalized = newValue.map(format.normalize)
+        let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
+            // An equal value is left as it is (strings equal by canonical equivalence may differ in bytes,
+            // and memory keeps what the file holds).
+            if let index = state.values.index(forKey: key) {
+                if let normalized {
+                    if state.values.values[index] == normalized { return nil }
+                    state.values.values[index] = normalized
+                } else {
+                    state.values.remove(at: index)
+                }
+            } else {
+                guard let normalized else { return nil }
+                state.values[key] = normalized
+            }
+            state.pending[key] = .some(normalized)
+            return (state.observers.isEmpty ? [] : Array(state.observers.values), state.batchDepth == 0)
+        }
+        guard let delivery else { return }
+        if !delivery.observers.isEmpty { Self.notify(delivery.observers, keys: [key], origin: .thisProcess) }
+        if delivery.writeNow { persistReportingErrors() }
+    }
+
     func removeAll() {
         let keys = state.withLock { Array($0.values.keys) }
         apply(Dictionary(uniqueKeysWithValues: keys.map { ($0, DefaultsValue?.none) }))
@@ -163,8 +195,16 @@ final class SuiteStorage: Sendable {
     /// lock. Keys other processes changed since our last look are kept (and announced as outside changes).
     /// A file that does not parse is never overwritten: the changes stay pending and the error is thrown.
     func persist() throws(DefaultsError) {
-        let (outsideChanges, observers) = try withFileAccess { () throws(DefaultsError) in try writePending() }
-        // Outside the file-access lock: a handler may set a key, which writes through and takes that lock.
+        // Handlers run after the file-access lock is released: one may set a key, which writes through
+        // and takes that lock again.
+        var newlyBroken: DefaultsError?
+        let outsideChanges: Set<String>, observers: [Observer]
+        do {
+            (outsideChanges, observers) = try withFileAccess { () throws(DefaultsError) in try writePending(&newlyBroken) }
+        } catch {
+            if let newlyBroken { publish(newlyBroken) }
+            throw error
+        }
         if !outsideChanges.isEmpty { Self.notify(observers, keys: outsideChanges, origin: .outside) }
     }
 
@@ -175,66 +215,123 @@ final class SuiteStorage: Sendable {
     }
 
     /// The body of ``persist()``, run holding `fileAccess`; returns the outside changes to announce.
-    private func writePending() throws(DefaultsError) -> (Set<String>, [Observer]) {
-        let (pending, knownIdentity, knownContents, synchronize) = state.withLock {
-            ($0.pending, $0.fileIdentity, $0.fileValues, $0.synchronizesToDisk)
+    /// `newlyBroken` receives a parse error of the file that has not been published yet.
+    ///
+    /// Only code holding `fileAccess` reads or changes `fileValues`, `fileEntries` and `fileIdentity`,
+    /// so the file's contents are moved out of the state, changed in place (no copy of the whole suite,
+    /// no sorting it again on every write) and moved back: as written, or as they were when the write
+    /// fails.
+    private func writePending(_ newlyBroken: inout DefaultsError?) throws(DefaultsError) -> (Set<String>, [Observer]) {
+        var contents: [String: DefaultsValue] = [:]
+        var entries: [Entry]?
+        let snapshot = state.withLock { state -> (pending: [String: DefaultsValue?], identity: FileIdentity?, synchronize: Bool)? in
+            if state.pending.isEmpty { return nil }
+            swap(&contents, &state.fileValues)
+            swap(&entries, &state.fileEntries)
+            return (state.pending, state.fileIdentity, state.synchronizesToDisk)
         }
-        if pending.isEmpty { return ([], []) }
-        let target = SuiteFileIO.writeTarget(for: fileURL)
-        return try SuiteFileIO.withExclusiveLock(beside: target) {
-            () throws(DefaultsError) -> (Set<String>, [Observer]) in
-            var base = knownContents
-            var reread = false
-            if FileIdentity.of(path: target.path) != knownIdentity {
-                base = try decodeCurrentFile()
-                reread = true
-            }
-            var contents = base
-            for (key, value) in pending { contents[key] = value }
-            let identity = try SuiteFileIO.replace(target, with: try format.encode(contents), synchronize: synchronize)
-            return state.withLock { state in
-                for (key, written) in pending where state.pending[key].map({ $0 == written }) == true {
-                    state.pending.removeValue(forKey: key)
-                }
-                var outside = Set<String>()
-                if reread {
-                    for key in Set(state.fileValues.keys).union(base.keys)
-                    where state.fileValues[key] != base[key] && pending[key] == nil && state.pending[key] == nil
-                        && state.values[key] != base[key] {
-                        state.values[key] = base[key]
-                        outside.insert(key)
+        guard case let (pending, knownIdentity, synchronize)? = snapshot else { return ([], []) }
+        let paths = SuiteFileIO.SidecarPaths(file: SuiteFileIO.writeTargetPath(for: fileURL.path))
+        // When the file changed since our last read or write: what it held then, and what it holds now.
+        var reread: (previous: [String: DefaultsValue], current: [String: DefaultsValue])?
+        var replaced: [(key: String, old: DefaultsValue?)] = []
+        do {
+            return try lockFile.withLock { lockFile throws(DefaultsError) in
+                try SuiteFileIO.withExclusiveLock(beside: paths, keeping: &lockFile) { () throws(DefaultsError) -> (Set<String>, [Observer]) in
+                    var info = stat()
+                    let existing: stat? = stat(paths.file, &info) == 0 ? info : nil
+                    if existing.map(FileIdentity.init) != knownIdentity {
+                        let current = try decodeCurrentFile(&newlyBroken)
+                        reread = (contents, current)
+                        contents = current
+                        entries = nil
+                    }
+                    replaced.reserveCapacity(pending.count)
+                    for (key, value) in pending {
+                        let old = if let value { contents.updateValue(value, forKey: key) } else { contents.removeValue(forKey: key) }
+                        replaced.append((key, old))
+                        if entries != nil { Self.update(&entries!, key: key, value: value) }
+                    }
+                    if entries == nil {
+                        entries = SuiteFormat.sortedEntries(of: contents)
+                    }
+                    let bytes = format.encodeBytes(entries!, capacity: Int(knownIdentity?.size ?? 0) + 256)
+                    let identity = try SuiteFileIO.replace(paths, with: bytes, existing: existing, synchronize: synchronize)
+                    return state.withLock { state in
+                        for (key, written) in pending where state.pending[key].map({ $0 == written }) == true {
+                            state.pending.removeValue(forKey: key)
+                        }
+                        var outside = Set<String>()
+                        if case let (previous, current)? = reread {
+                            for key in Set(previous.keys).union(current.keys)
+                            where previous[key] != current[key] && pending[key] == nil && state.pending[key] == nil
+                                && state.values[key] != current[key] {
+                                state.values[key] = current[key]
+                                outside.insert(key)
+                            }
+                        }
+                        swap(&state.fileValues, &contents)
+                        swap(&state.fileEntries, &entries)
+                        state.fileIdentity = identity
+                        state.brokenIdentity = nil
+                        state.fileError = nil
+                        return (outside, outside.isEmpty ? [] : Array(state.observers.values))
                     }
                 }
-                state.fileValues = contents
-                state.fileIdentity = identity
-                state.brokenIdentity = nil
-                state.fileError = nil
-                return (outside, outside.isEmpty ? [] : Array(state.observers.values))
             }
-        }
-    }
-
-    /// Reads and decodes the file as it is now (an absent file is empty). A parse error is recorded and
-    /// reported once per broken version of the file, then thrown.
-    private func decodeCurrentFile() throws(DefaultsError) -> [String: DefaultsValue] {
-        guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return [:] }
-        do {
-            return try format.decode(snapshot.bytes, fileURL: fileURL)
         } catch {
-            recordBrokenFile(error, identity: snapshot.identity)
+            // Put back the contents as last read or written; the sorted entries are rebuilt next time.
+            if case let (previous, _)? = reread {
+                contents = previous
+            } else {
+                for (key, old) in replaced {
+                    if let old { contents[key] = old } else { contents.removeValue(forKey: key) }
+                }
+            }
+            state.withLock { swap(&$0.fileValues, &contents) }
             throw error
         }
     }
 
-    private func recordBrokenFile(_ error: DefaultsError, identity: FileIdentity) {
-        let isNew = state.withLock { state -> Bool in
+    /// Sets (`nil`: removes) `key` in `entries`, which are sorted by key.
+    private static func update(_ entries: inout [Entry], key: String, value: DefaultsValue?) {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].key < key { low = middle + 1 } else { high = middle }
+        }
+        let found = low < entries.count && entries[low].key == key
+        switch (value, found) {
+        case (let value?, true): entries[low].value = value
+        case (let value?, false): entries.insert(Entry(key: key, value: value), at: low)
+        case (nil, true): entries.remove(at: low)
+        case (nil, false): break
+        }
+    }
+
+    /// Reads and decodes the file as it is now (an absent file is empty). A parse error is recorded,
+    /// handed back in `newlyBroken` the first time this version of the file fails (to be published once
+    /// the locks are released), then thrown.
+    private func decodeCurrentFile(_ newlyBroken: inout DefaultsError?) throws(DefaultsError) -> [String: DefaultsValue] {
+        guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return [:] }
+        do {
+            return try format.decode(snapshot.bytes, fileURL: fileURL)
+        } catch {
+            if recordBrokenFile(error, identity: snapshot.identity) { newlyBroken = error }
+            throw error
+        }
+    }
+
+    /// Records that the file does not parse; returns whether this is news (a new version of the file or a
+    /// new error), which the caller publishes.
+    private func recordBrokenFile(_ error: DefaultsError, identity: FileIdentity) -> Bool {
+        state.withLock { state -> Bool in
             defer {
                 state.fileError = error
                 state.brokenIdentity = identity
             }
             return state.brokenIdentity != identity || state.fileError != error
         }
-        if isNew { publish(error) }
     }
 
     // MARK: Reloading
@@ -258,7 +355,7 @@ final class SuiteStorage: Sendable {
                     contents = try format.decode(snapshot.bytes, fileURL: fileURL)
                 } catch {
                     fileAccess.unlock()
-                    recordBrokenFile(error, identity: snapshot.identity)
+                    if recordBrokenFile(error, identity: snapshot.identity) { publish(error) }
                     return
                 }
                 identity = snapshot.identity
@@ -277,6 +374,7 @@ final class SuiteStorage: Sendable {
             let wasBroken = state.fileError != nil
             state.values = merged
             state.fileValues = contents
+            state.fileEntries = nil
             state.fileIdentity = identity
             state.brokenIdentity = nil
             state.fileError = nil
