@@ -92,6 +92,10 @@ final class SuiteStorage: Sendable {
     }
 
     var storedValues: [String: DefaultsValue] { state.withLock { $0.values } }
+    /// The file's contents as this process last read or wrote them (for tests).
+    var fileContents: [String: DefaultsValue] {
+        (try? withFileAccess { state.withLock { $0.fileValues } }) ?? [:]
+    }
     var registeredDefaults: [String: DefaultsValue] { state.withLock { $0.registered } }
     var fileError: DefaultsError? { state.withLock { $0.fileError } }
     var lastError: DefaultsError? { state.withLock { $0.lastError } }
