@@ -8,8 +8,12 @@ import Foundation
 /// round-tripping representation; non-finite doubles are written as `NaN`, `Infinity` and `-Infinity`.
 /// Dates and data, which JSON cannot hold, are written in their normalised string form (see
 /// ``JSONRepresentation``), so encoding a value gives the same bytes as encoding its normalised form.
-struct JSONWriter {
-    private var output: [UInt8] = []
+struct JSONWriter: ~Copyable {
+    private var output: ByteBuffer
+
+    private init(capacity: Int) {
+        output = ByteBuffer(capacity: capacity)
+    }
 
     /// Serialises a suite's top-level dictionary.
     static func encodeSuite(_ values: [String: DefaultsValue]) -> Data {
@@ -20,132 +24,99 @@ struct JSONWriter {
     /// write does not sort the whole suite again); `capacity` is the expected size, for example that of
     /// the file last written.
     static func encodeSuiteBytes(_ entries: [SuiteFormat.Entry], capacity: Int = 0) -> [UInt8] {
-        var writer = JSONWriter()
-        writer.output.reserveCapacity(max(capacity, 48 * entries.count + 4))
+        var writer = JSONWriter(capacity: max(capacity, 48 * entries.count + 4))
         writer.writeEntries(entries, indent: 0)
         writer.output.append(UInt8(ascii: "\n"))
-        return writer.output
+        return writer.output.bytes
     }
 
     private mutating func write(_ value: DefaultsValue, indent: Int) {
         switch value {
         case .string(let string): writeString(string)
-        case .integer(let integer): writeInteger(integer)
-        case .double(let double): append(Self.text(for: double))
-        case .bool(let bool): append(bool ? "true" : "false")
+        case .integer(let integer): output.appendDecimal(integer)
+        case .double(let double): output.append(Self.text(for: double))
+        case .bool(let bool): output.append(bool ? "true" : "false")
         case .date(let date): writeString(JSONRepresentation.string(for: date))
         case .data(let data): writeString(JSONRepresentation.string(for: data))
         case .array(let array): writeArray(array, indent: indent)
-        case .dictionary(let dictionary): writeDictionary(dictionary, indent: indent)
+        case .dictionary(let dictionary): writeEntries(SuiteFormat.sortedEntries(of: dictionary), indent: indent)
         }
-    }
-
-    private mutating func writeDictionary(_ dictionary: [String: DefaultsValue], indent: Int) {
-        writeEntries(SuiteFormat.sortedEntries(of: dictionary), indent: indent)
     }
 
     private mutating func writeEntries(_ entries: [SuiteFormat.Entry], indent: Int) {
         if entries.isEmpty {
-            append("{}")
+            output.append(UInt8(ascii: "{"), UInt8(ascii: "}"))
             return
         }
         output.append(UInt8(ascii: "{"))
-        for (offset, entry) in entries.enumerated() {
-            if offset > 0 { output.append(UInt8(ascii: ",")) }
+        var first = true
+        for entry in entries {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
             output.append(UInt8(ascii: "\n"))
-            writeIndent(indent + 1)
+            output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
             writeString(entry.key)
-            output.append(UInt8(ascii: ":"))
-            output.append(UInt8(ascii: " "))
+            output.append(UInt8(ascii: ":"), UInt8(ascii: " "))
             write(entry.value, indent: indent + 1)
         }
         output.append(UInt8(ascii: "\n"))
-        writeIndent(indent)
+        output.appendRepeated(UInt8(ascii: " "), count: 2 * indent)
         output.append(UInt8(ascii: "}"))
     }
 
     private mutating func writeArray(_ array: [DefaultsValue], indent: Int) {
         if array.isEmpty {
-            append("[]")
+            output.append(UInt8(ascii: "["), UInt8(ascii: "]"))
             return
         }
         output.append(UInt8(ascii: "["))
-        output.append(UInt8(ascii: "\n"))
-        for (offset, element) in array.enumerated() {
-            if offset > 0 {
-                output.append(UInt8(ascii: ","))
-                output.append(UInt8(ascii: "\n"))
-            }
-            writeIndent(indent + 1)
+        var first = true
+        for element in array {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            output.append(UInt8(ascii: "\n"))
+            output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
             write(element, indent: indent + 1)
         }
         output.append(UInt8(ascii: "\n"))
-        writeIndent(indent)
+        output.appendRepeated(UInt8(ascii: " "), count: 2 * indent)
         output.append(UInt8(ascii: "]"))
-    }
-
-    private mutating func writeIndent(_ level: Int) {
-        for _ in 0..<(2 * level) { output.append(UInt8(ascii: " ")) }
     }
 
     /// A quoted, escaped string. Runs of bytes that need no escape are copied in one go.
     private mutating func writeString(_ string: String) {
-        output.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { bytes in
+            output.append(UInt8(ascii: "\""))
             var runStart = 0
-            for index in bytes.indices {
+            for index in 0..<bytes.count {
                 let byte = bytes[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
+                output.append(UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 runStart = index + 1
                 writeEscape(byte)
             }
-            if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+            output.append(UnsafeBufferPointer(rebasing: bytes[runStart...]))
+            output.append(UInt8(ascii: "\""))
         }
-        output.append(UInt8(ascii: "\""))
     }
 
     private mutating func writeEscape(_ byte: UInt8) {
-        output.append(UInt8(ascii: "\\"))
         switch byte {
-        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
-        case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
-        case 0x0A: output.append(UInt8(ascii: "n"))
-        case 0x0D: output.append(UInt8(ascii: "r"))
-        case 0x09: output.append(UInt8(ascii: "t"))
-        case 0x08: output.append(UInt8(ascii: "b"))
-        case 0x0C: output.append(UInt8(ascii: "f"))
+        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\\"), UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"), UInt8(ascii: "\\"))
+        case 0x0A: output.append(UInt8(ascii: "\\"), UInt8(ascii: "n"))
+        case 0x0D: output.append(UInt8(ascii: "\\"), UInt8(ascii: "r"))
+        case 0x09: output.append(UInt8(ascii: "\\"), UInt8(ascii: "t"))
+        case 0x08: output.append(UInt8(ascii: "\\"), UInt8(ascii: "b"))
+        case 0x0C: output.append(UInt8(ascii: "\\"), UInt8(ascii: "f"))
         default:
-            // \u00XX with upper-case hexadecimal digits.
-            let digits: StaticString = "0123456789ABCDEF"
-            output.append(UInt8(ascii: "u"))
-            output.append(UInt8(ascii: "0"))
-            output.append(UInt8(ascii: "0"))
-            digits.withUTF8Buffer { digits in
-                output.append(digits[Int(byte >> 4)])
-                output.append(digits[Int(byte & 0x0F)])
-            }
+            // \u00XX, upper-case hexadecimal digits.
+            func hex(_ digit: UInt8) -> UInt8 { digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10 }
+            output.append(UInt8(ascii: "\\"), UInt8(ascii: "u"))
+            output.append(UInt8(ascii: "0"), UInt8(ascii: "0"))
+            output.append(hex(byte >> 4), hex(byte & 0x0F))
         }
-    }
-
-    /// Decimal digits straight into the output, without making a `String`.
-    private mutating func writeInteger(_ integer: Int) {
-        if integer < 0 { output.append(UInt8(ascii: "-")) }
-        var magnitude = integer.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude != 0
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
-    }
-
-    private mutating func append(_ text: String) {
-        output.append(contentsOf: text.utf8)
     }
 
     /// The JSON text of a double: Swift's shortest round-tripping digits, with a `.0` added when they
