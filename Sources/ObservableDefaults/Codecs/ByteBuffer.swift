@@ -2,7 +2,7 @@
 /// per-append uniqueness and capacity bookkeeping of `[UInt8]`.
 struct ByteBuffer: ~Copyable {
     private var start: UnsafeMutablePointer<UInt8>
-    private var count = 0
+    private(set) var count = 0
     private var capacity: Int
 
     init(capacity: Int) {

@@ -17,17 +17,45 @@ struct JSONWriter: ~Copyable {
 
     /// Serialises a suite's top-level dictionary.
     static func encodeSuite(_ values: [String: DefaultsValue]) -> Data {
-        Data(encodeSuiteBytes(SuiteFormat.sortedEntries(of: values)))
+        var entries = SuiteFormat.sortedEntries(of: values)
+        return Data(encodeSuiteBytes(&entries, reusing: nil))
     }
 
     /// Serialises a suite's top-level entries, already sorted by key (the store keeps them sorted, so a
-    /// write does not sort the whole suite again); `capacity` is the expected size, for example that of
-    /// the file last written.
-    static func encodeSuiteBytes(_ entries: [SuiteFormat.Entry], capacity: Int = 0) -> [UInt8] {
+    /// write does not sort the whole suite again). An entry with a `fragment` is copied from `previous`
+    /// instead of encoded; every entry's `fragment` is set to where its text is in the result.
+    /// `capacity` is the expected size, for example that of the file last written.
+    static func encodeSuiteBytes(_ entries: inout [SuiteFormat.Entry], reusing previous: [UInt8]?, capacity: Int = 0) -> [UInt8] {
         var writer = JSONWriter(capacity: max(capacity, 48 * entries.count + 4))
-        writer.writeEntries(entries, indent: 0)
+        if entries.isEmpty {
+            writer.output.append(UInt8(ascii: "{"), UInt8(ascii: "}"))
+        } else {
+            (previous ?? []).withUnsafeBufferPointer { previous in
+                writer.output.append(UInt8(ascii: "{"))
+                for position in entries.indices {
+                    if position > 0 { writer.output.append(UInt8(ascii: ",")) }
+                    writer.output.append(UInt8(ascii: "\n"))
+                    let start = writer.output.count
+                    if let fragment = entries[position].fragment, fragment.upperBound <= previous.count {
+                        writer.output.append(UnsafeBufferPointer(rebasing: previous[fragment]))
+                    } else {
+                        writer.writeMember(entries[position], indent: 0)
+                    }
+                    entries[position].fragment = start..<writer.output.count
+                }
+                writer.output.append(UInt8(ascii: "\n"), UInt8(ascii: "}"))
+            }
+        }
         writer.output.append(UInt8(ascii: "\n"))
         return writer.output.bytes
+    }
+
+    /// `"key": value` of a dictionary at `indent`, with the member's own indentation.
+    private mutating func writeMember(_ entry: SuiteFormat.Entry, indent: Int) {
+        output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
+        writeString(entry.key)
+        output.append(UInt8(ascii: ":"), UInt8(ascii: " "))
+        write(entry.value, indent: indent + 1)
     }
 
     private mutating func write(_ value: DefaultsValue, indent: Int) {
@@ -54,10 +82,7 @@ struct JSONWriter: ~Copyable {
             if !first { output.append(UInt8(ascii: ",")) }
             first = false
             output.append(UInt8(ascii: "\n"))
-            output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
-            writeString(entry.key)
-            output.append(UInt8(ascii: ":"), UInt8(ascii: " "))
-            write(entry.value, indent: indent + 1)
+            writeMember(entry, indent: indent)
         }
         output.append(UInt8(ascii: "\n"))
         output.appendRepeated(UInt8(ascii: " "), count: 2 * indent)

@@ -11,11 +11,14 @@ struct PropertyListWriter {
 
     /// Serialises a suite's top-level dictionary.
     static func encodeSuite(_ values: [String: DefaultsValue]) -> Data {
-        Data(encodeSuiteBytes(SuiteFormat.sortedEntries(of: values)))
+        var entries = SuiteFormat.sortedEntries(of: values)
+        return Data(encodeSuiteBytes(&entries, reusing: nil))
     }
 
-    /// Serialises a suite's top-level entries, already sorted by key; `capacity` is the expected size.
-    static func encodeSuiteBytes(_ entries: [SuiteFormat.Entry], capacity: Int = 0) -> [UInt8] {
+    /// Serialises a suite's top-level entries, already sorted by key. An entry with a `fragment` is
+    /// copied from `previous` instead of encoded; every entry's `fragment` is set to where its text is in
+    /// the result. `capacity` is the expected size.
+    static func encodeSuiteBytes(_ entries: inout [SuiteFormat.Entry], reusing previous: [UInt8]?, capacity: Int = 0) -> [UInt8] {
         var writer = PropertyListWriter()
         writer.output.reserveCapacity(max(capacity, 64 * entries.count + 256))
         writer.append("""
@@ -24,7 +27,23 @@ struct PropertyListWriter {
             <plist version="1.0">
 
             """)
-        writer.writeEntries(entries, indent: 0)
+        if entries.isEmpty {
+            writer.append("<dict/>\n")
+        } else {
+            writer.append("<dict>\n")
+            (previous ?? []).withUnsafeBufferPointer { previous in
+                for position in entries.indices {
+                    let start = writer.output.count
+                    if let fragment = entries[position].fragment, fragment.upperBound <= previous.count {
+                        writer.output.append(contentsOf: UnsafeBufferPointer(rebasing: previous[fragment]))
+                    } else {
+                        writer.writeMember(entries[position], indent: 0)
+                    }
+                    entries[position].fragment = start..<writer.output.count
+                }
+            }
+            writer.append("</dict>\n")
+        }
         writer.append("</plist>\n")
         return writer.output
     }
@@ -58,12 +77,15 @@ struct PropertyListWriter {
             return
         }
         append("<dict>\n")
-        for entry in entries {
-            output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent + 1))
-            element("key", escaped: entry.key)
-            write(entry.value, indent: indent + 1)
-        }
+        for entry in entries { writeMember(entry, indent: indent) }
         closing("dict", indent: indent)
+    }
+
+    /// `<key>` and value of a dictionary at `indent`, with their indentation and line ends.
+    private mutating func writeMember(_ entry: SuiteFormat.Entry, indent: Int) {
+        output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent + 1))
+        element("key", escaped: entry.key)
+        write(entry.value, indent: indent + 1)
     }
 
     private mutating func closing(_ tag: String, indent: Int) {

@@ -29,6 +29,8 @@ final class SuiteStorage: Sendable {
         var fileValues: [String: DefaultsValue] = [:]
         /// `fileValues` sorted by key (the order the writers use), once a write has needed them.
         var fileEntries: [Entry]?
+        /// The bytes last written, which `fileEntries`' fragments point into.
+        var fileBytes: [UInt8]?
         /// The version of the file `fileValues` came from; `nil` when there was no file.
         var fileIdentity: FileIdentity?
         /// The version of the file that failed to parse, so it is reported once, not on every event.
@@ -221,17 +223,19 @@ final class SuiteStorage: Sendable {
     /// The body of ``persist()``, run holding `fileAccess`; returns the outside changes to announce.
     /// `newlyBroken` receives a parse error of the file that has not been published yet.
     ///
-    /// Only code holding `fileAccess` reads or changes `fileValues`, `fileEntries` and `fileIdentity`,
-    /// so the file's contents are moved out of the state, changed in place (no copy of the whole suite,
-    /// no sorting it again on every write) and moved back: as written, or as they were when the write
-    /// fails.
+    /// Only code holding `fileAccess` reads or changes `fileValues`, `fileEntries`, `fileBytes` and
+    /// `fileIdentity`, so the file's contents are moved out of the state, changed in place (no copy of the
+    /// whole suite, no sorting it again, and only changed entries encoded again) and moved back: as
+    /// written, or as they were when the write fails.
     private func writePending(_ newlyBroken: inout DefaultsError?) throws(DefaultsError) -> (Set<String>, [Observer]) {
         var contents: [String: DefaultsValue] = [:]
         var entries: [Entry]?
+        var previousBytes: [UInt8]?
         let snapshot = state.withLock { state -> (pending: [String: DefaultsValue?], identity: FileIdentity?, synchronize: Bool)? in
             if state.pending.isEmpty { return nil }
             swap(&contents, &state.fileValues)
             swap(&entries, &state.fileEntries)
+            swap(&previousBytes, &state.fileBytes)
             return (state.pending, state.fileIdentity, state.synchronizesToDisk)
         }
         guard case let (pending, knownIdentity, synchronize)? = snapshot else { return ([], []) }
@@ -249,6 +253,7 @@ final class SuiteStorage: Sendable {
                         reread = (contents, current)
                         contents = current
                         entries = nil
+                        previousBytes = nil
                     }
                     replaced.reserveCapacity(pending.count)
                     for (key, value) in pending {
@@ -259,7 +264,7 @@ final class SuiteStorage: Sendable {
                     if entries == nil {
                         entries = SuiteFormat.sortedEntries(of: contents)
                     }
-                    let bytes = format.encodeBytes(entries!, capacity: Int(knownIdentity?.size ?? 0) + 256)
+                    let bytes = format.encodeBytes(&entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256)
                     let identity = try SuiteFileIO.replace(paths, with: bytes, existing: existing, synchronize: synchronize)
                     return state.withLock { state in
                         for (key, written) in pending where state.pending[key].map({ $0 == written }) == true {
@@ -276,6 +281,7 @@ final class SuiteStorage: Sendable {
                         }
                         swap(&state.fileValues, &contents)
                         swap(&state.fileEntries, &entries)
+                        state.fileBytes = bytes
                         state.fileIdentity = identity
                         state.brokenIdentity = nil
                         state.fileError = nil
@@ -306,7 +312,9 @@ final class SuiteStorage: Sendable {
         }
         let found = low < entries.count && entries[low].key == key
         switch (value, found) {
-        case (let value?, true): entries[low].value = value
+        case (let value?, true):
+            entries[low].value = value
+            entries[low].fragment = nil
         case (let value?, false): entries.insert(Entry(key: key, value: value), at: low)
         case (nil, true): entries.remove(at: low)
         case (nil, false): break
@@ -379,6 +387,7 @@ final class SuiteStorage: Sendable {
             state.values = merged
             state.fileValues = contents
             state.fileEntries = nil
+            state.fileBytes = nil
             state.fileIdentity = identity
             state.brokenIdentity = nil
             state.fileError = nil
