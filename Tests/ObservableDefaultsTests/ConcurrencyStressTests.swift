@@ -99,27 +99,43 @@ import Glibc
     }
 
     /// A handler that writes when it hears an outside change must not deadlock when that change was found
-    /// by a write's re-read (delivered on the writing thread) rather than by the watcher.
+    /// by a write's re-read (and is delivered on the writing thread) rather than by the watcher. The
+    /// watcher thread is held inside another handler meanwhile, so the write is sure to find it first.
     @Test func handlerWritingFromAnOutsideChangeFoundByAWriteDoesNotDeadlock() throws {
         let suite = try DefaultsSuite(name: "reentrant", directory: directory.url)
         suite.set(0, forKey: "local")
-        let observation = suite.observe(keys: ["remote"]) { change in
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let holdsTheWatcher = suite.observe(keys: ["hold"]) { change in
+            guard change.origin == .outside else { return }
+            entered.signal()
+            release.wait()
+        }
+        let writesBack = suite.observe(keys: ["remote"]) { change in
             guard change.origin == .outside else { return }
             suite.set(suite.integer(forKey: "remote"), forKey: "ack")
         }
-        defer { observation.cancel() }
-        for round in 1...8 {
+        defer {
+            holdsTheWatcher.cancel()
+            writesBack.cancel()
+        }
+        func edit(_ key: String, _ value: Int) throws {
             var edited = suite.storedValues
-            edited["remote"] = .integer(round)
+            edited[key] = .integer(value)
             try HandEdit.renameOver(suite.fileURL, String(decoding: try SuiteFormat.json.encode(edited), as: UTF8.self))
-            // Usually this write re-reads the edit before the watcher does, and announces it itself.
+        }
+        for round in 1...3 {
+            try edit("hold", round)
+            try #require(entered.wait(timeout: .now() + 10) == .success, "the watcher did not deliver the edit")
+            try edit("remote", round)
             let finished = DispatchSemaphore(value: 0)
             Thread {
-                suite.set(round, forKey: "local")
+                suite.set(round, forKey: "local")  // re-reads the edit and announces "remote" on this thread
                 finished.signal()
             }.start()
-            try #require(finished.wait(timeout: .now() + 10) == .success, "round \(round): the write deadlocked")
-            #expect(eventually { suite.integer(forKey: "ack") == round })
+            let completed = finished.wait(timeout: .now() + 10) == .success
+            release.signal()
+            try #require(completed, "round \(round): the write deadlocked")
+            #expect(suite.integer(forKey: "ack") == round)
         }
     }
 }
