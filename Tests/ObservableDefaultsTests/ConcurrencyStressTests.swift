@@ -138,6 +138,36 @@ import Glibc
             #expect(suite.integer(forKey: "ack") == round)
         }
     }
+
+    /// The last cross-process observer going on one thread while a new one arrives on another must never
+    /// leave the file unwatched (or watched with no observer).
+    @Test func observersComingAndGoingOnTwoThreadsKeepTheWatchRight() throws {
+        let suite = try DefaultsSuite(name: "watch-race", directory: directory.url)
+        let path = directory.url.path
+        for round in 0..<1000 {
+            let old = suite.observe { _ in }
+            let start = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+            let replacement = Locked<DefaultsObservation?>(nil)
+            Thread {
+                start.wait()
+                old.cancel()
+                done.signal()
+            }.start()
+            Thread {
+                start.wait()
+                let new = suite.observe { _ in }
+                replacement.withLock { $0 = new }
+                done.signal()
+            }.start()
+            start.signal()
+            start.signal()
+            done.wait()
+            done.wait()
+            try #require(FileWatcher.shared.watchedDirectories.contains(path), "round \(round): an observer but no watch")
+            replacement.withLock { $0?.cancel() }
+            try #require(!FileWatcher.shared.watchedDirectories.contains(path), "round \(round): a watch but no observer")
+        }
+    }
 }
 
 extension DefaultsSuite {
