@@ -140,7 +140,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// holds it when this returns, unless a batch is open or the write failed (then the error is published
     /// on the error channel and the change stays pending until ``flush()`` or the next write succeeds).
     public func set(_ value: DefaultsValue?, forKey key: String) {
-        storage.apply([key: value])
+        storage.apply(value, forKey: key)
     }
 
     /// Stores a Foundation object (`String`, numbers, `Bool`, `Date`, `Data`, `URL`, arrays and

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import ObservableDefaults
 
@@ -140,7 +139,7 @@ import Testing
 
 /// Records errors published on a suite's error channel.
 final class ErrorRecorder: Sendable {
-    private let received = Mutex<[DefaultsError]>([])
+    private let received = Locked<[DefaultsError]>([])
     var errors: [DefaultsError] { received.withLock { $0 } }
     func record(_ error: DefaultsError) { received.withLock { $0.append(error) } }
 }

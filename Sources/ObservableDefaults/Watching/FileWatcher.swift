@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -49,7 +48,7 @@ final class FileWatcher: Sendable {
         var setupError: DefaultsError?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private static let eventMask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
     private static let finishingEvents: UInt32 = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_ATTRIB)
