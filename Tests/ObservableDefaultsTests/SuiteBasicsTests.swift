@@ -101,6 +101,16 @@ import Testing
         #expect(!suite.hasPendingChanges)
     }
 
+    @Test func synchronizedWritesAreSharedByHandlesAndLandInTheFile() throws {
+        let suite = try DefaultsSuite(name: "durable", directory: directory.url)
+        let other = try DefaultsSuite(name: "durable", directory: directory.url)
+        #expect(!suite.synchronizesToDisk)
+        suite.synchronizesToDisk = true
+        #expect(other.synchronizesToDisk)
+        other.set("fsynced", forKey: "k")
+        #expect(try contentsOnDisk(suite.fileURL) == ["k": .string("fsynced")])
+    }
+
     @Test func removeAllClearsTheFile() throws {
         let suite = try DefaultsSuite(name: "clear", directory: directory.url)
         suite.set(1, forKey: "a")
