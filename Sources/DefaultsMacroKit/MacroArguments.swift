@@ -106,14 +106,22 @@ enum StringLiteral {
 /// The arguments of `@ObservableDefaults`, with the Apple library's defaults (except `limitToInstance`,
 /// which is `false` on this platform).
 public struct ObservableDefaultsOptions: Equatable, Sendable {
+    /// Generate `init(userDefaults:ignoreExternalChanges:prefix:ignoredKeyPathsForExternalUpdates:)`.
     public var autoInit = true
+    /// Do not observe the suite: the object hears only its own writes.
     public var ignoreExternalChanges = false
+    /// The suite's name; `nil` for the standard suite.
     public var suiteName: String?
+    /// Prepended to every property's key.
     public var prefix: String?
+    /// Properties are `@ObservableOnly` unless marked `@DefaultsBacked`.
     public var observeFirst = false
+    /// Observe changes made in this process only (no file watching).
     public var limitToInstance = false
+    /// The class is main-actor isolated even without `@MainActor` (the module's default isolation).
     public var defaultIsolationIsMainActor = false
 
+    /// The options of `@ObservableDefaults` without arguments.
     public init() {}
 
     static func read(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (ObservableDefaultsOptions, [MacroDiagnostic]) {

@@ -2,6 +2,7 @@
 /// property declarations with attributes, modifiers, bindings, types, initializers and accessors.
 /// It never fails: malformed input yields a best-effort structure.
 public struct DeclParser {
+    /// The text being parsed.
     public let source: SourceText
     let tokens: [Token]
     var index = 0
@@ -21,6 +22,7 @@ public struct DeclParser {
         "unsafeAddress", "unsafeMutableAddress", "mutating", "nonmutating", "borrowing", "consuming",
     ]
 
+    /// Creates a parser positioned at the first token of `text`.
     public init(_ text: String) {
         self.source = SourceText(text)
         self.tokens = Lexer.tokenize(text)
