@@ -94,6 +94,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// `$XDG_CONFIG_HOME/observable-defaults`, else `~/.config/observable-defaults`.
     public static var defaultDirectory: URL { SuiteLocation.defaultDirectory() }
 
+    /// `DefaultsSuite(<path of the suite's file>)`.
     public var description: String { "DefaultsSuite(\(fileURL.path))" }
 
     // MARK: Reading values

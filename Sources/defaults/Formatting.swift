@@ -53,23 +53,7 @@ enum HumanFormat {
             scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "_.$:/-".unicodeScalars.contains(scalar))
         }
         if bare { return text }
-        var escaped = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\t": escaped += "\\t"
-            case "\r": escaped += "\\r"
-            default:
-                if scalar.value < 0x20 {
-                    escaped += String(format: "\\U%04x", scalar.value)
-                } else {
-                    escaped.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return escaped + "\""
+        return QuotedText.quoted(text, controlEscape: "\\U")
     }
 
     static func hex(_ bytes: Data) -> String {
@@ -144,17 +128,31 @@ enum JSONFormat {
     }
 
     static func string(_ text: String) -> String {
+        QuotedText.quoted(text, controlEscape: "\\u")
+    }
+}
+
+/// The double-quoted form both output formats share: `"` and `\` escaped with a backslash, `\n`, `\t`, `\r`,
+/// and any other control character as `controlEscape` followed by four hex digits.
+enum QuotedText {
+    /// `text` in double quotes with escapes.
+    /// - Parameters:
+    ///   - text: The text to quote.
+    ///   - controlEscape: What precedes the hex digits of another control character: `\U` in old-style
+    ///     property lists, `\u` in JSON.
+    /// - Returns: The quoted text.
+    static func quoted(_ text: String, controlEscape: String) -> String {
         var escaped = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": escaped += "\\\""
             case "\\": escaped += "\\\\"
             case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
             case "\t": escaped += "\\t"
+            case "\r": escaped += "\\r"
             default:
                 if scalar.value < 0x20 {
-                    escaped += String(format: "\\u%04x", scalar.value)
+                    escaped += controlEscape + String(format: "%04x", scalar.value)
                 } else {
                     escaped.unicodeScalars.append(scalar)
                 }
