@@ -95,9 +95,10 @@ import Glibc
             }
             #expect(counter >= 0)
         }
-        // A killed writer can leave its temporary file behind; the next process to open the suite
+        // A killed writer can leave its temporary file behind; the next process to write the suite
         // removes temporary files of writers that are gone.
-        _ = try DefaultsSuite(fileURL: file)
+        let suite = try DefaultsSuite(fileURL: file)
+        suite.set(1, forKey: "after")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
             .filter { $0.hasSuffix(".tmp") }
         #expect(leftovers.isEmpty)

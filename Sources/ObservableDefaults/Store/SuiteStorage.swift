@@ -57,6 +57,9 @@ final class SuiteStorage: Sendable {
     private let watching = Locked(false)
     /// The sidecar lock file, kept open between writes (used holding `fileAccess`).
     private let lockFile = Locked<SuiteFileIO.OpenLockFile?>(nil)
+    /// Whether this storage has looked for temporary files that killed writers left behind: once, at its
+    /// first write (a directory listing is too costly for every open of a suite).
+    private let removedStaleTemporaryFiles = Atomic(false)
 
     typealias Entry = SuiteFormat.Entry
 
@@ -66,7 +69,6 @@ final class SuiteStorage: Sendable {
     init(fileURL: URL, format: SuiteFormat) throws(DefaultsError) {
         self.fileURL = fileURL
         self.format = format
-        SuiteFileIO.removeStaleTemporaryFiles(of: SuiteFileIO.writeTarget(for: fileURL))
         guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return }
         do {
             let contents = try format.decode(snapshot.bytes, fileURL: fileURL)
@@ -246,6 +248,9 @@ final class SuiteStorage: Sendable {
         do {
             return try lockFile.withLock { lockFile throws(DefaultsError) in
                 try SuiteFileIO.withExclusiveLock(beside: paths, keeping: &lockFile) { () throws(DefaultsError) -> (Set<String>, [Observer]) in
+                    if !removedStaleTemporaryFiles.exchange(true, ordering: .relaxed) {
+                        SuiteFileIO.removeStaleTemporaryFiles(of: paths.url)
+                    }
                     var info = stat()
                     let existing: stat? = stat(paths.file, &info) == 0 ? info : nil
                     if existing.map(FileIdentity.init) != knownIdentity {
@@ -352,10 +357,12 @@ final class SuiteStorage: Sendable {
     /// whose value differs as outside changes. Pending changes kept while the file was broken are written
     /// once it parses again.
     func reloadFromDisk() {
+        // The event for our own write (or a touch that changed nothing) ends here, without waiting for
+        // `fileAccess`, which the next write may be holding: the identity is published together with the
+        // contents, so an equal one means memory already has this version.
+        if isKnownVersion(FileIdentity.of(path: fileURL.path)) { return }
         fileAccess.lock()
-        let current = FileIdentity.of(path: fileURL.path)
-        let (known, broken) = state.withLock { ($0.fileIdentity, $0.brokenIdentity) }
-        if current == known || (current != nil && current == broken) {
+        if isKnownVersion(FileIdentity.of(path: fileURL.path)) {
             fileAccess.unlock()
             return
         }
@@ -396,6 +403,12 @@ final class SuiteStorage: Sendable {
         fileAccess.unlock()
         if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
         if mustWritePending { persistReportingErrors() }
+    }
+
+    /// Whether `identity` is the version of the file memory holds, or the broken one already reported.
+    private func isKnownVersion(_ identity: FileIdentity?) -> Bool {
+        let (known, broken) = state.withLock { ($0.fileIdentity, $0.brokenIdentity) }
+        return identity == known || (identity != nil && identity == broken)
     }
 
     static func changedKeys(from old: [String: DefaultsValue], to new: [String: DefaultsValue]) -> Set<String> {
