@@ -411,3 +411,30 @@ struct JSONReader {
         return DefaultsError(.malformedFile, message: message, fileURL: fileURL, line: position.line, column: position.column)
     }
 }
+
+// MARK: - Parts of a suite file
+
+extension JSONReader {
+    /// The string whose quoted text (quotes included) is exactly `range` of `bytes`, or `nil` when it
+    /// does not parse or does not end at the range's end.
+    static func string(in bytes: UnsafeBufferPointer<UInt8>, at range: Range<Int>) -> String? {
+        guard range.lowerBound < range.upperBound, bytes[range.lowerBound] == UInt8(ascii: "\"") else { return nil }
+        var reader = JSONReader(bytes: bytes, fileURL: nil)
+        reader.index = range.lowerBound
+        guard let string = try? reader.parseString(), reader.index == range.upperBound else { return nil }
+        return string
+    }
+
+    /// The value of a top-level member whose text is exactly `range` of `bytes` (`.some(nil)`: `null`,
+    /// the key is absent), or `nil` when it does not parse or does not end at the range's end. Nesting is
+    /// limited as in a whole file.
+    static func memberValue(in bytes: UnsafeBufferPointer<UInt8>, at range: Range<Int>) -> DefaultsValue?? {
+        guard range.lowerBound < range.upperBound else { return nil }
+        var reader = JSONReader(bytes: bytes, fileURL: nil)
+        reader.index = range.lowerBound
+        guard let value = try? reader.parseValue(depth: 1, context: "after ':' in an object"),
+            reader.index == range.upperBound
+        else { return nil }
+        return .some(value)
+    }
+}

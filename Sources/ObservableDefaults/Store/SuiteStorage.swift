@@ -29,8 +29,12 @@ final class SuiteStorage: Sendable {
         var fileValues: [String: DefaultsValue] = [:]
         /// `fileValues` sorted by key (the order the writers use), once a write has needed them.
         var fileEntries: [Entry]?
-        /// The bytes last written, which `fileEntries`' fragments point into.
+        /// The bytes `fileValues` came from: last written, or last read from a JSON file. `fileEntries`'
+        /// fragments point into them (set only by a write).
         var fileBytes: [UInt8]?
+        /// Where the top-level members of `fileBytes` are (JSON), once a re-read has needed them: the next
+        /// re-read compares the new file's members with these and parses only those that changed.
+        var fileMembers: [JSONSuiteIndex.Member]?
         /// The version of the file `fileValues` came from; `nil` when there was no file.
         var fileIdentity: FileIdentity?
         /// The version of the file that failed to parse, so it is reported once, not on every event.
@@ -72,9 +76,11 @@ final class SuiteStorage: Sendable {
         guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return }
         do {
             let contents = try format.decode(snapshot.bytes, fileURL: fileURL)
+            let bytes = format == .json ? [UInt8](snapshot.bytes) : nil
             state.withLock {
                 $0.values = contents
                 $0.fileValues = contents
+                $0.fileBytes = bytes
                 $0.fileIdentity = snapshot.identity
             }
         } catch {
@@ -238,6 +244,7 @@ final class SuiteStorage: Sendable {
             swap(&contents, &state.fileValues)
             swap(&entries, &state.fileEntries)
             swap(&previousBytes, &state.fileBytes)
+            state.fileMembers = nil
             return (state.pending, state.fileIdentity, state.synchronizesToDisk)
         }
         guard case let (pending, knownIdentity, synchronize)? = snapshot else { return ([], []) }
@@ -287,6 +294,7 @@ final class SuiteStorage: Sendable {
                         swap(&state.fileValues, &contents)
                         swap(&state.fileEntries, &entries)
                         state.fileBytes = bytes
+                        state.fileMembers = nil
                         state.fileIdentity = identity
                         state.brokenIdentity = nil
                         state.fileError = nil
@@ -368,8 +376,19 @@ final class SuiteStorage: Sendable {
         }
         let contents: [String: DefaultsValue]
         let identity: FileIdentity?
+        var bytes: [UInt8]?
         do {
             if let snapshot = try SuiteFileIO.readSnapshot(fileURL) {
+                if format == .json {
+                    let newBytes = [UInt8](snapshot.bytes)
+                    if let (changed, observers, mustWritePending) = rereadIncrementally(newBytes, identity: snapshot.identity) {
+                        fileAccess.unlock()
+                        if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
+                        if mustWritePending { persistReportingErrors() }
+                        return
+                    }
+                    bytes = newBytes
+                }
                 do {
                     contents = try format.decode(snapshot.bytes, fileURL: fileURL)
                 } catch {
@@ -394,7 +413,8 @@ final class SuiteStorage: Sendable {
             state.values = merged
             state.fileValues = contents
             state.fileEntries = nil
-            state.fileBytes = nil
+            state.fileBytes = bytes
+            state.fileMembers = nil
             state.fileIdentity = identity
             state.brokenIdentity = nil
             state.fileError = nil
@@ -405,6 +425,57 @@ final class SuiteStorage: Sendable {
         if mustWritePending { persistReportingErrors() }
     }
 
+    /// The re-read of a JSON file that parses only the members whose bytes differ from those of the bytes
+    /// last read or written (see ``JSONSuiteIndex``), run holding `fileAccess`. Returns what
+    /// ``reloadFromDisk()`` announces, or `nil` (nothing changed in the state) when the full parse must
+    /// decide: no previous bytes, a file that does not scan, a changed member that does not parse,
+    /// duplicate keys or `null`.
+    private func rereadIncrementally(_ bytes: [UInt8], identity: FileIdentity) -> (Set<String>, [Observer], Bool)? {
+        // Moved out of the state and back, like the write does: only code holding `fileAccess` uses them.
+        var contents: [String: DefaultsValue] = [:]
+        let (previousBytes, knownMembers) = state.withLock { state in
+            swap(&contents, &state.fileValues)
+            return (state.fileBytes, state.fileMembers)
+        }
+        let outcome = previousBytes?.withUnsafeBufferPointer { previous in
+            bytes.withUnsafeBufferPointer { current -> (changed: [String], members: [JSONSuiteIndex.Member])? in
+                guard let previousMembers = knownMembers ?? JSONSuiteIndex.scan(previous),
+                    previousMembers.count == contents.count,
+                    let members = JSONSuiteIndex.scan(current),
+                    let changed = JSONSuiteIndex.reread(
+                        previousBytes: previous, previousMembers: previousMembers, values: &contents,
+                        newBytes: current, newMembers: members)
+                else { return nil }
+                return (changed, members)
+            }
+        }
+        guard let outcome else {
+            state.withLock { swap(&$0.fileValues, &contents) }
+            return nil
+        }
+        return state.withLock { state in
+            // Memory is the file with the pending changes on top, so only keys whose file value changed
+            // can differ from it now.
+            var changed = Set<String>()
+            for key in outcome.changed {
+                let merged = if let pending = state.pending[key] { pending } else { contents[key] }
+                if state.values[key] != merged {
+                    state.values[key] = merged
+                    changed.insert(key)
+                }
+            }
+            let wasBroken = state.fileError != nil
+            swap(&state.fileValues, &contents)
+            state.fileEntries = nil
+            state.fileBytes = bytes
+            state.fileMembers = outcome.members
+            state.fileIdentity = identity
+            state.brokenIdentity = nil
+            state.fileError = nil
+            return (changed, changed.isEmpty ? [] : Array(state.observers.values), wasBroken && !state.pending.isEmpty)
+        }
+    }
+
     /// Whether `identity` is the version of the file memory holds, or the broken one already reported.
     private func isKnownVersion(_ identity: FileIdentity?) -> Bool {
         let (known, broken) = state.withLock { ($0.fileIdentity, $0.brokenIdentity) }
@@ -413,8 +484,19 @@ final class SuiteStorage: Sendable {
 
     static func changedKeys(from old: [String: DefaultsValue], to new: [String: DefaultsValue]) -> Set<String> {
         var changed = Set<String>()
-        for (key, value) in new where old[key] != value { changed.insert(key) }
-        for key in old.keys where new[key] == nil { changed.insert(key) }
+        var common = 0
+        for (key, value) in new {
+            if let oldValue = old[key] {
+                common += 1
+                if oldValue != value { changed.insert(key) }
+            } else {
+                changed.insert(key)
+            }
+        }
+        // Old keys missing from `new` exist only if fewer than all of them were found there.
+        if common < old.count {
+            for key in old.keys where new[key] == nil { changed.insert(key) }
+        }
         return changed
     }
 

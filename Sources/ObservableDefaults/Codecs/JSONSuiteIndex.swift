@@ -1,0 +1,217 @@
+import Foundation
+
+/// Where the members of a JSON suite file are, and the re-read that parses only the members whose bytes
+/// changed.
+///
+/// A re-read after an outside change usually finds one member changed among many. Instead of parsing the
+/// whole file and comparing every key, ``scan(_:)`` finds each top-level member's key and value byte ranges
+/// (no values built, no strings made), and ``reread(previousBytes:previousMembers:values:newBytes:newMembers:)``
+/// compares them with the members of the bytes last read or written: a member whose key and value bytes
+/// are equal is unchanged and costs a `memcmp`; only the others are parsed, by ``JSONReader``.
+///
+/// The result is exactly that of a full parse and a diff, or `nil`, and the caller parses the whole file
+/// (which also produces the error, with its line and column, for a file that does not parse).
+enum JSONSuiteIndex {
+    /// One top-level member: its key with the quotes, and its value.
+    struct Member: Equatable {
+        var key: Range<Int>
+        var value: Range<Int>
+    }
+
+    // MARK: Scanning
+
+    /// The members of a suite file in order, or `nil` when anything is unexpected (a full parse then finds
+    /// the error). Whitespace only is an empty suite. Values are delimited, not checked: one whose bytes
+    /// are not those of a member already parsed is parsed before it is used.
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
+        var index = 0
+        let count = bytes.count
+        if count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        skipWhitespace(bytes, &index)
+        guard index < count else { return [] }
+        guard bytes[index] == UInt8(ascii: "{") else { return nil }
+        index += 1
+        skipWhitespace(bytes, &index)
+        var members: [Member] = []
+        if index < count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+        } else {
+            while true {
+                guard index < count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+                let keyStart = index
+                guard skipString(bytes, &index) else { return nil }
+                let key = keyStart..<index
+                skipWhitespace(bytes, &index)
+                guard index < count, bytes[index] == UInt8(ascii: ":") else { return nil }
+                index += 1
+                skipWhitespace(bytes, &index)
+                let valueStart = index
+                guard skipValue(bytes, &index) else { return nil }
+                members.append(Member(key: key, value: valueStart..<index))
+                skipWhitespace(bytes, &index)
+                guard index < count else { return nil }
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    break
+                }
+                guard bytes[index] == UInt8(ascii: ",") else { return nil }
+                index += 1
+                skipWhitespace(bytes, &index)
+            }
+        }
+        skipWhitespace(bytes, &index)
+        return index == count ? members : nil
+    }
+
+    private static func skipWhitespace(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) {
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"): index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Moves past a string starting at its opening quote; `false` when it does not end.
+    private static func skipString(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Bool {
+        index += 1
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                index += 1
+                return true
+            case UInt8(ascii: "\\"): index += 2
+            default: index += 1
+            }
+        }
+        return false
+    }
+
+    /// Moves past a value: a string, a bracketed container (strings inside skipped), or a run of the
+    /// characters numbers and literals are made of.
+    private static func skipValue(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Bool {
+        guard index < bytes.count else { return false }
+        switch bytes[index] {
+        case UInt8(ascii: "\""):
+            return skipString(bytes, &index)
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    guard skipString(bytes, &index) else { return false }
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 {
+                        index += 1
+                        return true
+                    }
+                default: break
+                }
+                index += 1
+            }
+            return false
+        default:
+            let start = index
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                    index += 1
+                default:
+                    return index > start
+                }
+            }
+            return index > start
+        }
+    }
+
+    // MARK: Re-reading
+
+    /// Brings `values` (the contents of `previousBytes`, whose members are `previousMembers`) to the
+    /// contents of `newBytes` (members `newMembers`), parsing only members whose bytes changed.
+    ///
+    /// Each new member is compared with the previous member at the cursor (the same position, or the next
+    /// one after a removal); equal key and value bytes mean the same entry. A key met elsewhere is parsed
+    /// and looked up in `values`. Previous members passed over are removed unless their key was met.
+    ///
+    /// - Precondition: `previousMembers` has one member per key of `values` (no duplicate keys, no `null`).
+    /// - Returns: the keys whose value changed (the same set as a full parse and a diff), with `values`
+    ///   equal to a full parse of `newBytes`; or `nil`, with `values` as it was, when a changed member does
+    ///   not parse or the new file has duplicate keys or `null` values (a full parse then decides).
+    static func reread(
+        previousBytes: UnsafeBufferPointer<UInt8>, previousMembers: [Member],
+        values: inout [String: DefaultsValue],
+        newBytes: UnsafeBufferPointer<UInt8>, newMembers: [Member]
+    ) -> [String]? {
+        var undo: [(key: String, old: DefaultsValue?)] = []
+        var changed: [String] = []
+        var metElsewhere = Set<String>()
+        var passedOver: [Int] = []
+        var cursor = 0
+
+        func set(_ key: String, _ value: DefaultsValue?) {
+            let old = values[key]
+            guard old != value else { return }
+            undo.append((key, old))
+            changed.append(key)
+            values[key] = value
+        }
+        func rollBack() {
+            for (key, old) in undo.reversed() { values[key] = old }
+        }
+        /// The new member is the previous one at `position` if its value bytes are equal; else its value is parsed.
+        func compare(_ member: Member, with position: Int) -> Bool {
+            let previous = previousMembers[position]
+            if equal(newBytes, member.value, previousBytes, previous.value) { return true }
+            guard let key = JSONReader.string(in: newBytes, at: member.key),
+                let value = JSONReader.memberValue(in: newBytes, at: member.value)
+            else { return false }
+            set(key, value)
+            return true
+        }
+
+        for member in newMembers {
+            if cursor < previousMembers.count, equal(newBytes, member.key, previousBytes, previousMembers[cursor].key) {
+                guard compare(member, with: cursor) else { return fail(rollBack) }
+                cursor += 1
+            } else if cursor + 1 < previousMembers.count,
+                equal(newBytes, member.key, previousBytes, previousMembers[cursor + 1].key)
+            {
+                passedOver.append(cursor)
+                guard compare(member, with: cursor + 1) else { return fail(rollBack) }
+                cursor += 2
+            } else {
+                guard let key = JSONReader.string(in: newBytes, at: member.key),
+                    let value = JSONReader.memberValue(in: newBytes, at: member.value)
+                else { return fail(rollBack) }
+                metElsewhere.insert(key)
+                set(key, value)
+            }
+        }
+        passedOver.append(contentsOf: cursor..<previousMembers.count)
+        for position in passedOver {
+            // The previous bytes parsed, so their key does.
+            guard let key = JSONReader.string(in: previousBytes, at: previousMembers[position].key) else { return fail(rollBack) }
+            if !metElsewhere.contains(key) { set(key, nil) }
+        }
+        // Every key of `values` is a key of the new file; one value per member means no duplicate keys
+        // and no `null`, the cases where the order of members matters.
+        guard values.count == newMembers.count else { return fail(rollBack) }
+        return changed
+    }
+
+    private static func fail(_ rollBack: () -> Void) -> [String]? {
+        rollBack()
+        return nil
+    }
+
+    private static func equal(
+        _ a: UnsafeBufferPointer<UInt8>, _ aRange: Range<Int>, _ b: UnsafeBufferPointer<UInt8>, _ bRange: Range<Int>
+    ) -> Bool {
+        aRange.count == bRange.count
+            && memcmp(a.baseAddress! + aRange.lowerBound, b.baseAddress! + bRange.lowerBound, aRange.count) == 0
+    }
+}
