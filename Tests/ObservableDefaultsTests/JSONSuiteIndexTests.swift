@@ -62,11 +62,16 @@ import Testing
                     return false
                 }
                 guard previousMembers.count == previous.count else { return false }
+                // The scan helped by the previous file finds the same members as a plain scan.
+                let plain = JSONSuiteIndex.scan(newBuffer)
+                let helped = JSONSuiteIndex.scan(newBuffer, previous: oldBuffer, previousMembers: previousMembers)
+                #expect(helped?.members == plain, "old:\n\(old)\nnew:\n\(new)")
                 var values = previous
-                guard let newMembers = JSONSuiteIndex.scan(newBuffer),
+                guard let scan = helped,
                     let changed = JSONSuiteIndex.reread(
                         previousBytes: oldBuffer, previousMembers: previousMembers, values: &values,
-                        newBytes: newBuffer, newMembers: newMembers)
+                        newBytes: newBuffer, newMembers: scan.members,
+                        sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
                 else {
                     #expect(values == previous, "a declined re-read must leave the values as they were")
                     return false

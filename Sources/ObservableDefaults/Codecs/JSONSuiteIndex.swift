@@ -35,32 +35,126 @@ enum JSONSuiteIndex {
         var members: [Member] = []
         if index < count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-        } else {
-            while true {
-                guard index < count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-                let keyStart = index
-                guard skipString(bytes, &index) else { return nil }
-                let key = keyStart..<index
-                skipWhitespace(bytes, &index)
-                guard index < count, bytes[index] == UInt8(ascii: ":") else { return nil }
-                index += 1
-                skipWhitespace(bytes, &index)
-                let valueStart = index
-                guard skipValue(bytes, &index) else { return nil }
-                members.append(Member(key: key, value: valueStart..<index))
-                skipWhitespace(bytes, &index)
-                guard index < count else { return nil }
-                if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    break
-                }
-                guard bytes[index] == UInt8(ascii: ",") else { return nil }
-                index += 1
-                skipWhitespace(bytes, &index)
-            }
+            skipWhitespace(bytes, &index)
+            return index == count ? members : nil
         }
+        guard let member = scanMember(bytes, &index) else { return nil }
+        members.append(member)
+        guard scanRest(bytes, from: index, into: &members, suffix: nil) != nil else { return nil }
+        return members
+    }
+
+    /// The members of `bytes` found with the help of the previous file's: members wholly inside the
+    /// bytes both files start with are taken as they are, and so are (moved) those inside the bytes both
+    /// end with; only the members between are scanned.
+    struct Scan {
+        var members: [Member]
+        /// How many members at the start are the previous file's first members, at the same place.
+        var sameAtStart: Int
+        /// How many members at the end are the previous file's last members, with the same bytes.
+        var sameAtEnd: Int
+    }
+
+    /// ``scan(_:)`` of `bytes`, given the previous file and its members (which ``scan(_:)`` found).
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, previous: UnsafeBufferPointer<UInt8>, previousMembers: [Member]) -> Scan? {
+        let limit = min(bytes.count, previous.count)
+        let prefix = commonPrefix(bytes, previous, limit: limit)
+        let suffix = commonSuffix(bytes, previous, limit: limit - prefix)
+        // A member is the same if its bytes and the one after them (which ends a number or a literal) are
+        // in the common prefix.
+        let kept = partitionPoint(previousMembers.count) { previousMembers[$0].value.upperBound >= prefix }
+        guard kept > 0 else { return scan(bytes).map { Scan(members: $0, sameAtStart: 0, sameAtEnd: 0) } }
+        var members: [Member] = []
+        members.reserveCapacity(previousMembers.count + 1)
+        members.append(contentsOf: previousMembers[0..<kept])
+        let shift = bytes.count - previous.count
+        guard let sameAtEnd = scanRest(
+            bytes, from: previousMembers[kept - 1].value.upperBound, into: &members,
+            suffix: (start: bytes.count - suffix, shift: shift, previousMembers: previousMembers))
+        else { return nil }
+        return Scan(members: members, sameAtStart: kept, sameAtEnd: sameAtEnd)
+    }
+
+    /// Scans from just after a member's value to the end of the file. With `suffix`, a member starting at
+    /// or after `suffix.start` where a previous member starts (moved by `shift`) begins the common end:
+    /// it and the rest are the previous members, moved. Returns how many members were taken that way.
+    private static func scanRest(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, into members: inout [Member],
+        suffix: (start: Int, shift: Int, previousMembers: [Member])?
+    ) -> Int? {
+        var index = start
+        let count = bytes.count
+        while true {
+            skipWhitespace(bytes, &index)
+            guard index < count else { return nil }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                skipWhitespace(bytes, &index)
+                return index == count ? 0 : nil
+            }
+            guard bytes[index] == UInt8(ascii: ",") else { return nil }
+            index += 1
+            skipWhitespace(bytes, &index)
+            if let suffix, index >= suffix.start {
+                let previous = suffix.previousMembers
+                let position = partitionPoint(previous.count) { previous[$0].key.lowerBound >= index - suffix.shift }
+                if position < previous.count, previous[position].key.lowerBound == index - suffix.shift {
+                    for member in previous[position...] {
+                        members.append(Member(
+                            key: member.key.lowerBound + suffix.shift..<member.key.upperBound + suffix.shift,
+                            value: member.value.lowerBound + suffix.shift..<member.value.upperBound + suffix.shift))
+                    }
+                    return previous.count - position
+                }
+            }
+            guard let member = scanMember(bytes, &index) else { return nil }
+            members.append(member)
+        }
+    }
+
+    /// `"key": value` at `index`, which it moves past.
+    private static func scanMember(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Member? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let keyStart = index
+        guard skipString(bytes, &index) else { return nil }
+        let key = keyStart..<index
         skipWhitespace(bytes, &index)
-        return index == count ? members : nil
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+        index += 1
+        skipWhitespace(bytes, &index)
+        let valueStart = index
+        guard skipValue(bytes, &index) else { return nil }
+        return Member(key: key, value: valueStart..<index)
+    }
+
+    /// The first position in `0..<count` where `isAfter` holds (it holds for all positions after it).
+    private static func partitionPoint(_ count: Int, _ isAfter: (Int) -> Bool) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if isAfter(middle) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    private static func commonPrefix(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, limit: Int) -> Int {
+        var length = 0
+        let block = 256
+        while length + block <= limit, memcmp(a.baseAddress! + length, b.baseAddress! + length, block) == 0 { length += block }
+        while length < limit, a[length] == b[length] { length += 1 }
+        return length
+    }
+
+    private static func commonSuffix(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, limit: Int) -> Int {
+        var length = 0
+        let block = 256
+        while length + block <= limit,
+            memcmp(a.baseAddress! + a.count - length - block, b.baseAddress! + b.count - length - block, block) == 0
+        {
+            length += block
+        }
+        while length < limit, a[a.count - length - 1] == b[b.count - length - 1] { length += 1 }
+        return length
     }
 
     private static func skipWhitespace(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) {
@@ -144,13 +238,18 @@ enum JSONSuiteIndex {
     static func reread(
         previousBytes: UnsafeBufferPointer<UInt8>, previousMembers: [Member],
         values: inout [String: DefaultsValue],
-        newBytes: UnsafeBufferPointer<UInt8>, newMembers: [Member]
+        newBytes: UnsafeBufferPointer<UInt8>, newMembers: [Member], sameAtStart: Int = 0, sameAtEnd: Int = 0
     ) -> [String]? {
         var undo: [(key: String, old: DefaultsValue?)] = []
         var changed: [String] = []
         var metElsewhere = Set<String>()
         var passedOver: [Int] = []
-        var cursor = 0
+        // The members known to be the same (see ``Scan``) are not compared.
+        guard sameAtStart >= 0, sameAtEnd >= 0,
+            sameAtStart + sameAtEnd <= min(newMembers.count, previousMembers.count)
+        else { return nil }
+        var cursor = sameAtStart
+        let previousEnd = previousMembers.count - sameAtEnd
 
         func set(_ key: String, _ value: DefaultsValue?) {
             let old = values[key]
@@ -173,11 +272,11 @@ enum JSONSuiteIndex {
             return true
         }
 
-        for member in newMembers {
-            if cursor < previousMembers.count, equal(newBytes, member.key, previousBytes, previousMembers[cursor].key) {
+        for member in newMembers[sameAtStart..<newMembers.count - sameAtEnd] {
+            if cursor < previousEnd, equal(newBytes, member.key, previousBytes, previousMembers[cursor].key) {
                 guard compare(member, with: cursor) else { return fail(rollBack) }
                 cursor += 1
-            } else if cursor + 1 < previousMembers.count,
+            } else if cursor + 1 < previousEnd,
                 equal(newBytes, member.key, previousBytes, previousMembers[cursor + 1].key)
             {
                 passedOver.append(cursor)
@@ -191,7 +290,7 @@ enum JSONSuiteIndex {
                 set(key, value)
             }
         }
-        passedOver.append(contentsOf: cursor..<previousMembers.count)
+        passedOver.append(contentsOf: cursor..<previousEnd)
         for position in passedOver {
             // The previous bytes parsed, so their key does.
             guard let key = JSONReader.string(in: previousBytes, at: previousMembers[position].key) else { return fail(rollBack) }

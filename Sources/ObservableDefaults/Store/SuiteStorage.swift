@@ -441,12 +441,13 @@ final class SuiteStorage: Sendable {
             bytes.withUnsafeBufferPointer { current -> (changed: [String], members: [JSONSuiteIndex.Member])? in
                 guard let previousMembers = knownMembers ?? JSONSuiteIndex.scan(previous),
                     previousMembers.count == contents.count,
-                    let members = JSONSuiteIndex.scan(current),
+                    let scan = JSONSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
                     let changed = JSONSuiteIndex.reread(
                         previousBytes: previous, previousMembers: previousMembers, values: &contents,
-                        newBytes: current, newMembers: members)
+                        newBytes: current, newMembers: scan.members,
+                        sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
                 else { return nil }
-                return (changed, members)
+                return (changed, scan.members)
             }
         }
         guard let outcome else {
