@@ -168,6 +168,55 @@ import Testing
         return false
     }
 
+    @Test func suiteRereadsOnlyWhatChangedAfterItsOwnWriteAndAfterARead() throws {
+        let directory = TemporaryDirectory()
+        let file = directory.file("incremental.json")
+        let suite = try DefaultsSuite(fileURL: file)
+        suite.performBatchUpdates {
+            for index in 0..<200 { suite.set(.string("value \(index)"), forKey: "key\(index)") }
+            suite.set(.double(1), forKey: "ratio")
+        }
+        let recorder = ChangeRecorder()
+        let observation = suite.observe { recorder.record($0) }
+        defer { observation.cancel() }
+        var contents = try JSONReader.parseSuite(Data(contentsOf: file), fileURL: nil)
+        // After our own write (members from the writer's fragments), then after a re-read (scanned ones).
+        for round in 0..<3 {
+            recorder.clear()
+            var text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            text = text.replacingOccurrences(of: "\"value 17\"", with: "\"edited \(round)\"")
+            text = text.replacingOccurrences(of: "\"ratio\": 1.0", with: "\"ratio\": 1.00")  // same value
+            text = text.replacingOccurrences(of: "\"key42\": \"value 42\",\n", with: "")
+            text = text.replacingOccurrences(of: "{\n", with: "{\n  \"added\(round)\": [1, {\"x\": \"\\u00e9\"}],\n")
+            text = text.replacingOccurrences(of: "\"edited \(round - 1)\"", with: "\"edited \(round)\"")
+            try HandEdit.renameOver(file, text)
+            suite.reload()
+            let expected = try JSONReader.parseSuite(Data(text.utf8), fileURL: nil)
+            let changed = SuiteStorage.changedKeys(from: contents, to: expected)
+            #expect(changed.contains("key17") && changed.contains("added\(round)") && !changed.contains("ratio"))
+            #expect(suite.storage.storedValues == expected)
+            #expect(eventually { Set(recorder.changes.flatMap(\.keys)) == changed })
+            contents = expected
+        }
+    }
+
+    @Test func membersFromTheWritersFragmentsAreTheScannedOnes() throws {
+        var generator = ValueGenerator(seed: 77, includeNonFinite: true)
+        for round in 0..<200 {
+            var contents: [String: DefaultsValue] = [:]
+            for _ in 0..<(round % 25) { contents[generator.key()] = generator.value(depth: 0) }
+            var entries = SuiteFormat.sortedEntries(of: contents)
+            var bytes = JSONWriter.encodeSuiteBytes(&entries, reusing: nil)
+            // Once more, with most fragments copied from the previous bytes.
+            if let first = entries.indices.first { entries[first].value = .integer(round)
+                entries[first].fragment = nil }
+            bytes = JSONWriter.encodeSuiteBytes(&entries, reusing: bytes)
+            let fromFragments = bytes.withUnsafeBufferPointer { JSONSuiteIndex.members(ofWritten: $0, entries: entries) }
+            let scanned = bytes.withUnsafeBufferPointer { JSONSuiteIndex.scan($0) }
+            #expect(fromFragments != nil && fromFragments == scanned)
+        }
+    }
+
     @Test func scannerFindsKeyAndValueRanges() throws {
         let text = #"{ "a" : [1, "]", {"b": "}"}] ,"c\"":"x\\" , "n": -1.5e3 }"#
         let bytes = Array(text.utf8)

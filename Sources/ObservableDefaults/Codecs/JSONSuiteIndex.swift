@@ -44,6 +44,24 @@ enum JSONSuiteIndex {
         return members
     }
 
+    /// The members of bytes ``JSONWriter`` wrote, from its entries' fragments (`  "key": value` each, in
+    /// order): only the keys are scanned. `nil` when an entry has no fragment or the layout is not that.
+    static func members(ofWritten bytes: UnsafeBufferPointer<UInt8>, entries: [SuiteFormat.Entry]) -> [Member]? {
+        var members: [Member] = []
+        members.reserveCapacity(entries.count)
+        for entry in entries {
+            guard let fragment = entry.fragment, fragment.upperBound <= bytes.count,
+                fragment.count >= 6, bytes[fragment.lowerBound + 2] == UInt8(ascii: "\"")
+            else { return nil }
+            var index = fragment.lowerBound + 2
+            guard skipString(bytes, &index), index + 2 < fragment.upperBound,
+                bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: " ")
+            else { return nil }
+            members.append(Member(key: fragment.lowerBound + 2..<index, value: index + 2..<fragment.upperBound))
+        }
+        return members
+    }
+
     /// The members of `bytes` found with the help of the previous file's: members wholly inside the
     /// bytes both files start with are taken as they are, and so are (moved) those inside the bytes both
     /// end with; only the members between are scanned.

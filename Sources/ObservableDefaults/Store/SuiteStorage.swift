@@ -381,9 +381,11 @@ final class SuiteStorage: Sendable {
             if let snapshot = try SuiteFileIO.readSnapshot(fileURL) {
                 if format == .json {
                     let newBytes = [UInt8](snapshot.bytes)
-                    if let (changed, observers, mustWritePending) = rereadIncrementally(newBytes, identity: snapshot.identity) {
+                    if let (changed, observers, mustWritePending, released) = rereadIncrementally(newBytes, identity: snapshot.identity) {
                         fileAccess.unlock()
                         if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
+                        // Freeing a large suite's entries takes a while; observers should not wait for it.
+                        withExtendedLifetime(released) {}
                         if mustWritePending { persistReportingErrors() }
                         return
                     }
@@ -430,16 +432,23 @@ final class SuiteStorage: Sendable {
     /// ``reloadFromDisk()`` announces, or `nil` (nothing changed in the state) when the full parse must
     /// decide: no previous bytes, a file that does not scan, a changed member that does not parse,
     /// duplicate keys or `null`.
-    private func rereadIncrementally(_ bytes: [UInt8], identity: FileIdentity) -> (Set<String>, [Observer], Bool)? {
+    /// The sorted entries a write kept are handed back to be released once observers have heard (their
+    /// fragments point into the previous bytes, so they are not kept).
+    private func rereadIncrementally(_ bytes: [UInt8], identity: FileIdentity) -> (Set<String>, [Observer], Bool, [Entry]?)? {
         // Moved out of the state and back, like the write does: only code holding `fileAccess` uses them.
         var contents: [String: DefaultsValue] = [:]
+        var entries: [Entry]?
         let (previousBytes, knownMembers) = state.withLock { state in
             swap(&contents, &state.fileValues)
+            swap(&entries, &state.fileEntries)
             return (state.fileBytes, state.fileMembers)
         }
         let outcome = previousBytes?.withUnsafeBufferPointer { previous in
             bytes.withUnsafeBufferPointer { current -> (changed: [String], members: [JSONSuiteIndex.Member])? in
-                guard let previousMembers = knownMembers ?? JSONSuiteIndex.scan(previous),
+                // After a write, the members are found from the writer's fragments (only keys scanned).
+                guard let previousMembers = knownMembers
+                    ?? entries.flatMap({ JSONSuiteIndex.members(ofWritten: previous, entries: $0) })
+                    ?? JSONSuiteIndex.scan(previous),
                     previousMembers.count == contents.count,
                     let scan = JSONSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
                     let changed = JSONSuiteIndex.reread(
@@ -451,10 +460,13 @@ final class SuiteStorage: Sendable {
             }
         }
         guard let outcome else {
-            state.withLock { swap(&$0.fileValues, &contents) }
+            state.withLock {
+                swap(&$0.fileValues, &contents)
+                swap(&$0.fileEntries, &entries)
+            }
             return nil
         }
-        return state.withLock { state in
+        let (changed, observers, mustWritePending) = state.withLock { state -> (Set<String>, [Observer], Bool) in
             // Memory is the file with the pending changes on top, so only keys whose file value changed
             // can differ from it now.
             var changed = Set<String>()
@@ -475,6 +487,7 @@ final class SuiteStorage: Sendable {
             state.fileError = nil
             return (changed, changed.isEmpty ? [] : Array(state.observers.values), wasBroken && !state.pending.isEmpty)
         }
+        return (changed, observers, mustWritePending, entries)
     }
 
     /// Whether `identity` is the version of the file memory holds, or the broken one already reported.
