@@ -6,6 +6,7 @@ let package = Package(
     name: "ObservableDefaults",
     products: [
         .library(name: "ObservableDefaults", targets: ["ObservableDefaults"]),
+        .executable(name: "defaults-bench", targets: ["defaults-bench"]),
     ],
     targets: [
         .target(name: "ObservableDefaults"),
@@ -13,6 +14,15 @@ let package = Package(
             name: "defaults-test-agent",
             dependencies: ["ObservableDefaults"],
             path: "Sources/defaults-test-agent"
+        ),
+        .executableTarget(
+            name: "defaults-bench",
+            dependencies: ["ObservableDefaults"],
+            path: "Sources/defaults-bench"
+        ),
+        .testTarget(
+            name: "DefaultsBenchTests",
+            dependencies: ["defaults-bench"]
         ),
         .testTarget(
             name: "ObservableDefaultsTests",

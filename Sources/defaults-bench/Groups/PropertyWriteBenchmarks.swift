@@ -1,0 +1,133 @@
+import Foundation
+import ObservableDefaults
+
+/// Group 2: writing one property — ours write-through (the value is in the file when `set` returns),
+/// ours inside a batch, a plain `@Observable` property, and Foundation's `UserDefaults.set` on Linux.
+enum PropertyWriteBenchmarks {
+    static func run(_ context: BenchContext) -> GroupResult {
+        let settings = context.settings
+        var group = GroupResult(
+            number: 2, title: "Property write",
+            method: "One write of a new Int value per operation (values never repeat, so no write is skipped as equal). "
+                + "Our suite holds 10 keys. Ratios are against the plain `@Observable` write.")
+
+        let plain = opaque(PlainSettings())
+        context.progress("2. property write: plain @Observable")
+        var counter = 0
+        group.append(ResultRow(id: "plain", name: "plain `@Observable` property", statistics: Sampler.perOperation(settings) { n in
+            for _ in 0..<n {
+                counter &+= 1
+                plain.count = counter
+            }
+            return plain.count
+        }))
+
+        group.append(contentsOf: MacroRows.propertyWrite(context))
+
+        let directory = context.directory("write")
+        let suite = openSuite(directory.appendingPathComponent("write.json"))
+        suite.performBatchUpdates {
+            for index in 0..<9 { suite.set(.string("value \(index)"), forKey: "other\(index)") }
+            suite.set(.integer(0), forKey: BenchKeys.count)
+        }
+
+        context.progress("2. property write: DefaultsSuite write-through")
+        group.append(ResultRow(
+            id: "suite.writethrough", name: "`DefaultsSuite.set` write-through (in the file on return)",
+            statistics: Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    suite.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return counter
+            }))
+
+        context.progress("2. property write: DefaultsSuite write-through + fsync")
+        suite.synchronizesToDisk = true
+        group.append(ResultRow(
+            id: "suite.fsync", name: "`DefaultsSuite.set` write-through with `synchronizesToDisk` (fsync)",
+            statistics: Sampler.perOperation(settings, maxBatch: 1 << 10) { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    suite.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return counter
+            }))
+        suite.synchronizesToDisk = false
+
+        context.progress("2. property write: DefaultsSuite inside a batch")
+        // The whole measurement runs inside one open batch: each operation is the in-memory update and the
+        // in-process notification; the single file write happens when the batch closes, after sampling.
+        let inBatch = suite.performBatchUpdates {
+            Sampler.perOperation(settings) { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    suite.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return counter
+            }
+        }
+        group.append(ResultRow(id: "suite.batch", name: "`DefaultsSuite.set` inside `performBatchUpdates` (file write excluded)", statistics: inBatch))
+
+        group.append(ResultRow(
+            id: "suite.batch100", name: "batch of 100 `set`s + its one file write, per `set`",
+            statistics: Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
+                for _ in 0..<n {
+                    suite.performBatchUpdates {
+                        for _ in 0..<100 {
+                            counter &+= 1
+                            suite.set(.integer(counter), forKey: BenchKeys.count)
+                        }
+                    }
+                }
+                return counter
+            }.scaled(by: 1.0 / 100)))
+
+        let scratch = ScratchUserDefaults("write")
+        defer { scratch.remove() }
+        let defaults = scratch.defaults
+        context.progress("2. property write: UserDefaults.set")
+        group.append(ResultRow(
+            id: "userdefaults", name: "`UserDefaults.set(_:forKey:)` (Linux; in memory, written later)",
+            statistics: Sampler.perOperation(settings) { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    defaults.set(counter, forKey: BenchKeys.count)
+                }
+                return counter
+            }))
+        context.progress("2. property write: UserDefaults.set + synchronize")
+        group.append(ResultRow(
+            id: "userdefaults.synchronize", name: "`UserDefaults.set` + `synchronize()` (Linux; in the file on return)",
+            statistics: Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
+                var synced = 0
+                for _ in 0..<n {
+                    counter &+= 1
+                    defaults.set(counter, forKey: BenchKeys.count)
+                    if defaults.synchronize() { synced &+= 1 }
+                }
+                return synced &+ counter
+            }))
+
+        for id in ["macro.writethrough", "macro.batch", "suite.writethrough", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults", "userdefaults.synchronize"] {
+            group.relate(id, to: "plain")
+        }
+        group.notes.append("Write-through rows include the key-granular read-modify-write under `flock`, the atomic "
+            + "rename and the in-process notification; the 10-key file is rewritten on every `set`.")
+        return group
+    }
+}
+
+extension Statistics {
+    /// The same distribution in another unit (e.g. per batch → per item).
+    func scaled(by factor: Double) -> Statistics {
+        var copy = self
+        copy.min *= factor
+        copy.p50 *= factor
+        copy.p90 *= factor
+        copy.p99 *= factor
+        copy.max *= factor
+        copy.mean *= factor
+        return copy
+    }
+}
