@@ -72,16 +72,19 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     }
 
     /// The suite named after this process (or `$OBSERVABLE_DEFAULTS_STANDARD_SUITE`) in
-    /// ``defaultDirectory``. If that cannot be opened, a suite in the temporary directory is used and the
-    /// reason is published on its error channel, so a program never crashes over its settings.
+    /// ``defaultDirectory``. If that cannot be opened, a suite in the temporary directory is used (and if
+    /// even that fails, one backed by `/dev/null` that keeps values in memory only), and the reason is
+    /// published on its error channel: a program never crashes over its settings.
     public static let standard: DefaultsSuite = {
         let name = SuiteLocation.standardSuiteName()
         do {
             return try DefaultsSuite(name: name)
         } catch {
-            let fallback = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("observable-defaults-\(getuid())")
-            // The temporary directory always exists and accepts a validated name.
-            let suite = try! DefaultsSuite(name: name, directory: fallback)
+            let fallbackDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("observable-defaults-\(getuid())")
+            // Reading /dev/null gives an empty suite and writing next to it fails and is reported, so this
+            // last resort cannot throw in practice.
+            let suite = (try? DefaultsSuite(name: name, directory: fallbackDirectory))
+                ?? (try! DefaultsSuite(fileURL: URL(fileURLWithPath: "/dev/null")))
             if let error = error as? DefaultsError { suite.storage.report(error) }
             return suite
         }
@@ -222,6 +225,10 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
 
     /// The current problem with the file's contents (it does not parse), or `nil` when it is healthy.
     public var fileError: DefaultsError? { storage.fileError }
+
+    /// The most recent error published on this suite's error channel, including ones published before
+    /// anybody observed errors (for example why ``standard`` had to fall back).
+    public var lastError: DefaultsError? { storage.lastError }
 
     /// Publishes an error on this suite's error channel (used by generated code for wrong-typed values).
     func report(_ error: DefaultsError) { storage.report(error) }

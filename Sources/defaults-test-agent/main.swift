@@ -7,6 +7,7 @@
 //   defaults-test-agent write-many FILE PREFIX COUNT  write PREFIX0 … PREFIX(COUNT-1) = index, one set each
 //   defaults-test-agent write-forever FILE KEY        set KEY to 0, 1, 2, … until killed; prints "ready"
 //   defaults-test-agent stamp FILE KEY COUNT GAP_MS   COUNT times: set KEY to the monotonic clock in ns
+//   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
 import Foundation
@@ -135,6 +136,12 @@ case "latency" where arguments.count == 3:
     while latencies.count < samples && monotonicNanoseconds() < deadline { usleep(1000) }
     observation.cancel()
     emit(latencies.report(expected: samples))
+
+case "load" where arguments.count == 2:
+    let start = monotonicNanoseconds()
+    let suite = openSuite(arguments[1])
+    let end = monotonicNanoseconds()
+    emit("loaded \(suite.storedKeys.count) keys in \(Double(end - start) / 1_000_000) ms")
 
 case "cost" where arguments.count == 3:
     guard let iterations = Int(arguments[2]) else { fail("N must be an integer") }

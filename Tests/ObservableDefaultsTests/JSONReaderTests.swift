@@ -60,6 +60,8 @@ import Testing
                   message: "trailing comma before ']'"),
         ErrorCase(name: "missing colon", text: "{\n  \"a\" 1\n}", line: 2, column: 7,
                   message: "expected ':' after a key in an object, found '1'"),
+        ErrorCase(name: "missing colon with CRLF line ends", text: "{\r\n  \"a\" 1\r\n}", line: 2, column: 7,
+                  message: "expected ':' after a key in an object, found '1'"),
         ErrorCase(name: "missing comma", text: "{\"a\": 1 \"b\": 2}", line: 1, column: 9,
                   message: "expected ',' or '}' after a value in an object, found '\"'"),
         ErrorCase(name: "bad escape", text: "{\"é\": \"x\\qy\"}", line: 1, column: 10,
@@ -137,6 +139,6 @@ import Testing
         }
         #expect(parsed == values)
         // Generous for debug builds on a shared machine; release builds are far faster.
-        #expect(elapsed < .seconds(5))
+        #expect(elapsed < .seconds(10))
     }
 }

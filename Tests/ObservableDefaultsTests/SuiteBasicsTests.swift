@@ -133,6 +133,7 @@ import Testing
         #expect(suite.object(forKey: "object") == nil)
         #expect(recorder.errors.first?.kind == .unsupportedValue)
         #expect(recorder.errors.first?.key == "object")
+        #expect(suite.lastError == recorder.errors.first)
         observation.cancel()
     }
 }

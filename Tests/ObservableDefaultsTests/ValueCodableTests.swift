@@ -166,4 +166,13 @@ import Testing
         #expect(value == .dictionary(["extra": .string("e"), "super": .dictionary(["id": .integer(7)])]))
         #expect(try DefaultsValueDecoder().decode(Derived.self, from: value) == Derived(id: 7, extra: "e"))
     }
+
+    @Test func readsTheAppleLibraryFormOfJSONData() throws {
+        let json = try JSONEncoder().encode(Window(width: 3, height: 4, title: "w"))
+        #expect(try DefaultsValueDecoder().decode(Window.self, from: .data(json)) == Window(width: 3, height: 4, title: "w"))
+        #expect(try DefaultsValueDecoder().decode(Window.self, from: .string(json.base64EncodedString())) == Window(width: 3, height: 4, title: "w"))
+        #expect(throws: DecodingError.self) { try DefaultsValueDecoder().decode(Window.self, from: .data(Data("nope".utf8))) }
+        // A tree that decodes is never reinterpreted.
+        #expect(try DefaultsValueDecoder().decode(Data.self, from: .string("AQID")) == Data([1, 2, 3]))
+    }
 }

@@ -12,7 +12,7 @@ import Testing
         #expect(DefaultsValue(any: NSNumber(value: 1.5)) == .double(1.5))
         #expect(DefaultsValue(any: NSNumber(value: 5.0)) == .double(5))
         #expect(DefaultsValue(any: NSNumber(value: Float(0.5))) == .double(0.5))
-        #expect(DefaultsValue(any: NSNumber(value: UInt64.max)) == .double(Double(UInt64.max)))
+        #expect(DefaultsValue(any: NSNumber(value: UInt64.max)) == .string("18446744073709551615"))
         #expect(DefaultsValue(any: NSNumber(value: UInt32.max)) == .integer(Int(UInt32.max)))
         #expect(DefaultsValue(any: NSNumber(value: Int.min)) == .integer(.min))
     }
@@ -30,7 +30,8 @@ import Testing
         #expect(DefaultsValue(any: UInt16(16)) == .integer(16))
         #expect(DefaultsValue(any: UInt32(32)) == .integer(32))
         #expect(DefaultsValue(any: UInt(7)) == .integer(7))
-        #expect(DefaultsValue(any: UInt64.max) == .double(Double(UInt64.max)))
+        #expect(DefaultsValue(any: UInt64.max) == .string("18446744073709551615"))
+        #expect(UInt64(defaultsValue: DefaultsValue(any: UInt64.max)!) == .max)
         #expect(DefaultsValue(any: "s") == .string("s"))
         #expect(DefaultsValue(any: NSString(string: "ns")) == .string("ns"))
         #expect(DefaultsValue(any: Date(timeIntervalSince1970: 1)) == .date(Date(timeIntervalSince1970: 1)))
@@ -39,6 +40,9 @@ import Testing
         #expect(DefaultsValue(any: NSData(data: Data([2]))) == .data(Data([2])))
         #expect(DefaultsValue(any: URL(string: "https://e.com/x")!) == .string("https://e.com/x"))
         #expect(DefaultsValue(any: DefaultsValue.integer(9)) == .integer(9))
+        #expect(DefaultsValue(any: Optional(NSNumber(value: 1)) as Any) == .integer(1))
+        #expect(DefaultsValue(any: Optional(Optional(true)) as Any) == .bool(true))
+        #expect(DefaultsValue(any: Optional<Int>.none as Any) == nil)
     }
 
     @Test func collectionsConvertRecursivelyAndRejectForeignValues() {

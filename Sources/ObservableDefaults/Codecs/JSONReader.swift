@@ -7,7 +7,8 @@ import Foundation
 /// in `Int` become `.integer`; every other number becomes `.double`. A `null` dictionary value means the
 /// key is absent; `null` anywhere else is an error. Duplicate keys are accepted and the last one wins.
 ///
-/// Errors carry the 1-based line and column (in characters) of the offending byte.
+/// Errors carry the 1-based line and column (in characters) of the offending character; a trailing
+/// comma is reported at the comma, an unterminated string at its opening quote.
 struct JSONReader {
     /// Containers nested deeper than this are rejected instead of overflowing the stack.
     static let maximumDepth = 512
@@ -386,31 +387,5 @@ struct JSONReader {
     private func error(_ message: String, at offset: Int? = nil) -> DefaultsError {
         let position = TextPosition(of: offset ?? index, in: bytes)
         return DefaultsError(.malformedFile, message: message, fileURL: fileURL, line: position.line, column: position.column)
-    }
-}
-
-/// A 1-based line and column (in characters) of a byte offset in UTF-8 text, computed only when an
-/// error is reported.
-struct TextPosition: Equatable {
-    var line: Int
-    var column: Int
-
-    init(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) {
-        let end = min(offset, bytes.count)
-        var line = 1
-        var lineStart = 0
-        for i in 0..<end where bytes[i] == UInt8(ascii: "\n") {
-            line += 1
-            lineStart = i + 1
-        }
-        let prefix = String(decoding: UnsafeBufferPointer(rebasing: bytes[lineStart..<end]), as: UTF8.self)
-        self.line = line
-        self.column = prefix.count + 1
-    }
-}
-
-extension String {
-    func leftPadded(to width: Int, with pad: Character = "0") -> String {
-        count >= width ? self : String(repeating: pad, count: width - count) + self
     }
 }

@@ -40,13 +40,13 @@ struct JSONWriter {
         }
         append("{\n")
         var first = true
-        for key in dictionary.keys.sorted() {
+        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
             if !first { append(",\n") }
             first = false
             writeIndent(indent + 1)
             writeString(key)
             append(": ")
-            write(dictionary[key]!, indent: indent + 1)
+            write(value, indent: indent + 1)
         }
         append("\n")
         writeIndent(indent)

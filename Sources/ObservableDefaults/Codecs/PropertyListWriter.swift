@@ -46,10 +46,10 @@ struct PropertyListWriter {
                 return
             }
             append("<dict>\n")
-            for key in dictionary.keys.sorted() {
+            for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
                 output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent + 1))
                 element("key", escaped: key)
-                write(dictionary[key]!, indent: indent + 1)
+                write(value, indent: indent + 1)
             }
             closing("dict", indent: indent)
         }

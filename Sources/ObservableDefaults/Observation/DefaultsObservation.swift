@@ -9,7 +9,8 @@ public final class DefaultsObservation: Sendable, Hashable {
         self.cancellation = Mutex(cancellation)
     }
 
-    /// Stops the observation. No handler call starts after `cancel()` returns; calling it again does nothing.
+    /// Stops the observation: no new handler call begins after it returns (one already running on another
+    /// thread may finish). Calling it again does nothing.
     public func cancel() {
         let action = cancellation.withLock { action -> (@Sendable () -> Void)? in
             defer { action = nil }

@@ -9,7 +9,7 @@ import Synchronization
 /// lock; a change on disk is re-read, diffed against memory, and only the keys that differ are announced.
 final class SuiteStorage: Sendable {
     struct Observer {
-        /// Cleared when the observation is cancelled, so no handler call starts after `cancel()` returns.
+        /// Cleared when the observation is cancelled and checked just before each handler call.
         let isActive = ActiveFlag()
         var filter: DefaultsKeyFilter
         var scope: DefaultsObservationScope
@@ -35,6 +35,7 @@ final class SuiteStorage: Sendable {
         var pending: [String: DefaultsValue?] = [:]
         var registered: [String: DefaultsValue] = [:]
         var fileError: DefaultsError?
+        var lastError: DefaultsError?
         var batchDepth = 0
         var synchronizesToDisk = false
         var observers: [UInt64: Observer] = [:]
@@ -86,6 +87,7 @@ final class SuiteStorage: Sendable {
     var storedValues: [String: DefaultsValue] { state.withLock { $0.values } }
     var registeredDefaults: [String: DefaultsValue] { state.withLock { $0.registered } }
     var fileError: DefaultsError? { state.withLock { $0.fileError } }
+    var lastError: DefaultsError? { state.withLock { $0.lastError } }
     var hasPendingChanges: Bool { state.withLock { !$0.pending.isEmpty } }
 
     var synchronizesToDisk: Bool {
@@ -326,7 +328,10 @@ final class SuiteStorage: Sendable {
     }
 
     private func publish(_ error: DefaultsError) {
-        let handlers = state.withLock { Array($0.errorHandlers.values) }
+        let handlers = state.withLock { state in
+            state.lastError = error
+            return Array(state.errorHandlers.values)
+        }
         for handler in handlers { handler(error) }
     }
 

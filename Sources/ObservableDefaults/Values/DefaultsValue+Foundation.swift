@@ -5,11 +5,17 @@ extension DefaultsValue {
     /// `URL`, arrays, string-keyed dictionaries, ``DefaultsValue``) into a value; `nil` for anything else.
     ///
     /// Accepts what `UserDefaults.set(_:forKey:)` accepts: every Swift integer type (an unsigned value
-    /// above `Int.max` becomes a `.double`), `Float` (widened exactly to `Double`), `NSString`, `NSNumber`,
+    /// above `Int.max` becomes its decimal `.string`, as in ``DefaultsValueConvertible``, so it stays exact), `Float` (widened exactly to `Double`), `NSString`, `NSNumber`,
     /// `NSDate`, `NSData`, `NSArray`, `NSDictionary` with string keys, and `URL` (stored as its
     /// `absoluteString`). An `NSNumber` made from a `Bool` becomes `.bool`, never an integer. A collection
-    /// with any element that does not convert makes the whole conversion fail.
+    /// with any element that does not convert makes the whole conversion fail, and so does `nil`.
     public init?(any object: Any) {
+        // An optional boxed in `Any` would defeat the NSNumber check below: unwrap it first.
+        if let optional = object as? any OptionalUnwrapping {
+            guard let wrapped = optional.wrappedValue else { return nil }
+            self.init(any: wrapped)
+            return
+        }
         // NSNumber first: Swift casts bridge it to Bool and Int alike, so only its own type tells booleans
         // from numbers. Native Swift values never cast to NSNumber here because of the type check.
         if type(of: object) is NSNumber.Type, let number = object as? NSNumber {
@@ -30,8 +36,8 @@ extension DefaultsValue {
         case let value as UInt8: self = .integer(Int(value))
         case let value as UInt16: self = .integer(Int(value))
         case let value as UInt32: self = .integer(Int(value))
-        case let value as UInt: self = Int(exactly: value).map(DefaultsValue.integer) ?? .double(Double(value))
-        case let value as UInt64: self = Int(exactly: value).map(DefaultsValue.integer) ?? .double(Double(value))
+        case let value as UInt: self = value.defaultsValue
+        case let value as UInt64: self = value.defaultsValue
         case let value as Date: self = .date(value)
         case let value as Data: self = .data(value)
         case let value as URL: self = .string(value.absoluteString)
@@ -75,8 +81,7 @@ extension DefaultsValue {
         case UInt8(ascii: "f"), UInt8(ascii: "d"):
             self = .double(number.doubleValue)
         case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
-            let value = number.uint64Value
-            self = Int(exactly: value).map(DefaultsValue.integer) ?? .double(Double(value))
+            self = number.uint64Value.defaultsValue
         default:
             self = .integer(number.intValue)
         }
@@ -96,4 +101,13 @@ extension DefaultsValue {
         case .dictionary(let values): values.mapValues(\.foundationObject) as [String: Any]
         }
     }
+}
+
+/// Lets ``DefaultsValue/init(any:)`` see through an `Optional` boxed in `Any`.
+private protocol OptionalUnwrapping {
+    var wrappedValue: Any? { get }
+}
+
+extension Optional: OptionalUnwrapping {
+    fileprivate var wrappedValue: Any? { map { $0 as Any } }
 }

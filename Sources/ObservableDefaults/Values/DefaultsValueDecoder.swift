@@ -7,7 +7,11 @@ import Foundation
 /// integer, an integer accepts a double with an exact integral value, `Date` accepts an ISO 8601 string,
 /// `Data` a base64 string, and `URL` is read from a string. A missing key decodes as `nil` for optional
 /// properties. Anything else that does not fit throws `DecodingError` with the coding path of the value.
-public struct DefaultsValueDecoder {
+///
+/// It also reads the form the Apple-platform *ObservableDefaults* library stores Codable values in: when
+/// the value does not decode as a tree and is `.data`, or a `.string` holding base64, whose bytes are
+/// JSON, those bytes are decoded with `JSONDecoder` instead.
+public struct DefaultsValueDecoder: Sendable {
     /// Values the decoded types can read through `Decoder.userInfo`.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
@@ -16,7 +20,32 @@ public struct DefaultsValueDecoder {
 
     /// Decodes a value of the given type from a tree.
     public func decode<T: Decodable>(_ type: T.Type, from value: DefaultsValue) throws -> T {
-        try ValueDecoder(value: value, codingPath: [], userInfo: userInfo).decodeValue(type)
+        do {
+            return try ValueDecoder(value: value, codingPath: [], userInfo: userInfo).decodeValue(type)
+        } catch {
+            guard let json = Self.appleLibraryJSON(in: value),
+                  let decoded = try? JSONDecoder().decode(type, from: json)
+            else { throw error }
+            return decoded
+        }
+    }
+
+    /// The JSON bytes of a value stored by the Apple-platform library (data, or base64 text of data),
+    /// if it looks like one.
+    private static func appleLibraryJSON(in value: DefaultsValue) -> Data? {
+        let bytes: Data
+        switch value {
+        case .data(let data): bytes = data
+        case .string(let text):
+            guard let data = Data(base64Encoded: text) else { return nil }
+            bytes = data
+        default: return nil
+        }
+        // Cheap check before handing the bytes to JSONDecoder: JSON text starts with one of these.
+        guard let first = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
+              "{[\"-0123456789tfn".utf8.contains(first)
+        else { return nil }
+        return bytes
     }
 }
 

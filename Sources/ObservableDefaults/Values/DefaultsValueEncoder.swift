@@ -9,7 +9,7 @@ import Foundation
 /// `Date` becomes `.date`, `Data` `.data`, `URL` a `.string` of its `absoluteString`. A `nil` encoded
 /// for a key leaves the key out; `nil` inside an array, or as the whole value, cannot be stored and
 /// throws `EncodingError.invalidValue`.
-public struct DefaultsValueEncoder {
+public struct DefaultsValueEncoder: Sendable {
     /// Values the encoded types can read through `Encoder.userInfo`.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
