@@ -58,6 +58,8 @@ let machine = MachineDescription.current(temporaryDirectory: parentDirectory)
 let start = monotonicNanoseconds()
 var results: [GroupResult] = []
 for (number, run) in groups where onlyGroups?.contains(number) ?? true {
+    // Write back the previous group's dirty pages now, so its file traffic is not charged to this group.
+    sync()
     results.append(run(context))
 }
 let report = BenchmarkReport(

@@ -10,7 +10,9 @@ import ObservableDefaults
 ///                                    print "ready", read START_NS (monotonic) from stdin, then from START_NS for
 ///                                    DURATION_NS: set PREFIXk (k = i mod KEYS) to i, i = 0, 1, …, write-through;
 ///                                    then print "writes N"
-///     load FILE                      print "rss-before B", load the suite, print "rss-after B" and "load-ns T"
+///     load FILE WARMUP               load the small suite WARMUP and drop it (faults in code, runtime and
+///                                    Foundation state), then print "rss-before B", load FILE, print
+///                                    "rss-after B" and "load-ns T"
 enum ChildModes {
     static func run(_ arguments: [String]) -> Never {
         switch arguments.first {
@@ -50,7 +52,11 @@ enum ChildModes {
             emit("writes \(writes)")
             exit(0)
 
-        case "load" where arguments.count == 2:
+        case "load" where arguments.count == 3:
+            do {
+                let warmUp = openSuite(URL(fileURLWithPath: arguments[2]))
+                Blackhole.consume(warmUp.storedKeys.count)
+            }
             let before = residentMemoryBytes()
             let start = monotonicNanoseconds()
             let suite = openSuite(URL(fileURLWithPath: arguments[1]))

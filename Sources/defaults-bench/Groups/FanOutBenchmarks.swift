@@ -37,36 +37,55 @@ enum FanOutBenchmarks {
             number: 3, title: "Outside-change fan-out",
             method: "This process replaces the suite file (rename-over, one of N keys changed) and times from just before "
                 + "`rename(2)` to the moment the observer for that key runs (inotify wake-up, re-read, diff, dispatch). "
+                + "All subjects are set up first, then sampled in alternating rounds so machine noise hits every N alike. "
                 + "The re-read rows time what the Apple library does on each change notification: read all N keys back "
                 + "from `UserDefaults` with a cast.")
 
+        var subjects: [FanOutSubject] = []
+        var missing: [Int: [ResultRow]] = [:]
         for count in settings.fanOutSizes {
             let text = GeneratedSuiteText(count: count)
-
-            context.progress("3. fan-out N=\(count): one observer per object")
-            group.append(measure(context, count: count, text: text, id: "n\(count).object",
-                                 name: "N=\(count): ours, one observer per object, dispatch to the changed property") { suite, recorder in
-                [objectObserver(suite: suite, text: text, recorder: recorder)]
-            })
-
-            context.progress("3. fan-out N=\(count): one observer per property")
-            group.append(measure(context, count: count, text: text, id: "n\(count).perproperty",
-                                 name: "N=\(count): ours, N observers (one per property, key-filtered)") { suite, recorder in
-                text.keys.map { key in
-                    suite.observe(keys: [key]) { change in
-                        guard change.origin == .outside, let value = suite.value(Int.self, forKey: key) else { return }
-                        if key == text.changedKey { recorder.arrive(value) }
+            subjects.append(FanOutSubject(
+                context, text: text, id: "n\(count).object",
+                name: "N=\(count): ours, one observer per object, dispatch to the changed property") { suite, recorder in
+                    [objectObserver(suite: suite, text: text, recorder: recorder)]
+                })
+            subjects.append(FanOutSubject(
+                context, text: text, id: "n\(count).perproperty",
+                name: "N=\(count): ours, N observers (one per property, key-filtered)") { suite, recorder in
+                    text.keys.map { key in
+                        suite.observe(keys: [key]) { change in
+                            guard change.origin == .outside, let value = suite.value(Int.self, forKey: key) else { return }
+                            if key == text.changedKey { recorder.arrive(value) }
+                        }
                     }
-                }
-            })
+                })
+            if MacroRows.isAvailable {
+                subjects.append(contentsOf: MacroRows.fanOutSubjects(context, count: count, text: text))
+            } else {
+                missing[count] = MacroRows.missingFanOutRows(count: count)
+            }
+        }
 
-            group.append(contentsOf: MacroRows.fanOut(context, count: count, text: text))
+        let rounds = settings.quick ? 1 : 5
+        let warmUp = max(3, settings.eventSamples / 10)
+        for subject in subjects { subject.sample(warmUp) }
+        for subject in subjects { subject.reset() }
+        for round in 0..<rounds {
+            context.progress("3. fan-out: round \(round + 1)/\(rounds)")
+            let chunk = settings.eventSamples / rounds + (round < settings.eventSamples % rounds ? 1 : 0)
+            for subject in round % 2 == 0 ? subjects : subjects.reversed() { subject.sample(chunk) }
+        }
+
+        for count in settings.fanOutSizes {
+            for subject in subjects where subject.text.keys.count == count { group.append(subject.finish()) }
+            group.append(contentsOf: missing[count] ?? [])
 
             context.progress("3. fan-out N=\(count): re-read all N keys from UserDefaults")
+            let keys = GeneratedSuiteText(count: count).keys
             let scratch = ScratchUserDefaults("fanout\(count)")
             let defaults = scratch.defaults
-            for (index, key) in text.keys.enumerated() { defaults.set(index, forKey: key) }
-            let keys = text.keys
+            for (index, key) in keys.enumerated() { defaults.set(index, forKey: key) }
             group.append(ResultRow(
                 id: "n\(count).reread", name: "N=\(count): re-read all N keys (`UserDefaults.object(forKey:) as? Int`), per notification",
                 statistics: Sampler.perOperation(settings) { n in
@@ -79,13 +98,13 @@ enum FanOutBenchmarks {
             scratch.remove()
         }
         if let first = settings.fanOutSizes.first {
-            for count in settings.fanOutSizes {
-                for variant in ["object", "perproperty", "macro"] { group.relate("n\(count).\(variant)", to: "n\(first).\(variant)") }
-                group.relate("n\(count).reread", to: "n\(first).reread")
+            for count in settings.fanOutSizes.dropFirst() {
+                for variant in ["object", "perproperty", "macro", "reread"] { group.relate("n\(count).\(variant)", to: "n\(first).\(variant)") }
             }
         }
         group.notes.append("Ratios compare each row with the same variant at N=\(settings.fanOutSizes.first ?? 10); the target is N=1,000 within 2× of N=10.")
-        group.notes.append("The suite file holds the N keys, so the re-read and parse of the file grow with N; the dispatch itself does not.")
+        group.notes.append("The suite file holds the N keys, so the re-read and parse of the file (and the diff) grow with N; "
+            + "group 6 shows the load cost alone.")
         return group
     }
 
@@ -103,34 +122,52 @@ enum FanOutBenchmarks {
             }
         }
     }
+}
 
-    /// Writes the N-key file, installs the observers, then times `eventSamples` outside changes.
-    static func measure(
-        _ context: BenchContext, count: Int, text: GeneratedSuiteText, id: String, name: String,
-        observers install: (DefaultsSuite, ArrivalRecorder) -> [DefaultsObservation]
-    ) -> ResultRow {
-        let path = context.directory("fanout-\(id)").appendingPathComponent("settings.json").path
+/// One fan-out subject: its own directory and N-key suite file, the observers under test, and its samples.
+final class FanOutSubject {
+    let text: GeneratedSuiteText
+    let id: String
+    let name: String
+    private let path: String
+    private let recorder = ArrivalRecorder()
+    private var keepAlive: [AnyObject] = []
+    private var samples: [Double] = []
+    private var dropped = 0
+    private var value = 1_000_000
+
+    /// Writes the N-key file, opens the suite, and lets `install` attach the observers (whatever it returns
+    /// is kept alive until ``finish()``; `DefaultsObservation`s are cancelled then).
+    init(_ context: BenchContext, text: GeneratedSuiteText, id: String, name: String,
+         install: (DefaultsSuite, ArrivalRecorder) -> [AnyObject]) {
+        self.text = text
+        self.id = id
+        self.name = name
+        path = context.directory("fanout-\(id)").appendingPathComponent("settings.json").path
         RawFile.renameOver(path, text.bytes(changedValue: 0))
         let suite = openSuite(URL(fileURLWithPath: path))
-        let recorder = ArrivalRecorder()
-        let observations = install(suite, recorder)
-        defer { observations.forEach { $0.cancel() } }
-        return timeOutsideChanges(context, path: path, text: text, recorder: recorder, id: id, name: name)
+        keepAlive = [suite] + install(suite, recorder)
     }
 
-    /// Times outside changes of ``GeneratedSuiteText/changedKey`` until `recorder` hears each value.
-    static func timeOutsideChanges(
-        _ context: BenchContext, path: String, text: GeneratedSuiteText, recorder: ArrivalRecorder, id: String, name: String
-    ) -> ResultRow {
-        var value = 1_000_000
-        let (statistics, dropped) = Sampler.events(count: context.settings.eventSamples, warmUp: max(3, context.settings.eventSamples / 10)) {
+    /// Times `count` outside changes of the changed key until the recorder hears each value.
+    func sample(_ count: Int) {
+        for _ in 0..<count {
             value += 1
             recorder.expect(value)
             let sent = RawFile.renameOver(path, text.bytes(changedValue: value))
-            guard let arrived = recorder.wait() else { return nil }
-            return arrived - sent
+            if let arrived = recorder.wait() { samples.append(Double(arrived - sent)) } else { dropped += 1 }
         }
-        return ResultRow(id: id, name: name, statistics: statistics, note: dropped > 0 ? "\(dropped) events timed out (2 s)" : nil)
+    }
+
+    func reset() {
+        samples.removeAll()
+        dropped = 0
+    }
+
+    func finish() -> ResultRow {
+        for case let observation as DefaultsObservation in keepAlive { observation.cancel() }
+        keepAlive.removeAll()
+        return ResultRow(id: id, name: name, statistics: Statistics(samples), note: dropped > 0 ? "\(dropped) events timed out (2 s)" : nil)
     }
 }
 

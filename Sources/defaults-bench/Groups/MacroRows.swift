@@ -23,8 +23,13 @@ enum MacroRows {
     }
 
     /// Group 3: an `@ObservableDefaults` class with `count` properties; one key changes on disk; time until
-    /// Observation reports that property. Row id: `n<count>.macro`.
-    static func fanOut(_ context: BenchContext, count: Int, text: GeneratedSuiteText) -> [ResultRow] {
+    /// Observation reports that property. Subject id: `n<count>.macro`.
+    static func fanOutSubjects(_ context: BenchContext, count: Int, text: GeneratedSuiteText) -> [FanOutSubject] {
+        []
+    }
+
+    /// Group 3 rows while the macros are missing.
+    static func missingFanOutRows(count: Int) -> [ResultRow] {
         [.missing(id: "n\(count).macro", name: "N=\(count): `@ObservableDefaults` class, Observation of the changed property", reason: missingReason)]
     }
 

@@ -11,8 +11,9 @@ enum ScaleBenchmarks {
             method: "Suites of mixed values (string, integer, double, boolean in turn) written once by the library. "
                 + "Load = `DefaultsSuite(fileURL:)` on a path no handle has open (read + parse + build the dictionary), "
                 + "each sample a fresh storage. Foundation rows parse the same file with `JSONSerialization` / "
-                + "`PropertyListSerialization`. Memory = growth of `VmRSS` across the load in a fresh child process "
-                + "(median of children). One change = the file is replaced with a version differing in one key, then "
+                + "`PropertyListSerialization`. Memory = growth of `VmRSS` across the load in a fresh child process that "
+                + "first loaded and dropped a 10-key suite, so code and runtime pages are not counted (median of children; "
+                + "page-granular, and freed memory the allocator keeps still counts). One change = the file is replaced with a version differing in one key, then "
                 + "`reload()` re-reads and diffs it.")
         for format in [SuiteFormat.json, .propertyList] {
             let label = format == .json ? "JSON" : "plist"
@@ -47,7 +48,9 @@ enum ScaleBenchmarks {
                                        statistics: foundation))
                 group.relate("\(format.rawValue).\(size).load", to: "\(format.rawValue).\(size).foundation")
 
-                group.append(memoryRow(file, id: "\(format.rawValue).\(size).memory", name: "\(label), \(sizeText): resident memory growth on load",
+                let warmUp = context.directory("scale-warmup-\(format.rawValue)").appendingPathComponent("warmup.\(format.fileExtension)")
+                generate(warmUp, keys: 10)
+                group.append(memoryRow(file, warmUp: warmUp, keys: size, id: "\(format.rawValue).\(size).memory", name: "\(label), \(sizeText): resident memory growth on load",
                                        children: settings.quick ? 1 : 3))
             }
             if let largest = settings.scaleSizes.max() {
@@ -90,11 +93,11 @@ enum ScaleBenchmarks {
     }
 
     /// Median `VmRSS` growth of fresh child processes loading the file.
-    private static func memoryRow(_ file: URL, id: String, name: String, children: Int) -> ResultRow {
+    private static func memoryRow(_ file: URL, warmUp: URL, keys: Int, id: String, name: String, children: Int) -> ResultRow {
         var growth: [Double] = []
         var coldLoad: [Double] = []
         for _ in 0..<children {
-            guard let child = try? ChildProcess(["load", file.path]) else { continue }
+            guard let child = try? ChildProcess(["load", file.path, warmUp.path]) else { continue }
             var before = 0, after = 0
             while let line = child.readLine() {
                 let fields = line.split(separator: " ")
@@ -109,8 +112,10 @@ enum ScaleBenchmarks {
             if child.wait() == 0 { growth.append(Double(after - before)) }
         }
         let cold = Statistics(coldLoad)
-        return ResultRow(id: id, name: name, unit: .bytes, statistics: Statistics(growth),
-                         note: "first load in a fresh process: \(Formatting.duration(cold.p50))")
+        let memory = Statistics(growth)
+        let perKey = keys >= 1_000 ? String(format: "%.0f B/key; ", memory.p50 / Double(keys)) : ""
+        return ResultRow(id: id, name: name, unit: .bytes, statistics: memory,
+                         note: perKey + "load in a fresh process (after a 10-key warm-up load): \(Formatting.duration(cold.p50))")
     }
 
     /// Replaces the largest suite with versions differing in one key and times `reload()`.

@@ -42,9 +42,12 @@ enum Sampler {
     /// ``RunSettings/sampleTargetNanoseconds``, warmed up, then sampled until both the time budget and
     /// the minimum sample count are reached. Each sample is one batch's time divided by its size.
     static func perOperation(_ settings: RunSettings, maxBatch: Int = 1 << 22, _ body: (Int) -> Int) -> Statistics {
+        // First calls are cold (lazy initialisation, page faults, first lock): run a few before calibrating,
+        // and size the batch from the fastest of three runs so one slow run cannot pick a tiny batch.
+        for _ in 0..<3 { _ = timed(body, 1) }
         var batch = 1
         while batch < maxBatch {
-            let elapsed = timed(body, batch)
+            let elapsed = (0..<3).map { _ in timed(body, batch) }.min() ?? 0
             if elapsed >= settings.sampleTargetNanoseconds { break }
             let scale = elapsed <= 0 ? 16 : min(16, max(2, settings.sampleTargetNanoseconds / max(elapsed, 1)))
             batch = min(maxBatch, batch * scale)
