@@ -13,6 +13,13 @@ import ObservableDefaults
 ///     load FILE WARMUP               load the small suite WARMUP and drop it (faults in code, runtime and
 ///                                    Foundation state), then print "rss-before B", load FILE, print
 ///                                    "rss-after B" and "load-ns T"
+///
+/// Profiling aids (run under `perf record`; not used by the groups):
+///
+///     generate FILE KEYS             write a suite of KEYS mixed values like the scale group's
+///     load-loop FILE COUNT           load the suite COUNT times (fresh storage each time)
+///     reload-loop FILE COUNT         replace the suite with a one-key-changed version and reload(), COUNT times
+///     set-loop FILE COUNT            COUNT write-through sets of a new value to one key
 enum ChildModes {
     static func run(_ arguments: [String]) -> Never {
         switch arguments.first {
@@ -68,6 +75,33 @@ enum ChildModes {
             emit("rss-after \(after)")
             emit("load-ns \(end - start)")
             withExtendedLifetime(suite) {}
+            exit(0)
+
+        case "generate" where arguments.count == 3:
+            guard let keys = Int(arguments[2]) else { fail("KEYS must be an integer") }
+            ScaleBenchmarks.generate(URL(fileURLWithPath: arguments[1]), keys: keys)
+            exit(0)
+
+        case "load-loop" where arguments.count == 3:
+            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+            for _ in 0..<count { Blackhole.consume(openSuite(URL(fileURLWithPath: arguments[1])).storedKeys.count) }
+            exit(0)
+
+        case "reload-loop" where arguments.count == 3:
+            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+            let file = URL(fileURLWithPath: arguments[1])
+            let (original, changed) = ScaleBenchmarks.versions(of: file)
+            let suite = openSuite(file)
+            for index in 0..<count {
+                RawFile.renameOver(file.path, index % 2 == 0 ? changed : original)
+                suite.reload()
+            }
+            exit(0)
+
+        case "set-loop" where arguments.count == 3:
+            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+            let suite = openSuite(URL(fileURLWithPath: arguments[1]))
+            for index in 0..<count { suite.set(.integer(index), forKey: "counter") }
             exit(0)
 
         default:

@@ -122,8 +122,7 @@ enum ScaleBenchmarks {
     private static func oneChangeRow(_ context: BenchContext, format: SuiteFormat, keys: Int, label: String) -> ResultRow {
         let file = context.directory("scale-change-\(format.rawValue)").appendingPathComponent("suite.\(format.fileExtension)")
         generate(file, keys: keys)
-        guard let original = RawFile.readAll(file.path) else { fail("cannot read \(file.path)") }
-        let changed = replacing(Array("value-key000000-a".utf8), with: Array("value-key000000-b".utf8), in: original)
+        let (original, changed) = versions(of: file)
         let suite = openSuite(file)
         var flip = false
         let (statistics, dropped) = Sampler.events(count: context.settings.quick ? 3 : 30, warmUp: 2) {
@@ -137,6 +136,12 @@ enum ScaleBenchmarks {
         }
         return ResultRow(id: "\(format.rawValue).change", name: "\(label), \(Formatting.grouped(Double(keys))) keys: one key changed on disk, `reload()` (re-read + diff)",
                          statistics: statistics, note: dropped > 0 ? "\(dropped) samples did not see the change" : nil)
+    }
+
+    /// The generated suite's bytes, and the same bytes with one value (of `key000000`) changed.
+    static func versions(of file: URL) -> (original: [UInt8], changed: [UInt8]) {
+        guard let original = RawFile.readAll(file.path) else { fail("cannot read \(file.path)") }
+        return (original, replacing(Array("value-key000000-a".utf8), with: Array("value-key000000-b".utf8), in: original))
     }
 
     private static func replacing(_ old: [UInt8], with new: [UInt8], in bytes: [UInt8]) -> [UInt8] {
