@@ -27,11 +27,18 @@ enum CrossProcessLatencyBenchmarks {
 final class LatencySide {
     let probe: LatencyProbe
     let child: ChildProcess
+    /// The suite observed here (`nil` for the raw floor).
+    let suite: DefaultsSuite?
+    /// Runs before each write is requested (e.g. to arm one-shot Observation tracking).
+    var beforeEachWrite: (() -> Void)?
+    /// Kept alive until ``finish(id:name:expected:)`` (e.g. the observed object).
+    var keepAlive: AnyObject?
     private let stopObserving: () -> Void
     private var dropped = 0
 
-    private init(probe: LatencyProbe, child: ChildProcess, stop: @escaping () -> Void) {
+    private init(probe: LatencyProbe, child: ChildProcess, suite: DefaultsSuite? = nil, stop: @escaping () -> Void) {
         self.probe = probe
+        self.suite = suite
         self.child = child
         self.stopObserving = stop
         guard child.waitForLine(startingWith: "ready") != nil else { fail("a writer child did not start") }
@@ -47,17 +54,18 @@ final class LatencySide {
             guard change.origin == .outside, case .integer(let stamp)? = suite.storedValue(forKey: "stamp") else { return }
             probe.arrive(stamp: stamp)
         }
-        return LatencySide(probe: probe, child: startChild(["writer", "library", file.path])) { observation.cancel() }
+        return LatencySide(probe: probe, child: startChild(["writer", "library", file.path]), suite: suite) { observation.cancel() }
     }
 
     /// A raw rename-over writer child, observed by the library here (a hand edit by another process).
-    static func handEdit(_ context: BenchContext, label: String, paddingKeys: Int, probeSetup: (DefaultsSuite, LatencyProbe) -> DefaultsObservation) -> LatencySide {
+    /// `probeSetup` attaches what delivers stamps to the probe (it may return `nil` and use ``beforeEachWrite``).
+    static func handEdit(_ context: BenchContext, label: String, paddingKeys: Int, probeSetup: (DefaultsSuite, LatencyProbe) -> DefaultsObservation?) -> LatencySide {
         let file = context.directory(label).appendingPathComponent("settings.json")
         RawFile.renameOver(file.path, StampText.file(stamp: 0, paddingKeys: paddingKeys))
         let suite = openSuite(file)
         let probe = LatencyProbe()
         let observation = probeSetup(suite, probe)
-        return LatencySide(probe: probe, child: startChild(["writer", "raw", file.path, String(paddingKeys)])) { observation.cancel() }
+        return LatencySide(probe: probe, child: startChild(["writer", "raw", file.path, String(paddingKeys)]), suite: suite) { observation?.cancel() }
     }
 
     /// No library code: a raw rename-over writer child and a raw inotify reader here.
@@ -76,6 +84,7 @@ final class LatencySide {
     /// Takes `count` ping-pong samples.
     func sample(_ count: Int) {
         for _ in 0..<count {
+            beforeEachWrite?()
             child.send("w")
             if !probe.waitForArrival() { dropped += 1 }
         }
@@ -100,6 +109,7 @@ final class LatencySide {
         child.closeInput()
         child.wait()
         stopObserving()
+        keepAlive = nil
         let samples = probe.samples
         var notes: [String] = []
         if samples.count != expected { notes.append("\(samples.count) of \(expected) samples arrived") }

@@ -19,10 +19,15 @@ enum HandEditLatencyBenchmarks {
                 probe.arrive(stamp: stamp)
             }
         }
+        let macroSide = MacroRows.handEditSide(context, paddingKeys: paddingKeys)
         let floor = LatencySide.raw(context, label: "handedit-floor", paddingKeys: paddingKeys)
-        LatencySide.interleave([suiteSide, floor], samples: samples, rounds: context.settings.quick ? 1 : 5, context: context, label: "5. hand edit")
+        LatencySide.interleave([suiteSide] + (macroSide.map { [$0] } ?? []) + [floor], samples: samples, rounds: context.settings.quick ? 1 : 5, context: context, label: "5. hand edit")
         group.append(suiteSide.finish(id: "suite", name: "ours: `DefaultsSuite.observe(keys:)` handler sees the new value", expected: samples))
-        group.append(contentsOf: MacroRows.handEdit(context))
+        if let macroSide {
+            group.append(macroSide.finish(id: "macro", name: "ours: `@ObservableDefaults` property changes (Observation `onChange`)", expected: samples))
+        } else {
+            group.append(contentsOf: MacroRows.missingHandEditRows())
+        }
         group.append(floor.finish(id: "floor", name: "floor: raw inotify read + file read, no library code", expected: samples))
         group.relate("suite", to: "floor")
         group.relate("macro", to: "floor")

@@ -33,8 +33,11 @@ enum MacroRows {
         [.missing(id: "n\(count).macro", name: "N=\(count): `@ObservableDefaults` class, Observation of the changed property", reason: missingReason)]
     }
 
-    /// Group 5: a hand edit until an `@ObservableDefaults` property changes. Row id: `macro`.
-    static func handEdit(_ context: BenchContext) -> [ResultRow] {
+    /// Group 5: a hand edit until an `@ObservableDefaults` property changes; `nil` while the macros are missing.
+    static func handEditSide(_ context: BenchContext, paddingKeys: Int) -> LatencySide? { nil }
+
+    /// Group 5 rows while the macros are missing. Row id: `macro`.
+    static func missingHandEditRows() -> [ResultRow] {
         [.missing(id: "macro", name: "`@ObservableDefaults` property changes (Observation `onChange`)", reason: missingReason)]
     }
 }
