@@ -9,7 +9,11 @@ let package = Package(
         .executable(name: "defaults-bench", targets: ["defaults-bench"]),
     ],
     targets: [
-        .target(name: "ObservableDefaults"),
+        // Lexer, parser, expansions and diagnostics of the macros (no swift-syntax).
+        .target(name: "DefaultsMacroKit"),
+        // The macro plugin: only the compiler's message loop.
+        .macro(name: "ObservableDefaultsMacros", dependencies: ["DefaultsMacroKit"]),
+        .target(name: "ObservableDefaults", dependencies: ["ObservableDefaultsMacros"]),
         .executableTarget(
             name: "defaults-test-agent",
             dependencies: ["ObservableDefaults"],
@@ -31,6 +35,17 @@ let package = Package(
             name: "ObservableDefaultsTests",
             dependencies: ["ObservableDefaults", "defaults-test-agent"]
         ),
+        .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
+        .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent"]),
+        // A module whose default isolation is the main actor, using the macros without
+        // `defaultIsolationIsMainActor` (tools version 6.0 has no setting for it, hence the flag).
+        .testTarget(
+            name: "DefaultIsolationMacroTests",
+            dependencies: ["ObservableDefaults"],
+            swiftSettings: [.unsafeFlags(["-default-isolation", "MainActor"])]
+        ),
+        // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.
+        .testTarget(name: "MacroCompileTests", dependencies: ["ObservableDefaults"]),
     ],
     swiftLanguageModes: [.v6]
 )

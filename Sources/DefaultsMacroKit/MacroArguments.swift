@@ -1,0 +1,131 @@
+/// Reads literal macro arguments (`true`, `false`, `nil`, plain string literals) and reports a diagnostic
+/// for anything else: the plugin only sees source text, so arguments must be literals.
+struct ArgumentReader {
+    let attribute: AttributeSyntax?
+    let locator: SourceLocator
+    var diagnostics: [MacroDiagnostic] = []
+
+    init(_ attribute: AttributeSyntax?, locator: SourceLocator) {
+        self.attribute = attribute
+        self.locator = locator
+    }
+
+    private func highlight(_ argument: ArgumentSyntax) -> [Range<Int>] {
+        [locator.file(argument.start)..<locator.file(argument.end)]
+    }
+
+    mutating func bool(_ label: String, default value: Bool) -> Bool {
+        guard let argument = attribute?.argument(label) else { return value }
+        if argument.value.count == 1, argument.value[0].kind == .identifier, ["true", "false"].contains(argument.value[0].text) {
+            return argument.value[0].text == "true"
+        }
+        diagnostics.append(MacroDiagnostic(
+            .error, "'\(label)' must be a Boolean literal ('true' or 'false')",
+            at: locator.file(argument.start), highlights: highlight(argument)))
+        return value
+    }
+
+    /// A string literal argument; `nil` for a missing argument or a `nil` literal.
+    mutating func string(_ label: String) -> String? {
+        guard let argument = attribute?.argument(label) else { return nil }
+        if argument.value.count == 1, argument.value[0].isIdentifier("nil") { return nil }
+        if argument.value.count == 1, argument.value[0].kind == .string, let value = StringLiteral.value(of: argument.value[0].text) {
+            return value
+        }
+        diagnostics.append(MacroDiagnostic(
+            .error, "'\(label)' must be a string literal without interpolation",
+            at: locator.file(argument.start), highlights: highlight(argument)))
+        return nil
+    }
+}
+
+/// Decodes the value of a simple string literal.
+enum StringLiteral {
+    /// The value of a single-line literal with escapes but no interpolation; `nil` otherwise.
+    static func value(of text: String) -> String? {
+        var hashes = 0
+        var body = Substring(text)
+        while body.first == "#" && body.last == "#" && body.count >= 2 {
+            body = body.dropFirst().dropLast()
+            hashes += 1
+        }
+        guard body.count >= 2, body.first == "\"", body.last == "\"", !body.hasPrefix("\"\"\"") else { return nil }
+        body = body.dropFirst().dropLast()
+        let escape = "\\" + String(repeating: "#", count: hashes)
+        var result = ""
+        var rest = body
+        while let range = rest.range(of: escape) {
+            result += rest[rest.startIndex..<range.lowerBound]
+            rest = rest[range.upperBound...]
+            guard let next = rest.first else { return nil }
+            rest = rest.dropFirst()
+            switch next {
+            case "n": result += "\n"
+            case "t": result += "\t"
+            case "r": result += "\r"
+            case "0": result += "\0"
+            case "\\": result += "\\"
+            case "\"": result += "\""
+            case "'": result += "'"
+            case "u":
+                guard rest.first == "{", let close = rest.firstIndex(of: "}"),
+                      let scalar = UInt32(rest[rest.index(after: rest.startIndex)..<close], radix: 16),
+                      let unicode = Unicode.Scalar(scalar) else { return nil }
+                result.unicodeScalars.append(unicode)
+                rest = rest[rest.index(after: close)...]
+            default:
+                return nil  // `\(` interpolation or an unknown escape
+            }
+        }
+        result += rest
+        return result
+    }
+
+    /// Swift source for a string literal holding `value`.
+    static func quote(_ value: String) -> String {
+        var result = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\"": result += "\\\""
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    result += "\\u{\(String(scalar.value, radix: 16))}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}
+
+/// The arguments of `@ObservableDefaults`, with the Apple library's defaults (except `limitToInstance`,
+/// which is `false` on this platform).
+public struct ObservableDefaultsOptions: Equatable, Sendable {
+    public var autoInit = true
+    public var ignoreExternalChanges = false
+    public var suiteName: String?
+    public var prefix: String?
+    public var observeFirst = false
+    public var limitToInstance = false
+    public var defaultIsolationIsMainActor = false
+
+    public init() {}
+
+    static func read(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (ObservableDefaultsOptions, [MacroDiagnostic]) {
+        var reader = ArgumentReader(attribute, locator: locator)
+        var options = ObservableDefaultsOptions()
+        options.autoInit = reader.bool("autoInit", default: true)
+        options.ignoreExternalChanges = reader.bool("ignoreExternalChanges", default: false)
+        options.suiteName = reader.string("suiteName")
+        options.prefix = reader.string("prefix")
+        options.observeFirst = reader.bool("observeFirst", default: false)
+        options.limitToInstance = reader.bool("limitToInstance", default: false)
+        options.defaultIsolationIsMainActor = reader.bool("defaultIsolationIsMainActor", default: false)
+        return (options, reader.diagnostics)
+    }
+}

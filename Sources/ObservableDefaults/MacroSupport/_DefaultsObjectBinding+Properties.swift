@@ -1,0 +1,70 @@
+import Dispatch
+import Foundation
+import Observation
+
+/// Registration of persisted properties and how an outside change is applied to one.
+extension _DefaultsObjectBinding {
+    // MARK: - Properties
+
+    /// Describes a persisted property of a non-isolated class.
+    public func property<Host: Observation.Observable & AnyObject, Value>(
+        _ slot: _DefaultsSlot<Value>, keyPath: KeyPath<Host, Value>, on host: Host,
+        registrar: Observation.ObservationRegistrar,
+        willSet: ((Host, Value) -> Void)? = nil, didSet: ((Host, Value) -> Void)? = nil
+    ) -> _DefaultsPropertyBinding {
+        let weakHost = _DefaultsWeak(host)
+        return _DefaultsPropertyBinding(
+            key: slot.key, keyPath: keyPath,
+            load: { suite, fullKey in
+                let resolved = slot.resolve(in: suite, fullKey: fullKey)
+                slot.store(resolved.value, stored: resolved.stored)
+            },
+            apply: { suite, fullKey in
+                guard let host = weakHost.object else { return }
+                Self.apply(slot, suite: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
+                           willSet: willSet, didSet: didSet)
+            })
+    }
+
+    /// Describes a persisted property of a main-actor class: outside changes are applied on the main actor.
+    public func mainActorProperty<Host: Observation.Observable & AnyObject, Value>(
+        _ slot: _DefaultsSlot<Value>, keyPath: KeyPath<Host, Value>, on host: Host,
+        registrar: Observation.ObservationRegistrar,
+        willSet: (@MainActor (Host, Value) -> Void)? = nil, didSet: (@MainActor (Host, Value) -> Void)? = nil
+    ) -> _DefaultsPropertyBinding {
+        let weakHost = _DefaultsWeak(host)
+        let captured = _DefaultsUnchecked(wrapped: (slot, keyPath))
+        return _DefaultsPropertyBinding(
+            key: slot.key, keyPath: keyPath,
+            load: { suite, fullKey in
+                let resolved = slot.resolve(in: suite, fullKey: fullKey)
+                slot.store(resolved.value, stored: resolved.stored)
+            },
+            apply: { suite, fullKey in
+                let work: @MainActor @Sendable () -> Void = {
+                    guard let host = weakHost.object else { return }
+                    let (slot, keyPath) = captured.wrapped
+                    Self.apply(slot, suite: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
+                               willSet: willSet.map { body in { body($0, $1) } }, didSet: didSet.map { body in { body($0, $1) } })
+                }
+                if MainQueue.isCurrent {
+                    MainActor.assumeIsolated { work() }
+                } else {
+                    DispatchQueue.main.async { work() }
+                }
+            })
+    }
+
+    static func apply<Host: Observation.Observable & AnyObject, Value>(
+        _ slot: _DefaultsSlot<Value>, suite: DefaultsSuite, fullKey: String, host: Host, keyPath: KeyPath<Host, Value>,
+        registrar: Observation.ObservationRegistrar,
+        willSet: ((Host, Value) -> Void)?, didSet: ((Host, Value) -> Void)?
+    ) {
+        let resolved = slot.resolve(in: suite, fullKey: fullKey)
+        let old = slot.snapshot
+        if old.stored == resolved.stored { return }
+        willSet?(host, resolved.value)
+        registrar.withMutation(of: host, keyPath: keyPath) { slot.store(resolved.value, stored: resolved.stored) }
+        didSet?(host, old.value)
+    }
+}

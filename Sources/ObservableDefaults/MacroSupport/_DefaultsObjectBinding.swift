@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import Observation
+import Synchronization
+
+/// Connects one object to its suite: configuration (suite, prefix, modes), writes, and the suite
+/// observation that routes a changed key to the one property mapped to it.
+///
+/// Every `@ObservableDefaults` object owns one. Implementation detail of the macros; not API.
+public final class _DefaultsObjectBinding: Sendable {
+    struct State: Sendable {
+        var suiteName: String?
+        var suite: DefaultsSuite?
+        var prefix: String
+        var ignoreExternalChanges: Bool
+        var limitToInstance: Bool
+        /// Full key → properties mapped to it.
+        var updaters: [String: [_DefaultsPropertyBinding]] = [:]
+        var observation: DefaultsObservation?
+        /// The object is main-actor isolated (seen from `observerStarter`'s isolation).
+        var appliesOnMainActor = false
+    }
+
+    private let state: Mutex<State>
+    /// Outside changes are applied on the main actor.
+    let mainActor: Bool
+
+    public init(suiteName: String?, prefix: String, ignoreExternalChanges: Bool, limitToInstance: Bool, mainActor: Bool) {
+        state = Mutex(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
+        self.mainActor = mainActor
+    }
+
+    /// Applies the generated initializer's arguments (they win over the macro's).
+    public func configure(suite: DefaultsSuite?, ignoreExternalChanges: Bool?, prefix: String?) {
+        state.withLock { state in
+            if let suite { state.suite = suite }
+            if let ignoreExternalChanges { state.ignoreExternalChanges = ignoreExternalChanges }
+            if let prefix { state.prefix = prefix }
+        }
+    }
+
+    /// The suite and prefix in use (the suite is opened on first use).
+    var target: (suite: DefaultsSuite, prefix: String) {
+        state.withLock { state in
+            if let suite = state.suite { return (suite, state.prefix) }
+            let suite = Self.open(state.suiteName)
+            state.suite = suite
+            return (suite, state.prefix)
+        }
+    }
+
+    private static func open(_ name: String?) -> DefaultsSuite {
+        guard let name else { return .standard }
+        do {
+            return try DefaultsSuite(name: name)
+        } catch {
+            FileHandle.standardError.write(Data("ObservableDefaults: cannot open suite '\(name)' (\(error)); using the standard suite\n".utf8))
+            return .standard
+        }
+    }
+
+    // MARK: - Writes
+
+    /// A property write: skipped when the stored form does not change; otherwise `willSet`, the copy updated
+    /// inside Observation's `withMutation` for that property only, the suite written, `didSet`.
+    public func set<Host: Observation.Observable & AnyObject, Value>(
+        _ newValue: Value, slot: _DefaultsSlot<Value>, keyPath: KeyPath<Host, Value>, on host: Host,
+        registrar: Observation.ObservationRegistrar,
+        willSet: ((Value) -> Void)? = nil, didSet: ((Value) -> Void)? = nil
+    ) {
+        let (suite, prefix) = target
+        let fullKey = prefix + slot.key
+        let stored: DefaultsValue?
+        do {
+            stored = try slot.codec.encode(newValue)
+        } catch {
+            suite.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(Value.self): \(error)", key: fullKey))
+            return
+        }
+        let old = slot.snapshot
+        if old.stored == stored { return }
+        willSet?(newValue)
+        registrar.withMutation(of: host, keyPath: keyPath) { slot.store(newValue, stored: stored) }
+        suite.set(stored, forKey: fullKey)
+        didSet?(old.value)
+    }
+
+    // MARK: - Start
+
+    /// Loads every property from the suite and starts observing it (unless external changes are ignored).
+    /// Properties whose key paths are in `ignoring` keep their loaded value but do not follow outside changes.
+    /// `isolation` is the caller's (`#isolation` in the generated code): when it is the main actor — an
+    /// explicit `@MainActor` class or a module whose default isolation is the main actor — changes are
+    /// applied on the main actor even without `defaultIsolationIsMainActor: true`.
+    public func start(_ list: _DefaultsPropertyList, ignoring: [AnyKeyPath], isolation: (any Actor)? = nil) {
+        let onMainActor = isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } ?? false
+        let (suite, prefix) = target
+        var updaters: [String: [_DefaultsPropertyBinding]] = [:]
+        for property in list.properties {
+            let fullKey = prefix + property.key
+            property.load(suite, fullKey)
+            if !ignoring.contains(property.keyPath) { updaters[fullKey, default: []].append(property) }
+        }
+        let (ignoreExternal, limit) = state.withLock { state in
+            state.updaters = updaters
+            state.appliesOnMainActor = onMainActor
+            state.observation?.cancel()
+            state.observation = nil
+            return (state.ignoreExternalChanges, state.limitToInstance)
+        }
+        guard !ignoreExternal, !updaters.isEmpty else { return }
+        let observation = suite.observe(keys: Set(updaters.keys), scope: limit ? .thisProcess : .allProcesses) { [weak self] change in
+            self?.handle(change)
+        }
+        state.withLock { $0.observation = observation }
+    }
+
+    /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys).
+    func handle(_ change: DefaultsChange) {
+        let (suite, updaters, onMainActor) = state.withLock { state in (state.suite, state.updaters, state.appliesOnMainActor) }
+        guard let suite else { return }
+        let work = _DefaultsUnchecked(wrapped: {
+            for key in change.keys {
+                for property in updaters[key] ?? [] { property.apply(suite, key) }
+            }
+        })
+        if !onMainActor || MainQueue.isCurrent {
+            work.wrapped()
+        } else {
+            DispatchQueue.main.async { work.wrapped() }
+        }
+    }
+
+    deinit {
+        state.withLock { $0.observation?.cancel() }
+    }
+}

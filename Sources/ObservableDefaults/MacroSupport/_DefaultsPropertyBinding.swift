@@ -1,0 +1,42 @@
+import Dispatch
+import Foundation
+
+/// One persisted property of an object, type-erased for the object's binding.
+///
+/// Implementation detail of the macros; not API.
+public struct _DefaultsPropertyBinding: @unchecked Sendable {
+    let key: String
+    let keyPath: AnyKeyPath
+    /// Reads the suite into the property's copy without notifying anyone (start-up).
+    let load: (DefaultsSuite, String) -> Void
+    /// Reads the suite after a change of the key and applies it: observers, Observation, copy.
+    let apply: (DefaultsSuite, String) -> Void
+}
+
+/// The properties `observerStarter` collects.
+///
+/// Implementation detail of the macros; not API.
+public final class _DefaultsPropertyList: @unchecked Sendable {
+    var properties: [_DefaultsPropertyBinding] = []
+    public init() {}
+    public func append(_ property: _DefaultsPropertyBinding) { properties.append(property) }
+}
+
+/// Whether code runs on the main queue (the main actor's executor). `Thread.isMainThread` is not the test:
+/// under some hosts (swift-testing on Linux) the main queue is drained by a thread Foundation does not call
+/// the main thread.
+enum MainQueue {
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+}
+
+/// A weak reference that can cross threads.
+final class _DefaultsWeak<Object: AnyObject>: @unchecked Sendable {
+    weak var object: Object?
+    init(_ object: Object) { self.object = object }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Synchronization
+
+/// The typed in-memory copy of one persisted property: its current value with its stored form, the
+/// declaration-time default (captured once, when the object is created) and the storage rule.
+///
+/// Reads take a lock and copy the value; they never touch the suite or decode.
+/// Implementation detail of the macros (the generated code uses it); not API.
+public final class _DefaultsSlot<Value> {
+    /// The key before the object's prefix.
+    public let key: String
+    /// The declaration-time default.
+    let declarationDefault: Value
+    let codec: _DefaultsCodec<Value>
+    @usableFromInline let state: _DefaultsLocked<State>
+
+    @usableFromInline
+    struct State {
+        @usableFromInline var value: Value
+        /// The stored form of `value` (`nil`: no key / not encodable).
+        @usableFromInline var stored: DefaultsValue?
+
+        @usableFromInline init(value: Value, stored: DefaultsValue?) {
+            self.value = value
+            self.stored = stored
+        }
+    }
+
+    init(key: String, default value: Value, codec: _DefaultsCodec<Value>) {
+        self.key = key
+        self.declarationDefault = value
+        self.codec = codec
+        self.state = _DefaultsLocked(State(value: value, stored: try? codec.encode(value)))
+    }
+
+    /// The current value (inlinable: the read specializes in the generated code and never decodes).
+    @inlinable
+    public var value: Value { state.mutex.withLock { $0.wrapped.value } }
+
+    var snapshot: State { state.withLock { $0 } }
+
+    func store(_ value: Value, stored: DefaultsValue?) {
+        state.withLock { $0 = State(value: value, stored: stored) }
+    }
+
+    /// The value the suite holds for `fullKey`: the stored value, else the registered default, else the
+    /// declaration default. A stored value of the wrong type is reported and skipped (the registered default,
+    /// then the declaration default, apply).
+    func resolve(in suite: DefaultsSuite, fullKey: String) -> State {
+        if let stored = suite.storedValue(forKey: fullKey) {
+            if let value = codec.decode(stored) { return State(value: value, stored: stored) }
+            suite.report(DefaultsError(
+                .wrongType, message: "expected a value for a property of type \(Value.self), found \(stored.typeName); using its default",
+                fileURL: suite.fileURL, key: fullKey))
+            if let registered = suite.registeredDefaults[fullKey], let value = codec.decode(registered) {
+                return State(value: value, stored: registered)
+            }
+        } else if let registered = suite.value(forKey: fullKey), let value = codec.decode(registered) {
+            return State(value: value, stored: registered)
+        }
+        return State(value: declarationDefault, stored: try? codec.encode(declarationDefault))
+    }
+}
+
+extension _DefaultsSlot: @unchecked Sendable where Value: Sendable {}

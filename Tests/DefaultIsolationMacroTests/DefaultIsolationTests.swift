@@ -1,0 +1,37 @@
+// This module is compiled with `-default-isolation MainActor`: the class below is main-actor isolated
+// without saying so, and without `defaultIsolationIsMainActor: true`.
+import Dispatch
+import Foundation
+import ObservableDefaults
+import Testing
+
+let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
+@ObservableDefaults
+final class ImplicitlyMainActorSettings {
+    var value: Int = 0 {
+        didSet { onMainQueue.append(DispatchQueue.getSpecific(key: mainQueueKey) == true) }
+    }
+    @ObservableOnly var onMainQueue: [Bool] = []
+}
+
+@Test func outsideChangesArriveOnTheMainActorWithoutTheFlag() async throws {
+    let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("od-isolation-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let suite = try DefaultsSuite(name: "isolation", directory: directory)
+    let settings = ImplicitlyMainActorSettings(userDefaults: suite)
+    settings.value = 1
+    // Another process's write, simulated by replacing the file (the watcher thread delivers it).
+    let other = directory.appendingPathComponent(".edit")
+    try Data(#"{ "value" : 2 }"#.utf8).write(to: other)
+    _ = rename(other.path, suite.fileURL.path)
+    let deadline = ContinuousClock.now + .seconds(10)
+    while settings.value != 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    #expect(settings.value == 2)
+    #expect(settings.onMainQueue == [true, true])
+}

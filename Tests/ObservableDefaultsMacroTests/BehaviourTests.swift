@@ -1,0 +1,279 @@
+@testable import ObservableDefaults
+import Foundation
+import Testing
+
+@Suite struct StorageResolutionTests {
+    @Test func valuesAreStoredByTheirRule() throws {
+        let suite = try makeSuite()
+        let model = StorageModel(userDefaults: suite)
+        model.theme = .dark                                   // RawRepresentable & Codable: raw value
+        model.themeOptional = nil                             // Optional nil: key removed
+        model.profile = Profile(name: "p", retries: 2)        // Codable only: natural structure
+        model.profileOptional = Profile(name: "o", retries: 1)
+        model.wrapped = Wrapped(rawValue: "raw")              // RawRepresentable & plist & Codable: raw value
+        model.strings = ["x", "y"]
+        model.dictionary = ["k": 2]
+        model.optionalInt = nil
+        #expect(suite.storedValue(forKey: "theme") == .string("dark"))
+        #expect(suite.storedValue(forKey: "themeOptional") == nil)
+        #expect(suite.storedValue(forKey: "profile") == .dictionary(["name": .string("p"), "retries": .integer(2)]))
+        #expect(suite.storedValue(forKey: "profileOptional") == .dictionary(["name": .string("o"), "retries": .integer(1)]))
+        #expect(suite.storedValue(forKey: "wrapped") == .string("raw"))
+        #expect(suite.storedValue(forKey: "strings") == .array([.string("x"), .string("y")]))
+        #expect(suite.storedValue(forKey: "dictionary") == .dictionary(["k": .integer(2)]))
+        #expect(suite.storedValue(forKey: "optionalInt") == nil)
+    }
+
+    @Test func valuesAreReadByTheirRule() throws {
+        let suite = try makeSuite()
+        suite.set(.string("light"), forKey: "theme")
+        suite.set(.dictionary(["name": .string("n"), "retries": .integer(9)]), forKey: "profile")
+        suite.set(.dictionary(["wrapped": .string("plist form")]), forKey: "wrapped")  // hybrid read fallback
+        suite.set(.integer(7), forKey: "optionalInt")
+        let model = StorageModel(userDefaults: suite)
+        #expect(model.theme == .light)
+        #expect(model.profile == Profile(name: "n", retries: 9))
+        #expect(model.wrapped == Wrapped(rawValue: "plist form"))
+        #expect(model.optionalInt == 7)
+        #expect(model.themeOptional == .light)  // declaration default
+    }
+
+    @Test func optionalWithoutInitializerDefaultsToNil() throws {
+        let suite = try makeSuite()
+        let model = StorageModel(userDefaults: suite)
+        #expect(model.optionalWithoutInitializer == nil)
+        model.optionalWithoutInitializer = "set"
+        #expect(suite.storedValue(forKey: "optionalWithoutInitializer") == .string("set"))
+        model.optionalWithoutInitializer = nil
+        #expect(suite.storedValue(forKey: "optionalWithoutInitializer") == nil)
+        #expect(StorageModel(userDefaults: suite).optionalWithoutInitializer == nil)
+    }
+
+    @Test func codableReadsTheAppleLibraryForm() throws {
+        let suite = try makeSuite()
+        let json = try JSONEncoder().encode(Profile(name: "apple", retries: 4))
+        suite.set(.data(json), forKey: "profile")
+        suite.set(.string(json.base64EncodedString()), forKey: "profileOptional")
+        let model = StorageModel(userDefaults: suite)
+        #expect(model.profile == Profile(name: "apple", retries: 4))
+        #expect(model.profileOptional == Profile(name: "apple", retries: 4))
+    }
+
+    @Test func wrongTypedValueFallsBackToTheDefault() async throws {
+        let suite = try makeSuite()
+        suite.set(.string("not a number"), forKey: "optionalInt")
+        suite.set(.integer(3), forKey: "theme")
+        let model = StorageModel(userDefaults: suite)
+        #expect(model.optionalInt == 5)
+        #expect(model.theme == .system)
+        writeOutside(suite, ["theme": .string("dark")])
+        #expect(await eventually { model.theme == .dark })
+    }
+}
+
+@Suite struct DefaultFallbackTests {
+    @Test func storedThenRegisteredThenDeclarationDefault() async throws {
+        let suite = try makeSuite()
+        let model = Matrix(userDefaults: suite)
+        suite.register(defaults: ["m_b": .string("registered")])
+        model.b = "stored"
+        writeOutside(suite, ["m_b": nil])
+        #expect(await eventually { model.b == "registered" })
+        model.a = 10
+        writeOutside(suite, ["m_a": nil])
+        #expect(await eventually { model.a == 1 })
+        let fresh = Matrix(userDefaults: suite)
+        #expect(fresh.b == "registered")
+        #expect(fresh.a == 1)
+    }
+
+    @Test func customInitializerDoesNotChangeTheDeclarationDefault() async throws {
+        _ = testDirectory
+        let suite = try DefaultsSuite(name: "macro-tests.custom")
+        let user = CustomInit(suite: suite, username: "alice")
+        #expect(user.username == "alice")
+        #expect(suite.storedValue(forKey: "username") == .string("alice"))
+        writeOutside(suite, ["username": nil])
+        #expect(await eventually { user.username == "guest" })
+    }
+
+    @Test func initializerArgumentsWinOverMacroArguments() throws {
+        let suite = try makeSuite()
+        let model = Matrix(userDefaults: suite, prefix: "other_")
+        model.a = 2
+        #expect(suite.storedValue(forKey: "other_a") == .integer(2))
+        #expect(suite.storedValue(forKey: "m_a") == nil)
+    }
+}
+
+@Suite(.serialized) struct ObserverTests {
+    @Test func willSetAndDidSetRunForLocalAndOutsideChanges() async throws {
+        let suite = try makeSuite()
+        let model = WithObservers(userDefaults: suite)
+        let before = observerLog.events.count
+        model.value = 1
+        model.value = 1  // equal: no change, no observers
+        writeOutside(suite, ["obs.value": .integer(5)])
+        #expect(await eventually { model.value == 5 })
+        model.named = "y"
+        writeOutside(suite, ["obs.named": .string("z")])
+        #expect(await eventually { model.named == "z" })
+        model.local = 2
+        model.profile = Profile(name: "q", retries: 1)
+        let events = Array(observerLog.events.dropFirst(before))
+        #expect(events == [
+            "willSet 0->1", "didSet 0->1", "willSet 1->5", "didSet 1->5",
+            "named will y", "named did x", "named will z", "named did y", "local did 0->2", "profile did p->q",
+        ])
+    }
+}
+
+@Suite struct ModeTests {
+    @Test func ignoreExternalChangesHearsOnlyOwnWrites() async throws {
+        let suite = try makeSuite()
+        let model = IgnoresExternal(userDefaults: suite)
+        let other = IgnoresExternal(userDefaults: suite)
+        model.value = 1
+        #expect(suite.value(forKey: "value") == .integer(1))
+        writeOutside(suite, ["value": .integer(2)])
+        other.value = 3
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(model.value == 1)
+        let overridden = Matrix(userDefaults: suite, ignoreExternalChanges: true)
+        writeOutside(suite, ["m_a": .integer(8)])
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(overridden.a == 1)
+    }
+
+    @Test func ignoredKeyPathsWithAPrefix() async throws {
+        let suite = try makeSuite()
+        let model = Matrix(userDefaults: suite, prefix: "p.", ignoredKeyPathsForExternalUpdates: [\Matrix.a])
+        let aFlag = track { _ = model.a }
+        writeOutside(suite, ["p.a": .integer(5), "p.b": .string("heard")])
+        #expect(await eventually { model.b == "heard" })
+        #expect(model.a == 1)
+        #expect(!aFlag.fired)
+        model.a = 6  // own writes still work
+        #expect(suite.value(forKey: "p.a") == .integer(6))
+    }
+
+    @Test func limitToInstanceTrueHearsOnlyThisProcess() async throws {
+        let suite = try makeSuite()
+        let model = LimitedToInstance(userDefaults: suite)
+        let other = LimitedToInstance(userDefaults: suite)
+        other.value = 4
+        #expect(await eventually { model.value == 4 })
+        writeOutside(suite, ["value": .integer(9)])
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(model.value == 4)
+    }
+
+    @Test func limitToInstanceFalseHearsOutsideChanges() async throws {
+        let suite = try makeSuite()
+        let model = Matrix(userDefaults: suite)
+        writeOutside(suite, ["m_a": .integer(9)])
+        #expect(await eventually { model.a == 9 })
+    }
+
+    @Test func observeFirstStoresOnlyDefaultsBacked() throws {
+        let suite = try makeSuite()
+        let model = ObserveFirst(userDefaults: suite)
+        let flag = track { _ = model.notStored }
+        model.notStored = 5
+        model.stored = 6
+        model.keyed = "v"
+        #expect(flag.fired)
+        #expect(suite.value(forKey: "notStored") == nil)
+        #expect(suite.value(forKey: "stored") == .integer(6))
+        #expect(suite.value(forKey: "custom") == .string("v"))
+    }
+
+    @Test func severalObjectsOnOneSuite() async throws {
+        let suite = try makeSuite()
+        let models = (0..<5).map { _ in Matrix(userDefaults: suite) }
+        models[0].b = "shared"
+        #expect(await eventually { models.allSatisfy { $0.b == "shared" } })
+        writeOutside(suite, ["m_a": .integer(77)])
+        #expect(await eventually { models.allSatisfy { $0.a == 77 } })
+    }
+
+    @Test func releasedObjectsWhileChangesArrive() async throws {
+        let suite = try makeSuite()
+        weak var weakModel: Matrix?
+        let writer = Task.detached {
+            for index in 0..<200 { writeOutside(suite, ["m_a": .integer(index)]) }
+        }
+        for _ in 0..<50 {
+            var model: Matrix? = Matrix(userDefaults: suite)
+            weakModel = model
+            _ = model?.a
+            model = nil
+            #expect(weakModel == nil)
+        }
+        await writer.value
+        let survivor = Matrix(userDefaults: suite)
+        writeOutside(suite, ["m_a": .integer(1000)])
+        #expect(await eventually { survivor.a == 1000 })
+    }
+
+    @Test func sendableObjectsAcrossTasks() async throws {
+        let suite = try makeSuite()
+        let model = Matrix(userDefaults: suite)
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<8 {
+                group.addTask { for step in 0..<10 { model.a = index * 100 + step; _ = model.b } }
+            }
+        }
+        #expect(suite.value(forKey: "m_a").flatMap(Int.init(defaultsValue:)) == model.a)
+    }
+}
+
+@Suite struct MainActorTests {
+    @MainActor @Test func outsideChangesArriveOnTheMainActor() async throws {
+        let suite = try makeSuite()
+        let model = MainActorModel(userDefaults: suite)
+        let flag = track { _ = model.value }
+        Task.detached { writeOutside(suite, ["value": .integer(3)]) }
+        #expect(await eventually { model.value == 3 })
+        #expect(flag.fired)
+    }
+
+    @MainActor @Test func defaultIsolationIsMainActor() async throws {
+        let suite = try makeSuite()
+        let model = DefaultIsolationModel(userDefaults: suite)
+        model.value = 1
+        Task.detached { writeOutside(suite, ["value": .integer(2)]) }
+        #expect(await eventually { model.value == 2 })
+        #expect(model.changes == [1, 2])
+        #expect(model.onMainThread == [true, true])
+    }
+}
+
+@Suite struct CrossProcessTests {
+    /// The helper executable built with the tests (`defaults-test-agent`).
+    static var agent: URL { PluginDiagnosticsTests.buildDirectory.appendingPathComponent("defaults-test-agent") }
+
+    func runAgent(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = Self.agent
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func anotherProcessWritingAKeyUpdatesOnlyThatProperty() async throws {
+        let suite = try makeSuite()
+        let model = Matrix(userDefaults: suite)
+        model.b = "mine"  // creates the file
+        let aFlag = track { _ = model.a }
+        let bFlag = track { _ = model.b }
+        let cFlag = track { _ = model.c }
+        try runAgent(["set", suite.fileURL.path, "m_a", "int:41"])
+        #expect(await eventually { model.a == 41 })
+        #expect(aFlag.fired)
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(!bFlag.fired && !cFlag.fired)
+        #expect(model.b == "mine")
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// End to end: each bad fixture in `Fixtures/macros` is type-checked by the real compiler with the built
+/// plugin, and the compiler's output must contain the diagnostics listed in its `// expect:` lines.
+@Suite struct PluginDiagnosticsTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var fixtures: [String] {
+        let directory = packageRoot.appendingPathComponent("Fixtures/macros")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasSuffix(".swift") }.sorted()
+    }
+
+    /// The build directory holding this test binary, the plugin and the module files.
+    static var buildDirectory: URL {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: executable).deletingLastPathComponent()
+    }
+
+    /// Runs `swiftc -typecheck` on `file` with the built plugin; returns the exit status and diagnostics.
+    static func typecheck(_ file: URL, extraArguments: [String] = []) throws -> (status: Int32, output: String) {
+        let plugin = buildDirectory.appendingPathComponent("ObservableDefaultsMacros-tool").path
+        let modules = buildDirectory.appendingPathComponent("Modules").path
+        try #require(FileManager.default.fileExists(atPath: plugin), "plugin not built at \(plugin)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swiftc", "-swift-version", "6", "-typecheck", file.path, "-I", modules,
+                             "-load-plugin-executable", "\(plugin)#ObservableDefaultsMacros"] + extraArguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    @Test func mainActorDefaultIsolationFixtureCompilesCleanly() throws {
+        let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-valid/default-isolation-main-actor.swift")
+        let (status, output) = try Self.typecheck(file, extraArguments: ["-default-isolation", "MainActor"])
+        #expect(status == 0, "\(output)")
+        #expect(!output.contains("warning:"), "\(output)")
+    }
+
+    @Test(arguments: fixtures)
+    func compilerReportsThePluginDiagnostic(fixture: String) throws {
+        let file = Self.packageRoot.appendingPathComponent("Fixtures/macros/\(fixture)")
+        let expectations = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix("// expect: ") }.map { String($0.dropFirst("// expect: ".count)) }
+        #expect(!expectations.isEmpty)
+        let (status, output) = try Self.typecheck(file)
+        #expect(status != 0, "the bad fixture compiled")
+        for expectation in expectations {
+            #expect(output.contains("\(file.path):\(expectation) (from macro"), "missing: \(expectation)\n\(output)")
+        }
+        #expect(!output.contains("plugin") || !output.contains("crash"), "plugin failure:\n\(output)")
+    }
+}
