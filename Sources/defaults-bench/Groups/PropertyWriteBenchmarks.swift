@@ -9,53 +9,71 @@ enum PropertyWriteBenchmarks {
         var group = GroupResult(
             number: 2, title: "Property write",
             method: "One write of a new Int value per operation (values never repeat, so no write is skipped as equal). "
-                + "Our suite holds 10 keys. Ratios are against the plain `@Observable` write.")
+                + "Our suites hold 10 keys. The write-through rows and the baselines are sampled interleaved; the batch rows "
+                + "after them. Ratios are against the plain `@Observable` write.")
 
         let plain = opaque(PlainSettings())
-        context.progress("2. property write: plain @Observable")
         var counter = 0
-        group.append(ResultRow(id: "plain", name: "plain `@Observable` property", statistics: Sampler.perOperation(settings) { n in
-            for _ in 0..<n {
-                counter &+= 1
-                plain.count = counter
-            }
-            return plain.count
-        }))
-
-        group.append(contentsOf: MacroRows.propertyWrite(context))
-
         let directory = context.directory("write")
         let suite = openSuite(directory.appendingPathComponent("write.json"))
         suite.performBatchUpdates {
             for index in 0..<9 { suite.set(.string("value \(index)"), forKey: "other\(index)") }
             suite.set(.integer(0), forKey: BenchKeys.count)
         }
+        let fsyncSuite = openSuite(directory.appendingPathComponent("write-fsync.json"))
+        fsyncSuite.synchronizesToDisk = true
+        let scratch = ScratchUserDefaults("write")
+        defer { scratch.remove() }
+        let defaults = scratch.defaults
+        let macro = MacroRows.propertyWrite(context)
 
-        context.progress("2. property write: DefaultsSuite write-through")
-        group.append(ResultRow(
-            id: "suite.writethrough", name: "`DefaultsSuite.set` write-through (in the file on return)",
-            statistics: Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
+        // Everything that writes through (and the baselines) is sampled interleaved.
+        context.progress("2. property write: write-through rows, interleaved")
+        let entries: [(id: String, name: String, maxBatch: Int, body: (Int) -> Int)] = [
+            ("plain", "plain `@Observable` property", 1 << 22, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    plain.count = counter
+                }
+                return plain.count
+            }),
+            (macro.writeThrough.id, macro.writeThrough.name, 1 << 12, macro.writeThrough.body),
+            ("suite.writethrough", "`DefaultsSuite.set` write-through (in the file on return)", 1 << 12, { n in
                 for _ in 0..<n {
                     counter &+= 1
                     suite.set(.integer(counter), forKey: BenchKeys.count)
                 }
                 return counter
-            }))
-
-        context.progress("2. property write: DefaultsSuite write-through + fsync")
-        suite.synchronizesToDisk = true
-        group.append(ResultRow(
-            id: "suite.fsync", name: "`DefaultsSuite.set` write-through with `synchronizesToDisk` (fsync)",
-            statistics: Sampler.perOperation(settings, maxBatch: 1 << 10) { n in
+            }),
+            ("suite.fsync", "`DefaultsSuite.set` write-through with `synchronizesToDisk` (fsync)", 1 << 10, { n in
                 for _ in 0..<n {
                     counter &+= 1
-                    suite.set(.integer(counter), forKey: BenchKeys.count)
+                    fsyncSuite.set(.integer(counter), forKey: BenchKeys.count)
                 }
                 return counter
-            }))
-        suite.synchronizesToDisk = false
+            }),
+            ("userdefaults", "`UserDefaults.set(_:forKey:)` (Linux; in memory, written later)", 1 << 22, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    defaults.set(counter, forKey: BenchKeys.count)
+                }
+                return counter
+            }),
+            ("userdefaults.synchronize", "`UserDefaults.set` + `synchronize()` (Linux; in the file on return)", 1 << 12, { n in
+                var synced = 0
+                for _ in 0..<n {
+                    counter &+= 1
+                    defaults.set(counter, forKey: BenchKeys.count)
+                    if defaults.synchronize() { synced &+= 1 }
+                }
+                return synced &+ counter
+            }),
+        ]
+        let statistics = Sampler.interleaved(settings, entries.map { Sampler.Candidate(maxBatch: $0.maxBatch, body: $0.body) })
+        for (entry, stats) in zip(entries, statistics) { group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats)) }
 
-        context.progress("2. property write: DefaultsSuite inside a batch")
+        context.progress("2. property write: inside a batch")
+        group.append(macro.inBatch())
         // The whole measurement runs inside one open batch: each operation is the in-memory update and the
         // in-process notification; the single file write happens when the batch closes, after sampling.
         let inBatch = suite.performBatchUpdates {
@@ -82,32 +100,6 @@ enum PropertyWriteBenchmarks {
                 }
                 return counter
             }.scaled(by: 1.0 / 100)))
-
-        let scratch = ScratchUserDefaults("write")
-        defer { scratch.remove() }
-        let defaults = scratch.defaults
-        context.progress("2. property write: UserDefaults.set")
-        group.append(ResultRow(
-            id: "userdefaults", name: "`UserDefaults.set(_:forKey:)` (Linux; in memory, written later)",
-            statistics: Sampler.perOperation(settings) { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    defaults.set(counter, forKey: BenchKeys.count)
-                }
-                return counter
-            }))
-        context.progress("2. property write: UserDefaults.set + synchronize")
-        group.append(ResultRow(
-            id: "userdefaults.synchronize", name: "`UserDefaults.set` + `synchronize()` (Linux; in the file on return)",
-            statistics: Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
-                var synced = 0
-                for _ in 0..<n {
-                    counter &+= 1
-                    defaults.set(counter, forKey: BenchKeys.count)
-                    if defaults.synchronize() { synced &+= 1 }
-                }
-                return synced &+ counter
-            }))
 
         for id in ["macro.writethrough", "macro.batch", "suite.writethrough", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults", "userdefaults.synchronize"] {
             group.relate(id, to: "plain")

@@ -42,16 +42,7 @@ enum Sampler {
     /// ``RunSettings/sampleTargetNanoseconds``, warmed up, then sampled until both the time budget and
     /// the minimum sample count are reached. Each sample is one batch's time divided by its size.
     static func perOperation(_ settings: RunSettings, maxBatch: Int = 1 << 22, _ body: (Int) -> Int) -> Statistics {
-        // First calls are cold (lazy initialisation, page faults, first lock): run a few before calibrating,
-        // and size the batch from the fastest of three runs so one slow run cannot pick a tiny batch.
-        for _ in 0..<3 { _ = timed(body, 1) }
-        var batch = 1
-        while batch < maxBatch {
-            let elapsed = (0..<3).map { _ in timed(body, batch) }.min() ?? 0
-            if elapsed >= settings.sampleTargetNanoseconds { break }
-            let scale = elapsed <= 0 ? 16 : min(16, max(2, settings.sampleTargetNanoseconds / max(elapsed, 1)))
-            batch = min(maxBatch, batch * scale)
-        }
+        let batch = calibrate(settings, maxBatch: maxBatch, body)
         let warmUpEnd = monotonicNanoseconds() + settings.warmUpNanoseconds
         repeat { _ = timed(body, batch) } while monotonicNanoseconds() < warmUpEnd
         var samples: [Double] = []
@@ -62,6 +53,48 @@ enum Sampler {
             samples.append(Double(timed(body, batch)) / Double(batch))
         }
         return Statistics(samples)
+    }
+
+    /// A body to compare with others in ``interleaved(_:_:)``.
+    struct Candidate {
+        var maxBatch: Int = 1 << 22
+        var body: (Int) -> Int
+    }
+
+    /// Per-operation times of several bodies measured side by side: each is calibrated on its own, then
+    /// warm-up and sampling go round-robin (one batch of each in turn), so a burst of load from other
+    /// processes on the machine hits every side of a ratio alike instead of whichever row ran at the time.
+    static func interleaved(_ settings: RunSettings, _ candidates: [Candidate]) -> [Statistics] {
+        let batches = candidates.map { calibrate(settings, maxBatch: $0.maxBatch, $0.body) }
+        let warmUpEnd = monotonicNanoseconds() + settings.warmUpNanoseconds * candidates.count
+        repeat {
+            for (candidate, batch) in zip(candidates, batches) { _ = timed(candidate.body, batch) }
+        } while monotonicNanoseconds() < warmUpEnd
+        var samples = [[Double]](repeating: [], count: candidates.count)
+        let sampleEnd = monotonicNanoseconds() + settings.budgetNanoseconds * candidates.count
+        var rounds = 0
+        while rounds < settings.maxSamples && (rounds < settings.minSamples || monotonicNanoseconds() < sampleEnd) {
+            for index in candidates.indices {
+                samples[index].append(Double(timed(candidates[index].body, batches[index])) / Double(batches[index]))
+            }
+            rounds += 1
+        }
+        return samples.map(Statistics.init)
+    }
+
+    /// The batch size whose run takes about ``RunSettings/sampleTargetNanoseconds``. First calls are cold
+    /// (lazy initialisation, page faults, first lock): a few run before calibrating, and each size is
+    /// judged by the fastest of three runs so one slow run cannot pick a tiny batch.
+    private static func calibrate(_ settings: RunSettings, maxBatch: Int, _ body: (Int) -> Int) -> Int {
+        for _ in 0..<3 { _ = timed(body, 1) }
+        var batch = 1
+        while batch < maxBatch {
+            let elapsed = (0..<3).map { _ in timed(body, batch) }.min() ?? 0
+            if elapsed >= settings.sampleTargetNanoseconds { break }
+            let scale = elapsed <= 0 ? 16 : min(16, max(2, settings.sampleTargetNanoseconds / max(elapsed, 1)))
+            batch = min(maxBatch, batch * scale)
+        }
+        return batch
     }
 
     /// Time of one event-style operation (one file write, one reload), each timed on its own: `body`

@@ -7,46 +7,46 @@ import Observation
 enum MacroRows {
     static let isAvailable = true
 
-    /// Group 1: the property read through the macro's in-memory copy. Row id: `<type>.macro`.
-    static func propertyRead(_ context: BenchContext, id: String) -> [ResultRow] {
+    /// Group 1: the property read through the macro's in-memory copy, as a row to sample beside the
+    /// others of its type. Row id: `<type>.macro`.
+    static func propertyRead(_ context: BenchContext, id: String) -> PropertyReadBenchmarks.Entry {
         let suite = openSuite(context.directory("macro-read-\(id)").appendingPathComponent("read.json"))
         let object = opaque(MacroSettings(userDefaults: suite))
+        // Written once, so the values come from the object's own writes and are in the file.
         object.count = 43
         object.count = 42
-        let settings = context.settings
-        func row(_ name: String, _ body: (Int) -> Int) -> [ResultRow] {
-            [ResultRow(id: "\(id).macro", name: "\(name): `@ObservableDefaults` property", statistics: Sampler.perOperation(settings, body))]
-        }
         switch id {
         case "string":
-            return row("String") { n in
+            return ("macro", "String: `@ObservableDefaults` property", { n in
                 var sum = 0
                 for _ in 0..<n { sum &+= object.name.utf8.count }
                 return sum
-            }
+            })
         case "int":
-            return row("Int") { n in
+            return ("macro", "Int: `@ObservableDefaults` property", { n in
                 var sum = 0
                 for _ in 0..<n { sum &+= object.count }
                 return sum
-            }
+            })
         case "enum":
-            return row("enum") { n in
+            return ("macro", "enum: `@ObservableDefaults` property", { n in
                 var sum = 0
                 for _ in 0..<n { sum &+= object.mode == .balanced ? 1 : 2 }
                 return sum
-            }
+            })
         default:
-            return row("Codable struct") { n in
+            return ("macro", "Codable struct: `@ObservableDefaults` property", { n in
                 var sum = 0
                 for _ in 0..<n { sum &+= object.endpoint.port }
                 return sum
-            }
+            })
         }
     }
 
-    /// Group 2: the property write through the macro (write-through, and inside a batch).
-    static func propertyWrite(_ context: BenchContext) -> [ResultRow] {
+    /// Group 2: the property write through the macro: a write-through loop to sample beside the other
+    /// write-through rows, and a function measuring writes inside one open batch.
+    static func propertyWrite(_ context: BenchContext)
+        -> (writeThrough: (id: String, name: String, body: (Int) -> Int), inBatch: () -> ResultRow) {
         let settings = context.settings
         let suite = openSuite(context.directory("macro-write").appendingPathComponent("write.json"))
         suite.performBatchUpdates {
@@ -54,28 +54,26 @@ enum MacroRows {
         }
         let object = opaque(MacroSettings(userDefaults: suite))
         var counter = 0
-        context.progress("2. property write: @ObservableDefaults write-through")
-        let writeThrough = Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
+        let writeThrough: (Int) -> Int = { n in
             for _ in 0..<n {
                 counter &+= 1
                 object.count = counter
             }
             return object.count
         }
-        context.progress("2. property write: @ObservableDefaults inside a batch")
-        let inBatch = suite.performBatchUpdates {
-            Sampler.perOperation(settings) { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    object.count = counter
+        let inBatch = {
+            let statistics = suite.performBatchUpdates {
+                Sampler.perOperation(settings) { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        object.count = counter
+                    }
+                    return object.count
                 }
-                return object.count
             }
+            return ResultRow(id: "macro.batch", name: "`@ObservableDefaults` property inside `performBatchUpdates` (file write excluded)", statistics: statistics)
         }
-        return [
-            ResultRow(id: "macro.writethrough", name: "`@ObservableDefaults` property write-through (in the file on return)", statistics: writeThrough),
-            ResultRow(id: "macro.batch", name: "`@ObservableDefaults` property inside `performBatchUpdates` (file write excluded)", statistics: inBatch),
-        ]
+        return (("macro.writethrough", "`@ObservableDefaults` property write-through (in the file on return)", writeThrough), inBatch)
     }
 
     /// Group 3: an `@ObservableDefaults` class with `count` properties; one key changes on disk; time until
