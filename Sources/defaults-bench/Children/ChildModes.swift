@@ -20,6 +20,8 @@ import ObservableDefaults
 ///     load-loop FILE COUNT           load the suite COUNT times (fresh storage each time)
 ///     reload-loop FILE COUNT         replace the suite with a one-key-changed version and reload(), COUNT times
 ///     set-loop FILE COUNT            COUNT write-through sets of a new value to one key
+///     observed-set-loop FILE COUNT   the same while an all-processes observer watches the suite (as an
+///                                    @ObservableDefaults object does)
 enum ChildModes {
     static func run(_ arguments: [String]) -> Never {
         switch arguments.first {
@@ -104,7 +106,16 @@ enum ChildModes {
             for index in 0..<count { suite.set(.integer(index), forKey: "counter") }
             exit(0)
 
+        case "observed-set-loop" where arguments.count == 3:
+            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+            let suite = openSuite(URL(fileURLWithPath: arguments[1]))
+            let observation = suite.observe(keys: ["counter"]) { _ in }
+            for index in 0..<count { suite.set(.integer(index), forKey: "counter") }
+            observation.cancel()
+            exit(0)
+
         default:
+            if MacroChildModes.run(arguments) { exit(0) }
             fail("unknown child mode: \(arguments.joined(separator: " "))")
         }
     }

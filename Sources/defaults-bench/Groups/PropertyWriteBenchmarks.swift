@@ -20,6 +20,12 @@ enum PropertyWriteBenchmarks {
             for index in 0..<9 { suite.set(.string("value \(index)"), forKey: "other\(index)") }
             suite.set(.integer(0), forKey: BenchKeys.count)
         }
+        // The same write on a suite that an all-processes observer watches (as every @ObservableDefaults
+        // object's suite is): the file watcher sees each write come back and checks it.
+        let watchedSuite = openSuite(context.directory("write-watched").appendingPathComponent("write.json"))
+        watchedSuite.set(.integer(0), forKey: BenchKeys.count)
+        let watching = watchedSuite.observe(keys: [BenchKeys.count]) { change in Blackhole.consume(change.keys.count) }
+        defer { watching.cancel() }
         let fsyncSuite = openSuite(directory.appendingPathComponent("write-fsync.json"))
         fsyncSuite.synchronizesToDisk = true
         let scratch = ScratchUserDefaults("write")
@@ -42,6 +48,13 @@ enum PropertyWriteBenchmarks {
                 for _ in 0..<n {
                     counter &+= 1
                     suite.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return counter
+            }),
+            ("suite.watched", "`DefaultsSuite.set` write-through, suite observed for all processes (file watched)", 1 << 12, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    watchedSuite.set(.integer(counter), forKey: BenchKeys.count)
                 }
                 return counter
             }),
@@ -101,7 +114,7 @@ enum PropertyWriteBenchmarks {
                 return counter
             }.scaled(by: 1.0 / 100)))
 
-        for id in ["macro.writethrough", "macro.batch", "suite.writethrough", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults", "userdefaults.synchronize"] {
+        for id in ["macro.writethrough", "macro.batch", "suite.writethrough", "suite.watched", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults", "userdefaults.synchronize"] {
             group.relate(id, to: "plain")
         }
         group.notes.append("Write-through rows include the key-granular read-modify-write under `flock`, the atomic "

@@ -62,8 +62,9 @@ enum Sampler {
     }
 
     /// Per-operation times of several bodies measured side by side: each is calibrated on its own, then
-    /// warm-up and sampling go round-robin (one batch of each in turn), so a burst of load from other
-    /// processes on the machine hits every side of a ratio alike instead of whichever row ran at the time.
+    /// warm-up and sampling go in rounds (one batch of each, in a fresh random order per round), so a burst
+    /// of load from other processes on the machine hits every side of a ratio alike instead of whichever
+    /// row ran at the time.
     static func interleaved(_ settings: RunSettings, _ candidates: [Candidate]) -> [Statistics] {
         let batches = candidates.map { calibrate(settings, maxBatch: $0.maxBatch, $0.body) }
         let warmUpEnd = monotonicNanoseconds() + settings.warmUpNanoseconds * candidates.count
@@ -73,8 +74,12 @@ enum Sampler {
         var samples = [[Double]](repeating: [], count: candidates.count)
         let sampleEnd = monotonicNanoseconds() + settings.budgetNanoseconds * candidates.count
         var rounds = 0
+        var order = Array(candidates.indices)
         while rounds < settings.maxSamples && (rounds < settings.minSamples || monotonicNanoseconds() < sampleEnd) {
-            for index in candidates.indices {
+            // A new order every round: what one body leaves behind (dirty pages, a journal commit, a cold
+            // cache) must not always land on the same neighbour.
+            order.shuffle()
+            for index in order {
                 samples[index].append(Double(timed(candidates[index].body, batches[index])) / Double(batches[index]))
             }
             rounds += 1
