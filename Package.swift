@@ -6,6 +6,8 @@ let package = Package(
     name: "ObservableDefaults",
     products: [
         .library(name: "ObservableDefaults", targets: ["ObservableDefaults"]),
+        .executable(name: "defaults", targets: ["defaults"]),
+        .executable(name: "defaults-demo", targets: ["defaults-demo"]),
         .executable(name: "defaults-bench", targets: ["defaults-bench"]),
     ],
     targets: [
@@ -18,6 +20,16 @@ let package = Package(
             name: "defaults-test-agent",
             dependencies: ["ObservableDefaults"],
             path: "Sources/defaults-test-agent"
+        ),
+        .executableTarget(
+            name: "defaults",
+            dependencies: ["ObservableDefaults"],
+            path: "Sources/defaults"
+        ),
+        .executableTarget(
+            name: "defaults-demo",
+            dependencies: ["ObservableDefaults", "defaults"],
+            path: "Sources/defaults-demo"
         ),
         .executableTarget(
             name: "defaults-bench",
@@ -33,6 +45,10 @@ let package = Package(
         .testTarget(
             name: "ObservableDefaultsTests",
             dependencies: ["ObservableDefaults", "defaults-test-agent"]
+        ),
+        .testTarget(
+            name: "DefaultsToolTests",
+            dependencies: ["ObservableDefaults", "defaults", "defaults-demo"]
         ),
         .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
         .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent"]),

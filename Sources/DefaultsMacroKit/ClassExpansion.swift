@@ -25,6 +25,13 @@ public enum ClassExpansion {
 
     // MARK: - member
 
+    /// The member role: the registrar, the binding, the initializer (with `autoInit`) and `observerStarter`.
+    /// - Parameters:
+    ///   - decl: The class declaration's source.
+    ///   - declLocator: Maps offsets in `decl` to file offsets (for diagnostics).
+    ///   - attribute: The `@ObservableDefaults(…)` attribute's source.
+    ///   - attributeLocator: Maps offsets in `attribute` to file offsets.
+    /// - Returns: The generated members and the diagnostics; no source when the declaration is not a class.
     public static func members(decl: String, declLocator: SourceLocator, attribute: String, attributeLocator: SourceLocator) -> ExpansionResult {
         guard let context = context(decl: decl, attribute: attribute, attributeLocator: attributeLocator) else {
             return ExpansionResult(source: nil, diagnostics: [
@@ -206,6 +213,12 @@ public enum ClassExpansion {
 
     // MARK: - memberAttribute
 
+    /// The member-attribute role: `@DefaultsBacked` or `@ObservableOnly` for a stored `var` that has neither.
+    /// - Parameters:
+    ///   - member: The member declaration's source.
+    ///   - parent: The class declaration's source.
+    ///   - attribute: The `@ObservableDefaults(…)` attribute's source (for `observeFirst`).
+    /// - Returns: The attribute to add, or ``ExpansionResult/empty``.
     public static func memberAttributes(member: String, parent: String, attribute: String) -> ExpansionResult {
         var parentParser = DeclParser(parent)
         guard let type = parentParser.parseTypeDecl(), type.keyword == "class" else { return .empty }
@@ -226,6 +239,12 @@ public enum ClassExpansion {
 
     // MARK: - extension
 
+    /// The extension role: the `Observable` conformance of a class.
+    /// - Parameters:
+    ///   - decl: The class declaration's source.
+    ///   - extendedType: The type to extend, as the compiler wrote it.
+    ///   - conformances: The protocols the compiler asks for; `nil` means all of them.
+    /// - Returns: The extension, or ``ExpansionResult/empty`` when nothing is to be added.
     public static func extensions(decl: String, extendedType: String, conformances: String?) -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let type = parser.parseTypeDecl(), type.keyword == "class" else { return .empty }

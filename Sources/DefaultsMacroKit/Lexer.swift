@@ -33,11 +33,7 @@ public struct Lexer {
             scanString(hashes: 0)
             kind = .string
         case UInt8(ascii: "#"):
-            var hashes = 0
-            while peek(hashes) == UInt8(ascii: "#") { hashes += 1 }
-            if peek(hashes) == UInt8(ascii: "\"") {
-                position += hashes
-                scanString(hashes: hashes)
+            if scanRawString() {
                 kind = .string
             } else {
                 position += 1
@@ -199,6 +195,17 @@ public struct Lexer {
         }
     }
 
+    /// Scans a raw string (`#"…"#`, `##"…"##`, …) when the `#`s at the current position open one.
+    /// - Returns: `true` after scanning it; `false`, with the position unchanged, when no `"` follows the `#`s.
+    private mutating func scanRawString() -> Bool {
+        var hashes = 0
+        while peek(hashes) == UInt8(ascii: "#") { hashes += 1 }
+        guard peek(hashes) == UInt8(ascii: "\"") else { return false }
+        position += hashes
+        scanString(hashes: hashes)
+        return true
+    }
+
     private func hashesFollow(from index: Int, count: Int) -> Bool {
         guard count > 0 else { return true }
         guard index + count <= bytes.count else { return false }
@@ -220,14 +227,7 @@ public struct Lexer {
             case UInt8(ascii: "\""):
                 scanString(hashes: 0)
             case UInt8(ascii: "#"):
-                var hashes = 0
-                while peek(hashes) == UInt8(ascii: "#") { hashes += 1 }
-                if peek(hashes) == UInt8(ascii: "\"") {
-                    position += hashes
-                    scanString(hashes: hashes)
-                } else {
-                    position += hashes
-                }
+                if !scanRawString() { position += 1 }  // a `#` that opens no raw string
             case UInt8(ascii: "/") where peek(1) == UInt8(ascii: "*"):
                 skipBlockComment()
             default:

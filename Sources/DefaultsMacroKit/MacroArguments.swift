@@ -10,8 +10,11 @@ struct ArgumentReader {
         self.locator = locator
     }
 
-    private func highlight(_ argument: ArgumentSyntax) -> [Range<Int>] {
-        [locator.file(argument.start)..<locator.file(argument.end)]
+    /// Reports an argument that is not the literal it must be, highlighting its value.
+    private mutating func reject(_ argument: ArgumentSyntax, _ message: String) {
+        diagnostics.append(MacroDiagnostic(
+            .error, message,
+            at: locator.file(argument.start), highlights: [locator.file(argument.start)..<locator.file(argument.end)]))
     }
 
     mutating func bool(_ label: String, default value: Bool) -> Bool {
@@ -19,9 +22,7 @@ struct ArgumentReader {
         if argument.value.count == 1, argument.value[0].kind == .identifier, ["true", "false"].contains(argument.value[0].text) {
             return argument.value[0].text == "true"
         }
-        diagnostics.append(MacroDiagnostic(
-            .error, "'\(label)' must be a Boolean literal ('true' or 'false')",
-            at: locator.file(argument.start), highlights: highlight(argument)))
+        reject(argument, "'\(label)' must be a Boolean literal ('true' or 'false')")
         return value
     }
 
@@ -32,9 +33,7 @@ struct ArgumentReader {
         if argument.value.count == 1, argument.value[0].kind == .string, let value = StringLiteral.value(of: argument.value[0].text) {
             return value
         }
-        diagnostics.append(MacroDiagnostic(
-            .error, "'\(label)' must be a string literal without interpolation",
-            at: locator.file(argument.start), highlights: highlight(argument)))
+        reject(argument, "'\(label)' must be a string literal without interpolation")
         return nil
     }
 }
@@ -106,14 +105,22 @@ enum StringLiteral {
 /// The arguments of `@ObservableDefaults`, with the Apple library's defaults (except `limitToInstance`,
 /// which is `false` on this platform).
 public struct ObservableDefaultsOptions: Equatable, Sendable {
+    /// Generate `init(userDefaults:ignoreExternalChanges:prefix:ignoredKeyPathsForExternalUpdates:)`.
     public var autoInit = true
+    /// Do not observe the suite: the object hears only its own writes.
     public var ignoreExternalChanges = false
+    /// The suite's name; `nil` for the standard suite.
     public var suiteName: String?
+    /// Prepended to every property's key.
     public var prefix: String?
+    /// Properties are `@ObservableOnly` unless marked `@DefaultsBacked`.
     public var observeFirst = false
+    /// Observe changes made in this process only (no file watching).
     public var limitToInstance = false
+    /// The class is main-actor isolated even without `@MainActor` (the module's default isolation).
     public var defaultIsolationIsMainActor = false
 
+    /// The options of `@ObservableDefaults` without arguments.
     public init() {}
 
     static func read(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (ObservableDefaultsOptions, [MacroDiagnostic]) {

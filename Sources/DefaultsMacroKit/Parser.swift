@@ -2,6 +2,7 @@
 /// property declarations with attributes, modifiers, bindings, types, initializers and accessors.
 /// It never fails: malformed input yields a best-effort structure.
 public struct DeclParser {
+    /// The text being parsed.
     public let source: SourceText
     let tokens: [Token]
     var index = 0
@@ -21,6 +22,7 @@ public struct DeclParser {
         "unsafeAddress", "unsafeMutableAddress", "mutating", "nonmutating", "borrowing", "consuming",
     ]
 
+    /// Creates a parser positioned at the first token of `text`.
     public init(_ text: String) {
         self.source = SourceText(text)
         self.tokens = Lexer.tokenize(text)
@@ -178,19 +180,18 @@ public struct DeclParser {
         }
     }
 
-    mutating func skipBalanced() {
-        var depth = 0
-        while let token = current {
-            depth += Self.bracketDelta(token)
-            index += 1
-            if depth <= 0 { return }
-        }
-    }
+    /// Skips a bracketed group (`( … )`, `[ … ]`, `{ … }`) starting at its opening bracket.
+    mutating func skipBalanced() { skipGroup(nesting: Self.bracketDelta) }
 
-    mutating func skipAngleBrackets() {
+    /// Skips a generic clause `< … >` starting at its `<`.
+    mutating func skipAngleBrackets() { skipGroup(nesting: Self.angleDelta) }
+
+    /// Skips tokens up to and including the one that closes the group opened by the current token, with
+    /// `nesting` telling how much each token opens (positive) or closes (negative).
+    private mutating func skipGroup(nesting: (Token) -> Int) {
         var depth = 0
         while let token = current {
-            depth += Self.angleDelta(token)
+            depth += nesting(token)
             index += 1
             if depth <= 0 { return }
         }

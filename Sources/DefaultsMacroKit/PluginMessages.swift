@@ -3,14 +3,21 @@ import Foundation
 /// The messages of the compiler's macro-plugin protocol (only the fields this plugin uses; unknown keys
 /// are ignored).
 public enum PluginMessages {
+    /// Where a syntax node is in its file.
     public struct Location: Codable, Sendable {
+        /// The file's path.
         public var fileName: String
+        /// The UTF-8 offset in the file where the node's `source` begins (leading trivia included).
         public var offset: Int
     }
 
+    /// A syntax node the compiler sends as source text.
     public struct Syntax: Codable, Sendable {
+        /// The node's kind, when sent.
         public var kind: String?
+        /// The node's source text, leading trivia included.
         public var source: String
+        /// Where `source` begins in the file.
         public var location: Location
 
         /// Maps offsets in `source` to file offsets. Observed with Swift 6.3.1: `location.offset` is the file
@@ -20,44 +27,68 @@ public enum PluginMessages {
         }
     }
 
+    /// Names the macro being expanded, as in its `#externalMacro` declaration.
     public struct MacroReference: Codable, Sendable {
+        /// The plugin module's name.
         public var moduleName: String
+        /// The macro's implementation type name.
         public var typeName: String
+        /// The macro's name as used in source, when sent.
         public var name: String?
     }
 
+    /// A request to expand an attached macro in one role.
     public struct ExpandAttached: Codable, Sendable {
+        /// The macro to expand.
         public var macro: MacroReference
+        /// The role: `member`, `memberAttribute`, `accessor`, `peer`, `extension`, …
         public var macroRole: String
+        /// The attribute that names the macro.
         public var attributeSyntax: Syntax
+        /// The declaration the macro is attached to.
         public var declSyntax: Syntax
+        /// The enclosing type (member-attribute role).
         public var parentDeclSyntax: Syntax?
+        /// The type to extend (extension role).
         public var extendedTypeSyntax: Syntax?
+        /// The conformances asked for (extension role).
         public var conformanceListSyntax: Syntax?
         /// The enclosing declarations, innermost first, with their bodies emptied (attributes kept).
         public var lexicalContext: [Syntax]?
     }
 
+    /// A request to expand a freestanding macro (none of this plugin's macros is one).
     public struct ExpandFreestanding: Codable, Sendable {
+        /// The macro to expand.
         public var macro: MacroReference
+        /// The macro's use.
         public var syntax: Syntax
     }
 
+    /// The compiler's protocol capability.
     public struct Capability: Codable, Sendable {
+        /// The plugin protocol version the compiler speaks.
         public var protocolVersion: Int
     }
 
+    /// The compiler's first message: it asks for the plugin's capability.
     public struct GetCapability: Codable, Sendable {
+        /// The compiler's own capability, when sent.
         public var capability: Capability?
     }
 
+    /// A message without fields.
     public struct Empty: Codable, Sendable {}
 
     /// A message from the compiler; exactly one field is set.
     public struct HostMessage: Decodable, Sendable {
+        /// Set when the compiler asks for the plugin's capability.
         public var getCapability: GetCapability?
+        /// Set for an attached macro to expand.
         public var expandAttachedMacro: ExpandAttached?
+        /// Set for a freestanding macro to expand.
         public var expandFreestandingMacro: ExpandFreestanding?
+        /// Set when the compiler asks to load a plugin library (this executable plugin answers that it did not).
         public var loadPluginLibrary: Empty?
     }
 

@@ -39,6 +39,12 @@ public enum PropertyExpansion {
 
     // MARK: - @DefaultsBacked
 
+    /// The accessor role of `@DefaultsBacked`: the init accessor, getter and setter that go through the property's slot.
+    /// - Parameters:
+    ///   - decl: The property declaration's source.
+    ///   - locator: Maps offsets in `decl` to file offsets (for diagnostics).
+    ///   - attributeName: The attribute's name as used, for the messages.
+    /// - Returns: The accessors and the diagnostics; no source when there is an error.
     public static func defaultsBackedAccessors(decl: String, locator: SourceLocator, attributeName: String = "DefaultsBacked") -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let member = parser.parseMember() else { return ExpansionResult(source: nil) }
@@ -65,6 +71,11 @@ public enum PropertyExpansion {
         return ExpansionResult(source: text, diagnostics: diagnostics)
     }
 
+    /// The peer role of `@DefaultsBacked`: the slot (`_od_<name>`) and the moved `willSet`/`didSet` bodies.
+    /// - Parameters:
+    ///   - decl: The property declaration's source.
+    ///   - attribute: The `@DefaultsBacked(…)` attribute's source (for `userDefaultsKey`).
+    /// - Returns: The peers, or ``ExpansionResult/empty`` when the property cannot be persisted.
     public static func defaultsBackedPeers(decl: String, attribute: String) -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let member = parser.parseMember(), let property = property(member),
@@ -109,6 +120,11 @@ public enum PropertyExpansion {
 
     // MARK: - @ObservableOnly
 
+    /// The accessor role of `@ObservableOnly`: accessors that go through the registrar and the `_od_<name>` storage.
+    /// - Parameters:
+    ///   - decl: The property declaration's source.
+    ///   - locator: Maps offsets in `decl` to file offsets (for diagnostics).
+    /// - Returns: The accessors and the diagnostics; no source when there is an error.
     public static func observableOnlyAccessors(decl: String, locator: SourceLocator) -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let member = parser.parseMember() else { return ExpansionResult(source: nil) }
@@ -139,6 +155,9 @@ public enum PropertyExpansion {
         return ExpansionResult(source: text, diagnostics: diagnostics)
     }
 
+    /// The peer role of `@ObservableOnly`: the `_od_<name>` storage (a `_DefaultsBox`) and the moved `willSet`/`didSet` bodies.
+    /// - Parameter decl: The property declaration's source.
+    /// - Returns: The peers, or ``ExpansionResult/empty`` when there is no property, or neither a type nor an initializer.
     public static func observableOnlyPeers(decl: String) -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let member = parser.parseMember(), let property = property(member) else { return .empty }

@@ -18,6 +18,7 @@ public struct Token: Equatable, Sendable {
         case punctuation
     }
 
+    /// The token's kind.
     public var kind: Kind
     /// The token's text (exactly as in the source).
     public var text: String
@@ -28,6 +29,7 @@ public struct Token: Equatable, Sendable {
     /// Whether a line break precedes this token (in the trivia before it).
     public var atLineStart: Bool
 
+    /// Creates a token.
     public init(kind: Kind, text: String, start: Int, end: Int, atLineStart: Bool) {
         self.kind = kind
         self.text = text

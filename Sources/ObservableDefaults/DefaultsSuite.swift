@@ -94,6 +94,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// `$XDG_CONFIG_HOME/observable-defaults`, else `~/.config/observable-defaults`.
     public static var defaultDirectory: URL { SuiteLocation.defaultDirectory() }
 
+    /// `DefaultsSuite(<path of the suite's file>)`.
     public var description: String { "DefaultsSuite(\(fileURL.path))" }
 
     // MARK: Reading values
@@ -140,7 +141,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// holds it when this returns, unless a batch is open or the write failed (then the error is published
     /// on the error channel and the change stays pending until ``flush()`` or the next write succeeds).
     public func set(_ value: DefaultsValue?, forKey key: String) {
-        storage.apply([key: value])
+        storage.apply(value, forKey: key)
     }
 
     /// Stores a Foundation object (`String`, numbers, `Bool`, `Date`, `Data`, `URL`, arrays and

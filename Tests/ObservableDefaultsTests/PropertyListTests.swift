@@ -94,4 +94,130 @@ import Testing
             "a": .array([.integer(1), .integer(2)]), "x": .data(Data([9])),
         ])
     }
+
+    /// What Foundation reads from the document, through the same conversion as before the fast reader.
+    func foundationReads(_ text: String) throws -> [String: DefaultsValue] {
+        try PropertyListReader.parseWithFoundation(Data(text.utf8), fileURL: nil)
+    }
+
+    /// Every form the fast XML reader accepts reads exactly as PropertyListSerialization reads it.
+    @Test func fastReaderAgreesWithFoundation() throws {
+        let document = plist("""
+            <dict>
+            	<key>string</key>
+            	<string>plain text</string>
+            	<key>spaces</key>
+            	<string>  leading and trailing	and a tab  </string>
+            	<key>lines</key>
+            	<string>one
+            two</string>
+            	<key>entities</key>
+            	<string>&lt;a href=&quot;x&quot;&gt; &amp; &apos;q&apos; &#65;&#x42;&#x1F600; &gt;</string>
+            	<key>raw &gt; and ]]</key>
+            	<string>&gt;]]&gt;></string>
+            	<key>unicode é 😀</key>
+            	<string>ünïcødé 日本</string>
+            	<key>empty</key>
+            	<string></string>
+            	<key>emptyTag</key>
+            	<string/>
+            	<key>integers</key>
+            	<array>
+            		<integer>0</integer>
+            		<integer>-0</integer>
+            		<integer>42</integer>
+            		<integer>007</integer>
+            		<integer>-17</integer>
+            		<integer>9223372036854775807</integer>
+            		<integer>-9223372036854775808</integer>
+            	</array>
+            	<key>reals</key>
+            	<array>
+            		<real>5</real>
+            		<real>0.5</real>
+            		<real>-0</real>
+            		<real>-0.0</real>
+            		<real>1e-07</real>
+            		<real>1.5E+20</real>
+            		<real>0.1</real>
+            		<real>123456789.123456789</real>
+            		<real>1e999</real>
+            		<real>nan</real>
+            		<real>+infinity</real>
+            		<real>-infinity</real>
+            	</array>
+            	<key>booleans</key>
+            	<array><true/><false/></array>
+            	<key>dates</key>
+            	<array>
+            		<date>2024-05-01T12:30:00Z</date>
+            		<date>2001-01-01T00:00:00Z</date>
+            		<date>1970-01-01T00:00:00Z</date>
+            		<date>1969-12-31T23:59:59Z</date>
+            		<date>1900-02-28T01:02:03Z</date>
+            		<date>2000-02-29T23:59:59Z</date>
+            		<date>1601-01-01T00:00:00Z</date>
+            		<date>2999-12-31T23:59:59Z</date>
+            	</array>
+            	<key>data</key>
+            	<array>
+            		<data>AAEC</data>
+            		<data>
+            		SGVsbG8sIHdvcmxkIQ==
+            		</data>
+            		<data></data>
+            	</array>
+            	<key>nested</key>
+            	<dict>
+            		<key>empty dict</key>
+            		<dict/>
+            		<key>empty array</key>
+            		<array/>
+            		<key>deeper</key>
+            		<dict><key>a</key><array><dict><key>b</key><integer>1</integer></dict></array></dict>
+            	</dict>
+            </dict>
+            """)
+        let fast = try #require(PropertyListXMLReader.parse(Data(document.utf8)), "the fast reader must accept this document")
+        #expect(fast == .dictionary(try foundationReads(document)))
+        #expect(try parse(document) == (try foundationReads(document)))
+        // Without the prolog and doctype, and with attributes on <plist>.
+        let bare = "<plist version=\"1.0\"><dict><key>a</key><integer>1</integer></dict></plist>"
+        #expect(PropertyListXMLReader.parse(Data(bare.utf8)) == .dictionary(try foundationReads(bare)))
+    }
+
+    /// Forms the fast reader leaves to Foundation read as Foundation reads them (or fail as it fails).
+    @Test(arguments: [
+        "<dict><!-- a comment --><key>a</key><integer>1</integer></dict>",
+        "<dict><key>a</key><string><![CDATA[<b> & c]]></string></dict>",
+        "<dict><key>a</key><string>line\r\nbreak</string></dict>",
+        "<dict><key>a</key><integer>1</integer><key>a</key><integer>2</integer></dict>",
+        "<dict><key>a</key><integer>0x1F</integer></dict>",
+        "<dict><key>a</key><integer>+5</integer></dict>",
+        "<dict><key>a</key><integer> 5 </integer></dict>",
+        "<dict><key>a</key><integer>18446744073709551615</integer></dict>",
+        "<dict><key>a</key><real>.5</real></dict>",
+        "<dict><key>a</key><real>inf</real></dict>",
+        "<dict><key>a</key><date>2024-05-01T12:30:00.5Z</date></dict>",
+        "<dict><key>a</key><date>1066-10-14T09:00:00Z</date></dict>",
+        "<dict><key>a</key><data>AAE</data></dict>",
+        "<dict><key>a</key><string>&unknown;</string></dict>",
+        "<dict><key>a</key><string>&#0;</string></dict>",
+        "<dict><key>a</key><integer>1</integer>",
+        "<dict><key>a</key></dict>",
+        "<array><integer>1</integer></array>",
+    ])
+    func unusualFormsReadAsFoundationReadsThem(body: String) throws {
+        let document = plist(body)
+        let expected = Result { try foundationReads(document) }
+        let actual = Result { try parse(document) }
+        switch (expected, actual) {
+        case (.success(let expected), .success(let actual)):
+            #expect(actual == expected)
+        case (.failure(let expected), .failure(let actual)):
+            #expect((actual as? DefaultsError)?.message == (expected as? DefaultsError)?.message)
+        default:
+            Issue.record("Foundation: \(expected); ours: \(actual)")
+        }
+    }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import ObservableDefaults
 
@@ -102,6 +101,16 @@ import Testing
         #expect(!suite.hasPendingChanges)
     }
 
+    @Test func synchronizedWritesAreSharedByHandlesAndLandInTheFile() throws {
+        let suite = try DefaultsSuite(name: "durable", directory: directory.url)
+        let other = try DefaultsSuite(name: "durable", directory: directory.url)
+        #expect(!suite.synchronizesToDisk)
+        suite.synchronizesToDisk = true
+        #expect(other.synchronizesToDisk)
+        other.set("fsynced", forKey: "k")
+        #expect(try contentsOnDisk(suite.fileURL) == ["k": .string("fsynced")])
+    }
+
     @Test func removeAllClearsTheFile() throws {
         let suite = try DefaultsSuite(name: "clear", directory: directory.url)
         suite.set(1, forKey: "a")
@@ -140,7 +149,7 @@ import Testing
 
 /// Records errors published on a suite's error channel.
 final class ErrorRecorder: Sendable {
-    private let received = Mutex<[DefaultsError]>([])
+    private let received = Locked<[DefaultsError]>([])
     var errors: [DefaultsError] { received.withLock { $0 } }
     func record(_ error: DefaultsError) { received.withLock { $0.append(error) } }
 }

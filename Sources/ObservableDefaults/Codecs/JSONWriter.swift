@@ -8,91 +8,140 @@ import Foundation
 /// round-tripping representation; non-finite doubles are written as `NaN`, `Infinity` and `-Infinity`.
 /// Dates and data, which JSON cannot hold, are written in their normalised string form (see
 /// ``JSONRepresentation``), so encoding a value gives the same bytes as encoding its normalised form.
-struct JSONWriter {
-    private var output: [UInt8] = []
+struct JSONWriter: ~Copyable {
+    private var output: ByteBuffer
+
+    private init(capacity: Int) {
+        output = ByteBuffer(capacity: capacity)
+    }
 
     /// Serialises a suite's top-level dictionary.
     static func encodeSuite(_ values: [String: DefaultsValue]) -> Data {
-        var writer = JSONWriter()
-        writer.output.reserveCapacity(64 * values.count + 4)
-        writer.writeDictionary(values, indent: 0)
+        var entries = SuiteFormat.sortedEntries(of: values)
+        return Data(encodeSuiteBytes(&entries, reusing: nil))
+    }
+
+    /// Serialises a suite's top-level entries, already sorted by key (the store keeps them sorted, so a
+    /// write does not sort the whole suite again). An entry with a `fragment` is copied from `previous`
+    /// instead of encoded; every entry's `fragment` is set to where its text is in the result.
+    /// `capacity` is the expected size, for example that of the file last written.
+    static func encodeSuiteBytes(_ entries: inout [SuiteFormat.Entry], reusing previous: [UInt8]?, capacity: Int = 0) -> [UInt8] {
+        var writer = JSONWriter(capacity: max(capacity, 48 * entries.count + 4))
+        if entries.isEmpty {
+            writer.output.append(UInt8(ascii: "{"), UInt8(ascii: "}"))
+        } else {
+            (previous ?? []).withUnsafeBufferPointer { previous in
+                writer.output.append(UInt8(ascii: "{"))
+                for position in entries.indices {
+                    if position > 0 { writer.output.append(UInt8(ascii: ",")) }
+                    writer.output.append(UInt8(ascii: "\n"))
+                    let start = writer.output.count
+                    if let fragment = entries[position].fragment, fragment.upperBound <= previous.count {
+                        writer.output.append(UnsafeBufferPointer(rebasing: previous[fragment]))
+                    } else {
+                        writer.writeMember(entries[position], indent: 0)
+                    }
+                    entries[position].fragment = start..<writer.output.count
+                }
+                writer.output.append(UInt8(ascii: "\n"), UInt8(ascii: "}"))
+            }
+        }
         writer.output.append(UInt8(ascii: "\n"))
-        return Data(writer.output)
+        return writer.output.bytes
+    }
+
+    /// `"key": value` of a dictionary at `indent`, with the member's own indentation.
+    private mutating func writeMember(_ entry: SuiteFormat.Entry, indent: Int) {
+        output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
+        writeString(entry.key)
+        output.append(UInt8(ascii: ":"), UInt8(ascii: " "))
+        write(entry.value, indent: indent + 1)
     }
 
     private mutating func write(_ value: DefaultsValue, indent: Int) {
         switch value {
         case .string(let string): writeString(string)
-        case .integer(let integer): append(String(integer))
-        case .double(let double): append(Self.text(for: double))
-        case .bool(let bool): append(bool ? "true" : "false")
+        case .integer(let integer): output.appendDecimal(integer)
+        case .double(let double): output.append(Self.text(for: double))
+        case .bool(let bool): output.append(bool ? "true" : "false")
         case .date(let date): writeString(JSONRepresentation.string(for: date))
         case .data(let data): writeString(JSONRepresentation.string(for: data))
         case .array(let array): writeArray(array, indent: indent)
-        case .dictionary(let dictionary): writeDictionary(dictionary, indent: indent)
+        case .dictionary(let dictionary): writeEntries(SuiteFormat.sortedEntries(of: dictionary), indent: indent)
         }
     }
 
-    private mutating func writeDictionary(_ dictionary: [String: DefaultsValue], indent: Int) {
-        if dictionary.isEmpty {
-            append("{}")
+    private mutating func writeEntries(_ entries: [SuiteFormat.Entry], indent: Int) {
+        if entries.isEmpty {
+            output.append(UInt8(ascii: "{"), UInt8(ascii: "}"))
             return
         }
-        append("{\n")
+        output.append(UInt8(ascii: "{"))
         var first = true
-        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
-            if !first { append(",\n") }
+        for entry in entries {
+            if !first { output.append(UInt8(ascii: ",")) }
             first = false
-            writeIndent(indent + 1)
-            writeString(key)
-            append(": ")
-            write(value, indent: indent + 1)
+            output.append(UInt8(ascii: "\n"))
+            writeMember(entry, indent: indent)
         }
-        append("\n")
-        writeIndent(indent)
-        append("}")
+        output.append(UInt8(ascii: "\n"))
+        output.appendRepeated(UInt8(ascii: " "), count: 2 * indent)
+        output.append(UInt8(ascii: "}"))
     }
 
     private mutating func writeArray(_ array: [DefaultsValue], indent: Int) {
         if array.isEmpty {
-            append("[]")
+            output.append(UInt8(ascii: "["), UInt8(ascii: "]"))
             return
         }
-        append("[\n")
-        for (offset, element) in array.enumerated() {
-            if offset > 0 { append(",\n") }
-            writeIndent(indent + 1)
+        output.append(UInt8(ascii: "["))
+        var first = true
+        for element in array {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            output.append(UInt8(ascii: "\n"))
+            output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
             write(element, indent: indent + 1)
         }
-        append("\n")
-        writeIndent(indent)
-        append("]")
+        output.append(UInt8(ascii: "\n"))
+        output.appendRepeated(UInt8(ascii: " "), count: 2 * indent)
+        output.append(UInt8(ascii: "]"))
     }
 
-    private mutating func writeIndent(_ level: Int) {
-        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
-    }
-
+    /// A quoted, escaped string. Runs of bytes that need no escape are copied in one go.
     private mutating func writeString(_ string: String) {
-        output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): append("\\\"")
-            case UInt8(ascii: "\\"): append("\\\\")
-            case 0x0A: append("\\n")
-            case 0x0D: append("\\r")
-            case 0x09: append("\\t")
-            case 0x08: append("\\b")
-            case 0x0C: append("\\f")
-            case 0..<0x20: append("\\u" + String(byte, radix: 16, uppercase: true).leftPadded(to: 4))
-            default: output.append(byte)
+        var string = string
+        string.withUTF8 { bytes in
+            output.append(UInt8(ascii: "\""))
+            var runStart = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                runStart = index + 1
+                writeEscape(byte)
             }
+            output.append(UnsafeBufferPointer(rebasing: bytes[runStart...]))
+            output.append(UInt8(ascii: "\""))
         }
-        output.append(UInt8(ascii: "\""))
     }
 
-    private mutating func append(_ text: String) {
-        output.append(contentsOf: text.utf8)
+    private mutating func writeEscape(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\\"), UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"), UInt8(ascii: "\\"))
+        case 0x0A: output.append(UInt8(ascii: "\\"), UInt8(ascii: "n"))
+        case 0x0D: output.append(UInt8(ascii: "\\"), UInt8(ascii: "r"))
+        case 0x09: output.append(UInt8(ascii: "\\"), UInt8(ascii: "t"))
+        case 0x08: output.append(UInt8(ascii: "\\"), UInt8(ascii: "b"))
+        case 0x0C: output.append(UInt8(ascii: "\\"), UInt8(ascii: "f"))
+        default:
+            // \u00XX, upper-case hexadecimal digits.
+            func hex(_ digit: UInt8) -> UInt8 { digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10 }
+            output.append(UInt8(ascii: "\\"), UInt8(ascii: "u"))
+            output.append(UInt8(ascii: "0"), UInt8(ascii: "0"))
+            output.append(hex(byte >> 4), hex(byte & 0x0F))
+        }
     }
 
     /// The JSON text of a double: Swift's shortest round-tripping digits, with a `.0` added when they

@@ -11,6 +11,16 @@ enum PropertyListReader {
     /// Parses a whole suite file: a top-level dictionary, or nothing but whitespace (an empty suite).
     static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [:] }
+        // The common XML layout is read by our own reader (about ten times faster); binary property
+        // lists, anything unusual and every error go to PropertyListSerialization.
+        if !data.starts(with: "bplist".utf8), let value = PropertyListXMLReader.parse(data) {
+            return try topLevelDictionary(value, fileURL: fileURL)
+        }
+        return try parseWithFoundation(data, fileURL: fileURL)
+    }
+
+    /// Reads the bytes with `PropertyListSerialization` and converts the result.
+    static func parseWithFoundation(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
         let object: Any
         do {
             object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
@@ -20,6 +30,10 @@ enum PropertyListReader {
         guard let converted = DefaultsValue(any: object) else {
             throw DefaultsError(.malformedFile, message: "the property list holds a value that is not a property-list type", fileURL: fileURL)
         }
+        return try topLevelDictionary(converted, fileURL: fileURL)
+    }
+
+    private static func topLevelDictionary(_ converted: DefaultsValue, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
         guard case .dictionary(let dictionary) = converted else {
             throw DefaultsError(
                 .malformedFile,

@@ -11,16 +11,41 @@ struct PropertyListWriter {
 
     /// Serialises a suite's top-level dictionary.
     static func encodeSuite(_ values: [String: DefaultsValue]) -> Data {
+        var entries = SuiteFormat.sortedEntries(of: values)
+        return Data(encodeSuiteBytes(&entries, reusing: nil))
+    }
+
+    /// Serialises a suite's top-level entries, already sorted by key. An entry with a `fragment` is
+    /// copied from `previous` instead of encoded; every entry's `fragment` is set to where its text is in
+    /// the result. `capacity` is the expected size.
+    static func encodeSuiteBytes(_ entries: inout [SuiteFormat.Entry], reusing previous: [UInt8]?, capacity: Int = 0) -> [UInt8] {
         var writer = PropertyListWriter()
+        writer.output.reserveCapacity(max(capacity, 64 * entries.count + 256))
         writer.append("""
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
             <plist version="1.0">
 
             """)
-        writer.write(.dictionary(values), indent: 0)
+        if entries.isEmpty {
+            writer.append("<dict/>\n")
+        } else {
+            writer.append("<dict>\n")
+            (previous ?? []).withUnsafeBufferPointer { previous in
+                for position in entries.indices {
+                    let start = writer.output.count
+                    if let fragment = entries[position].fragment, fragment.upperBound <= previous.count {
+                        writer.output.append(contentsOf: UnsafeBufferPointer(rebasing: previous[fragment]))
+                    } else {
+                        writer.writeMember(entries[position], indent: 0)
+                    }
+                    entries[position].fragment = start..<writer.output.count
+                }
+            }
+            writer.append("</dict>\n")
+        }
         writer.append("</plist>\n")
-        return Data(writer.output)
+        return writer.output
     }
 
     private mutating func write(_ value: DefaultsValue, indent: Int) {
@@ -41,18 +66,26 @@ struct PropertyListWriter {
             for element in array { write(element, indent: indent + 1) }
             closing("array", indent: indent)
         case .dictionary(let dictionary):
-            if dictionary.isEmpty {
-                append("<dict/>\n")
-                return
-            }
-            append("<dict>\n")
-            for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
-                output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent + 1))
-                element("key", escaped: key)
-                write(value, indent: indent + 1)
-            }
-            closing("dict", indent: indent)
+            writeEntries(SuiteFormat.sortedEntries(of: dictionary), indent: indent)
         }
+    }
+
+    /// A dictionary's entries, sorted by key; the indentation of the opening tag has been written.
+    private mutating func writeEntries(_ entries: [SuiteFormat.Entry], indent: Int) {
+        if entries.isEmpty {
+            append("<dict/>\n")
+            return
+        }
+        append("<dict>\n")
+        for entry in entries { writeMember(entry, indent: indent) }
+        closing("dict", indent: indent)
+    }
+
+    /// `<key>` and value of a dictionary at `indent`, with their indentation and line ends.
+    private mutating func writeMember(_ entry: SuiteFormat.Entry, indent: Int) {
+        output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent + 1))
+        element("key", escaped: entry.key)
+        write(entry.value, indent: indent + 1)
     }
 
     private mutating func closing(_ tag: String, indent: Int) {

@@ -37,6 +37,40 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
         }
     }
 
+    /// One key and value of a suite, as the writers take them: sorted by key.
+    struct Entry {
+        var key: String
+        var value: DefaultsValue
+        /// Where the writer put this entry's text in the bytes it produced last, while the entry is
+        /// unchanged since: the next write copies those bytes instead of encoding the entry again.
+        var fragment: Range<Int>?
+
+        init(key: String, value: DefaultsValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// A dictionary's entries sorted by key (Swift `String` ordering), the order both writers use.
+    static func sortedEntries(of dictionary: [String: DefaultsValue]) -> [Entry] {
+        var entries = dictionary.map { Entry(key: $0.key, value: $0.value) }
+        entries.sort { $0.key < $1.key }
+        return entries
+    }
+
+    /// The bytes of a suite file with these entries (sorted by key), exactly as ``encode(_:)`` makes them
+    /// for the same contents.
+    /// - Parameters:
+    ///   - entries: the suite's entries; their `fragment`s are set to where their text is in the result.
+    ///   - previous: the bytes this returned last time, for entries that still have a `fragment`.
+    ///   - capacity: the expected size, for example that of the file last written.
+    func encodeBytes(_ entries: inout [Entry], reusing previous: [UInt8]?, capacity: Int) -> [UInt8] {
+        switch self {
+        case .json: JSONWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity)
+        case .propertyList: PropertyListWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity)
+        }
+    }
+
     /// The value as it will read back from a file of this format, so memory always equals what the file
     /// holds: JSON stores dates and data as strings (see ``JSONRepresentation``), property lists hold
     /// dates in whole seconds (rounded down).

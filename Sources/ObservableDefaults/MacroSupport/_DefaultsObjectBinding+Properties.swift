@@ -15,10 +15,7 @@ extension _DefaultsObjectBinding {
         let weakHost = _DefaultsWeak(host)
         return _DefaultsPropertyBinding(
             key: slot.key, keyPath: keyPath,
-            load: { suite, fullKey in
-                let resolved = slot.resolve(in: suite, fullKey: fullKey)
-                slot.store(resolved.value, stored: resolved.stored)
-            },
+            load: { suite, fullKey in slot.load(from: suite, fullKey: fullKey) },
             apply: { suite, fullKey in
                 guard let host = weakHost.object else { return }
                 Self.apply(slot, suite: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
@@ -36,10 +33,7 @@ extension _DefaultsObjectBinding {
         let captured = _DefaultsUnchecked(wrapped: (slot, keyPath))
         return _DefaultsPropertyBinding(
             key: slot.key, keyPath: keyPath,
-            load: { suite, fullKey in
-                let resolved = slot.resolve(in: suite, fullKey: fullKey)
-                slot.store(resolved.value, stored: resolved.stored)
-            },
+            load: { suite, fullKey in slot.load(from: suite, fullKey: fullKey) },
             apply: { suite, fullKey in
                 let work: @MainActor @Sendable () -> Void = {
                     guard let host = weakHost.object else { return }

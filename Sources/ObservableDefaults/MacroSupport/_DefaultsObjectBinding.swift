@@ -25,6 +25,13 @@ public final class _DefaultsObjectBinding: Sendable {
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
+    /// Creates the binding with the macro's arguments.
+    /// - Parameters:
+    ///   - suiteName: The macro's `suiteName`, or `nil` for ``DefaultsSuite/standard``.
+    ///   - prefix: Prepended to every property's key.
+    ///   - ignoreExternalChanges: Do not observe the suite at all.
+    ///   - limitToInstance: Observe changes made in this process only.
+    ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(suiteName: String?, prefix: String, ignoreExternalChanges: Bool, limitToInstance: Bool, mainActor: Bool) {
         state = Mutex(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
         self.mainActor = mainActor

@@ -18,7 +18,9 @@ public struct _DefaultsPropertyBinding: @unchecked Sendable {
 /// Implementation detail of the macros; not API.
 public final class _DefaultsPropertyList: @unchecked Sendable {
     var properties: [_DefaultsPropertyBinding] = []
+    /// Creates an empty list.
     public init() {}
+    /// Adds one property's description.
     public func append(_ property: _DefaultsPropertyBinding) { properties.append(property) }
 }
 

@@ -43,6 +43,12 @@ public final class _DefaultsSlot<Value> {
         state.withLock { $0 = State(value: value, stored: stored) }
     }
 
+    /// Sets the copy to what the suite holds for `fullKey`, without notifying anyone (start-up).
+    func load(from suite: DefaultsSuite, fullKey: String) {
+        let resolved = resolve(in: suite, fullKey: fullKey)
+        store(resolved.value, stored: resolved.stored)
+    }
+
     /// The value the suite holds for `fullKey`: the stored value, else the registered default, else the
     /// declaration default. A stored value of the wrong type is reported and skipped (the registered default,
     /// then the declaration default, apply).

@@ -1,12 +1,10 @@
-import Synchronization
-
 /// A running observation of a suite (changes or errors). Call ``cancel()`` to stop it; it also stops when
 /// the token is released.
 public final class DefaultsObservation: Sendable, Hashable {
-    private let cancellation: Mutex<(@Sendable () -> Void)?>
+    private let cancellation: Locked<(@Sendable () -> Void)?>
 
     init(cancellation: @escaping @Sendable () -> Void) {
-        self.cancellation = Mutex(cancellation)
+        self.cancellation = Locked(cancellation)
     }
 
     /// Stops the observation: no new handler call begins after it returns (one already running on another

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Hands out the one ``SuiteStorage`` per file in this process, so every handle on a file shares memory,
 /// observers and the file watch. Storages are held weakly: one lives while a handle or an observation
@@ -9,7 +8,7 @@ enum SuiteRegistry {
         weak var storage: SuiteStorage?
     }
 
-    private static let storages = Mutex<[String: WeakStorage]>([:])
+    private static let storages = Locked<[String: WeakStorage]>([:])
 
     static func storage(for fileURL: URL, format: SuiteFormat) throws(DefaultsError) -> SuiteStorage {
         let key = fileURL.standardizedFileURL.path

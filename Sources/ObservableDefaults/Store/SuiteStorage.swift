@@ -27,6 +27,10 @@ final class SuiteStorage: Sendable {
         var values: [String: DefaultsValue] = [:]
         /// The file's contents as last read or written by this process.
         var fileValues: [String: DefaultsValue] = [:]
+        /// `fileValues` sorted by key (the order the writers use), once a write has needed them.
+        var fileEntries: [Entry]?
+        /// The bytes last written, which `fileEntries`' fragments point into.
+        var fileBytes: [UInt8]?
         /// The version of the file `fileValues` came from; `nil` when there was no file.
         var fileIdentity: FileIdentity?
         /// The version of the file that failed to parse, so it is reported once, not on every event.
@@ -41,15 +45,20 @@ final class SuiteStorage: Sendable {
         var observers: [UInt64: Observer] = [:]
         var errorHandlers: [UInt64: @Sendable (DefaultsError) -> Void] = [:]
         var nextToken: UInt64 = 0
-        var isWatched = false
     }
 
     let fileURL: URL
     let format: SuiteFormat
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Serialises this process's reads and writes of the file, so a slow re-read can never overwrite
     /// memory with a version older than one just written.
     private let fileAccess = NSLock()
+    /// Whether ``FileWatcher`` has this storage (see ``updateWatching()``).
+    private let watching = Locked(false)
+    /// The sidecar lock file, kept open between writes (used holding `fileAccess`).
+    private let lockFile = Locked<SuiteFileIO.OpenLockFile?>(nil)
+
+    typealias Entry = SuiteFormat.Entry
 
     /// Opens the storage and loads the file. Throws for problems with the path itself (a directory where
     /// the file should be, no permission to read); a file whose contents do not parse is not fatal: the
@@ -85,6 +94,10 @@ final class SuiteStorage: Sendable {
     }
 
     var storedValues: [String: DefaultsValue] { state.withLock { $0.values } }
+    /// The file's contents as this process last read or wrote them (for tests).
+    var fileContents: [String: DefaultsValue] {
+        (try? withFileAccess { state.withLock { $0.fileValues } }) ?? [:]
+    }
     var registeredDefaults: [String: DefaultsValue] { state.withLock { $0.registered } }
     var fileError: DefaultsError? { state.withLock { $0.fileError } }
     var lastError: DefaultsError? { state.withLock { $0.lastError } }
@@ -114,6 +127,32 @@ final class SuiteStorage: Sendable {
         guard !changed.isEmpty else { return }
         Self.notify(observers, keys: changed, origin: .thisProcess)
         if writeNow { persistReportingErrors() }
+    }
+
+    /// ``apply(_:)`` for one key, the common case: no dictionary or set is built unless an observer
+    /// needs the key set, and memory is looked up once.
+    func apply(_ newValue: DefaultsValue?, forKey key: String) {
+        let normalized = newValue.map(format.normalize)
+        let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
+            // An equal value is left as it is (strings equal by canonical equivalence may differ in bytes,
+            // and memory keeps what the file holds).
+            if let index = state.values.index(forKey: key) {
+                if let normalized {
+                    if state.values.values[index] == normalized { return nil }
+                    state.values.values[index] = normalized
+                } else {
+                    state.values.remove(at: index)
+                }
+            } else {
+                guard let normalized else { return nil }
+                state.values[key] = normalized
+            }
+            state.pending[key] = .some(normalized)
+            return (state.observers.isEmpty ? [] : Array(state.observers.values), state.batchDepth == 0)
+        }
+        guard let delivery else { return }
+        if !delivery.observers.isEmpty { Self.notify(delivery.observers, keys: [key], origin: .thisProcess) }
+        if delivery.writeNow { persistReportingErrors() }
     }
 
     func removeAll() {
@@ -162,68 +201,149 @@ final class SuiteStorage: Sendable {
     /// lock. Keys other processes changed since our last look are kept (and announced as outside changes).
     /// A file that does not parse is never overwritten: the changes stay pending and the error is thrown.
     func persist() throws(DefaultsError) {
-        fileAccess.lock()
-        defer { fileAccess.unlock() }
-        let (pending, knownIdentity, knownContents, synchronize) = state.withLock {
-            ($0.pending, $0.fileIdentity, $0.fileValues, $0.synchronizesToDisk)
-        }
-        if pending.isEmpty { return }
-        let target = SuiteFileIO.writeTarget(for: fileURL)
-        let (outsideChanges, observers) = try SuiteFileIO.withExclusiveLock(beside: target) {
-            () throws(DefaultsError) -> (Set<String>, [Observer]) in
-            var base = knownContents
-            var reread = false
-            if FileIdentity.of(path: target.path) != knownIdentity {
-                base = try decodeCurrentFile()
-                reread = true
-            }
-            var contents = base
-            for (key, value) in pending { contents[key] = value }
-            let identity = try SuiteFileIO.replace(target, with: try format.encode(contents), synchronize: synchronize)
-            return state.withLock { state in
-                for (key, written) in pending where state.pending[key].map({ $0 == written }) == true {
-                    state.pending.removeValue(forKey: key)
-                }
-                var outside = Set<String>()
-                if reread {
-                    for key in Set(state.fileValues.keys).union(base.keys)
-                    where state.fileValues[key] != base[key] && pending[key] == nil && state.pending[key] == nil
-                        && state.values[key] != base[key] {
-                        state.values[key] = base[key]
-                        outside.insert(key)
-                    }
-                }
-                state.fileValues = contents
-                state.fileIdentity = identity
-                state.brokenIdentity = nil
-                state.fileError = nil
-                return (outside, outside.isEmpty ? [] : Array(state.observers.values))
-            }
+        // Handlers run after the file-access lock is released: one may set a key, which writes through
+        // and takes that lock again.
+        var newlyBroken: DefaultsError?
+        let outsideChanges: Set<String>, observers: [Observer]
+        do {
+            (outsideChanges, observers) = try withFileAccess { () throws(DefaultsError) in try writePending(&newlyBroken) }
+        } catch {
+            if let newlyBroken { publish(newlyBroken) }
+            throw error
         }
         if !outsideChanges.isEmpty { Self.notify(observers, keys: outsideChanges, origin: .outside) }
     }
 
-    /// Reads and decodes the file as it is now (an absent file is empty). A parse error is recorded and
-    /// reported once per broken version of the file, then thrown.
-    private func decodeCurrentFile() throws(DefaultsError) -> [String: DefaultsValue] {
-        guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return [:] }
+    private func withFileAccess<R>(_ body: () throws(DefaultsError) -> R) throws(DefaultsError) -> R {
+        fileAccess.lock()
+        defer { fileAccess.unlock() }
+        return try body()
+    }
+
+    /// The body of ``persist()``, run holding `fileAccess`; returns the outside changes to announce.
+    /// `newlyBroken` receives a parse error of the file that has not been published yet.
+    ///
+    /// Only code holding `fileAccess` reads or changes `fileValues`, `fileEntries`, `fileBytes` and
+    /// `fileIdentity`, so the file's contents are moved out of the state, changed in place (no copy of the
+    /// whole suite, no sorting it again, and only changed entries encoded again) and moved back: as
+    /// written, or as they were when the write fails.
+    private func writePending(_ newlyBroken: inout DefaultsError?) throws(DefaultsError) -> (Set<String>, [Observer]) {
+        var contents: [String: DefaultsValue] = [:]
+        var entries: [Entry]?
+        var previousBytes: [UInt8]?
+        let snapshot = state.withLock { state -> (pending: [String: DefaultsValue?], identity: FileIdentity?, synchronize: Bool)? in
+            if state.pending.isEmpty { return nil }
+            swap(&contents, &state.fileValues)
+            swap(&entries, &state.fileEntries)
+            swap(&previousBytes, &state.fileBytes)
+            return (state.pending, state.fileIdentity, state.synchronizesToDisk)
+        }
+        guard case let (pending, knownIdentity, synchronize)? = snapshot else { return ([], []) }
+        let paths = SuiteFileIO.SidecarPaths(file: SuiteFileIO.writeTargetPath(for: fileURL.path))
+        // When the file changed since our last read or write: what it held then, and what it holds now.
+        var reread: (previous: [String: DefaultsValue], current: [String: DefaultsValue])?
+        var replaced: [(key: String, old: DefaultsValue?)] = []
         do {
-            return try format.decode(snapshot.bytes, fileURL: fileURL)
+            return try lockFile.withLock { lockFile throws(DefaultsError) in
+                try SuiteFileIO.withExclusiveLock(beside: paths, keeping: &lockFile) { () throws(DefaultsError) -> (Set<String>, [Observer]) in
+                    var info = stat()
+                    let existing: stat? = stat(paths.file, &info) == 0 ? info : nil
+                    if existing.map(FileIdentity.init) != knownIdentity {
+                        let current = try decodeCurrentFile(&newlyBroken)
+                        reread = (contents, current)
+                        contents = current
+                        entries = nil
+                        previousBytes = nil
+                    }
+                    replaced.reserveCapacity(pending.count)
+                    for (key, value) in pending {
+                        let old = if let value { contents.updateValue(value, forKey: key) } else { contents.removeValue(forKey: key) }
+                        replaced.append((key, old))
+                        if entries != nil { Self.update(&entries!, key: key, value: value) }
+                    }
+                    if entries == nil {
+                        entries = SuiteFormat.sortedEntries(of: contents)
+                    }
+                    let bytes = format.encodeBytes(&entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256)
+                    let identity = try SuiteFileIO.replace(paths, with: bytes, existing: existing, synchronize: synchronize)
+                    return state.withLock { state in
+                        for (key, written) in pending where state.pending[key].map({ $0 == written }) == true {
+                            state.pending.removeValue(forKey: key)
+                        }
+                        var outside = Set<String>()
+                        if case let (previous, current)? = reread {
+                            for key in Set(previous.keys).union(current.keys)
+                            where previous[key] != current[key] && pending[key] == nil && state.pending[key] == nil
+                                && state.values[key] != current[key] {
+                                state.values[key] = current[key]
+                                outside.insert(key)
+                            }
+                        }
+                        swap(&state.fileValues, &contents)
+                        swap(&state.fileEntries, &entries)
+                        state.fileBytes = bytes
+                        state.fileIdentity = identity
+                        state.brokenIdentity = nil
+                        state.fileError = nil
+                        return (outside, outside.isEmpty ? [] : Array(state.observers.values))
+                    }
+                }
+            }
         } catch {
-            recordBrokenFile(error, identity: snapshot.identity)
+            // Put back the contents as last read or written; the sorted entries are rebuilt next time.
+            if case let (previous, _)? = reread {
+                contents = previous
+            } else {
+                for (key, old) in replaced {
+                    if let old { contents[key] = old } else { contents.removeValue(forKey: key) }
+                }
+            }
+            state.withLock { swap(&$0.fileValues, &contents) }
             throw error
         }
     }
 
-    private func recordBrokenFile(_ error: DefaultsError, identity: FileIdentity) {
-        let isNew = state.withLock { state -> Bool in
+    /// Sets (`nil`: removes) `key` in `entries`, which are sorted by key.
+    private static func update(_ entries: inout [Entry], key: String, value: DefaultsValue?) {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].key < key { low = middle + 1 } else { high = middle }
+        }
+        let found = low < entries.count && entries[low].key == key
+        switch (value, found) {
+        case (let value?, true):
+            entries[low].value = value
+            entries[low].fragment = nil
+        case (let value?, false): entries.insert(Entry(key: key, value: value), at: low)
+        case (nil, true): entries.remove(at: low)
+        case (nil, false): break
+        }
+    }
+
+    /// Reads and decodes the file as it is now (an absent file is empty). A parse error is recorded,
+    /// handed back in `newlyBroken` the first time this version of the file fails (to be published once
+    /// the locks are released), then thrown.
+    private func decodeCurrentFile(_ newlyBroken: inout DefaultsError?) throws(DefaultsError) -> [String: DefaultsValue] {
+        guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return [:] }
+        do {
+            return try format.decode(snapshot.bytes, fileURL: fileURL)
+        } catch {
+            if recordBrokenFile(error, identity: snapshot.identity) { newlyBroken = error }
+            throw error
+        }
+    }
+
+    /// Records that the file does not parse; returns whether this is news (a new version of the file or a
+    /// new error), which the caller publishes.
+    private func recordBrokenFile(_ error: DefaultsError, identity: FileIdentity) -> Bool {
+        state.withLock { state -> Bool in
             defer {
                 state.fileError = error
                 state.brokenIdentity = identity
             }
             return state.brokenIdentity != identity || state.fileError != error
         }
-        if isNew { publish(error) }
     }
 
     // MARK: Reloading
@@ -247,7 +367,7 @@ final class SuiteStorage: Sendable {
                     contents = try format.decode(snapshot.bytes, fileURL: fileURL)
                 } catch {
                     fileAccess.unlock()
-                    recordBrokenFile(error, identity: snapshot.identity)
+                    if recordBrokenFile(error, identity: snapshot.identity) { publish(error) }
                     return
                 }
                 identity = snapshot.identity
@@ -266,6 +386,8 @@ final class SuiteStorage: Sendable {
             let wasBroken = state.fileError != nil
             state.values = merged
             state.fileValues = contents
+            state.fileEntries = nil
+            state.fileBytes = nil
             state.fileIdentity = identity
             state.brokenIdentity = nil
             state.fileError = nil
@@ -286,28 +408,33 @@ final class SuiteStorage: Sendable {
     // MARK: Observers
 
     func addObserver(_ observer: Observer) -> UInt64 {
-        let (token, startWatching) = state.withLock { state -> (UInt64, Bool) in
+        let token = state.withLock { state -> UInt64 in
             state.nextToken += 1
             state.observers[state.nextToken] = observer
-            let start = observer.scope == .allProcesses && !state.isWatched
-            if start { state.isWatched = true }
-            return (state.nextToken, start)
+            return state.nextToken
         }
-        if startWatching {
-            FileWatcher.shared.watch(self)
-            reloadFromDisk()
-        }
+        if observer.scope == .allProcesses && updateWatching() { reloadFromDisk() }
         return token
     }
 
     func removeObserver(_ token: UInt64) {
-        let stopWatching = state.withLock { state -> Bool in
-            state.observers.removeValue(forKey: token)?.isActive.clear()
-            let stop = state.isWatched && !state.observers.values.contains { $0.scope == .allProcesses }
-            if stop { state.isWatched = false }
-            return stop
+        let removed = state.withLock { $0.observers.removeValue(forKey: token) }
+        removed?.isActive.clear()
+        if removed?.scope == .allProcesses { _ = updateWatching() }
+    }
+
+    /// Watches the file while a cross-process observer exists and stops when the last one goes. The
+    /// decision and the watcher call happen under one lock, so a first observer added while the last one
+    /// is being removed on another thread cannot end up unwatched.
+    /// - Returns: whether watching started.
+    private func updateWatching() -> Bool {
+        watching.withLock { isWatched -> Bool in
+            let wanted = state.withLock { $0.observers.values.contains { $0.scope == .allProcesses } }
+            guard wanted != isWatched else { return false }
+            isWatched = wanted
+            if wanted { FileWatcher.shared.watch(self) } else { FileWatcher.shared.unwatch(self) }
+            return wanted
         }
-        if stopWatching { FileWatcher.shared.unwatch(self) }
     }
 
     func addErrorHandler(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> UInt64 {

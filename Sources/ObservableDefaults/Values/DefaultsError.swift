@@ -65,5 +65,6 @@ public struct DefaultsError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension DefaultsError: LocalizedError {
+    /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }
 }

@@ -28,6 +28,10 @@ public enum DefaultsValue: Sendable {
 }
 
 extension DefaultsValue: Hashable {
+    /// Whether two values are the same value of the same case.
+    ///
+    /// Doubles and dates compare by bit pattern, so `-0.0` differs from `0.0`, and any `NaN` equals any `NaN`
+    /// (a reload of an unchanged file never reports a change).
     public static func == (lhs: DefaultsValue, rhs: DefaultsValue) -> Bool {
         switch (lhs, rhs) {
         case let (.string(a), .string(b)): return a == b
@@ -44,6 +48,7 @@ extension DefaultsValue: Hashable {
         }
     }
 
+    /// Hashes the case and its payload, consistently with ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .string(let value): hasher.combine(0); hasher.combine(value)

@@ -33,14 +33,8 @@ public struct DefaultsValueDecoder: Sendable {
     /// The JSON bytes of a value stored by the Apple-platform library (data, or base64 text of data),
     /// if it looks like one.
     private static func appleLibraryJSON(in value: DefaultsValue) -> Data? {
-        let bytes: Data
-        switch value {
-        case .data(let data): bytes = data
-        case .string(let text):
-            guard let data = Data(base64Encoded: text) else { return nil }
-            bytes = data
-        default: return nil
-        }
+        // `.data`, or a base64 `.string`: how `Data` itself reads a value.
+        guard let bytes = Data(defaultsValue: value) else { return nil }
         // Cheap check before handing the bytes to JSONDecoder: JSON text starts with one of these.
         guard let first = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
               "{[\"-0123456789tfn".utf8.contains(first)

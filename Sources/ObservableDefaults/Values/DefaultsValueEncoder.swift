@@ -234,86 +234,54 @@ struct ValueKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     }
 }
 
-struct ValueUnkeyedEncodingContainer: UnkeyedEncodingContainer {
+struct ValueUnkeyedEncodingContainer: UnkeyedEncodingContainer, ValueStoringEncodingContainer {
     let node: EncodingNode
     let codingPath: [any CodingKey]
     let userInfo: [CodingUserInfoKey: any Sendable]
 
     var count: Int { node.unkeyedCount }
 
-    private var nextPath: [any CodingKey] { codingPath + [ValueCodingKey(count)] }
-    private func store(_ value: DefaultsValue) { node.append(EncodingNode(.value(value))) }
+    /// The path of the next element.
+    var valuePath: [any CodingKey] { codingPath + [ValueCodingKey(count)] }
+    func store(_ value: DefaultsValue) { node.append(EncodingNode(.value(value))) }
+    func store(_ child: EncodingNode) { node.append(child) }
 
     mutating func encodeNil() throws {
         throw EncodingError.invalidValue(
-            Optional<Int>.none as Any, EncodingError.Context(codingPath: nextPath, debugDescription: "nil cannot be stored in an array"))
-    }
-    mutating func encode(_ value: Bool) throws { store(.bool(value)) }
-    mutating func encode(_ value: String) throws { store(.string(value)) }
-    mutating func encode(_ value: Double) throws { store(.double(value)) }
-    mutating func encode(_ value: Float) throws { store(.double(Double(value))) }
-    mutating func encode(_ value: Int) throws { store(.integer(value)) }
-    mutating func encode(_ value: Int8) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: Int16) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: Int32) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: Int64) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: UInt8) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: UInt16) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: UInt32) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: UInt) throws { store(value.defaultsValue) }
-    mutating func encode(_ value: UInt64) throws { store(value.defaultsValue) }
-
-    mutating func encode<T: Encodable>(_ value: T) throws {
-        node.append(try EncodingNode.encoding(value, codingPath: nextPath, userInfo: userInfo))
+            Optional<Int>.none as Any, EncodingError.Context(codingPath: valuePath, debugDescription: "nil cannot be stored in an array"))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let path = nextPath
+        let path = valuePath
         let child = EncodingNode(.keyed([:]))
         node.append(child)
         return KeyedEncodingContainer(ValueKeyedEncodingContainer<NestedKey>(node: child, codingPath: path, userInfo: userInfo))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let path = nextPath
+        let path = valuePath
         let child = EncodingNode(.unkeyed([]))
         node.append(child)
         return ValueUnkeyedEncodingContainer(node: child, codingPath: path, userInfo: userInfo)
     }
 
     mutating func superEncoder() -> any Encoder {
-        let path = nextPath
+        let path = valuePath
         let child = EncodingNode()
         node.append(child)
         return ValueEncoder(node: child, codingPath: path, userInfo: userInfo)
     }
 }
 
-struct ValueSingleValueEncodingContainer: SingleValueEncodingContainer {
+struct ValueSingleValueEncodingContainer: SingleValueEncodingContainer, ValueStoringEncodingContainer {
     let node: EncodingNode
     let codingPath: [any CodingKey]
     let userInfo: [CodingUserInfoKey: any Sendable]
 
-    private func store(_ value: DefaultsValue) { node.content = .value(value) }
+    /// The path of the value: this container's own.
+    var valuePath: [any CodingKey] { codingPath }
+    func store(_ value: DefaultsValue) { node.content = .value(value) }
+    func store(_ child: EncodingNode) { node.content = child.content }
 
     mutating func encodeNil() throws { node.content = .null }
-    mutating func encode(_ value: Bool) throws { store(.bool(value)) }
-    mutating func encode(_ value: String) throws { store(.string(value)) }
-    mutating func encode(_ value: Double) throws { store(.double(value)) }
-    mutating func encode(_ value: Float) throws { store(.double(Double(value))) }
-    mutating func encode(_ value: Int) throws { store(.integer(value)) }
-    mutating func encode(_ value: Int8) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: Int16) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: Int32) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: Int64) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: UInt8) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: UInt16) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: UInt32) throws { store(.integer(Int(value))) }
-    mutating func encode(_ value: UInt) throws { store(value.defaultsValue) }
-    mutating func encode(_ value: UInt64) throws { store(value.defaultsValue) }
-
-    mutating func encode<T: Encodable>(_ value: T) throws {
-        let child = try EncodingNode.encoding(value, codingPath: codingPath, userInfo: userInfo)
-        node.content = child.content
-    }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -16,16 +15,16 @@ import Musl
 /// name in their directory, because the swap renames `..data`, not the file; the directory of the
 /// symlink's target is watched as well.
 ///
-/// Events that finish a save (close after writing, rename into place) are handled as soon as the
-/// queued burst has been read; events that start one (truncate, delete, create) are only checked after
-/// ``settleDelay`` unless a finishing event comes first, so a save is never seen half-done and a
-/// delete-then-recreate is one change, not two.
+/// Only events that finish a save are read: a close after writing (truncate-and-write saves, `cp`, shell
+/// `>`), a rename into place, a new symlink, a metadata change. They are handled as soon as the queued
+/// burst has been drained. Modifications in progress are never read, however long the writer stalls, so
+/// a half-written file is never seen. A delete (or rename away) is applied only if the file is still
+/// absent after ``settleDelay``: a delete-then-recreate is one change, not two.
 final class FileWatcher: Sendable {
     static let shared = FileWatcher()
 
-    /// How long a suite whose file is being deleted, created or modified in place is left to settle
-    /// before it is checked.
-    static let settleDelay: Duration = .milliseconds(30)
+    /// How long a deleted suite file may take to reappear before its deletion is applied.
+    static let settleDelay: Duration = .milliseconds(500)
 
     private struct Registration {
         weak var storage: SuiteStorage?
@@ -49,10 +48,11 @@ final class FileWatcher: Sendable {
         var setupError: DefaultsError?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
-    private static let eventMask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_MODIFY | IN_ATTRIB)
+    private static let eventMask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB)
     private static let finishingEvents: UInt32 = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_ATTRIB)
+    private static let removalEvents: UInt32 = UInt32(IN_DELETE | IN_MOVED_FROM)
 
     /// Starts delivering file events for `storage`.
     func watch(_ storage: SuiteStorage) {
@@ -94,8 +94,7 @@ final class FileWatcher: Sendable {
     private static func registration(for storage: SuiteStorage) -> Registration {
         let linkPath = storage.fileURL.path
         var names: Set<WatchedName> = [WatchedName(directory: directoryPart(of: linkPath), name: namePart(of: linkPath))]
-        var info = stat()
-        let isSymlink = lstat(linkPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+        let isSymlink = Self.isSymlink(linkPath)
         if isSymlink {
             let target = SuiteFileIO.writeTarget(for: storage.fileURL).path
             names.insert(WatchedName(directory: directoryPart(of: target), name: namePart(of: target)))
@@ -161,8 +160,9 @@ final class FileWatcher: Sendable {
             }
             let clock = ContinuousClock.now
             for (id, deadline) in settling where deadline <= clock {
-                now.insert(id)
                 settling.removeValue(forKey: id)
+                // Still gone: apply the deletion. Back again: its own close or rename event reads it.
+                if !fileExists(id) { now.insert(id) }
             }
             for id in now { check(id) }
         }
@@ -196,23 +196,35 @@ final class FileWatcher: Sendable {
                 }
                 continue
             }
-            let affected = state.withLock { state -> [ObjectIdentifier] in
-                guard let directory = state.directoriesByWatch[watch] else { return [] }
+            let (directory, affected) = state.withLock { state -> (String, [ObjectIdentifier]) in
+                guard let directory = state.directoriesByWatch[watch] else { return ("", []) }
                 let watchedName = WatchedName(directory: directory, name: name)
-                return state.registrations.compactMap { id, registration in
+                return (directory, state.registrations.compactMap { id, registration in
                     registration.names.contains(watchedName)
                         || (registration.isSymlink && registration.names.contains { $0.directory == directory })
                         ? id : nil
-                }
+                })
             }
-            for id in affected {
-                if mask & Self.finishingEvents != 0 {
-                    now.insert(id)
-                } else if settling[id] == nil {
+            if affected.isEmpty { continue }
+            if mask & Self.finishingEvents != 0 || (mask & UInt32(IN_CREATE) != 0 && Self.isSymlink(directory + "/" + name)) {
+                now.formUnion(affected)
+            } else if mask & Self.removalEvents != 0 {
+                for id in affected where settling[id] == nil {
                     settling[id] = ContinuousClock.now.advanced(by: Self.settleDelay)
                 }
             }
+            // A regular file being created is read when its writer closes it (IN_CLOSE_WRITE).
         }
+    }
+
+    private static func isSymlink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    private func fileExists(_ id: ObjectIdentifier) -> Bool {
+        guard let storage = state.withLock({ $0.registrations[id]?.storage }) else { return false }
+        return FileIdentity.of(path: storage.fileURL.path) != nil
     }
 
     /// Feeds a synthetic `IN_Q_OVERFLOW` event through the same path as real events, on the calling

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import ObservableDefaults
 
@@ -34,7 +33,7 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bo
 
 /// Records every change an observation delivers, from any thread.
 final class ChangeRecorder: Sendable {
-    private let received = Mutex<[DefaultsChange]>([])
+    private let received = Locked<[DefaultsChange]>([])
 
     var changes: [DefaultsChange] { received.withLock { $0 } }
 

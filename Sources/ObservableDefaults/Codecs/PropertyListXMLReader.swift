@@ -1,0 +1,354 @@
+import Foundation
+
+/// A fast reader for the XML property lists suites are normally stored as (the layout
+/// ``PropertyListWriter`` and Apple's tools write), producing the value model directly.
+///
+/// It is deliberately narrow, so that it reads exactly what `PropertyListSerialization` reads:
+/// anything outside the plain layout — comments, CDATA, entity references other than the five
+/// predefined ones and character references, attributes on value elements, control characters or
+/// carriage returns in text, an encoding other than UTF-8, duplicate keys, integers that do not fit in
+/// `Int`, reals or dates in forms other than the ones writers emit, any error — makes it return `nil`,
+/// and the caller reads the bytes with `PropertyListSerialization` instead, which then also reports the
+/// error. (`PropertyListTests` compares both readers on the forms this one accepts.)
+struct PropertyListXMLReader {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+
+    /// Containers nested deeper than this are left to `PropertyListSerialization`.
+    private static let maximumDepth = 512
+
+    private init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    /// The document's top-level value, or `nil` when the reader does not handle this document.
+    static func parse(_ data: Data) -> DefaultsValue? {
+        data.withUnsafeBytes { raw in
+            var reader = PropertyListXMLReader(bytes: raw.bindMemory(to: UInt8.self))
+            return reader.parseDocument()
+        }
+    }
+
+    // MARK: - Document
+
+    private mutating func parseDocument() -> DefaultsValue? {
+        skipWhitespace()
+        if startsWith("<?xml") {
+            guard let end = position(of: "?>") else { return nil }
+            let declaration = String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self).lowercased()
+            if declaration.contains("encoding") && !declaration.contains("encoding=\"utf-8\"") && !declaration.contains("encoding='utf-8'") {
+                return nil
+            }
+            index = end + 2
+            skipWhitespace()
+        }
+        if startsWith("<!DOCTYPE") {
+            // An internal subset (`[...]`) could declare entities; leave such documents to Foundation.
+            while index < bytes.count, bytes[index] != UInt8(ascii: ">") {
+                if bytes[index] == UInt8(ascii: "[") { return nil }
+                index += 1
+            }
+            guard index < bytes.count else { return nil }
+            index += 1
+            skipWhitespace()
+        }
+        guard startsWith("<plist"), index + 6 < bytes.count,
+              bytes[index + 6] == UInt8(ascii: ">") || isWhitespace(bytes[index + 6]) else { return nil }
+        while index < bytes.count, bytes[index] != UInt8(ascii: ">") { index += 1 }
+        guard index < bytes.count, bytes[index - 1] != UInt8(ascii: "/") else { return nil }
+        index += 1
+        skipWhitespace()
+        guard let value = parseValue(depth: 1) else { return nil }
+        skipWhitespace()
+        guard consume("</plist>") else { return nil }
+        skipWhitespace()
+        return index == bytes.count ? value : nil
+    }
+
+    // MARK: - Values
+
+    private mutating func parseValue(depth: Int) -> DefaultsValue? {
+        guard depth <= Self.maximumDepth, index < bytes.count, bytes[index] == UInt8(ascii: "<") else { return nil }
+        index += 1
+        let nameStart = index
+        while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
+        let name = nameStart..<index
+        guard !name.isEmpty, index < bytes.count else { return nil }
+        if bytes[index] == UInt8(ascii: "/") {
+            guard consume("/>") else { return nil }
+            if matches(name, "true") { return .bool(true) }
+            if matches(name, "false") { return .bool(false) }
+            if matches(name, "string") { return .string("") }
+            if matches(name, "dict") { return .dictionary([:]) }
+            if matches(name, "array") { return .array([]) }
+            return nil
+        }
+        guard bytes[index] == UInt8(ascii: ">") else { return nil }
+        index += 1
+        if matches(name, "dict") { return parseDictionary(depth: depth).map(DefaultsValue.dictionary) }
+        if matches(name, "array") { return parseArray(depth: depth).map(DefaultsValue.array) }
+        if matches(name, "string") { return parseText(closing: "</string>").map(DefaultsValue.string) }
+        if matches(name, "integer") { return parseInteger() }
+        if matches(name, "real") { return parseReal() }
+        if matches(name, "date") { return parseDate() }
+        if matches(name, "data") { return parseData() }
+        return nil
+    }
+
+    private mutating func parseDictionary(depth: Int) -> [String: DefaultsValue]? {
+        // Collected first, then inserted into a dictionary of the final size (no rehash per doubling).
+        var members: [(key: String, value: DefaultsValue)] = []
+        while true {
+            skipWhitespace()
+            if consume("</dict>") { break }
+            guard consume("<key>"), let key = parseText(closing: "</key>") else { return nil }
+            skipWhitespace()
+            guard let value = parseValue(depth: depth + 1) else { return nil }
+            members.append((key, value))
+        }
+        var dictionary = [String: DefaultsValue](minimumCapacity: members.count)
+        var duplicate = false
+        members.withUnsafeMutableBufferPointer { members in
+            for position in members.indices {
+                // Moved out, not copied; an empty key and value are left for the array to release.
+                let (key, value) = members.moveElement(from: position)
+                members.initializeElement(at: position, to: ("", .bool(false)))
+                if dictionary.updateValue(value, forKey: key) != nil { duplicate = true }
+            }
+        }
+        // Which duplicate wins is Foundation's to say.
+        return duplicate ? nil : dictionary
+    }
+
+    private mutating func parseArray(depth: Int) -> [DefaultsValue]? {
+        var array: [DefaultsValue] = []
+        while true {
+            skipWhitespace()
+            if consume("</array>") { return array }
+            guard let value = parseValue(depth: depth + 1) else { return nil }
+            array.append(value)
+        }
+    }
+
+    /// Character data up to `closing`, with the predefined entities and character references replaced.
+    private mutating func parseText(closing: StaticString) -> String? {
+        let start = index
+        var highBits: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "<") {
+                let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                guard consume(closing) else { return nil }
+                return makeString(text, isASCII: highBits < 0x80)
+            }
+            if byte == UInt8(ascii: "&") || (byte < 0x20 && byte != 0x09 && byte != 0x0A) { break }
+            highBits |= byte
+            index += 1
+        }
+        // Slow path: references. A carriage return (which XML normalises) or another control character
+        // is left to Foundation.
+        var decoded = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "<"):
+                guard consume(closing) else { return nil }
+                return decoded.withUnsafeBufferPointer { makeString($0, isASCII: false) }
+            case UInt8(ascii: "&"):
+                guard let scalar = parseReference() else { return nil }
+                decoded.append(contentsOf: UTF8.encode(scalar)!)
+            case 0..<0x20 where byte != 0x09 && byte != 0x0A:
+                return nil
+            default:
+                decoded.append(byte)
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    private func makeString(_ bytes: UnsafeBufferPointer<UInt8>, isASCII: Bool) -> String? {
+        if isASCII { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// `&lt;` `&gt;` `&amp;` `&quot;` `&apos;` `&#NNN;` `&#xHHH;`.
+    private mutating func parseReference() -> Unicode.Scalar? {
+        index += 1  // '&'
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: ";") {
+            if index - start > 10 { return nil }
+            index += 1
+        }
+        guard index < bytes.count else { return nil }
+        let name = start..<index
+        index += 1  // ';'
+        if matches(name, "lt") { return "<" }
+        if matches(name, "gt") { return ">" }
+        if matches(name, "amp") { return "&" }
+        if matches(name, "quot") { return "\"" }
+        if matches(name, "apos") { return "'" }
+        guard name.count >= 2, bytes[name.lowerBound] == UInt8(ascii: "#") else { return nil }
+        var digits = name.dropFirst()
+        var radix: UInt32 = 10
+        if bytes[digits.lowerBound] == UInt8(ascii: "x") {
+            radix = 16
+            digits = digits.dropFirst()
+        }
+        guard !digits.isEmpty else { return nil }
+        var value: UInt32 = 0
+        for position in digits {
+            guard let digit = digitValue(bytes[position], radix: radix) else { return nil }
+            value = value * radix + digit
+        }
+        // NUL and other characters XML does not allow are Foundation's to judge.
+        guard value >= 0x20 || value == 0x09 || value == 0x0A, let scalar = Unicode.Scalar(value) else { return nil }
+        return scalar
+    }
+
+    /// Element text without references, for the number, date and data elements.
+    private mutating func parsePlainText(closing: StaticString) -> UnsafeBufferPointer<UInt8>? {
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "<") {
+            if bytes[index] == UInt8(ascii: "&") { return nil }
+            index += 1
+        }
+        let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        return consume(closing) ? text : nil
+    }
+
+    /// `-?[0-9]+` that fits in `Int`.
+    private mutating func parseInteger() -> DefaultsValue? {
+        guard let text = parsePlainText(closing: "</integer>"), !text.isEmpty else { return nil }
+        var position = 0
+        let negative = text[0] == UInt8(ascii: "-")
+        if negative { position = 1 }
+        guard position < text.count else { return nil }
+        // Accumulated as a negative number so that Int.min fits.
+        var accumulated = 0
+        while position < text.count {
+            guard let digit = digitValue(text[position], radix: 10) else { return nil }
+            let (times10, o1) = accumulated.multipliedReportingOverflow(by: 10)
+            let (next, o2) = times10.subtractingReportingOverflow(Int(digit))
+            if o1 || o2 { return nil }
+            accumulated = next
+            position += 1
+        }
+        if negative { return .integer(accumulated) }
+        return accumulated == .min ? nil : .integer(-accumulated)
+    }
+
+    /// `-?[0-9]+(.[0-9]+)?([eE][+-]?[0-9]+)?`, or `nan`, `+infinity`, `-infinity` as writers emit them.
+    private mutating func parseReal() -> DefaultsValue? {
+        guard let text = parsePlainText(closing: "</real>"), !text.isEmpty else { return nil }
+        let string = String(decoding: text, as: UTF8.self)
+        switch string {
+        case "nan": return .double(.nan)
+        case "+infinity": return .double(.infinity)
+        case "-infinity": return .double(-.infinity)
+        default: break
+        }
+        var position = 0
+        func digits() -> Bool {
+            let start = position
+            while position < text.count, digitValue(text[position], radix: 10) != nil { position += 1 }
+            return position > start
+        }
+        if text[0] == UInt8(ascii: "-") { position = 1 }
+        guard digits() else { return nil }
+        if position < text.count, text[position] == UInt8(ascii: ".") {
+            position += 1
+            guard digits() else { return nil }
+        }
+        if position < text.count, text[position] == UInt8(ascii: "e") || text[position] == UInt8(ascii: "E") {
+            position += 1
+            if position < text.count, text[position] == UInt8(ascii: "+") || text[position] == UInt8(ascii: "-") { position += 1 }
+            guard digits() else { return nil }
+        }
+        guard position == text.count, let double = Double(string) else { return nil }
+        return .double(double)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SSZ`, the form writers emit.
+    private mutating func parseDate() -> DefaultsValue? {
+        guard let text = parsePlainText(closing: "</date>"), text.count == 20,
+              text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
+              text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"), text[19] == UInt8(ascii: "Z"),
+              // A leap second, and years far from today, are Foundation's to interpret.
+              text[17] < UInt8(ascii: "6"), text[0] == UInt8(ascii: "1") || text[0] == UInt8(ascii: "2"),
+              let date = ISO8601Text.date(from: String(decoding: text, as: UTF8.self))
+        else { return nil }
+        return .date(date)
+    }
+
+    /// Base64, possibly broken over lines and indented.
+    private mutating func parseData() -> DefaultsValue? {
+        guard let text = parsePlainText(closing: "</data>") else { return nil }
+        var compact: [UInt8] = []
+        compact.reserveCapacity(text.count)
+        for byte in text where !isWhitespace(byte) { compact.append(byte) }
+        guard let data = Data(base64Encoded: Data(compact)) else { return nil }
+        return .data(data)
+    }
+
+    // MARK: - Helpers
+
+    private func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D
+    }
+
+    private func isNameByte(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+    }
+
+    private func digitValue(_ byte: UInt8, radix: UInt32) -> UInt32? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16: return UInt32(byte - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F") where radix == 16: return UInt32(byte - UInt8(ascii: "A") + 10)
+        default: return nil
+        }
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count, isWhitespace(bytes[index]) { index += 1 }
+    }
+
+    private func startsWith(_ literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { expected in
+            guard index + expected.count <= bytes.count else { return false }
+            for offset in 0..<expected.count where bytes[index + offset] != expected[offset] { return false }
+            return true
+        }
+    }
+
+    private mutating func consume(_ literal: StaticString) -> Bool {
+        guard startsWith(literal) else { return false }
+        index += literal.utf8CodeUnitCount
+        return true
+    }
+
+    private func matches(_ range: Range<Int>, _ literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { expected in
+            guard range.count == expected.count else { return false }
+            for offset in 0..<expected.count where bytes[range.lowerBound + offset] != expected[offset] { return false }
+            return true
+        }
+    }
+
+    private func position(of literal: StaticString) -> Int? {
+        var position = index
+        return literal.withUTF8Buffer { expected in
+            while position + expected.count <= bytes.count {
+                var found = true
+                for offset in 0..<expected.count where bytes[position + offset] != expected[offset] {
+                    found = false
+                    break
+                }
+                if found { return position }
+                position += 1
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A value guarded by a `pthread_mutex_t`: the library's lock for shared state.
+///
+/// Used instead of `Synchronization.Mutex`, whose Linux implementation locks with atomics and `futex`
+/// calls inside the prebuilt standard library, where ThreadSanitizer cannot see them: every access made
+/// under such a lock is reported as a race, which drowns real ones. ThreadSanitizer intercepts
+/// `pthread_mutex_lock`, so state guarded here is checked for real. The cost is the same (an uncontended
+/// lock is one atomic operation in either).
+final class Locked<Value> {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// Out of line (not a stored `var`), so access needs no dynamic exclusivity check: the mutex is
+    /// what makes it exclusive.
+    private let value: UnsafeMutablePointer<Value>
+
+    init(_ value: Value) {
+        self.value = .allocate(capacity: 1)
+        self.value.initialize(to: value)
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value. `body` must not call back into this lock.
+    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value.pointee)
+    }
+}
+
+// The value is only reached under the lock, so sharing the lock is safe when the value may cross threads.
+extension Locked: @unchecked Sendable where Value: Sendable {}

@@ -1,0 +1,101 @@
+import Foundation
+import ObservableDefaults
+
+/// Options every verb accepts.
+struct GlobalOptions {
+    /// `--directory DIR`: the suites directory (else the library's default resolution).
+    var directory: URL?
+    /// `--format json|plist`: the format of suites this command creates.
+    var format: SuiteFormat?
+    /// `--json`: machine-readable output.
+    var json = false
+    /// `--help` / `-h`.
+    var help = false
+}
+
+/// A command line split into the verb, its options and its positional arguments.
+///
+/// Long options (`--name value` or `--name=value`) may appear anywhere; `--` ends option parsing, so
+/// every argument after it is positional (write `defaults write s k -string -- --json` to store the string
+/// `--json`). Single-dash arguments such as `-int` are positional: the verb that takes them interprets them.
+struct ParsedArguments {
+    var verb: String?
+    var options = GlobalOptions()
+    /// Verb-specific options that take a value (`--prefix p`), by name without dashes.
+    var verbOptions: [String: [String]] = [:]
+    var positional: [String] = []
+
+    /// Options that are valid for each verb beyond the global ones, and whether they take a value.
+    static let verbSpecificOptions: [String: Set<String>] = ["watch": ["prefix"]]
+
+    init(_ arguments: [String]) throws(ToolError) {
+        var index = 0
+        var optionsEnded = false
+        func takeValue(_ name: String, inline: String?) throws(ToolError) -> String {
+            if let inline { return inline }
+            index += 1
+            guard index < arguments.count else { throw .usage("option --\(name) needs a value", verb: verb) }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            defer { index += 1 }
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                if verb == nil && !optionsEnded { verb = argument } else { positional.append(argument) }
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            if (argument == "-h" || argument == "-help") && positional.isEmpty {
+                // Help, unless it comes after the verb's arguments (`write app k -string -h` stores "-h").
+                options.help = true
+                continue
+            }
+            guard argument.hasPrefix("--") else {
+                // A single-dash argument belongs to the verb (type flags of `write`, negative numbers).
+                if verb == nil { throw .usage("unknown option '\(argument)'") }
+                positional.append(argument)
+                continue
+            }
+            var name = String(argument.dropFirst(2))
+            var inline: String?
+            if let equals = name.firstIndex(of: "=") {
+                inline = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            switch name {
+            case "help":
+                options.help = true
+            case "json":
+                options.json = true
+            case "directory":
+                let value = try takeValue(name, inline: inline)
+                guard !value.isEmpty else { throw .usage("option --directory needs a directory", verb: verb) }
+                options.directory = URL(fileURLWithPath: value, isDirectory: true).standardizedFileURL
+            case "format":
+                let value = try takeValue(name, inline: inline)
+                guard let format = SuiteFormat(fileExtension: value) else {
+                    throw .usage("unknown format '\(value)': expected json or plist", verb: verb)
+                }
+                options.format = format
+            default:
+                guard let verb, Self.verbSpecificOptions[verb]?.contains(name) == true else {
+                    throw .usage("unknown option '--\(name)'", verb: verb)
+                }
+                verbOptions[name, default: []].append(try takeValue(name, inline: inline))
+            }
+        }
+    }
+}
+
+extension Array where Element == String {
+    /// Throws a usage error unless the count is within `range`.
+    func expectCount(_ range: ClosedRange<Int>, verb: String, usage: String) throws(ToolError) {
+        if count < range.lowerBound { throw .usage("missing arguments; usage: \(usage)", verb: verb) }
+        if count > range.upperBound {
+            throw .usage("unexpected argument '\(self[range.upperBound])'; usage: \(usage)", verb: verb)
+        }
+    }
+}

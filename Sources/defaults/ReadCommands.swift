@@ -1,0 +1,119 @@
+import Foundation
+import ObservableDefaults
+
+/// `read`, `read-type`, `domains`, `find`, `path`: verbs that only look.
+struct ReadCommands {
+    let access: SuiteAccess
+    var json: Bool { access.options.json }
+
+    /// `defaults read [suite [key]]`
+    func read(_ arguments: [String]) throws(ToolError) {
+        try arguments.expectCount(0 ... 2, verb: "read", usage: "defaults read [suite [key]]")
+        guard let name = arguments.first else { return try readEverything() }
+        let suite = try access.openExisting(name)
+        guard arguments.count == 2 else {
+            let contents = DefaultsValue.dictionary(suite.values())
+            return Console.out(json ? JSONFormat.render(contents) : HumanFormat.render(contents, indent: 0))
+        }
+        let value = try Self.value(of: arguments[1], in: suite, name: name)
+        Console.out(json ? JSONFormat.render(value) : HumanFormat.topLevel(value))
+    }
+
+    /// Every suite in the directory; broken ones are reported on stderr and make the exit status 1.
+    private func readEverything() throws(ToolError) {
+        var all: [String: DefaultsValue] = [:]
+        var failures: [String] = []
+        for name in try access.suiteNames() {
+            do throws(ToolError) {
+                all[name] = .dictionary(try access.openExisting(name).values())
+            } catch {
+                failures.append(error.message)
+            }
+        }
+        let contents = DefaultsValue.dictionary(all)
+        Console.out(json ? JSONFormat.render(contents) : HumanFormat.render(contents, indent: 0))
+        if !failures.isEmpty { throw ToolError(failures.joined(separator: "\n")) }
+    }
+
+    /// `defaults read-type suite key`
+    func readType(_ arguments: [String]) throws(ToolError) {
+        try arguments.expectCount(2 ... 2, verb: "read-type", usage: "defaults read-type suite key")
+        let suite = try access.openExisting(arguments[0])
+        let value = try Self.value(of: arguments[1], in: suite, name: arguments[0])
+        Console.out(json ? JSONFormat.string(value.typeName) : "Type is \(value.typeName)")
+    }
+
+    /// `defaults domains`: one suite name per line (a JSON array with `--json`).
+    func domains(_ arguments: [String]) throws(ToolError) {
+        try arguments.expectCount(0 ... 0, verb: "domains", usage: "defaults domains")
+        let names = try access.suiteNames()
+        if json {
+            Console.out(JSONFormat.render(.array(names.map(DefaultsValue.string))))
+        } else if !names.isEmpty {
+            Console.out(names.joined(separator: "\n"))
+        }
+    }
+
+    /// `defaults find word`: keys and values containing `word` (case-insensitive) in every suite; a suite
+    /// whose name contains it is shown whole.
+    func find(_ arguments: [String]) throws(ToolError) {
+        try arguments.expectCount(1 ... 1, verb: "find", usage: "defaults find word")
+        let word = arguments[0]
+        var results: [String: DefaultsValue] = [:]
+        var failures: [String] = []
+        for name in try access.suiteNames() {
+            let values: [String: DefaultsValue]
+            do throws(ToolError) {
+                values = try access.openExisting(name).values()
+            } catch {
+                failures.append(error.message)
+                continue
+            }
+            let matches = name.localizedCaseInsensitiveContains(word)
+                ? values
+                : values.filter { $0.key.localizedCaseInsensitiveContains(word) || Self.contains(word, in: $0.value) }
+            if !matches.isEmpty { results[name] = .dictionary(matches) }
+        }
+        if json {
+            Console.out(JSONFormat.render(.dictionary(results)))
+        } else if results.isEmpty {
+            Console.out("No suite, key, nor value containing '\(word)'")
+        } else {
+            for name in results.keys.sorted() {
+                guard case .dictionary(let matches) = results[name]! else { continue }
+                Console.out("Found \(matches.count) \(matches.count == 1 ? "key" : "keys") in suite '\(name)': \(HumanFormat.render(results[name]!, indent: 0))")
+            }
+        }
+        if !failures.isEmpty { throw ToolError(failures.joined(separator: "\n")) }
+    }
+
+    /// `defaults path suite`: the suite's file, or where it will be created.
+    func path(_ arguments: [String]) throws(ToolError) {
+        try arguments.expectCount(1 ... 1, verb: "path", usage: "defaults path suite")
+        let url = try access.fileURL(named: arguments[0])
+        if json {
+            let exists = SuiteAccess.entryExists(url)
+            Console.out(JSONFormat.object([("path", .string(url.path)), ("exists", .bool(exists))], pretty: false))
+        } else {
+            Console.out(url.path)
+        }
+    }
+
+    static func value(of key: String, in suite: DefaultsSuite, name: String) throws(ToolError) -> DefaultsValue {
+        guard let value = suite.value(forKey: key) else {
+            throw ToolError("Key '\(key)' does not exist in suite '\(name)' (\(suite.fileURL.path))")
+        }
+        return value
+    }
+
+    /// Whether a string somewhere inside `value` (or a dictionary key) contains `word`.
+    static func contains(_ word: String, in value: DefaultsValue) -> Bool {
+        switch value {
+        case .string(let text): text.localizedCaseInsensitiveContains(word)
+        case .array(let items): items.contains { contains(word, in: $0) }
+        case .dictionary(let entries):
+            entries.contains { $0.key.localizedCaseInsensitiveContains(word) || contains(word, in: $0.value) }
+        default: false
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Dispatch
+import Foundation
+import ObservableDefaults
+
+/// `defaults watch suite [key...] [--prefix p] [--json]`: prints every change to the suite, from this
+/// machine's other processes and from hand edits of the file, until SIGINT or SIGTERM (then exits 0).
+struct WatchCommand {
+    let access: SuiteAccess
+
+    func run(_ arguments: [String], prefixes: [String]) throws(ToolError) -> Never {
+        guard let name = arguments.first else {
+            throw .usage("missing suite; usage: defaults watch suite [key...] [--prefix p] [--json]", verb: "watch")
+        }
+        guard prefixes.count <= 1 else { throw .usage("--prefix may be given once", verb: "watch") }
+        let keys = arguments.count > 1 ? Set(arguments.dropFirst()) : nil
+        // Watching a suite that does not exist yet is allowed: it shows up when something writes it.
+        let suite = try access.openForWatching(name)
+        let json = access.options.json
+
+        let errors = suite.observeErrors { error in
+            Console.err("defaults: \(error.description)")
+        }
+        let observation = suite.observe(keys: keys, prefix: prefixes.first, scope: .allProcesses) { change in
+            for key in change.keys.sorted() {
+                Console.out(Self.line(key: key, value: suite.storedValue(forKey: key), origin: change.origin, json: json))
+            }
+        }
+        if let error = suite.fileError { Console.err("defaults: \(error.description)") }
+        Console.err("Watching \(suite.fileURL.path) (press Ctrl-C to stop)")
+        let signalSources = SignalExit.install {
+            observation.cancel()
+            errors.cancel()
+        }
+        withExtendedLifetime(signalSources) { dispatchMain() }
+    }
+
+    /// `12:30:00.250 outside   key = value` (`key deleted` for a removal), or one JSON object.
+    static func line(key: String, value: DefaultsValue?, origin: DefaultsChangeOrigin, json: Bool, now: Date = Date()) -> String {
+        let originText = origin == .outside ? "outside" : "this-process"
+        if json {
+            var fields: [(String, DefaultsValue)] = [("time", .string(DateText.iso8601(now))), ("origin", .string(originText)), ("key", .string(key))]
+            if let value {
+                fields.append(("value", value))
+                fields.append(("type", .string(value.typeName)))
+            } else {
+                fields.append(("removed", .bool(true)))
+            }
+            return JSONFormat.object(fields, pretty: false)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "HH:mm:ss.SSS"
+        let time = formatter.string(from: now)
+        let keyText = HumanFormat.quoted(key)
+        guard let value else { return "\(time) \(originText) \(keyText) deleted" }
+        let rendered = HumanFormat.inline(value)
+        return "\(time) \(originText) \(keyText) = \(rendered)"
+    }
+}
+
+/// Exits with status 0 on SIGINT or SIGTERM after running a cleanup (output is unbuffered).
+enum SignalExit {
+    /// Installs the handlers; keep the returned sources alive while they should work.
+    static func install(_ cleanup: @escaping @Sendable () -> Void) -> [DispatchSourceSignal] {
+        var sources: [DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler {
+                cleanup()
+                exit(0)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        return sources
+    }
+}

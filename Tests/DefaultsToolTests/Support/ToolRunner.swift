@@ -1,0 +1,235 @@
+import Foundation
+import ObservableDefaults
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fresh suites directory for one test, removed when released.
+final class SuitesDirectory: Sendable {
+    let url: URL
+
+    init(_ label: String = #function) {
+        let name = "defaults-tool-test-\(label.filter { $0.isLetter || $0.isNumber })-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(name, isDirectory: true)
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    var path: String { url.path }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name, isDirectory: false) }
+
+    /// The bytes of a file in the directory (empty when it does not exist).
+    func bytes(_ name: String) -> Data { (try? Data(contentsOf: file(name))) ?? Data() }
+
+    /// Writes `contents` the way an editor saves: a temporary file renamed over the original.
+    func editByRenaming(_ name: String, _ contents: String) throws {
+        let temporary = file(".\(name).edit-\(UInt32.random(in: 0 ... .max))")
+        try Data(contents.utf8).write(to: temporary)
+        guard rename(temporary.path, file(name).path) == 0 else { throw POSIXError(.init(rawValue: errno)!) }
+    }
+
+    /// The suite's contents as the library reads the file now.
+    func contents(_ name: String) throws -> [String: DefaultsValue] {
+        let url = file(name)
+        let format = SuiteFormat(fileExtension: url.pathExtension) ?? .json
+        return try format.decodeSuite(try Data(contentsOf: url), fileURL: url)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The result of running a built executable to completion.
+struct RunResult: CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var stdoutData: Data
+
+    var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
+}
+
+/// Runs this package's built executables (`defaults`, `defaults-demo`), found beside the test bundle.
+enum Built {
+    /// The products directory: where the running test bundle is.
+    static var productsDirectory: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    static func executable(_ name: String) -> URL {
+        var candidates = [productsDirectory.appendingPathComponent(name)]
+        if let first = CommandLine.arguments.first {
+            candidates.append(URL(fileURLWithPath: first).deletingLastPathComponent().appendingPathComponent(name))
+        }
+        // Tests/DefaultsToolTests/Support/ToolRunner.swift -> package root -> .build/debug
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build/debug/\(name)"))
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+
+    /// The environment for children: the suites directory variable points at `directory` (so nothing
+    /// ever lands in the real ~/.config), `extra` is added on top.
+    static func environment(directory: SuitesDirectory?, extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "XDG_CONFIG_HOME")
+        environment["OBSERVABLE_DEFAULTS_DIRECTORY"] = directory?.path ?? "/nonexistent-defaults-tool-test"
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    /// Runs `name` with `arguments` to completion; `stdin` is fed to its standard input.
+    static func run(
+        _ name: String, _ arguments: [String], directory: SuitesDirectory?, stdin: Data? = nil,
+        environment extra: [String: String] = [:]
+    ) throws -> RunResult {
+        let scratch = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("defaults-tool-run-\(getpid())-\(UInt64.random(in: 0 ... .max))", isDirectory: true)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
+        let inURL = scratch.appendingPathComponent("in")
+        try Data().write(to: outURL)
+        try Data().write(to: errURL)
+        try (stdin ?? Data()).write(to: inURL)
+        let process = Process()
+        process.executableURL = executable(name)
+        process.arguments = arguments
+        process.environment = environment(directory: directory, extra: extra)
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardInput = try FileHandle(forReadingFrom: inURL)
+        try process.run()
+        process.waitUntilExit()
+        let out = try Data(contentsOf: outURL)
+        return RunResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self),
+            stdoutData: out
+        )
+    }
+}
+
+/// Runs the built `defaults` tool on a suites directory.
+struct Defaults {
+    let directory: SuitesDirectory
+
+    /// Runs `defaults --directory DIR ARGUMENTS`.
+    @discardableResult
+    func callAsFunction(_ arguments: String..., stdin: Data? = nil) throws -> RunResult {
+        try run(arguments, stdin: stdin)
+    }
+
+    func run(_ arguments: [String], stdin: Data? = nil) throws -> RunResult {
+        try Built.run("defaults", ["--directory", directory.path] + arguments, directory: directory, stdin: stdin)
+    }
+
+    /// Runs a command that must succeed, returning its standard output.
+    @discardableResult
+    func ok(_ arguments: String..., stdin: Data? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let result = try run(arguments, stdin: stdin)
+        #expect(result.status == 0, "defaults \(arguments.joined(separator: " ")) failed: \(result)", sourceLocation: sourceLocation)
+        return result.stdout
+    }
+
+    /// The value stored for `key` in the suite file `file` (`app.json`).
+    func stored(_ file: String, _ key: String) throws -> DefaultsValue? {
+        try directory.contents(file)[key]
+    }
+}
+
+/// Text collected from a pipe by a reader thread.
+final class TextBuffer: Sendable {
+    private let text = Mutex<String>("")
+    var value: String { text.withLock { $0 } }
+    func append(_ more: String) { text.withLock { $0 += more } }
+}
+
+/// A child process whose output lines are collected while it runs (for `watch` and the demo).
+final class StreamingProcess: Sendable {
+    let process: Process
+    private let output = TextBuffer()
+    private let errors = TextBuffer()
+
+    init(_ name: String, _ arguments: [String], directory: SuitesDirectory?) throws {
+        let process = Process()
+        process.executableURL = Built.executable(name)
+        process.arguments = arguments
+        process.environment = Built.environment(directory: directory)
+        let outPipe = Pipe(), errPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = FileHandle.nullDevice
+        self.process = process
+        try process.run()
+        Self.collect(outPipe, into: output)
+        Self.collect(errPipe, into: errors)
+    }
+
+    /// Reads the pipe on its own thread until end of file.
+    private static func collect(_ pipe: Pipe, into buffer: TextBuffer) {
+        let descriptor = pipe.fileHandleForReading.fileDescriptor
+        let thread = Thread {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(descriptor, &chunk, chunk.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                let text = String(decoding: chunk[0 ..< count], as: UTF8.self)
+                buffer.append(text)
+            }
+            withExtendedLifetime(pipe) {}
+        }
+        thread.start()
+    }
+
+    var stdout: String { output.value }
+    var stderr: String { errors.value }
+    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+
+    /// Polls (every 5 ms, at most `timeout`) until `condition` holds for the output so far.
+    @discardableResult
+    func waitUntil(timeout: Duration = .seconds(10), _ condition: (StreamingProcess) -> Bool) -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            if condition(self) { return true }
+            usleep(5000)
+        }
+        return condition(self)
+    }
+
+    /// Waits for a line of standard output containing `text`.
+    @discardableResult
+    func waitForLine(containing text: String, timeout: Duration = .seconds(10)) -> Bool {
+        waitUntil(timeout: timeout) { $0.lines.contains { $0.contains(text) } }
+    }
+
+    /// Sends `signal` and waits (bounded) for the process to exit; returns its status, or nil on timeout.
+    func stop(signal: Int32 = SIGINT, timeout: Duration = .seconds(10)) -> Int32? {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        return waitForExit(timeout: timeout)
+    }
+
+    /// Waits (bounded) for the process to exit by itself.
+    func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(5000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
