@@ -110,14 +110,17 @@ import Testing
     @Test func willSetAndDidSetRunForLocalAndOutsideChanges() async throws {
         let suite = try makeSuite()
         let model = WithObservers(userDefaults: suite)
+        let marker = OutsideMarker(suite)
         let before = observerLog.events.count
         model.value = 1
         model.value = 1  // equal: no change, no observers
         writeOutside(suite, ["obs.value": .integer(5)])
         #expect(await eventually { model.value == 5 })
+        #expect(await marker.settle())  // the value is stored before didSet runs: wait for the whole update
         model.named = "y"
         writeOutside(suite, ["obs.named": .string("z")])
         #expect(await eventually { model.named == "z" })
+        #expect(await marker.settle())
         model.local = 2
         model.profile = Profile(name: "q", retries: 1)
         let events = Array(observerLog.events.dropFirst(before))
@@ -133,15 +136,17 @@ import Testing
         let suite = try makeSuite()
         let model = IgnoresExternal(userDefaults: suite)
         let other = IgnoresExternal(userDefaults: suite)
+        let marker = OutsideMarker(suite)  // hears outside changes (and gets the file watched)
         model.value = 1
         #expect(suite.value(forKey: "value") == .integer(1))
         writeOutside(suite, ["value": .integer(2)])
         other.value = 3
-        try await Task.sleep(for: .milliseconds(30))
+        #expect(await marker.settle())
         #expect(model.value == 1)
         let overridden = Matrix(userDefaults: suite, ignoreExternalChanges: true)
         writeOutside(suite, ["m_a": .integer(8)])
-        try await Task.sleep(for: .milliseconds(30))
+        #expect(await marker.settle())
+        #expect(suite.value(forKey: "m_a") == .integer(8))  // the suite did read it
         #expect(overridden.a == 1)
     }
 
@@ -149,8 +154,10 @@ import Testing
         let suite = try makeSuite()
         let model = Matrix(userDefaults: suite, prefix: "p.", ignoredKeyPathsForExternalUpdates: [\Matrix.a])
         let aFlag = track { _ = model.a }
+        let marker = OutsideMarker(suite)
         writeOutside(suite, ["p.a": .integer(5), "p.b": .string("heard")])
         #expect(await eventually { model.b == "heard" })
+        #expect(await marker.settle())  // b can be applied before a: wait until the whole change is handled
         #expect(model.a == 1)
         #expect(!aFlag.fired)
         model.a = 6  // own writes still work
@@ -161,10 +168,12 @@ import Testing
         let suite = try makeSuite()
         let model = LimitedToInstance(userDefaults: suite)
         let other = LimitedToInstance(userDefaults: suite)
+        let marker = OutsideMarker(suite)  // hears outside changes (and gets the file watched)
         other.value = 4
         #expect(await eventually { model.value == 4 })
         writeOutside(suite, ["value": .integer(9)])
-        try await Task.sleep(for: .milliseconds(30))
+        #expect(await marker.settle())
+        #expect(suite.value(forKey: "value") == .integer(9))  // the suite did read it
         #expect(model.value == 4)
     }
 
@@ -269,10 +278,11 @@ import Testing
         let aFlag = track { _ = model.a }
         let bFlag = track { _ = model.b }
         let cFlag = track { _ = model.c }
+        let marker = OutsideMarker(suite)
         try runAgent(["set", suite.fileURL.path, "m_a", "int:41"])
         #expect(await eventually { model.a == 41 })
         #expect(aFlag.fired)
-        try await Task.sleep(for: .milliseconds(30))
+        #expect(try await marker.settle { key, value in try runAgent(["set", suite.fileURL.path, key, "int:\(value)"]) })
         #expect(!bFlag.fired && !cFlag.fired)
         #expect(model.b == "mine")
     }

@@ -22,6 +22,7 @@ import Testing
         let suite = try makeSuite()
         let model = Matrix(userDefaults: suite)
         let other = Matrix(userDefaults: suite)
+        let marker = OutsideMarker(suite)
         for changed in Self.properties {
             let flags = Self.properties.map { property in track { property.read(model) } }
             let onlyFlag = track { _ = model.o }
@@ -32,7 +33,9 @@ import Testing
             }
             let arrived = await eventually { flags[Self.properties.firstIndex { $0.name == changed.name }!].fired }
             #expect(arrived, "no notification for '\(changed.name)' after a \(source) change")
-            try await Task.sleep(for: .milliseconds(20))
+            // Local writes notify synchronously, but they also write the watched file: settling proves that
+            // an outside change, or the watcher's reading of our own write, notified nobody else either.
+            #expect(await marker.settle(), "marker not delivered after a \(source) change of '\(changed.name)'")
             for (index, property) in Self.properties.enumerated() where property.name != changed.name {
                 #expect(!flags[index].fired, "unexpected notification for '\(property.name)' after a \(source) change of '\(changed.name)'")
             }
@@ -70,8 +73,9 @@ import Testing
         let suite = try makeSuite()
         let model = Matrix(userDefaults: suite)
         let flags = Self.properties.map { property in track { property.read(model) } }
+        let marker = OutsideMarker(suite)
         writeOutside(suite, ["a": .integer(9), "unrelated": .string("x")])  // no prefix: not ours
-        try await Task.sleep(for: .milliseconds(30))
+        #expect(await marker.settle())
         #expect(flags.allSatisfy { !$0.fired })
         #expect(model.a == 1)
     }

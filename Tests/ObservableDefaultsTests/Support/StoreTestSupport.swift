@@ -46,11 +46,19 @@ final class ChangeRecorder: Sendable {
         eventually(timeout: timeout) { changes.contains { $0.keys.contains(key) } }
     }
 
-    /// The changes that arrived before the first change containing `marker`, which is the way tests prove
-    /// that nothing unexpected arrived: events are delivered in order, so once the marker's change is
-    /// here every earlier event has been handled.
+    /// Every change up to and including the first one containing `marker`, with the marker key taken out
+    /// (a change left empty is dropped). This is how tests prove that nothing unexpected arrived: one
+    /// observer's changes are delivered in order, so once the marker is here every earlier event has been
+    /// handled; and a change that was read together with the marker (one file read can take in both)
+    /// still counts.
     func changes(before marker: String) -> [DefaultsChange] {
-        Array(changes.prefix { !$0.keys.contains(marker) })
+        var result: [DefaultsChange] = []
+        for var change in changes {
+            let isMarker = change.keys.remove(marker) != nil
+            if !change.keys.isEmpty { result.append(change) }
+            if isMarker { break }
+        }
+        return result
     }
 }
 
