@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ObservableDefaults", targets: ["ObservableDefaults"]),
         .executable(name: "defaults", targets: ["defaults"]),
         .executable(name: "defaults-demo", targets: ["defaults-demo"]),
+        .executable(name: "defaults-bench", targets: ["defaults-bench"]),
     ],
     targets: [
         // Lexer, parser, expansions and diagnostics of the macros (no swift-syntax).
@@ -29,6 +30,17 @@ let package = Package(
             name: "defaults-demo",
             dependencies: ["ObservableDefaults", "defaults"],
             path: "Sources/defaults-demo"
+        ),
+        .executableTarget(
+            name: "defaults-bench",
+            dependencies: ["ObservableDefaults"],
+            path: "Sources/defaults-bench",
+            // Macro/ holds every @ObservableDefaults row; its generator script is not a source.
+            exclude: ["Macro/generate-fanout-classes.sh"]
+        ),
+        .testTarget(
+            name: "DefaultsBenchTests",
+            dependencies: ["defaults-bench"]
         ),
         .testTarget(
             name: "ObservableDefaultsTests",

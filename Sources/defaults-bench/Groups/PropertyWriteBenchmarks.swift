@@ -1,0 +1,138 @@
+import Foundation
+import ObservableDefaults
+
+/// Group 2: writing one property — ours write-through (the value is in the file when `set` returns),
+/// ours inside a batch, a plain `@Observable` property, and Foundation's `UserDefaults.set` on Linux.
+enum PropertyWriteBenchmarks {
+    static func run(_ context: BenchContext) -> GroupResult {
+        let settings = context.settings
+        var group = GroupResult(
+            number: 2, title: "Property write",
+            method: "One write of a new Int value per operation (values never repeat, so no write is skipped as equal). "
+                + "Our suites hold 10 keys. The write-through rows and the baselines are sampled interleaved; the batch rows "
+                + "after them. Ratios are against the plain `@Observable` write.")
+
+        let plain = opaque(PlainSettings())
+        var counter = 0
+        let directory = context.directory("write")
+        let suite = openSuite(directory.appendingPathComponent("write.json"))
+        suite.performBatchUpdates {
+            for index in 0..<9 { suite.set(.string("value \(index)"), forKey: "other\(index)") }
+            suite.set(.integer(0), forKey: BenchKeys.count)
+        }
+        // The same write on a suite that an all-processes observer watches (as every @ObservableDefaults
+        // object's suite is): the file watcher sees each write come back and checks it.
+        let watchedSuite = openSuite(context.directory("write-watched").appendingPathComponent("write.json"))
+        watchedSuite.set(.integer(0), forKey: BenchKeys.count)
+        let watching = watchedSuite.observe(keys: [BenchKeys.count]) { change in Blackhole.consume(change.keys.count) }
+        defer { watching.cancel() }
+        let fsyncSuite = openSuite(directory.appendingPathComponent("write-fsync.json"))
+        fsyncSuite.synchronizesToDisk = true
+        let scratch = ScratchUserDefaults("write")
+        defer { scratch.remove() }
+        let defaults = scratch.defaults
+        let macro = MacroRows.propertyWrite(context)
+
+        // Everything that writes through (and the baselines) is sampled interleaved.
+        context.progress("2. property write: write-through rows, interleaved")
+        let entries: [(id: String, name: String, maxBatch: Int, body: (Int) -> Int)] = [
+            ("plain", "plain `@Observable` property", 1 << 22, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    plain.count = counter
+                }
+                return plain.count
+            }),
+            (macro.writeThrough.id, macro.writeThrough.name, 1 << 12, macro.writeThrough.body),
+            ("suite.writethrough", "`DefaultsSuite.set` write-through (in the file on return)", 1 << 12, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    suite.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return counter
+            }),
+            ("suite.watched", "`DefaultsSuite.set` write-through, suite observed for all processes (file watched)", 1 << 12, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    watchedSuite.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return counter
+            }),
+            ("suite.fsync", "`DefaultsSuite.set` write-through with `synchronizesToDisk` (fsync)", 1 << 10, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    fsyncSuite.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return counter
+            }),
+            ("userdefaults", "`UserDefaults.set(_:forKey:)` (Linux; in memory, written later)", 1 << 22, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    defaults.set(counter, forKey: BenchKeys.count)
+                }
+                return counter
+            }),
+            ("userdefaults.synchronize", "`UserDefaults.set` + `synchronize()` (Linux; in the file on return)", 1 << 12, { n in
+                var synced = 0
+                for _ in 0..<n {
+                    counter &+= 1
+                    defaults.set(counter, forKey: BenchKeys.count)
+                    if defaults.synchronize() { synced &+= 1 }
+                }
+                return synced &+ counter
+            }),
+        ]
+        let statistics = Sampler.interleaved(settings, entries.map { Sampler.Candidate(maxBatch: $0.maxBatch, body: $0.body) })
+        for (entry, stats) in zip(entries, statistics) { group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats)) }
+
+        context.progress("2. property write: inside a batch")
+        group.append(macro.inBatch())
+        // The whole measurement runs inside one open batch: each operation is the in-memory update and the
+        // in-process notification; the single file write happens when the batch closes, after sampling.
+        let inBatch = suite.performBatchUpdates {
+            Sampler.perOperation(settings) { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    suite.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return counter
+            }
+        }
+        group.append(ResultRow(id: "suite.batch", name: "`DefaultsSuite.set` inside `performBatchUpdates` (file write excluded)", statistics: inBatch))
+
+        group.append(ResultRow(
+            id: "suite.batch100", name: "batch of 100 `set`s + its one file write, per `set`",
+            statistics: Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
+                for _ in 0..<n {
+                    suite.performBatchUpdates {
+                        for _ in 0..<100 {
+                            counter &+= 1
+                            suite.set(.integer(counter), forKey: BenchKeys.count)
+                        }
+                    }
+                }
+                return counter
+            }.scaled(by: 1.0 / 100)))
+
+        for id in ["macro.writethrough", "macro.batch", "suite.writethrough", "suite.watched", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults", "userdefaults.synchronize"] {
+            group.relate(id, to: "plain")
+        }
+        group.notes.append("Write-through rows include the key-granular read-modify-write under `flock`, the atomic "
+            + "rename and the in-process notification; the 10-key file is rewritten on every `set`.")
+        return group
+    }
+}
+
+extension Statistics {
+    /// The same distribution in another unit (e.g. per batch → per item).
+    func scaled(by factor: Double) -> Statistics {
+        var copy = self
+        copy.min *= factor
+        copy.p50 *= factor
+        copy.p90 *= factor
+        copy.p99 *= factor
+        copy.max *= factor
+        copy.mean *= factor
+        return copy
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+import ObservableDefaults
+
+/// Profiling aid for the macro write path (run under `perf record`; not used by the groups):
+///
+///     macro-set-loop FILE COUNT      COUNT write-through writes of a new value to an @ObservableDefaults property
+enum MacroChildModes {
+    static func run(_ arguments: [String]) -> Bool {
+        switch arguments.first {
+        case "macro-set-loop" where arguments.count == 3:
+            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+            let object = MacroSettings(userDefaults: openSuite(URL(fileURLWithPath: arguments[1])))
+            for index in 0..<count { object.count = index }
+            return true
+        default:
+            return false
+        }
+    }
+}
