@@ -1,0 +1,69 @@
+import Foundation
+import Synchronization
+
+/// Change observers and the error channel of a suite, and starting and stopping its file watch.
+extension SuiteStorage {
+    func addObserver(_ observer: Observer) -> UInt64 {
+        let token = state.withLock { state -> UInt64 in
+            state.nextToken += 1
+            state.observers[state.nextToken] = observer
+            return state.nextToken
+        }
+        if observer.scope == .allProcesses && updateWatching() { reloadFromDisk() }
+        return token
+    }
+
+    func removeObserver(_ token: UInt64) {
+        let removed = state.withLock { $0.observers.removeValue(forKey: token) }
+        removed?.isActive.clear()
+        if removed?.scope == .allProcesses { _ = updateWatching() }
+    }
+
+    /// Watches the file while a cross-process observer exists and stops when the last one goes. The
+    /// decision and the watcher call happen under one lock, so a first observer added while the last one
+    /// is being removed on another thread cannot end up unwatched.
+    /// - Returns: whether watching started.
+    func updateWatching() -> Bool {
+        watching.withLock { isWatched -> Bool in
+            let wanted = state.withLock { $0.observers.values.contains { $0.scope == .allProcesses } }
+            guard wanted != isWatched else { return false }
+            isWatched = wanted
+            if wanted { FileWatcher.shared.watch(self) } else { FileWatcher.shared.unwatch(self) }
+            return wanted
+        }
+    }
+
+    func addErrorHandler(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> UInt64 {
+        state.withLock { state in
+            state.nextToken += 1
+            state.errorHandlers[state.nextToken] = handler
+            return state.nextToken
+        }
+    }
+
+    func removeErrorHandler(_ token: UInt64) {
+        _ = state.withLock { $0.errorHandlers.removeValue(forKey: token) }
+    }
+
+    /// Publishes an error on the error channel (and keeps file errors as ``fileError``).
+    func report(_ error: DefaultsError) {
+        publish(error)
+    }
+
+    func publish(_ error: DefaultsError) {
+        let handlers = state.withLock { state in
+            state.lastError = error
+            return Array(state.errorHandlers.values)
+        }
+        for handler in handlers { handler(error) }
+    }
+
+    static func notify(_ observers: [Observer], keys: Set<String>, origin: DefaultsChangeOrigin) {
+        for observer in observers {
+            if origin == .outside && observer.scope == .thisProcess { continue }
+            if !observer.isActive.isSet { continue }
+            let relevant = observer.filter.matching(keys)
+            if !relevant.isEmpty { observer.handler(DefaultsChange(keys: relevant, origin: origin)) }
+        }
+    }
+}

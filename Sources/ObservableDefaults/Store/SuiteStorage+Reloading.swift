@@ -1,0 +1,158 @@
+import Foundation
+import Synchronization
+
+/// Re-reading a suite's file after an outside change and announcing the keys that differ.
+extension SuiteStorage {
+    /// Re-reads the file if it changed since this process last read or wrote it, and announces the keys
+    /// whose value differs as outside changes. Pending changes kept while the file was broken are written
+    /// once it parses again.
+    func reloadFromDisk() {
+        // The event for our own write (or a touch that changed nothing) ends here, without waiting for
+        // `fileAccess`, which the next write may be holding: the identity is published together with the
+        // contents, so an equal one means memory already has this version.
+        if isKnownVersion(FileIdentity.of(path: fileURL.path)) { return }
+        fileAccess.lock()
+        if isKnownVersion(FileIdentity.of(path: fileURL.path)) {
+            fileAccess.unlock()
+            return
+        }
+        let contents: [String: DefaultsValue]
+        let identity: FileIdentity?
+        var bytes: [UInt8]?
+        do {
+            if let snapshot = try SuiteFileIO.readSnapshot(fileURL) {
+                if format == .json {
+                    let newBytes = [UInt8](snapshot.bytes)
+                    if let (changed, observers, mustWritePending, released) = rereadIncrementally(newBytes, identity: snapshot.identity) {
+                        fileAccess.unlock()
+                        if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
+                        // Freeing a large suite's entries takes a while; observers should not wait for it.
+                        withExtendedLifetime(released) {}
+                        if mustWritePending { persistReportingErrors() }
+                        return
+                    }
+                    bytes = newBytes
+                }
+                do {
+                    contents = try format.decode(snapshot.bytes, fileURL: fileURL)
+                } catch {
+                    fileAccess.unlock()
+                    if recordBrokenFile(error, identity: snapshot.identity) { publish(error) }
+                    return
+                }
+                identity = snapshot.identity
+            } else {
+                (contents, identity) = ([:], nil)
+            }
+        } catch {
+            fileAccess.unlock()
+            report(error)
+            return
+        }
+        let (changed, observers, mustWritePending) = state.withLock { state -> (Set<String>, [Observer], Bool) in
+            var merged = contents
+            for (key, value) in state.pending { merged[key] = value }
+            let changed = Self.changedKeys(from: state.values, to: merged)
+            let wasBroken = state.fileError != nil
+            state.values = merged
+            state.fileValues = contents
+            state.fileEntries = nil
+            state.fileBytes = bytes
+            state.fileMembers = nil
+            state.fileIdentity = identity
+            state.brokenIdentity = nil
+            state.fileError = nil
+            return (changed, changed.isEmpty ? [] : Array(state.observers.values), wasBroken && !state.pending.isEmpty)
+        }
+        fileAccess.unlock()
+        if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
+        if mustWritePending { persistReportingErrors() }
+    }
+
+    /// The re-read of a JSON file that parses only the members whose bytes differ from those of the bytes
+    /// last read or written (see ``JSONSuiteIndex``), run holding `fileAccess`. Returns what
+    /// ``reloadFromDisk()`` announces, or `nil` (nothing changed in the state) when the full parse must
+    /// decide: no previous bytes, a file that does not scan, a changed member that does not parse,
+    /// duplicate keys or `null`.
+    /// The sorted entries a write kept are handed back to be released once observers have heard (their
+    /// fragments point into the previous bytes, so they are not kept).
+    func rereadIncrementally(_ bytes: [UInt8], identity: FileIdentity) -> (Set<String>, [Observer], Bool, [Entry]?)? {
+        // Moved out of the state and back, like the write does: only code holding `fileAccess` uses them.
+        var contents: [String: DefaultsValue] = [:]
+        var entries: [Entry]?
+        let (previousBytes, knownMembers) = state.withLock { state in
+            swap(&contents, &state.fileValues)
+            swap(&entries, &state.fileEntries)
+            return (state.fileBytes, state.fileMembers)
+        }
+        let outcome = previousBytes?.withUnsafeBufferPointer { previous in
+            bytes.withUnsafeBufferPointer { current -> (changed: [String], members: [JSONSuiteIndex.Member])? in
+                // After a write, the members are found from the writer's fragments (only keys scanned).
+                guard let previousMembers = knownMembers
+                    ?? entries.flatMap({ JSONSuiteIndex.members(ofWritten: previous, entries: $0) })
+                    ?? JSONSuiteIndex.scan(previous),
+                    previousMembers.count == contents.count,
+                    let scan = JSONSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
+                    let changed = JSONSuiteIndex.reread(
+                        previousBytes: previous, previousMembers: previousMembers, values: &contents,
+                        newBytes: current, newMembers: scan.members,
+                        sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
+                else { return nil }
+                return (changed, scan.members)
+            }
+        }
+        guard let outcome else {
+            state.withLock {
+                swap(&$0.fileValues, &contents)
+                swap(&$0.fileEntries, &entries)
+            }
+            return nil
+        }
+        let (changed, observers, mustWritePending) = state.withLock { state -> (Set<String>, [Observer], Bool) in
+            // Memory is the file with the pending changes on top, so only keys whose file value changed
+            // can differ from it now.
+            var changed = Set<String>()
+            for key in outcome.changed {
+                let merged = if let pending = state.pending[key] { pending } else { contents[key] }
+                if state.values[key] != merged {
+                    state.values[key] = merged
+                    changed.insert(key)
+                }
+            }
+            let wasBroken = state.fileError != nil
+            swap(&state.fileValues, &contents)
+            state.fileEntries = nil
+            state.fileBytes = bytes
+            state.fileMembers = outcome.members
+            state.fileIdentity = identity
+            state.brokenIdentity = nil
+            state.fileError = nil
+            return (changed, changed.isEmpty ? [] : Array(state.observers.values), wasBroken && !state.pending.isEmpty)
+        }
+        return (changed, observers, mustWritePending, entries)
+    }
+
+    /// Whether `identity` is the version of the file memory holds, or the broken one already reported.
+    func isKnownVersion(_ identity: FileIdentity?) -> Bool {
+        let (known, broken) = state.withLock { ($0.fileIdentity, $0.brokenIdentity) }
+        return identity == known || (identity != nil && identity == broken)
+    }
+
+    static func changedKeys(from old: [String: DefaultsValue], to new: [String: DefaultsValue]) -> Set<String> {
+        var changed = Set<String>()
+        var common = 0
+        for (key, value) in new {
+            if let oldValue = old[key] {
+                common += 1
+                if oldValue != value { changed.insert(key) }
+            } else {
+                changed.insert(key)
+            }
+        }
+        // Old keys missing from `new` exist only if fewer than all of them were found there.
+        if common < old.count {
+            for key in old.keys where new[key] == nil { changed.insert(key) }
+        }
+        return changed
+    }
+}
