@@ -32,6 +32,7 @@ public struct DefaultsChange: Sendable, Equatable, CustomStringConvertible {
         self.origin = origin
     }
 
+    /// The origin and the sorted changed keys, e.g. `outside: host, port`.
     public var description: String {
         "\(origin.rawValue): \(keys.sorted().joined(separator: ", "))"
     }

@@ -22,6 +22,8 @@ public final class DefaultsObservation: Sendable, Hashable {
 
     deinit { cancel() }
 
+    /// Tokens are equal only to themselves.
     public static func == (lhs: DefaultsObservation, rhs: DefaultsObservation) -> Bool { lhs === rhs }
+    /// Hashes the token's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
