@@ -11,11 +11,38 @@ extension SuiteStorage {
         // `fileAccess`, which the next write may be holding: the identity is published together with the
         // contents, so an equal one means memory already has this version.
         if isKnownVersion(FileIdentity.of(path: fileURL.path)) { return }
-        fileAccess.lock()
-        if isKnownVersion(FileIdentity.of(path: fileURL.path)) {
-            fileAccess.unlock()
+        switch fileAccess.withLock(readChangedFile) {
+        case .unchanged:
             return
+        case .broken(let error, let identity):
+            if recordBrokenFile(error, identity: identity) { publish(error) }
+        case .unreadable(let error):
+            report(error)
+        case .loaded(let changed, let observers, let mustWritePending, let released):
+            if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
+            // Freeing a large suite's entries takes a while; observers should not wait for it.
+            withExtendedLifetime(released) {}
+            if mustWritePending { persistReportingErrors() }
         }
+    }
+
+    /// What re-reading the file under `fileAccess` found; ``reloadFromDisk()`` acts on it after the lock.
+    enum ReloadOutcome {
+        /// Memory already holds this version of the file.
+        case unchanged
+        /// The file does not parse (to be recorded and reported once per version).
+        case broken(DefaultsError, FileIdentity)
+        /// The file could not be read at all.
+        case unreadable(DefaultsError)
+        /// Memory now holds the file: the keys to announce, their observers, whether pending changes kept
+        /// while the file was broken must be written, and entries to release after notifying.
+        case loaded(Set<String>, [Observer], mustWritePending: Bool, released: [Entry]?)
+    }
+
+    /// The body of ``reloadFromDisk()``, run holding `fileAccess`: reads the file if it is not the known
+    /// version, incrementally for JSON when possible, else with a full parse and diff.
+    private func readChangedFile() -> ReloadOutcome {
+        if isKnownVersion(FileIdentity.of(path: fileURL.path)) { return .unchanged }
         let contents: [String: DefaultsValue]
         let identity: FileIdentity?
         var bytes: [UInt8]?
@@ -24,30 +51,21 @@ extension SuiteStorage {
                 if format == .json {
                     let newBytes = [UInt8](snapshot.bytes)
                     if let (changed, observers, mustWritePending, released) = rereadIncrementally(newBytes, identity: snapshot.identity) {
-                        fileAccess.unlock()
-                        if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
-                        // Freeing a large suite's entries takes a while; observers should not wait for it.
-                        withExtendedLifetime(released) {}
-                        if mustWritePending { persistReportingErrors() }
-                        return
+                        return .loaded(changed, observers, mustWritePending: mustWritePending, released: released)
                     }
                     bytes = newBytes
                 }
                 do {
                     contents = try format.decode(snapshot.bytes, fileURL: fileURL)
                 } catch {
-                    fileAccess.unlock()
-                    if recordBrokenFile(error, identity: snapshot.identity) { publish(error) }
-                    return
+                    return .broken(error, snapshot.identity)
                 }
                 identity = snapshot.identity
             } else {
                 (contents, identity) = ([:], nil)
             }
         } catch {
-            fileAccess.unlock()
-            report(error)
-            return
+            return .unreadable(error)
         }
         let (changed, observers, mustWritePending) = state.withLock { state -> (Set<String>, [Observer], Bool) in
             var merged = contents
@@ -64,9 +82,7 @@ extension SuiteStorage {
             state.fileError = nil
             return (changed, changed.isEmpty ? [] : Array(state.observers.values), wasBroken && !state.pending.isEmpty)
         }
-        fileAccess.unlock()
-        if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
-        if mustWritePending { persistReportingErrors() }
+        return .loaded(changed, observers, mustWritePending: mustWritePending, released: nil)
     }
 
     /// The re-read of a JSON file that parses only the members whose bytes differ from those of the bytes
