@@ -121,6 +121,8 @@ final class SuiteStorage: Sendable {
     /// Applies changes (`nil` removes a key) to memory, notifies observers of the keys that really changed,
     /// and writes them through unless a batch is open.
     func apply(_ changes: [String: DefaultsValue?]) {
+        var changes = changes
+        for case let (key, value?) in changes where !isWritable(value, forKey: key) { changes.removeValue(forKey: key) }
         let (changed, observers, writeNow) = state.withLock { state -> (Set<String>, [Observer], Bool) in
             var changed = Set<String>()
             for (key, newValue) in changes {
@@ -140,6 +142,7 @@ final class SuiteStorage: Sendable {
     /// ``apply(_:)`` for one key, the common case: no dictionary or set is built unless an observer
     /// needs the key set, and memory is looked up once.
     func apply(_ newValue: DefaultsValue?, forKey key: String) {
+        if let newValue, !isWritable(newValue, forKey: key) { return }
         let normalized = newValue.map(format.normalize)
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
             // An equal value is left as it is (strings equal by canonical equivalence may differ in bytes,
@@ -161,6 +164,18 @@ final class SuiteStorage: Sendable {
         guard let delivery else { return }
         if !delivery.observers.isEmpty { Self.notify(delivery.observers, keys: [key], origin: .thisProcess) }
         if delivery.writeNow { persistReportingErrors() }
+    }
+
+    /// Whether the format can write `value` and read it back; if not, the error is reported and the value
+    /// must not be stored (see ``SuiteFormat/validate(_:forKey:fileURL:)``).
+    private func isWritable(_ value: DefaultsValue, forKey key: String) -> Bool {
+        do {
+            try format.validate(value, forKey: key, fileURL: fileURL)
+            return true
+        } catch {
+            report(error)
+            return false
+        }
     }
 
     func removeAll() {
