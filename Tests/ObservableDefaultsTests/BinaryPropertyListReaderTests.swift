@@ -77,7 +77,7 @@ import Testing
         objects.append([0x51, UInt8(ascii: "k")])
         objects.append([0x09])
         objects.append([0xD1, 0x00, 0x01, 0x00, 0x02])
-        let data = Self.bplist(objects, referenceSize: 2, offsetSize: 1)
+        let data = Self.bplist(objects, referenceSize: 2, offsetSize: 2)
         let value = try read(data)
         #expect(value == .array(Array(repeating: .dictionary(["k": .bool(true)]), count: 300)))
     }
@@ -135,7 +135,8 @@ import Testing
         #expect(try readError(Data("bplist".utf8)).message.contains("shorter than the 8-byte header"))
         #expect(try readError(Data("bplist01".utf8 + [UInt8](repeating: 0, count: 40))).message.contains("unsupported binary property list version '01'"))
         // A string whose length runs past the object area.
-        #expect(try readError(Self.bplist([[0x5F, 0x10, 0x40, 0x41]])).message == "binary property list, byte offset 11: object 0: truncated ASCII string: 64 bytes from offset 11 run past the object area (which ends at 12)")
+        #expect(try readError(Self.bplist([[0x55, 0x41]])).message == "binary property list, byte offset 9: object 0: truncated ASCII string: 5 bytes from offset 9 run past the object area (which ends at 10)")
+        #expect(try readError(Self.bplist([[0x5F, 0x10, 0x40, 0x41]])).message == "binary property list, byte offset 9: object 0: length 64 is larger than the file")
         // An 8-byte integer with only two bytes left.
         #expect(try readError(Self.bplist([[0x13, 0x01, 0x02]])).message.contains("truncated integer: 8 bytes at offset 9"))
     }

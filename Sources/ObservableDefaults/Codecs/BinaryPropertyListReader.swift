@@ -117,12 +117,68 @@ struct BinaryPropertyListReader {
 
     // MARK: - Objects
 
+    /// Reads object `index`. Containers recurse (up to ``maximumDepth``), so this function and the
+    /// container readers keep their frames small; scalars are read in ``readScalar(_:at:)``.
     private mutating func readObject(_ index: Int, depth: Int) throws(DefaultsError) -> DefaultsValue {
         expandedValues += 1
         if expandedValues > Self.maximumExpandedValues(fileSize: bytes.count) {
             throw error("the property list expands to more than \(Self.maximumExpandedValues(fileSize: bytes.count)) values (containers referenced many times over); refusing to read it", object: index, at: nil)
         }
         let start = try objectOffset(index)
+        switch bytes[start] >> 4 {
+        case 0xA: return .array(try readArray(index, at: start, depth: depth))
+        case 0xD: return .dictionary(try readDictionary(index, at: start, depth: depth))
+        default: return try readScalar(index, at: start)
+        }
+    }
+
+    @inline(never)
+    private mutating func readArray(_ index: Int, at start: Int, depth: Int) throws(DefaultsError) -> [DefaultsValue] {
+        let (count, body) = try readLength(at: start, low: Int(bytes[start] & 0x0F), object: index)
+        _ = try checkedEnd(body, count: count, unit: referenceSize, object: index, what: "array")
+        try enter(index, depth: depth, at: start)
+        defer { onPath[index] = false }
+        var array: [DefaultsValue] = []
+        array.reserveCapacity(count)
+        for position in 0..<count {
+            let child = try reference(at: body + position * referenceSize, in: index)
+            array.append(try readObject(child, depth: depth + 1))
+        }
+        return array
+    }
+
+    @inline(never)
+    private mutating func readDictionary(_ index: Int, at start: Int, depth: Int) throws(DefaultsError) -> [String: DefaultsValue] {
+        let (count, body) = try readLength(at: start, low: Int(bytes[start] & 0x0F), object: index)
+        _ = try checkedEnd(body, count: count, unit: 2 * referenceSize, object: index, what: "dictionary")
+        try enter(index, depth: depth, at: start)
+        defer { onPath[index] = false }
+        var dictionary = [String: DefaultsValue](minimumCapacity: count)
+        let valuesStart = body + count * referenceSize
+        for position in 0..<count {
+            let key = try readKey(position, of: index, at: start, body: body)
+            let valueIndex = try reference(at: valuesStart + position * referenceSize, in: index)
+            let value = try readObject(valueIndex, depth: depth + 1)
+            if dictionary.updateValue(value, forKey: key) != nil {
+                throw error("duplicate key '\(key)' in a dictionary", object: index, at: start)
+            }
+        }
+        return dictionary
+    }
+
+    @inline(never)
+    private mutating func readKey(_ position: Int, of index: Int, at start: Int, body: Int) throws(DefaultsError) -> String {
+        let keyIndex = try reference(at: body + position * referenceSize, in: index)
+        let keyStart = try objectOffset(keyIndex)
+        guard bytes[keyStart] >> 4 == 0x5 || bytes[keyStart] >> 4 == 0x6 else {
+            throw error("dictionary key \(position) is object \(keyIndex), marker \(hex(bytes[keyStart])), not a string", object: index, at: start)
+        }
+        expandedValues += 1
+        return try readString(keyIndex, at: keyStart)
+    }
+
+    @inline(never)
+    private mutating func readScalar(_ index: Int, at start: Int) throws(DefaultsError) -> DefaultsValue {
         let marker = bytes[start]
         let low = Int(marker & 0x0F)
         switch marker >> 4 {
@@ -156,42 +212,8 @@ struct BinaryPropertyListReader {
             return .string(try readString(index, at: start))
         case 0x8:
             throw error("unsupported value: UID (marker \(hex(marker))), used by keyed archives, not by settings", object: index, at: start)
-        case 0xA:
-            let (count, body) = try readLength(at: start, low: low, object: index)
-            _ = try checkedEnd(body, count: count, unit: referenceSize, object: index, what: "array")
-            try enter(index, depth: depth, at: start)
-            defer { onPath[index] = false }
-            var array: [DefaultsValue] = []
-            array.reserveCapacity(count)
-            for position in 0..<count {
-                let child = try reference(at: body + position * referenceSize, in: index)
-                array.append(try readObject(child, depth: depth + 1))
-            }
-            return .array(array)
         case 0xC:
             throw error("unsupported value: set (marker \(hex(marker))); property-list suites hold arrays, not sets", object: index, at: start)
-        case 0xD:
-            let (count, body) = try readLength(at: start, low: low, object: index)
-            _ = try checkedEnd(body, count: count, unit: 2 * referenceSize, object: index, what: "dictionary")
-            try enter(index, depth: depth, at: start)
-            defer { onPath[index] = false }
-            var dictionary = [String: DefaultsValue](minimumCapacity: count)
-            let valuesStart = body + count * referenceSize
-            for position in 0..<count {
-                let keyIndex = try reference(at: body + position * referenceSize, in: index)
-                let keyStart = try objectOffset(keyIndex)
-                guard bytes[keyStart] >> 4 == 0x5 || bytes[keyStart] >> 4 == 0x6 else {
-                    throw error("dictionary key \(position) is object \(keyIndex), marker \(hex(bytes[keyStart])), not a string", object: index, at: start)
-                }
-                expandedValues += 1
-                let key = try readString(keyIndex, at: keyStart)
-                let valueIndex = try reference(at: valuesStart + position * referenceSize, in: index)
-                let value = try readObject(valueIndex, depth: depth + 1)
-                if dictionary.updateValue(value, forKey: key) != nil {
-                    throw error("duplicate key '\(key)' in a dictionary", object: index, at: start)
-                }
-            }
-            return .dictionary(dictionary)
         default:
             throw error("unknown object marker \(hex(marker))", object: index, at: start)
         }

@@ -35,6 +35,8 @@ final class SuiteStorage: Sendable {
         /// Where the top-level members of `fileBytes` are (JSON), once a re-read has needed them: the next
         /// re-read compares the new file's members with these and parses only those that changed.
         var fileMembers: [JSONSuiteIndex.Member]?
+        /// The text of numbers in the file that the writer would spell differently (JSON), kept by writes.
+        var numberSpellings = JSONNumberSpellings()
         /// The version of the file `fileValues` came from; `nil` when there was no file.
         var fileIdentity: FileIdentity?
         /// The version of the file that failed to parse, so it is reported once, not on every event.
@@ -75,9 +77,11 @@ final class SuiteStorage: Sendable {
         self.format = format
         guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return }
         do {
-            let contents = try format.decode(snapshot.bytes, fileURL: fileURL)
+            var spellings = JSONNumberSpellings()
+            let contents = try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
             let bytes = format == .json ? [UInt8](snapshot.bytes) : nil
             state.withLock {
+                $0.numberSpellings = spellings
                 $0.values = contents
                 $0.fileValues = contents
                 $0.fileBytes = bytes
