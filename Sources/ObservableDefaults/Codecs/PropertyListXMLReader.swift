@@ -208,7 +208,7 @@ struct PropertyListXMLReader {
         index += 1  // '&'
         let start = index
         while index < bytes.count, bytes[index] != UInt8(ascii: ";") {
-            if index - start > 10 { return nil }
+            if index - start > 40 { return nil }
             index += 1
         }
         guard index < bytes.count else { return nil }
