@@ -294,7 +294,8 @@ import Testing
             suite.set(Date(timeIntervalSince1970: seconds), forKey: "d")
             #expect(suite.lastError?.key == "d")
             #expect(suite.lastError?.message.contains("outside the years 0000 to 9999") == true, "\(seconds)")
-            #expect(suite.object(forKey: "d") == nil)
+            // Not `object(forKey:) == nil`: describing a NaN date on failure crashes Foundation.
+            #expect(suite.storedKeys == ["kept"])
             #expect(try Data(contentsOf: suite.fileURL) == bytes)
         }
         // The last second of 9999 and the first of year 0000 are kept exactly.
