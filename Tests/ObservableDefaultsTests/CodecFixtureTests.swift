@@ -51,7 +51,7 @@ import Testing
         var spellings = JSONNumberSpellings()
         let values = try SuiteFormat.json.decode(try Fixtures.data("json/settings.json"), fileURL: Fixtures.url("json/settings.json"), spellings: &spellings)
         var entries = SuiteFormat.sortedEntries(of: values)
-        let bytes = SuiteFormat.json.encodeBytes(&entries, reusing: nil, capacity: 0, spellings: spellings)
+        let bytes = try SuiteFormat.json.encodeBytes(&entries, reusing: nil, capacity: 0, spellings: spellings)
         #expect(String(decoding: bytes, as: UTF8.self) == expected)
         let plain = try jsonText(values)
         #expect(plain.contains("\"threshold\": -1e999,"))

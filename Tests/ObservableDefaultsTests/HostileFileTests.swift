@@ -278,6 +278,32 @@ import Testing
         #expect(try contentsOnDisk(json.fileURL)["s"] == .string(string))
     }
 
+    /// A binary property list can hold characters and dates XML cannot; writing other keys refuses to turn
+    /// them into XML other tools reject, keeps the change pending and names the key.
+    @Test(arguments: [
+        ("text", DefaultsValue.string("a\u{1}b"), "the string contains U+0001"),
+        ("when", .date(Date(timeIntervalSince1970: 1e15)), "outside the years 0000 to 9999"),
+    ])
+    func binaryValuesXMLCannotHoldBlockTheWriteWithAnError(key: String, value: DefaultsValue, message: String) throws {
+        let file = directory.file("carried.plist")
+        let binary = try PropertyListSerialization.data(
+            fromPropertyList: [key: value.foundationObject, "kept": 1], format: .binary, options: 0)
+        try binary.write(to: file)
+        let suite = try DefaultsSuite(fileURL: file)
+        #expect(suite.fileError == nil)
+        #expect(suite.storedKeys.sorted() == ["kept", key].sorted())
+        suite.set(2, forKey: "other")
+        let error = try #require(suite.lastError)
+        #expect(error.key == key)
+        #expect(error.message.contains(message))
+        #expect(suite.hasPendingChanges)
+        #expect(try Data(contentsOf: file) == binary)
+        // Removing the value lets the pending change through.
+        suite.removeObject(forKey: key)
+        #expect(!suite.hasPendingChanges)
+        #expect(try contentsOnDisk(file, format: .propertyList) == ["kept": .integer(1), "other": .integer(2)])
+    }
+
     @Test func propertyListKeepsTabsNewlinesAndCarriageReturns() throws {
         let suite = try DefaultsSuite(fileURL: directory.file("ws.plist"))
         suite.set("a\tb\nc\r\nd \u{FFFD} \u{10FFFF}", forKey: "s")

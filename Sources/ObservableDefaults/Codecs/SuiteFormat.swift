@@ -26,7 +26,7 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     }
 
     /// ``decode(_:fileURL:)``, also giving the text of JSON numbers the writer would spell differently,
-    /// for ``encodeBytes(_:reusing:capacity:spellings:)`` to keep (always empty for property lists).
+    /// for ``encodeBytes(_:reusing:capacity:spellings:fileURL:)`` to keep (always empty for property lists).
     func decode(_ bytes: Data, fileURL: URL, spellings: inout JSONNumberSpellings) throws(DefaultsError) -> [String: DefaultsValue] {
         switch self {
         case .json: return try JSONReader.parseSuite(bytes, fileURL: fileURL, spellings: &spellings)
@@ -74,12 +74,20 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     ///   - previous: the bytes this returned last time, for entries that still have a `fragment`.
     ///   - capacity: the expected size, for example that of the file last written.
     ///   - spellings: the text of numbers as the file last read held them (JSON), kept where the value is.
+    ///   - fileURL: the file the bytes are for, named in errors.
+    /// - Throws: for a property list, the ``validate(_:forKey:fileURL:)`` error of an entry to be encoded
+    ///   that XML cannot hold. A `set` refuses such values, but a binary property list can hold any
+    ///   character or date, and a write of other keys must not turn them into XML other tools reject.
     func encodeBytes(
-        _ entries: inout [Entry], reusing previous: [UInt8]?, capacity: Int, spellings: JSONNumberSpellings = JSONNumberSpellings()
-    ) -> [UInt8] {
+        _ entries: inout [Entry], reusing previous: [UInt8]?, capacity: Int,
+        spellings: JSONNumberSpellings = JSONNumberSpellings(), fileURL: URL? = nil
+    ) throws(DefaultsError) -> [UInt8] {
         switch self {
-        case .json: JSONWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity, spellings: spellings)
-        case .propertyList: PropertyListWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity)
+        case .json:
+            return JSONWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity, spellings: spellings)
+        case .propertyList:
+            for entry in entries where entry.fragment == nil { try validate(entry.value, forKey: entry.key, fileURL: fileURL) }
+            return PropertyListWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity)
         }
     }
 

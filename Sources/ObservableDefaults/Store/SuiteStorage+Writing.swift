@@ -85,8 +85,9 @@ extension SuiteStorage {
                     if entries == nil {
                         entries = SuiteFormat.sortedEntries(of: contents)
                     }
-                    let bytes = format.encodeBytes(
-                        &entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256, spellings: spellings)
+                    let bytes = try format.encodeBytes(
+                        &entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256,
+                        spellings: spellings, fileURL: fileURL)
                     let identity = try SuiteFileIO.replace(paths, with: bytes, existing: existing, synchronize: synchronize)
                     return state.withLock { state in
                         for (key, written) in pending where state.pending[key].map({ $0 == written }) == true {
