@@ -75,6 +75,8 @@ struct SuiteAccess {
 
     /// Writes whatever the suite still holds in memory, turning a failed write into a tool error.
     static func commit(_ suite: DefaultsSuite) throws(ToolError) {
+        // A value the format cannot hold was refused on the error channel, not stored.
+        if let refused = suite.lastError, refused.kind == .unsupportedValue { throw ToolError(refused) }
         do { try suite.flush() } catch { throw ToolError(error) }
     }
 

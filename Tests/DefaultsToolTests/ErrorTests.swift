@@ -23,6 +23,17 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: missing.path))
     }
 
+    /// A value the suite's format cannot hold is an error, not a silent no-op.
+    @Test func valueTheFormatCannotHold() throws {
+        let directory = SuitesDirectory()
+        let defaults = Defaults(directory: directory)
+        try defaults.ok("write", "app", "kept", "v", "--format", "plist")
+        let result = try defaults.run(["write", "app", "k", "-string", "a\u{1}b"])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("key 'k': the string contains U+0001, which an XML property list cannot hold"), "\(result)")
+        #expect(try directory.contents("app.plist") == ["kept": .string("v")])
+    }
+
     @Test func unknownKey() throws {
         let directory = SuitesDirectory()
         let defaults = Defaults(directory: directory)

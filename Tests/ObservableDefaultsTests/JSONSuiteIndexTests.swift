@@ -53,8 +53,9 @@ import Testing
     func check(old: String, new: String) throws -> Bool {
         let oldBytes = Array(old.utf8), newBytes = Array(new.utf8)
         // The storage keeps only files that parse, with one member per key.
-        guard let previous = try? JSONReader.parseSuite(Data(oldBytes), fileURL: nil) else { return false }
-        let full: [String: DefaultsValue]? = try? JSONReader.parseSuite(Data(newBytes), fileURL: nil)
+        var spellings = JSONNumberSpellings(), fullSpellings = JSONNumberSpellings()
+        guard let previous = try? JSONReader.parseSuite(Data(oldBytes), fileURL: nil, spellings: &spellings) else { return false }
+        let full: [String: DefaultsValue]? = try? JSONReader.parseSuite(Data(newBytes), fileURL: nil, spellings: &fullSpellings)
         return oldBytes.withUnsafeBufferPointer { oldBuffer in
             newBytes.withUnsafeBufferPointer { newBuffer in
                 guard let previousMembers = JSONSuiteIndex.scan(oldBuffer) else {
@@ -69,7 +70,7 @@ import Testing
                 var values = previous
                 guard let scan = helped,
                     let changed = JSONSuiteIndex.reread(
-                        previousBytes: oldBuffer, previousMembers: previousMembers, values: &values,
+                        previousBytes: oldBuffer, previousMembers: previousMembers, values: &values, spellings: &spellings,
                         newBytes: newBuffer, newMembers: scan.members,
                         sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
                 else {
@@ -81,6 +82,7 @@ import Testing
                     return true
                 }
                 #expect(values == full, "old:\n\(old)\nnew:\n\(new)")
+                #expect(spellings == fullSpellings, "number spellings differ from a full parse; old:\n\(old)\nnew:\n\(new)")
                 #expect(changed.count == Set(changed).count, "a key reported twice")
                 #expect(Set(changed) == SuiteStorage.changedKeys(from: previous, to: full), "old:\n\(old)\nnew:\n\(new)")
                 return true

@@ -42,8 +42,8 @@ import Testing
 
     @Test(arguments: [
         (5.0, "5.0"), (-0.0, "-0.0"), (0.1, "0.1"), (1e300, "1e300"), (1e-5, "1e-5"), (.leastNonzeroMagnitude, "5e-324"),
-        (1e16, "1e16"), (1.5e-7, "1.5e-7"), (-2.5e+20, "-2.5e20"), (.nan, "NaN"), (.infinity, "Infinity"),
-        (-.infinity, "-Infinity"),
+        (1e16, "1e16"), (1.5e-7, "1.5e-7"), (-2.5e+20, "-2.5e20"), (.nan, "NaN"), (.infinity, "1e999"),
+        (-.infinity, "-1e999"),
     ])
     func doubleText(double: Double, text: String) {
         #expect(JSONWriter.text(for: double) == text)

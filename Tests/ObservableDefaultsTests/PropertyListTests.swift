@@ -100,6 +100,12 @@ import Testing
         try PropertyListReader.parseWithFoundation(Data(text.utf8), fileURL: nil)
     }
 
+    /// What the fast reader reads from the document, or `nil` when it leaves the document to Foundation.
+    func fastReads(_ text: String) throws -> DefaultsValue? {
+        if case .value(let value) = try PropertyListXMLReader.parse(Data(text.utf8)) { return value }
+        return nil
+    }
+
     /// Every form the fast XML reader accepts reads exactly as PropertyListSerialization reads it.
     @Test func fastReaderAgreesWithFoundation() throws {
         let document = plist("""
@@ -178,12 +184,12 @@ import Testing
             	</dict>
             </dict>
             """)
-        let fast = try #require(PropertyListXMLReader.parse(Data(document.utf8)), "the fast reader must accept this document")
+        let fast = try #require(try fastReads(document), "the fast reader must accept this document")
         #expect(fast == .dictionary(try foundationReads(document)))
         #expect(try parse(document) == (try foundationReads(document)))
         // Without the prolog and doctype, and with attributes on <plist>.
         let bare = "<plist version=\"1.0\"><dict><key>a</key><integer>1</integer></dict></plist>"
-        #expect(PropertyListXMLReader.parse(Data(bare.utf8)) == .dictionary(try foundationReads(bare)))
+        #expect(try fastReads(bare) == .dictionary(try foundationReads(bare)))
     }
 
     /// Forms the fast reader leaves to Foundation read as Foundation reads them (or fail as it fails).
@@ -202,7 +208,6 @@ import Testing
         "<dict><key>a</key><date>1066-10-14T09:00:00Z</date></dict>",
         "<dict><key>a</key><data>AAE</data></dict>",
         "<dict><key>a</key><string>&unknown;</string></dict>",
-        "<dict><key>a</key><string>&#0;</string></dict>",
         "<dict><key>a</key><integer>1</integer>",
         "<dict><key>a</key></dict>",
         "<array><integer>1</integer></array>",

@@ -2,8 +2,8 @@ import Foundation
 
 /// A strict RFC 8259 JSON reader over UTF-8 bytes that produces the value model directly.
 ///
-/// Beyond the RFC it accepts the literals `NaN`, `Infinity` and `-Infinity` (which the writer emits for
-/// non-finite doubles) and a leading UTF-8 byte-order mark. Integers without fraction or exponent that fit
+/// Beyond the RFC it accepts the literals `NaN`, `Infinity` and `-Infinity` (which earlier versions of the
+/// writer emitted for non-finite doubles) and a leading UTF-8 byte-order mark. Integers without fraction or exponent that fit
 /// in `Int` become `.integer`; every other number becomes `.double`. A `null` dictionary value means the
 /// key is absent; `null` anywhere else is an error. Duplicate keys are accepted and the last one wins.
 ///
@@ -16,6 +16,10 @@ struct JSONReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let fileURL: URL?
     private var index = 0
+    /// Where the text of numbers the writer would spell differently is recorded (see
+    /// ``JSONNumberSpellings``), under ``topLevelKey``.
+    private var spellings = JSONNumberSpellings()
+    private var topLevelKey = ""
 
     private init(bytes: UnsafeBufferPointer<UInt8>, fileURL: URL?) {
         self.bytes = bytes
@@ -24,12 +28,22 @@ struct JSONReader {
 
     /// Parses a whole suite file: a top-level object, or nothing but whitespace (an empty suite).
     static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
-        let result: Result<[String: DefaultsValue], DefaultsError> = data.withUnsafeBytes { raw in
+        var spellings = JSONNumberSpellings()
+        return try parseSuite(data, fileURL: fileURL, spellings: &spellings)
+    }
+
+    /// ``parseSuite(_:fileURL:)``, also giving the text of the numbers the writer would spell differently.
+    static func parseSuite(
+        _ data: Data, fileURL: URL?, spellings: inout JSONNumberSpellings
+    ) throws(DefaultsError) -> [String: DefaultsValue] {
+        let result: Result<([String: DefaultsValue], JSONNumberSpellings), DefaultsError> = data.withUnsafeBytes { raw in
             let buffer = raw.bindMemory(to: UInt8.self)
             var reader = JSONReader(bytes: buffer, fileURL: fileURL)
-            return Result { () throws(DefaultsError) in try reader.parseTopLevel() }
+            return Result { () throws(DefaultsError) in (try reader.parseTopLevel(), reader.spellings) }
         }
-        return try result.get()
+        let (values, found) = try result.get()
+        spellings = found
+        return values
     }
 
     // MARK: - Structure
@@ -68,9 +82,11 @@ struct JSONReader {
             return nil
         case UInt8(ascii: "N"):
             try expectLiteral("NaN", context: context)
+            spellings.record("NaN", for: .nan, key: topLevelKey)
             return .double(.nan)
         case UInt8(ascii: "I"):
             try expectLiteral("Infinity", context: context)
+            spellings.record("Infinity", for: .infinity, key: topLevelKey)
             return .double(.infinity)
         default:
             throw error("expected a value \(context), found \(found())")
@@ -114,6 +130,7 @@ struct JSONReader {
                 throw error("expected a string key in an object, found \(found())")
             }
             let key = try parseString()
+            if depth == 1 { topLevelKey = key }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw error("expected ':' after a key in an object, found \(found())")
@@ -310,6 +327,7 @@ struct JSONReader {
             index += 1
             if index < bytes.count, bytes[index] == UInt8(ascii: "I") {
                 try expectLiteral("Infinity", context: "after '-'")
+                spellings.record("-Infinity", for: -.infinity, key: topLevelKey)
                 return .double(-.infinity)
             }
         }
@@ -359,6 +377,7 @@ struct JSONReader {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let double = Double(text) else { throw error("invalid number '\(text)'", at: start) }
+        if text != JSONWriter.text(for: double) { spellings.record(text, for: double, key: topLevelKey) }
         return .double(double)
     }
 
@@ -428,13 +447,18 @@ extension JSONReader {
     /// The value of a top-level member whose text is exactly `range` of `bytes` (`.some(nil)`: `null`,
     /// the key is absent), or `nil` when it does not parse or does not end at the range's end. Nesting is
     /// limited as in a whole file.
-    static func memberValue(in bytes: UnsafeBufferPointer<UInt8>, at range: Range<Int>) -> DefaultsValue?? {
+    /// The spellings of its numbers (see ``JSONNumberSpellings``) replace those of `key` in `spellings`.
+    static func memberValue(
+        in bytes: UnsafeBufferPointer<UInt8>, at range: Range<Int>, key: String, spellings: inout JSONNumberSpellings
+    ) -> DefaultsValue?? {
         guard range.lowerBound < range.upperBound else { return nil }
         var reader = JSONReader(bytes: bytes, fileURL: nil)
         reader.index = range.lowerBound
+        reader.topLevelKey = key
         guard let value = try? reader.parseValue(depth: 1, context: "after ':' in an object"),
             reader.index == range.upperBound
         else { return nil }
+        spellings.set(reader.spellings.spellings(forKey: key), forKey: key)
         return .some(value)
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// A re-read after an outside change usually finds one member changed among many. Instead of parsing the
 /// whole file and comparing every key, ``scan(_:)`` finds each top-level member's key and value byte ranges
-/// (no values built, no strings made), and ``reread(previousBytes:previousMembers:values:newBytes:newMembers:)``
+/// (no values built, no strings made), and ``reread(previousBytes:previousMembers:values:spellings:newBytes:newMembers:sameAtStart:sameAtEnd:)``
 /// compares them with the members of the bytes last read or written: a member whose key and value bytes
 /// are equal is unchanged and costs a `memcmp`; only the others are parsed, by ``JSONReader``.
 ///
@@ -255,9 +255,10 @@ enum JSONSuiteIndex {
     ///   not parse or the new file has duplicate keys or `null` values (a full parse then decides).
     static func reread(
         previousBytes: UnsafeBufferPointer<UInt8>, previousMembers: [Member],
-        values: inout [String: DefaultsValue],
+        values: inout [String: DefaultsValue], spellings: inout JSONNumberSpellings,
         newBytes: UnsafeBufferPointer<UInt8>, newMembers: [Member], sameAtStart: Int = 0, sameAtEnd: Int = 0
     ) -> [String]? {
+        // Spellings are only ever replaced by those of the new bytes; on failure the full parse replaces all.
         var undo: [(key: String, old: DefaultsValue?)] = []
         var changed: [String] = []
         var metElsewhere = Set<String>()
@@ -284,7 +285,7 @@ enum JSONSuiteIndex {
             let previous = previousMembers[position]
             if equal(newBytes, member.value, previousBytes, previous.value) { return true }
             guard let key = JSONReader.string(in: newBytes, at: member.key),
-                let value = JSONReader.memberValue(in: newBytes, at: member.value)
+                let value = JSONReader.memberValue(in: newBytes, at: member.value, key: key, spellings: &spellings)
             else { return false }
             set(key, value)
             return true
@@ -302,7 +303,7 @@ enum JSONSuiteIndex {
                 cursor += 2
             } else {
                 guard let key = JSONReader.string(in: newBytes, at: member.key),
-                    let value = JSONReader.memberValue(in: newBytes, at: member.value)
+                    let value = JSONReader.memberValue(in: newBytes, at: member.value, key: key, spellings: &spellings)
                 else { return fail(rollBack) }
                 metElsewhere.insert(key)
                 set(key, value)
@@ -312,7 +313,10 @@ enum JSONSuiteIndex {
         for position in passedOver {
             // The previous bytes parsed, so their key does.
             guard let key = JSONReader.string(in: previousBytes, at: previousMembers[position].key) else { return fail(rollBack) }
-            if !metElsewhere.contains(key) { set(key, nil) }
+            if !metElsewhere.contains(key) {
+                set(key, nil)
+                spellings.set(nil, forKey: key)
+            }
         }
         // Every key of `values` is a key of the new file; one value per member means no duplicate keys
         // and no `null`, the cases where the order of members matters.

@@ -5,14 +5,22 @@ import Foundation
 /// containers as `{}` and `[]`, and a newline at the end.
 ///
 /// Doubles always keep a `.` or an exponent so they read back as doubles, and use Swift's shortest
-/// round-tripping representation; non-finite doubles are written as `NaN`, `Infinity` and `-Infinity`.
+/// round-tripping representation, except where the file they were read from spelled them otherwise (see
+/// ``JSONNumberSpellings``): that text is kept. The writer emits only JSON: an infinity is written as
+/// `1e999` (which reads back as infinity) unless its file spelled it otherwise; suites refuse to store
+/// NaN and infinities (``SuiteFormat/validate(_:forKey:fileURL:)``), so a `NaN` is only ever written back
+/// where a file written by an earlier version already held one.
 /// Dates and data, which JSON cannot hold, are written in their normalised string form (see
 /// ``JSONRepresentation``), so encoding a value gives the same bytes as encoding its normalised form.
 struct JSONWriter: ~Copyable {
     private var output: ByteBuffer
+    private var spellings: JSONNumberSpellings
+    /// The spellings of the top-level member being written.
+    private var memberSpellings: [UInt64: String]?
 
-    private init(capacity: Int) {
+    private init(capacity: Int, spellings: JSONNumberSpellings) {
         output = ByteBuffer(capacity: capacity)
+        self.spellings = spellings
     }
 
     /// Serialises a suite's top-level dictionary.
@@ -25,8 +33,12 @@ struct JSONWriter: ~Copyable {
     /// write does not sort the whole suite again). An entry with a `fragment` is copied from `previous`
     /// instead of encoded; every entry's `fragment` is set to where its text is in the result.
     /// `capacity` is the expected size, for example that of the file last written.
-    static func encodeSuiteBytes(_ entries: inout [SuiteFormat.Entry], reusing previous: [UInt8]?, capacity: Int = 0) -> [UInt8] {
-        var writer = JSONWriter(capacity: max(capacity, 48 * entries.count + 4))
+    /// `spellings` are the number texts of the file the entries were read from.
+    static func encodeSuiteBytes(
+        _ entries: inout [SuiteFormat.Entry], reusing previous: [UInt8]?, capacity: Int = 0,
+        spellings: JSONNumberSpellings = JSONNumberSpellings()
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: max(capacity, 48 * entries.count + 4), spellings: spellings)
         if entries.isEmpty {
             writer.output.append(UInt8(ascii: "{"), UInt8(ascii: "}"))
         } else {
@@ -39,6 +51,7 @@ struct JSONWriter: ~Copyable {
                     if let fragment = entries[position].fragment, fragment.upperBound <= previous.count {
                         writer.output.append(UnsafeBufferPointer(rebasing: previous[fragment]))
                     } else {
+                        writer.memberSpellings = writer.spellings.isEmpty ? nil : writer.spellings.spellings(forKey: entries[position].key)
                         writer.writeMember(entries[position], indent: 0)
                     }
                     entries[position].fragment = start..<writer.output.count
@@ -62,7 +75,12 @@ struct JSONWriter: ~Copyable {
         switch value {
         case .string(let string): writeString(string)
         case .integer(let integer): output.appendDecimal(integer)
-        case .double(let double): output.append(Self.text(for: double))
+        case .double(let double):
+            if let memberSpellings, let text = memberSpellings[JSONNumberSpellings.slot(double)] {
+                output.append(text)
+            } else {
+                output.append(Self.text(for: double))
+            }
         case .bool(let bool): output.append(bool ? "true" : "false")
         case .date(let date): writeString(JSONRepresentation.string(for: date))
         case .data(let data): writeString(JSONRepresentation.string(for: data))
@@ -146,10 +164,10 @@ struct JSONWriter: ~Copyable {
 
     /// The JSON text of a double: Swift's shortest round-tripping digits, with a `.0` added when they
     /// would otherwise read back as an integer, and leading zeros dropped from the exponent (`1e-05` →
-    /// `1e-5`).
+    /// `1e-5`); `1e999` and `-1e999` for infinities (valid JSON that reads back as infinity).
     static func text(for double: Double) -> String {
         if double.isNaN { return "NaN" }
-        if double.isInfinite { return double < 0 ? "-Infinity" : "Infinity" }
+        if double.isInfinite { return double < 0 ? "-1e999" : "1e999" }
         var text = double.description
         if let e = text.firstIndex(of: "e") {
             var mantissa = String(text[..<e])

@@ -1,22 +1,36 @@
 import Foundation
 
-/// Reads XML and binary property lists with `PropertyListSerialization` and maps the result onto the
-/// value model exactly: `<true/>`/`<false/>` → `.bool`, `<integer>` → `.integer`, `<real>` → `.double`
-/// (even `<real>5</real>`), `<date>` → `.date`, `<data>` → `.data`.
+/// Reads XML and binary property lists and maps them onto the value model exactly: `<true/>`/`<false/>`
+/// → `.bool`, `<integer>` → `.integer`, `<real>` → `.double` (even `<real>5</real>`), `<date>` → `.date`,
+/// `<data>` → `.data`.
 ///
-/// On Linux, swift-corelibs-foundation hands booleans back as Swift `Bool`, integers as `NSNumber`s whose
-/// `objCType` is an integer type, and reals as `NSNumber`s with `objCType` `d`;
-/// ``DefaultsValue/init(any:)`` tells them apart.
+/// Binary property lists are read only by ``BinaryPropertyListReader`` (bounded; swift-corelibs-foundation
+/// crashes on some binary inputs). XML is read by ``PropertyListXMLReader``; only documents that are XML
+/// (they start with `<`) using features that reader leaves out (comments, CDATA, carriage returns, other
+/// encodings) go to `PropertyListSerialization`. On Linux it hands booleans back as Swift `Bool`,
+/// integers as `NSNumber`s whose `objCType` is an integer type, and reals as `NSNumber`s with `objCType`
+/// `d`; ``DefaultsValue/init(any:)`` tells them apart.
 enum PropertyListReader {
     /// Parses a whole suite file: a top-level dictionary, or nothing but whitespace (an empty suite).
     static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [:] }
-        // The common XML layout is read by our own reader (about ten times faster); binary property
-        // lists, anything unusual and every error go to PropertyListSerialization.
-        if !data.starts(with: "bplist".utf8), let value = PropertyListXMLReader.parse(data) {
-            return try topLevelDictionary(value, fileURL: fileURL)
+        if BinaryPropertyListReader.isBinaryPropertyList(data) {
+            return try topLevelDictionary(BinaryPropertyListReader.parse(data, fileURL: fileURL), fileURL: fileURL)
         }
-        return try parseWithFoundation(data, fileURL: fileURL)
+        // The common XML layout is read by our own reader (about ten times faster), which also reports
+        // the errors it can place; other XML goes to PropertyListSerialization.
+        switch try PropertyListXMLReader.parse(data, fileURL: fileURL) {
+        case .value(let value):
+            return try topLevelDictionary(value, fileURL: fileURL)
+        case .unsupported:
+            guard startsWithMarkup(data) else {
+                throw DefaultsError(
+                    .malformedFile,
+                    message: "not a property list: expected an XML document ('<?xml' or '<plist') or a binary property list ('bplist00')",
+                    fileURL: fileURL, line: 1, column: 1)
+            }
+            return try parseWithFoundation(data, fileURL: fileURL)
+        }
     }
 
     /// Reads the bytes with `PropertyListSerialization` and converts the result.
@@ -31,6 +45,14 @@ enum PropertyListReader {
             throw DefaultsError(.malformedFile, message: "the property list holds a value that is not a property-list type", fileURL: fileURL)
         }
         return try topLevelDictionary(converted, fileURL: fileURL)
+    }
+
+    /// Whether the first character after whitespace (and a UTF-8 byte-order mark) is `<`: Foundation
+    /// then reads the bytes as XML, not as the old text format, which suites never use.
+    private static func startsWithMarkup(_ data: Data) -> Bool {
+        var bytes = data[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        return bytes.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) == UInt8(ascii: "<")
     }
 
     private static func topLevelDictionary(_ converted: DefaultsValue, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {

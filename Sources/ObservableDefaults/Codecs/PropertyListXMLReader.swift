@@ -4,29 +4,56 @@ import Foundation
 /// ``PropertyListWriter`` and Apple's tools write), producing the value model directly.
 ///
 /// It is deliberately narrow, so that it reads exactly what `PropertyListSerialization` reads:
-/// anything outside the plain layout — comments, CDATA, entity references other than the five
+/// errors it can place for certain (a character reference to a character XML does not allow or out of
+/// range, containers nested deeper than ``maximumDepth``) are thrown with their line and column; anything
+/// else outside the plain layout — comments, CDATA, entity references other than the five
 /// predefined ones and character references, attributes on value elements, control characters or
 /// carriage returns in text, an encoding other than UTF-8, duplicate keys, integers that do not fit in
-/// `Int`, reals or dates in forms other than the ones writers emit, any error — makes it return `nil`,
-/// and the caller reads the bytes with `PropertyListSerialization` instead, which then also reports the
+/// `Int`, reals or dates in forms other than the ones writers emit, any other error — makes it return
+/// ``Outcome/unsupported``, and the caller reads the bytes with `PropertyListSerialization` instead, which then also reports the
 /// error. (`PropertyListTests` compares both readers on the forms this one accepts.)
 struct PropertyListXMLReader {
     private let bytes: UnsafeBufferPointer<UInt8>
+    private let fileURL: URL?
     private var index = 0
+    /// The first definite error met; parsing then unwinds by returning `nil`.
+    private var failure: DefaultsError?
 
-    /// Containers nested deeper than this are left to `PropertyListSerialization`.
-    private static let maximumDepth = 512
+    /// Containers nested deeper than this are rejected (as in ``JSONReader``).
+    static let maximumDepth = 512
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, fileURL: URL?) {
         self.bytes = bytes
+        self.fileURL = fileURL
     }
 
-    /// The document's top-level value, or `nil` when the reader does not handle this document.
-    static func parse(_ data: Data) -> DefaultsValue? {
-        data.withUnsafeBytes { raw in
-            var reader = PropertyListXMLReader(bytes: raw.bindMemory(to: UInt8.self))
-            return reader.parseDocument()
+    /// What reading a document gave.
+    enum Outcome {
+        /// The document's top-level value.
+        case value(DefaultsValue)
+        /// The document uses something this reader leaves to `PropertyListSerialization`.
+        case unsupported
+    }
+
+    /// The document's top-level value, ``Outcome/unsupported`` when the reader does not handle this
+    /// document, or a thrown error with its line and column when the document is certainly invalid.
+    static func parse(_ data: Data, fileURL: URL? = nil) throws(DefaultsError) -> Outcome {
+        let result: Result<Outcome, DefaultsError> = data.withUnsafeBytes { raw in
+            var reader = PropertyListXMLReader(bytes: raw.bindMemory(to: UInt8.self), fileURL: fileURL)
+            let value = reader.parseDocument()
+            if let failure = reader.failure { return .failure(failure) }
+            return .success(value.map(Outcome.value) ?? .unsupported)
         }
+        return try result.get()
+    }
+
+    /// Records a definite error at byte `offset` (the first one wins) and returns `nil` to unwind.
+    private mutating func fail<T>(_ message: String, at offset: Int) -> T? {
+        if failure == nil {
+            let position = TextPosition(of: offset, in: bytes)
+            failure = DefaultsError(.malformedFile, message: message, fileURL: fileURL, line: position.line, column: position.column)
+        }
+        return nil
     }
 
     // MARK: - Document
@@ -68,7 +95,8 @@ struct PropertyListXMLReader {
     // MARK: - Values
 
     private mutating func parseValue(depth: Int) -> DefaultsValue? {
-        guard depth <= Self.maximumDepth, index < bytes.count, bytes[index] == UInt8(ascii: "<") else { return nil }
+        if depth > Self.maximumDepth { return fail("containers are nested more than \(Self.maximumDepth) levels deep", at: index) }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else { return nil }
         index += 1
         let nameStart = index
         while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
@@ -172,12 +200,15 @@ struct PropertyListXMLReader {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    /// `&lt;` `&gt;` `&amp;` `&quot;` `&apos;` `&#NNN;` `&#xHHH;`.
+    /// `&lt;` `&gt;` `&amp;` `&quot;` `&apos;` `&#NNN;` `&#xHHH;`. A character reference to a character
+    /// XML 1.0 does not allow (NUL and other control characters, surrogates, U+FFFE, U+FFFF, beyond
+    /// U+10FFFF) is an error; a carriage return is left to Foundation.
     private mutating func parseReference() -> Unicode.Scalar? {
+        let ampersand = index
         index += 1  // '&'
         let start = index
         while index < bytes.count, bytes[index] != UInt8(ascii: ";") {
-            if index - start > 10 { return nil }
+            if index - start > 40 { return nil }
             index += 1
         }
         guard index < bytes.count else { return nil }
@@ -196,13 +227,17 @@ struct PropertyListXMLReader {
             digits = digits.dropFirst()
         }
         guard !digits.isEmpty else { return nil }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[name]), as: UTF8.self)
         var value: UInt32 = 0
         for position in digits {
             guard let digit = digitValue(bytes[position], radix: radix) else { return nil }
-            value = value * radix + digit
+            // Saturates instead of overflowing: anything above U+10FFFF is rejected below.
+            value = min(value, 0x11_0000) * radix + digit
         }
-        // NUL and other characters XML does not allow are Foundation's to judge.
-        guard value >= 0x20 || value == 0x09 || value == 0x0A, let scalar = Unicode.Scalar(value) else { return nil }
+        if value == 0x0D { return nil }
+        guard Self.isXMLCharacter(value), let scalar = Unicode.Scalar(value) else {
+            return fail("character reference '&\(text);' is not a character XML allows (expected U+9, U+A, U+D, U+20–U+D7FF, U+E000–U+FFFD or U+10000–U+10FFFF)", at: ampersand)
+        }
         return scalar
     }
 
@@ -292,6 +327,14 @@ struct PropertyListXMLReader {
     }
 
     // MARK: - Helpers
+
+    /// Whether XML 1.0 allows the character `value` in a document (its `Char` production).
+    static func isXMLCharacter(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x1_0000...0x10_FFFF: true
+        default: false
+        }
+    }
 
     private func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D

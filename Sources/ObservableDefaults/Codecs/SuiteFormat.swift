@@ -21,9 +21,18 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     /// not parse, throws a ``DefaultsError`` of kind ``DefaultsError/Kind/malformedFile`` naming `fileURL`,
     /// the line and column, and what was expected.
     func decode(_ bytes: Data, fileURL: URL) throws(DefaultsError) -> [String: DefaultsValue] {
+        var spellings = JSONNumberSpellings()
+        return try decode(bytes, fileURL: fileURL, spellings: &spellings)
+    }
+
+    /// ``decode(_:fileURL:)``, also giving the text of JSON numbers the writer would spell differently,
+    /// for ``encodeBytes(_:reusing:capacity:spellings:fileURL:)`` to keep (always empty for property lists).
+    func decode(_ bytes: Data, fileURL: URL, spellings: inout JSONNumberSpellings) throws(DefaultsError) -> [String: DefaultsValue] {
         switch self {
-        case .json: try JSONReader.parseSuite(bytes, fileURL: fileURL)
-        case .propertyList: try PropertyListReader.parseSuite(bytes, fileURL: fileURL)
+        case .json: return try JSONReader.parseSuite(bytes, fileURL: fileURL, spellings: &spellings)
+        case .propertyList:
+            spellings = JSONNumberSpellings()
+            return try PropertyListReader.parseSuite(bytes, fileURL: fileURL)
         }
     }
 
@@ -64,10 +73,21 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     ///   - entries: the suite's entries; their `fragment`s are set to where their text is in the result.
     ///   - previous: the bytes this returned last time, for entries that still have a `fragment`.
     ///   - capacity: the expected size, for example that of the file last written.
-    func encodeBytes(_ entries: inout [Entry], reusing previous: [UInt8]?, capacity: Int) -> [UInt8] {
+    ///   - spellings: the text of numbers as the file last read held them (JSON), kept where the value is.
+    ///   - fileURL: the file the bytes are for, named in errors.
+    /// - Throws: for a property list, the ``validate(_:forKey:fileURL:)`` error of an entry to be encoded
+    ///   that XML cannot hold. A `set` refuses such values, but a binary property list can hold any
+    ///   character or date, and a write of other keys must not turn them into XML other tools reject.
+    func encodeBytes(
+        _ entries: inout [Entry], reusing previous: [UInt8]?, capacity: Int,
+        spellings: JSONNumberSpellings = JSONNumberSpellings(), fileURL: URL? = nil
+    ) throws(DefaultsError) -> [UInt8] {
         switch self {
-        case .json: JSONWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity)
-        case .propertyList: PropertyListWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity)
+        case .json:
+            return JSONWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity, spellings: spellings)
+        case .propertyList:
+            for entry in entries where entry.fragment == nil { try validate(entry.value, forKey: entry.key, fileURL: fileURL) }
+            return PropertyListWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity)
         }
     }
 

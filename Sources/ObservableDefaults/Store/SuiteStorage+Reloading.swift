@@ -46,6 +46,7 @@ extension SuiteStorage {
         let contents: [String: DefaultsValue]
         let identity: FileIdentity?
         var bytes: [UInt8]?
+        var spellings = JSONNumberSpellings()
         do {
             if let snapshot = try SuiteFileIO.readSnapshot(fileURL) {
                 if format == .json {
@@ -56,7 +57,7 @@ extension SuiteStorage {
                     bytes = newBytes
                 }
                 do {
-                    contents = try format.decode(snapshot.bytes, fileURL: fileURL)
+                    contents = try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
                 } catch {
                     return .broken(error, snapshot.identity)
                 }
@@ -74,6 +75,7 @@ extension SuiteStorage {
             let wasBroken = state.fileError != nil
             state.values = merged
             state.fileValues = contents
+            state.numberSpellings = spellings
             state.fileEntries = nil
             state.fileBytes = bytes
             state.fileMembers = nil
@@ -96,11 +98,12 @@ extension SuiteStorage {
         // Moved out of the state and back, like the write does: only code holding `fileAccess` uses them.
         var contents: [String: DefaultsValue] = [:]
         var entries: [Entry]?
-        let (previousBytes, knownMembers) = state.withLock { state in
+        let (previousBytes, knownMembers, knownSpellings) = state.withLock { state in
             swap(&contents, &state.fileValues)
             swap(&entries, &state.fileEntries)
-            return (state.fileBytes, state.fileMembers)
+            return (state.fileBytes, state.fileMembers, state.numberSpellings)
         }
+        var spellings = knownSpellings
         let outcome = previousBytes?.withUnsafeBufferPointer { previous in
             bytes.withUnsafeBufferPointer { current -> (changed: [String], members: [JSONSuiteIndex.Member])? in
                 // After a write, the members are found from the writer's fragments (only keys scanned).
@@ -110,7 +113,7 @@ extension SuiteStorage {
                     previousMembers.count == contents.count,
                     let scan = JSONSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
                     let changed = JSONSuiteIndex.reread(
-                        previousBytes: previous, previousMembers: previousMembers, values: &contents,
+                        previousBytes: previous, previousMembers: previousMembers, values: &contents, spellings: &spellings,
                         newBytes: current, newMembers: scan.members,
                         sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
                 else { return nil }
@@ -137,6 +140,7 @@ extension SuiteStorage {
             }
             let wasBroken = state.fileError != nil
             swap(&state.fileValues, &contents)
+            state.numberSpellings = spellings
             state.fileEntries = nil
             state.fileBytes = bytes
             state.fileMembers = outcome.members

@@ -46,8 +46,10 @@ extension SuiteStorage {
         var contents: [String: DefaultsValue] = [:]
         var entries: [Entry]?
         var previousBytes: [UInt8]?
+        var spellings = JSONNumberSpellings()
         let snapshot = state.withLock { state -> (pending: [String: DefaultsValue?], identity: FileIdentity?, synchronize: Bool)? in
             if state.pending.isEmpty { return nil }
+            spellings = state.numberSpellings
             swap(&contents, &state.fileValues)
             swap(&entries, &state.fileEntries)
             swap(&previousBytes, &state.fileBytes)
@@ -68,7 +70,7 @@ extension SuiteStorage {
                     var info = stat()
                     let existing: stat? = stat(paths.file, &info) == 0 ? info : nil
                     if existing.map(FileIdentity.init) != knownIdentity {
-                        let current = try decodeCurrentFile(&newlyBroken)
+                        let current = try decodeCurrentFile(&newlyBroken, spellings: &spellings)
                         reread = (contents, current)
                         contents = current
                         entries = nil
@@ -83,7 +85,9 @@ extension SuiteStorage {
                     if entries == nil {
                         entries = SuiteFormat.sortedEntries(of: contents)
                     }
-                    let bytes = format.encodeBytes(&entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256)
+                    let bytes = try format.encodeBytes(
+                        &entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256,
+                        spellings: spellings, fileURL: fileURL)
                     let identity = try SuiteFileIO.replace(paths, with: bytes, existing: existing, synchronize: synchronize)
                     return state.withLock { state in
                         for (key, written) in pending where state.pending[key].map({ $0 == written }) == true {
@@ -100,6 +104,7 @@ extension SuiteStorage {
                         }
                         swap(&state.fileValues, &contents)
                         swap(&state.fileEntries, &entries)
+                        state.numberSpellings = spellings
                         state.fileBytes = bytes
                         state.fileMembers = nil
                         state.fileIdentity = identity
@@ -144,10 +149,16 @@ extension SuiteStorage {
     /// Reads and decodes the file as it is now (an absent file is empty). A parse error is recorded,
     /// handed back in `newlyBroken` the first time this version of the file fails (to be published once
     /// the locks are released), then thrown.
-    func decodeCurrentFile(_ newlyBroken: inout DefaultsError?) throws(DefaultsError) -> [String: DefaultsValue] {
-        guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return [:] }
+    /// `spellings` receives the file's number spellings (see ``JSONNumberSpellings``).
+    func decodeCurrentFile(
+        _ newlyBroken: inout DefaultsError?, spellings: inout JSONNumberSpellings
+    ) throws(DefaultsError) -> [String: DefaultsValue] {
+        guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else {
+            spellings = JSONNumberSpellings()
+            return [:]
+        }
         do {
-            return try format.decode(snapshot.bytes, fileURL: fileURL)
+            return try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
         } catch {
             if recordBrokenFile(error, identity: snapshot.identity) { newlyBroken = error }
             throw error

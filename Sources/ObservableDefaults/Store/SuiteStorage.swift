@@ -35,6 +35,8 @@ final class SuiteStorage: Sendable {
         /// Where the top-level members of `fileBytes` are (JSON), once a re-read has needed them: the next
         /// re-read compares the new file's members with these and parses only those that changed.
         var fileMembers: [JSONSuiteIndex.Member]?
+        /// The text of numbers in the file that the writer would spell differently (JSON), kept by writes.
+        var numberSpellings = JSONNumberSpellings()
         /// The version of the file `fileValues` came from; `nil` when there was no file.
         var fileIdentity: FileIdentity?
         /// The version of the file that failed to parse, so it is reported once, not on every event.
@@ -75,9 +77,11 @@ final class SuiteStorage: Sendable {
         self.format = format
         guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return }
         do {
-            let contents = try format.decode(snapshot.bytes, fileURL: fileURL)
+            var spellings = JSONNumberSpellings()
+            let contents = try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
             let bytes = format == .json ? [UInt8](snapshot.bytes) : nil
             state.withLock {
+                $0.numberSpellings = spellings
                 $0.values = contents
                 $0.fileValues = contents
                 $0.fileBytes = bytes
@@ -121,6 +125,8 @@ final class SuiteStorage: Sendable {
     /// Applies changes (`nil` removes a key) to memory, notifies observers of the keys that really changed,
     /// and writes them through unless a batch is open.
     func apply(_ changes: [String: DefaultsValue?]) {
+        var changes = changes
+        for case let (key, value?) in changes where !isWritable(value, forKey: key) { changes.removeValue(forKey: key) }
         let (changed, observers, writeNow) = state.withLock { state -> (Set<String>, [Observer], Bool) in
             var changed = Set<String>()
             for (key, newValue) in changes {
@@ -140,6 +146,7 @@ final class SuiteStorage: Sendable {
     /// ``apply(_:)`` for one key, the common case: no dictionary or set is built unless an observer
     /// needs the key set, and memory is looked up once.
     func apply(_ newValue: DefaultsValue?, forKey key: String) {
+        if let newValue, !isWritable(newValue, forKey: key) { return }
         let normalized = newValue.map(format.normalize)
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
             // An equal value is left as it is (strings equal by canonical equivalence may differ in bytes,
@@ -161,6 +168,18 @@ final class SuiteStorage: Sendable {
         guard let delivery else { return }
         if !delivery.observers.isEmpty { Self.notify(delivery.observers, keys: [key], origin: .thisProcess) }
         if delivery.writeNow { persistReportingErrors() }
+    }
+
+    /// Whether the format can write `value` and read it back; if not, the error is reported and the value
+    /// must not be stored (see ``SuiteFormat/validate(_:forKey:fileURL:)``).
+    private func isWritable(_ value: DefaultsValue, forKey key: String) -> Bool {
+        do {
+            try format.validate(value, forKey: key, fileURL: fileURL)
+            return true
+        } catch {
+            report(error)
+            return false
+        }
     }
 
     func removeAll() {

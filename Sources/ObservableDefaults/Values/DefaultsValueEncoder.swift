@@ -47,6 +47,9 @@ final class EncodingNode {
         _ value: T, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable]
     ) throws -> EncodingNode {
         if let direct = directValue(value) { return EncodingNode(.value(direct)) }
+        // Only values inside containers this deep get here; refusing them stops a recursive type before
+        // it overflows the stack (``resolve(codingPath:)`` refuses the containers themselves).
+        if codingPath.count > DefaultsValueLimits.maximumValueDepth { throw tooDeep(value, codingPath) }
         let node = EncodingNode()
         try value.encode(to: ValueEncoder(node: node, codingPath: codingPath, userInfo: userInfo))
         return node
@@ -61,9 +64,19 @@ final class EncodingNode {
         }
     }
 
+    /// The error for a value nested deeper than a suite file can hold.
+    static func tooDeep(_ value: Any, _ codingPath: [any CodingKey]) -> EncodingError {
+        EncodingError.invalidValue(value, EncodingError.Context(
+            codingPath: codingPath,
+            debugDescription: "containers are nested more than \(DefaultsValueLimits.maximumValueDepth) levels deep, more than a suite file can hold"))
+    }
+
     /// The finished value; `nil` for an encoded `nil`.
     func resolve(codingPath: [any CodingKey]) throws -> DefaultsValue? {
         switch content {
+        case .keyed where codingPath.count >= DefaultsValueLimits.maximumValueDepth,
+            .unkeyed where codingPath.count >= DefaultsValueLimits.maximumValueDepth:
+            throw Self.tooDeep(self, codingPath)
         case .unset: return .dictionary([:])
         case .null: return nil
         case .value(let value): return value
