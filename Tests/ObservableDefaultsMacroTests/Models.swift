@@ -141,3 +141,15 @@ final class StorageModel: Sendable {
     var optionalInt: Int? = 5
     var optionalWithoutInitializer: String?
 }
+
+enum LogLevel: String, Codable, CaseIterable, Sendable {
+    case light, dark, system
+}
+
+/// What a daemon reads from a hand-edited file.
+@ObservableDefaults(prefix: "daemon.")
+final class DaemonSettings: Sendable {
+    var level: LogLevel = .system
+    var count = 1
+    var limit: Int? = 25
+}
