@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Test func smoke() async throws {
-    let suite = try DefaultsSuite(name: "smoke-\(UUID().uuidString)")
+    let suite = try makeSuite()
     let settings = Settings(userDefaults: suite)
     #expect(settings.host == "localhost")
     settings.host = "example.org"
