@@ -113,6 +113,15 @@ public enum ClassExpansion {
 
                 """
         }
+        // The slots of the persisted properties: declared here rather than by `@DefaultsBacked`'s peer role,
+        // because the compiler does not expand a property macro whose arguments do not type-check, and
+        // `observerStarter` would then name a slot that does not exist (a second error for one mistake).
+        for member in type.members {
+            guard PropertyRole.of(member, observeFirst: options.observeFirst).role == .persisted,
+                  PropertyRole.isExpandable(member, needsInitializer: true),
+                  let slot = PropertyExpansion.slotDeclaration(member) else { continue }
+            text += "\n" + wrap(slot, in: member.ifConfig, indent: "")
+        }
         let register = context.isMainActor ? "mainActorProperty" : "property"
         var body = "    let _od_properties = ObservableDefaults::_DefaultsPropertyList()\n"
         for member in type.members {

@@ -153,3 +153,20 @@ final class DaemonSettings: Sendable {
     var count = 1
     var limit: Int? = 25
 }
+
+let volumeKeyConstant = "audio.volume"
+enum KeyNames {
+    static let base = "ui"
+    static let optionalKey: String? = nil
+}
+
+/// Keys written as expressions, evaluated once per object.
+@ObservableDefaults(prefix: "k.")
+final class ExpressionKeys: Sendable {
+    @DefaultsKey(userDefaultsKey: volumeKeyConstant) var volume = 3
+    @DefaultsKey(userDefaultsKey: "\(KeyNames.base).scale") var scale = 1.0
+    @DefaultsBacked(userDefaultsKey: KeyNames.base + ".theme") var theme = "light"
+    @DefaultsBacked(userDefaultsKey: KeyNames.optionalKey) var named = "n"
+    @DefaultsKey var bare = 0
+    @DefaultsKey() var bareParentheses = 0
+}
