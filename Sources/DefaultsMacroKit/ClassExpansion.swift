@@ -258,6 +258,6 @@ public enum ClassExpansion {
         var parser = DeclParser(decl)
         guard let type = parser.parseTypeDecl(), type.keyword == "class" else { return .empty }
         if let conformances, !conformances.contains("Observable") { return .empty }
-        return ExpansionResult(source: "extension \(extendedType.trimmed): Observation::Observable {\n}")
+        return ExpansionResult(source: "extension \(extendedType.trimmed): ObservableDefaults::_DefaultsObservable {\n}")
     }
 }

@@ -89,7 +89,7 @@ import Testing
 
     @Test func extensionRole() {
         #expect(ClassExpansion.extensions(decl: Self.classBody, extendedType: "Settings", conformances: "struct P: Observable {}").source
-            == "extension Settings: Observation::Observable {\n}")
+            == "extension Settings: ObservableDefaults::_DefaultsObservable {\n}")
         #expect(ClassExpansion.extensions(decl: Self.classBody, extendedType: "Settings", conformances: "").source == "")
         #expect(ClassExpansion.extensions(decl: "struct S {}", extendedType: "S", conformances: nil).source == "")
     }
