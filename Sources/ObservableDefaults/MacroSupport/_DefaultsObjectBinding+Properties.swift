@@ -60,7 +60,11 @@ extension _DefaultsObjectBinding {
         let old = slot.snapshot
         if old.stored == resolved.stored { return }
         willSet?(host, resolved.value)
-        registrar.withMutation(of: host, keyPath: keyPath) { slot.store(resolved) }
+        // The copy changes before Observation hears of it (as in the Apple library, whose getter reads the
+        // store that already changed): a change handler that runs at once on another thread — the task
+        // iterating `Observations` — must read the new value, or it keeps an old one and hears nothing more.
+        slot.store(resolved)
+        registrar.withMutation(of: host, keyPath: keyPath) {}
         didSet?(host, old.value)
     }
 }
