@@ -25,7 +25,9 @@ public enum ClassExpansion {
 
     // MARK: - member
 
-    /// The member role: the registrar, the binding, the initializer (with `autoInit`) and `observerStarter`.
+    /// The member role: the registrar, the binding, the Apple library's configuration members (`_userDefaults`,
+    /// `_prefix`, `_isExternalNotificationDisabled`, for custom initializers), the slots of the persisted
+    /// properties, the initializer (with `autoInit`) and `observerStarter`.
     /// - Parameters:
     ///   - decl: The class declaration's source.
     ///   - declLocator: Maps offsets in `decl` to file offsets (for diagnostics).
@@ -99,6 +101,21 @@ public enum ClassExpansion {
             private let _od_registrar = Observation::ObservationRegistrar()
 
             private let _od_binding = ObservableDefaults::_DefaultsObjectBinding(suiteName: \(suite), prefix: \(prefix), ignoreExternalChanges: \(options.ignoreExternalChanges), limitToInstance: \(options.limitToInstance), mainActor: \(context.isMainActor))
+
+            private var _userDefaults: ObservableDefaults::DefaultsSuite {
+                get { _od_binding.suite }
+                set { _od_binding.configure(suite: newValue, ignoreExternalChanges: nil, prefix: nil) }
+            }
+
+            private var _prefix: Swift::String {
+                get { _od_binding.prefix }
+                set { _od_binding.configure(suite: nil, ignoreExternalChanges: nil, prefix: newValue) }
+            }
+
+            private var _isExternalNotificationDisabled: Swift::Bool {
+                get { _od_binding.ignoresExternalChanges }
+                set { _od_binding.configure(suite: nil, ignoreExternalChanges: newValue, prefix: nil) }
+            }
 
             """
         // The generated initializer needs every stored property to have an initial value (as in the Apple

@@ -37,7 +37,9 @@ public final class _DefaultsObjectBinding: Sendable {
         self.mainActor = mainActor
     }
 
-    /// Applies the generated initializer's arguments (they win over the macro's).
+    /// Applies the generated initializer's arguments, or a custom initializer's assignments to `_userDefaults`,
+    /// `_prefix` and `_isExternalNotificationDisabled` (they win over the macro's; they take effect when
+    /// `observerStarter()` runs).
     public func configure(suite: DefaultsSuite?, ignoreExternalChanges: Bool?, prefix: String?) {
         state.withLock { state in
             if let suite { state.suite = suite }
@@ -45,6 +47,14 @@ public final class _DefaultsObjectBinding: Sendable {
             if let prefix { state.prefix = prefix }
         }
     }
+
+    /// The suite in use (the generated `_userDefaults`).
+    public var suite: DefaultsSuite { target.suite }
+    /// The key prefix in use (the generated `_prefix`).
+    public var prefix: String { state.withLock { $0.prefix } }
+    /// Whether changes made elsewhere update the values without notifying (the generated
+    /// `_isExternalNotificationDisabled`).
+    public var ignoresExternalChanges: Bool { state.withLock { $0.ignoreExternalChanges } }
 
     /// The suite and prefix in use (the suite is opened on first use).
     var target: (suite: DefaultsSuite, prefix: String) {
