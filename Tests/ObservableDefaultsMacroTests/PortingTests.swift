@@ -81,3 +81,26 @@ func requiresPropertyListValue<T: UserDefaultsPropertyListValue>(_ value: T) -> 
         #expect(DefaultsSuite.standard.value(forKey: "std_value") == .integer(model.value))
     }
 }
+
+/// The Apple library's `Nullable` wrapper for an optional `Codable` value.
+@ObservableDefaults(prefix: "n_")
+final class NullableSettings {
+    var user: Nullable<PortedProfile> = Nullable.none
+    var other: Nullable<PortedProfile> = nil
+}
+
+@Suite struct NullableTests {
+    @Test func nullableIsStoredLikeAnOptional() throws {
+        let suite = try makeSuite()
+        let model = NullableSettings(userDefaults: suite)
+        #expect(!model.user.hasValue)
+        model.user = Nullable.from(value: PortedProfile(name: "u"))
+        #expect(suite.value(forKey: "n_user") == .dictionary(["name": .string("u")]))
+        #expect(NullableSettings(userDefaults: suite).user.value == PortedProfile(name: "u"))
+        #expect(model.user.map { $0.name.count }.valueOrDefault(0) == 1)
+        model.user = .none
+        #expect(suite.value(forKey: "n_user") == nil)
+        #expect(NullableSettings(userDefaults: suite).user == .none)
+        #expect(model.other.description == "Nullable.none")
+    }
+}
