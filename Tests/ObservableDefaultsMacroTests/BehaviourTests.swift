@@ -111,6 +111,24 @@ import Testing
         writeOutside(suite, ["daemon.level": .string("light")])
         #expect(await eventually { model.level == .light })
     }
+
+    /// The README's way for an object to reach its suite's error channel: open the suite by the same name
+    /// (every handle on one file shares the channel).
+    @Test func objectOpenedByTheMacrosSuiteNameReportsOnThatSuite() async throws {
+        let settings = Settings()  // `suiteName: "macro-tests.settings"` in the macro
+        let suite = try DefaultsSuite(name: "macro-tests.settings")
+        let errors = EventLog()
+        let observation = suite.observeErrors { errors.append($0.description) }
+        defer { observation.cancel() }
+        settings.port = 7070
+        let marker = OutsideMarker(suite)
+        writeOutside(suite, ["net_port": .string("many")])
+        #expect(await marker.settle())
+        #expect(settings.port == 7070)
+        #expect(errors.events.contains { $0.contains("key 'net_port': \"many\" is not an Int; keeping the current value") },
+                "\(errors.events)")
+        #expect(suite.lastError?.key == "net_port")
+    }
 }
 
 @Suite struct DefaultFallbackTests {
