@@ -51,12 +51,14 @@ let package = Package(
             dependencies: ["ObservableDefaults", "defaults", "defaults-demo"]
         ),
         .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
-        .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent"]),
+        // Loaded with the test binary: points the suites directory at a temporary one before any test runs.
+        .target(name: "TestEnvironment", path: "Tests/TestEnvironment"),
+        .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent", "TestEnvironment"]),
         // A module whose default isolation is the main actor, using the macros without
         // `defaultIsolationIsMainActor` (tools version 6.0 has no setting for it, hence the flag).
         .testTarget(
             name: "DefaultIsolationMacroTests",
-            dependencies: ["ObservableDefaults"],
+            dependencies: ["ObservableDefaults", "TestEnvironment"],
             swiftSettings: [.unsafeFlags(["-default-isolation", "MainActor"])]
         ),
         // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.

@@ -25,7 +25,9 @@ public enum ClassExpansion {
 
     // MARK: - member
 
-    /// The member role: the registrar, the binding, the initializer (with `autoInit`) and `observerStarter`.
+    /// The member role: the registrar, the binding, the Apple library's configuration members (`_userDefaults`,
+    /// `_prefix`, `_isExternalNotificationDisabled`, for custom initializers), the slots of the persisted
+    /// properties, the initializer (with `autoInit`) and `observerStarter`.
     /// - Parameters:
     ///   - decl: The class declaration's source.
     ///   - declLocator: Maps offsets in `decl` to file offsets (for diagnostics).
@@ -100,6 +102,21 @@ public enum ClassExpansion {
 
             private let _od_binding = ObservableDefaults::_DefaultsObjectBinding(suiteName: \(suite), prefix: \(prefix), ignoreExternalChanges: \(options.ignoreExternalChanges), limitToInstance: \(options.limitToInstance), mainActor: \(context.isMainActor))
 
+            private var _userDefaults: ObservableDefaults::DefaultsSuite {
+                get { _od_binding.suite }
+                set { _od_binding.configure(suite: newValue, ignoreExternalChanges: nil, prefix: nil) }
+            }
+
+            private var _prefix: Swift::String {
+                get { _od_binding.prefix }
+                set { _od_binding.configure(suite: nil, ignoreExternalChanges: nil, prefix: newValue) }
+            }
+
+            private var _isExternalNotificationDisabled: Swift::Bool {
+                get { _od_binding.ignoresExternalChanges }
+                set { _od_binding.configure(suite: nil, ignoreExternalChanges: newValue, prefix: nil) }
+            }
+
             """
         // The generated initializer needs every stored property to have an initial value (as in the Apple
         // library); without one the class must declare its own initializer.
@@ -112,6 +129,15 @@ public enum ClassExpansion {
                 }
 
                 """
+        }
+        // The slots of the persisted properties: declared here rather than by `@DefaultsBacked`'s peer role,
+        // because the compiler does not expand a property macro whose arguments do not type-check, and
+        // `observerStarter` would then name a slot that does not exist (a second error for one mistake).
+        for member in type.members {
+            guard PropertyRole.of(member, observeFirst: options.observeFirst).role == .persisted,
+                  PropertyRole.isExpandable(member, needsInitializer: true),
+                  let slot = PropertyExpansion.slotDeclaration(member) else { continue }
+            text += "\n" + wrap(slot, in: member.ifConfig, indent: "")
         }
         let register = context.isMainActor ? "mainActorProperty" : "property"
         var body = "    let _od_properties = ObservableDefaults::_DefaultsPropertyList()\n"
@@ -249,6 +275,6 @@ public enum ClassExpansion {
         var parser = DeclParser(decl)
         guard let type = parser.parseTypeDecl(), type.keyword == "class" else { return .empty }
         if let conformances, !conformances.contains("Observable") { return .empty }
-        return ExpansionResult(source: "extension \(extendedType.trimmed): Observation::Observable {\n}")
+        return ExpansionResult(source: "extension \(extendedType.trimmed): ObservableDefaults::_DefaultsObservable {\n}")
     }
 }

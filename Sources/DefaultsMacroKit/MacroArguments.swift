@@ -109,9 +109,9 @@ public struct ObservableDefaultsOptions: Equatable, Sendable {
     public var autoInit = true
     /// Do not observe the suite: the object hears only its own writes.
     public var ignoreExternalChanges = false
-    /// The suite's name; `nil` for the standard suite.
+    /// The suite's name, trimmed; `nil` for the standard suite (also for `""`).
     public var suiteName: String?
-    /// Prepended to every property's key.
+    /// Prepended to every property's key (trimmed).
     public var prefix: String?
     /// Properties are `@ObservableOnly` unless marked `@DefaultsBacked`.
     public var observeFirst = false
@@ -128,8 +128,9 @@ public struct ObservableDefaultsOptions: Equatable, Sendable {
         var options = ObservableDefaultsOptions()
         options.autoInit = reader.bool("autoInit", default: true)
         options.ignoreExternalChanges = reader.bool("ignoreExternalChanges", default: false)
-        options.suiteName = reader.string("suiteName")
-        options.prefix = reader.string("prefix")
+        // As in the Apple library: surrounding whitespace is trimmed, and an empty suite name is the standard suite.
+        options.suiteName = reader.string("suiteName").map(\.trimmed).flatMap { $0.isEmpty ? nil : $0 }
+        options.prefix = reader.string("prefix")?.trimmed
         options.observeFirst = reader.bool("observeFirst", default: false)
         options.limitToInstance = reader.bool("limitToInstance", default: false)
         options.defaultIsolationIsMainActor = reader.bool("defaultIsolationIsMainActor", default: false)

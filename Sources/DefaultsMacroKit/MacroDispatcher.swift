@@ -58,7 +58,7 @@ public enum MacroDispatcher {
                 ? PropertyExpansion.defaultsBackedAccessors(decl: decl.source, locator: decl.locator)
                 : PropertyExpansion.observableOnlyAccessors(decl: decl.source, locator: decl.locator)
         case ("DefaultsBackedMacro", "peer"):
-            return PropertyExpansion.defaultsBackedPeers(decl: decl.source, attribute: attribute.source)
+            return PropertyExpansion.defaultsBackedPeers(decl: decl.source)
         case ("ObservableOnlyMacro", "peer"):
             return PropertyExpansion.observableOnlyPeers(decl: decl.source)
         default:

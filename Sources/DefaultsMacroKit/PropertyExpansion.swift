@@ -71,30 +71,36 @@ public enum PropertyExpansion {
         return ExpansionResult(source: text, diagnostics: diagnostics)
     }
 
-    /// The peer role of `@DefaultsBacked`: the slot (`_od_<name>`) and the moved `willSet`/`didSet` bodies.
-    /// - Parameters:
-    ///   - decl: The property declaration's source.
-    ///   - attribute: The `@DefaultsBacked(…)` attribute's source (for `userDefaultsKey`).
+    /// The peer role of `@DefaultsBacked`: the moved `willSet`/`didSet` bodies. (The slot is declared by
+    /// the class's member role, so a property whose attribute does not type-check causes no second error.)
+    /// - Parameter decl: The property declaration's source.
     /// - Returns: The peers, or ``ExpansionResult/empty`` when the property cannot be persisted.
-    public static func defaultsBackedPeers(decl: String, attribute: String) -> ExpansionResult {
+    public static func defaultsBackedPeers(decl: String) -> ExpansionResult {
         var parser = DeclParser(decl)
-        guard let member = parser.parseMember(), let property = property(member),
+        guard let member = parser.parseMember(), let property = property(member) else { return .empty }
+        let lines = observerMethods(property)
+        return lines.isEmpty ? .empty : ExpansionResult(source: lines.joined(separator: "\n\n"))
+    }
+
+    /// The slot (`_od_<name>`) of a persisted property: its key, declaration default and storage rule;
+    /// `nil` when the property cannot be persisted.
+    static func slotDeclaration(_ member: MemberSyntax) -> String? {
+        guard let property = property(member),
               let initializer = property.binding.initializer ?? (property.type.map(isOptional) == true ? "nil" : nil)
-        else { return .empty }
-        var attributeParser = DeclParser(attribute)
-        let attributeSyntax = attributeParser.parseAttributes().first
-        let key = PropertyRole.key(of: member, attribute: attributeSyntax) ?? property.name
+        else { return nil }
+        let key: String
+        switch PropertyRole.keySource(of: member, attribute: nil) {
+        case .literal(let literal): key = StringLiteral.quote(literal)
+        case .expression(let expression):
+            key = "ObservableDefaults::_defaultsKey(\(expression), property: \(StringLiteral.quote(property.name)))"
+        }
         let storage = storageName(property.name)
-        var lines: [String] = []
         let value = initializer.trimmed
         if let type = property.type {
             let factory = isOptional(type) ? "_defaultsOptionalSlot" : "_defaultsSlot"
-            lines.append("private let \(storage): ObservableDefaults::_DefaultsSlot<\(type)> = ObservableDefaults::\(factory)(key: \(StringLiteral.quote(key)), \(value))")
-        } else {
-            lines.append("private let \(storage) = ObservableDefaults::_defaultsSlot(key: \(StringLiteral.quote(key)), \(value))")
+            return "private let \(storage): ObservableDefaults::_DefaultsSlot<\(type)> = ObservableDefaults::\(factory)(key: \(key), \(value))"
         }
-        lines += observerMethods(property)
-        return ExpansionResult(source: lines.joined(separator: "\n\n"))
+        return "private let \(storage) = ObservableDefaults::_defaultsSlot(key: \(key), \(value))"
     }
 
     /// Whether a type annotation names an Optional (`T?`, `T!`, `Optional<T>`).

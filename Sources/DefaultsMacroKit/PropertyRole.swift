@@ -37,15 +37,35 @@ public enum PropertyRole: Equatable, Sendable {
         return !needsInitializer || binding.initializer != nil || binding.type.map(PropertyExpansion.isOptional) == true
     }
 
-    /// The key a persisted property is stored under (before the prefix).
+    /// The key a persisted property is stored under (before the prefix), when it is known at compile time:
+    /// a string literal, or the property's name. `nil` for a key given as an expression.
     static func key(of member: MemberSyntax, attribute: AttributeSyntax?) -> String? {
-        for candidate in [attribute, member.attribute(defaultsBackedName), member.attribute(defaultsKeyName)] {
-            if let argument = candidate?.argument("userDefaultsKey"), argument.value.count == 1,
-               let value = StringLiteral.value(of: argument.value[0].text) {
-                return value
-            }
+        switch keySource(of: member, attribute: attribute) {
+        case .literal(let key): return key
+        case .expression: return nil
         }
-        return member.bindings.first?.name
+    }
+
+    /// How the key of a persisted property is written (before the prefix).
+    enum KeySource: Equatable {
+        /// Known at compile time: a plain string literal, or the property's name.
+        case literal(String)
+        /// Any other expression (a constant, an interpolation, a call), evaluated once per object; it may be
+        /// `String?` in `@DefaultsBacked`, where `nil` means the property's name.
+        case expression(String)
+    }
+
+    /// The key written in `attribute` (the macro's own), `@DefaultsBacked` or `@DefaultsKey`, in that order;
+    /// else the property's name. A `nil` literal counts as no key.
+    static func keySource(of member: MemberSyntax, attribute: AttributeSyntax?) -> KeySource {
+        let name = member.bindings.first?.name ?? ""
+        for candidate in [attribute, member.attribute(defaultsBackedName), member.attribute(defaultsKeyName)] {
+            guard let argument = candidate?.argument("userDefaultsKey"),
+                  !(argument.value.count == 1 && argument.value[0].isIdentifier("nil")) else { continue }
+            if argument.value.count == 1, let value = StringLiteral.value(of: argument.value[0].text) { return .literal(value) }
+            return .expression(argument.valueText.trimmed)
+        }
+        return .literal(name)
     }
 }
 

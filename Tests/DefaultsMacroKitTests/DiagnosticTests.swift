@@ -137,11 +137,30 @@ import Testing
     }
 
     @Test func invalidSuiteName() throws {
-        for (name, message) in [("\"\"", "invalid suite name: it is empty"), ("\"a/b\"", "invalid suite name: 'a/b' contains '/'"), ("\"..\"", "invalid suite name: '..' is not a file name")] {
+        for (name, message) in [("\"a/b\"", "invalid suite name: 'a/b' contains '/'"), ("\"..\"", "invalid suite name: '..' is not a file name")] {
             let attribute = "@ObservableDefaults(suiteName: \(name))"
             let diagnostic = try #require(ClassExpansion.members(decl: "class C {}", declLocator: locator, attribute: attribute, attributeLocator: locator).diagnostics.first)
             #expect(diagnostic.message == message)
             #expect(diagnostic.offset == offset(of: name, in: attribute))
+        }
+    }
+
+    /// As in the Apple library: `suiteName: ""` (or only spaces) is the standard suite, and surrounding
+    /// whitespace of `suiteName` and `prefix` is trimmed.
+    @Test func suiteNameAndPrefixAreTrimmed() throws {
+        let cases: [(String, String?, String?)] = [
+            ("@ObservableDefaults(suiteName: \"\")", nil, nil),
+            ("@ObservableDefaults(suiteName: \"  \", prefix: \" p_ \")", nil, "p_"),
+            ("@ObservableDefaults(suiteName: \" group.app\\t\")", "group.app", nil),
+        ]
+        for (attribute, suiteName, prefix) in cases {
+            var parser = DeclParser(attribute)
+            let (options, diagnostics) = ObservableDefaultsOptions.read(parser.parseAttributes().first, locator: locator)
+            #expect(diagnostics.isEmpty)
+            #expect(options.suiteName == suiteName, "\(attribute)")
+            #expect(options.prefix == prefix, "\(attribute)")
+            let result = ClassExpansion.members(decl: "class C {}", declLocator: locator, attribute: attribute, attributeLocator: locator)
+            #expect(result.diagnostics.isEmpty, "\(attribute)")
         }
     }
 

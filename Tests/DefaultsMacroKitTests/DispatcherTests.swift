@@ -36,9 +36,10 @@ import Testing
     }
 
     @Test func expansionResult() throws {
-        let answer = try respond(attached(typeName: "DefaultsBackedMacro", role: "peer", attribute: "@DefaultsBacked", decl: "\n  var x = 1"))
+        let answer = try respond(attached(
+            typeName: "DefaultsBackedMacro", role: "peer", attribute: "@DefaultsBacked", decl: "\n  var x = 1 { didSet {} }"))
         let result = try #require(answer["expandMacroResult"] as? [String: Any])
-        #expect(result["expandedSource"] as? String == #"private let _od_x = ObservableDefaults::_defaultsSlot(key: "x", 1)"#)
+        #expect(result["expandedSource"] as? String == "private func _od_didSet_x(_ oldValue: Swift::Int) {}")
         #expect((result["diagnostics"] as? [Any])?.isEmpty == true)
     }
 

@@ -89,7 +89,7 @@ import Testing
 
     @Test func extensionRole() {
         #expect(ClassExpansion.extensions(decl: Self.classBody, extendedType: "Settings", conformances: "struct P: Observable {}").source
-            == "extension Settings: Observation::Observable {\n}")
+            == "extension Settings: ObservableDefaults::_DefaultsObservable {\n}")
         #expect(ClassExpansion.extensions(decl: Self.classBody, extendedType: "Settings", conformances: "").source == "")
         #expect(ClassExpansion.extensions(decl: "struct S {}", extendedType: "S", conformances: nil).source == "")
     }
@@ -100,6 +100,8 @@ import Testing
         ("backed-optional", "@DefaultsBacked", "var token: String? = nil"),
         ("backed-optional-no-initializer", "@DefaultsBacked", "var token: Optional<String>"),
         ("backed-key", #"@DefaultsBacked(userDefaultsKey: "custom")"#, "var value = 1.5"),
+        ("backed-key-expression", "@DefaultsBacked(userDefaultsKey: Keys.volume)", "var volume = 3"),
+        ("backed-defaultskey-interpolation", "@DefaultsBacked", #"@DefaultsKey(userDefaultsKey: "\(base).scale") var scale = 1.0"#),
         ("backed-defaultskey", "@DefaultsBacked", #"@DefaultsKey(userDefaultsKey: "port") var port: Int = 8080"#),
         ("backed-observers", "@DefaultsBacked", "var count = 0 {\n    willSet { print(newValue) }\n    didSet(old) { print(old, count) }\n}"),
         ("backed-backticked", "@DefaultsBacked", "var `default` = \"d\""),
@@ -113,15 +115,19 @@ import Testing
     func propertyRoles(name: String, attribute: String, decl: String) {
         let accessors: ExpansionResult
         let peers: ExpansionResult
+        var slot: String?
         if attribute.hasPrefix("@DefaultsBacked") {
             accessors = PropertyExpansion.defaultsBackedAccessors(decl: decl, locator: Self.locator)
-            peers = PropertyExpansion.defaultsBackedPeers(decl: decl, attribute: attribute)
+            peers = PropertyExpansion.defaultsBackedPeers(decl: decl)
+            var parser = DeclParser(attribute + " " + decl)
+            slot = parser.parseMember().flatMap(PropertyExpansion.slotDeclaration)
         } else {
             accessors = PropertyExpansion.observableOnlyAccessors(decl: decl, locator: Self.locator)
             peers = PropertyExpansion.observableOnlyPeers(decl: decl)
         }
         #expect(accessors.diagnostics.isEmpty)
-        let text = "// accessors\n\(accessors.source ?? "<nil>")\n// peers\n\(peers.source ?? "<nil>")\n"
+        var text = "// accessors\n\(accessors.source ?? "<nil>")\n// peers\n\(peers.source ?? "<nil>")\n"
+        if let slot { text += "// slot (declared by the class's member role)\n\(slot)\n" }
         assertSnapshot(text, named: name)
     }
 

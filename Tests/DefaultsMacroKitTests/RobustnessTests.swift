@@ -23,7 +23,7 @@ import Testing
             _ = ClassExpansion.memberAttributes(member: text, parent: text, attribute: "@ObservableDefaults")
             _ = ClassExpansion.extensions(decl: text, extendedType: "C", conformances: nil)
             _ = PropertyExpansion.defaultsBackedAccessors(decl: text, locator: locator)
-            _ = PropertyExpansion.defaultsBackedPeers(decl: text, attribute: text)
+            _ = PropertyExpansion.defaultsBackedPeers(decl: text)
             _ = PropertyExpansion.observableOnlyAccessors(decl: text, locator: locator)
             _ = PropertyExpansion.observableOnlyPeers(decl: text)
         }

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 @Test func smoke() async throws {
-    let suite = try DefaultsSuite(name: "smoke-\(UUID().uuidString)")
+    let suite = try makeSuite()
     let settings = Settings(userDefaults: suite)
     #expect(settings.host == "localhost")
     settings.host = "example.org"
@@ -20,4 +20,27 @@ import Testing
     #expect(suite.value(forKey: "net_port") == .integer(1))
     writeOutside(suite, ["net_host": .string("outside")])
     #expect(await eventually { settings.host == "outside" })
+}
+
+/// `@DefaultsKey` / `@DefaultsBacked` keys given as any `String` expression are used, never ignored.
+@Test func keysWrittenAsExpressionsAreUsed() async throws {
+    let suite = try makeSuite()
+    suite.set(.integer(7), forKey: "k.audio.volume")
+    let model = ExpressionKeys(userDefaults: suite)
+    #expect(model.volume == 7)
+    model.scale = 2
+    model.theme = "dark"
+    model.named = "m"
+    model.bare = 1
+    model.bareParentheses = 2
+    #expect(suite.value(forKey: "k.ui.scale") == .double(2))
+    #expect(suite.value(forKey: "k.ui.theme") == .string("dark"))
+    #expect(suite.value(forKey: "k.named") == .string("m"))
+    #expect(suite.value(forKey: "k.bare") == .integer(1))
+    #expect(suite.value(forKey: "k.bareParentheses") == .integer(2))
+    #expect(Set(suite.storedKeys) == ["k.audio.volume", "k.ui.scale", "k.ui.theme", "k.named", "k.bare", "k.bareParentheses"])
+    let marker = OutsideMarker(suite)
+    writeOutside(suite, ["k.audio.volume": .integer(9)])
+    #expect(await marker.settle())
+    #expect(model.volume == 9)
 }

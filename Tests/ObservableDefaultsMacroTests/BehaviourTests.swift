@@ -71,6 +71,66 @@ import Testing
     }
 }
 
+/// A hand edit with a value of the wrong type: a running object keeps its last good value, a new object
+/// uses the fallback, and the error says where and what.
+@Suite struct WrongTypedEditTests {
+    @Test func runningObjectKeepsTheLastGoodValueAndTheErrorSaysWhere() async throws {
+        let suite = try makeSuite()
+        let errors = EventLog()
+        let observation = suite.observeErrors { errors.append($0.description) }
+        defer { observation.cancel() }
+        let model = DaemonSettings(userDefaults: suite)
+        model.level = .dark
+        model.count = 4
+        let levelFlag = track { _ = model.level }
+        let countFlag = track { _ = model.count }
+        let marker = OutsideMarker(suite)
+        // Written by hand: the members on lines of their own, so the positions are known.
+        let text = """
+            {
+              "daemon.count": "many",
+              "daemon.level": "verbose"
+            }
+            """
+        let temporary = suite.fileURL.deletingLastPathComponent().appendingPathComponent(".hand-edit")
+        try Data(text.utf8).write(to: temporary)
+        #expect(rename(temporary.path, suite.fileURL.path) == 0)
+        #expect(await marker.settle())
+        #expect(model.level == .dark)
+        #expect(model.count == 4)
+        #expect(!levelFlag.fired)
+        #expect(!countFlag.fired)
+        let path = suite.fileURL.path
+        #expect(errors.events.contains(
+            "\(path):3:19: error: key 'daemon.level': 'verbose' is not a case of LogLevel: light, dark, system; keeping the current value"))
+        #expect(errors.events.contains(
+            "\(path):2:19: error: key 'daemon.count': \"many\" is not an Int; keeping the current value"))
+        let fresh = DaemonSettings(userDefaults: suite)
+        #expect(fresh.level == .system)
+        #expect(fresh.count == 1)
+        writeOutside(suite, ["daemon.level": .string("light")])
+        #expect(await eventually { model.level == .light })
+    }
+
+    /// The README's way for an object to reach its suite's error channel: open the suite by the same name
+    /// (every handle on one file shares the channel).
+    @Test func objectOpenedByTheMacrosSuiteNameReportsOnThatSuite() async throws {
+        let settings = Settings()  // `suiteName: "macro-tests.settings"` in the macro
+        let suite = try DefaultsSuite(name: "macro-tests.settings")
+        let errors = EventLog()
+        let observation = suite.observeErrors { errors.append($0.description) }
+        defer { observation.cancel() }
+        settings.port = 7070
+        let marker = OutsideMarker(suite)
+        writeOutside(suite, ["net_port": .string("many")])
+        #expect(await marker.settle())
+        #expect(settings.port == 7070)
+        #expect(errors.events.contains { $0.contains("key 'net_port': \"many\" is not an Int; keeping the current value") },
+                "\(errors.events)")
+        #expect(suite.lastError?.key == "net_port")
+    }
+}
+
 @Suite struct DefaultFallbackTests {
     @Test func storedThenRegisteredThenDeclarationDefault() async throws {
         let suite = try makeSuite()
@@ -132,34 +192,61 @@ import Testing
 }
 
 @Suite struct ModeTests {
-    @Test func ignoreExternalChangesHearsOnlyOwnWrites() async throws {
+    /// Upstream's rule: the value always follows the suite; only the notification is suppressed.
+    @Test func ignoreExternalChangesFollowsTheSuiteWithoutNotifying() async throws {
         let suite = try makeSuite()
         let model = IgnoresExternal(userDefaults: suite)
         let other = IgnoresExternal(userDefaults: suite)
-        let marker = OutsideMarker(suite)  // hears outside changes (and gets the file watched)
+        let marker = OutsideMarker(suite)  // proves the outside changes were handled
         model.value = 1
         #expect(suite.value(forKey: "value") == .integer(1))
+        var flag = track { _ = model.value }
+        suite.set(.integer(3), forKey: "value")  // this process, another object's path
+        #expect(model.value == 3)
+        #expect(!flag.fired)
         writeOutside(suite, ["value": .integer(2)])
-        other.value = 3
         #expect(await marker.settle())
-        #expect(model.value == 1)
+        #expect(model.value == 2)
+        #expect(!flag.fired)
+        other.value = 4
+        #expect(model.value == 4)
+        #expect(!flag.fired)
+        // Assigning the value the object had before the outside change is a real write, never skipped.
+        suite.set(.integer(9), forKey: "value")
+        model.value = 4
+        #expect(suite.value(forKey: "value") == .integer(4))
+        #expect(model.value == 4)
+        flag = track { _ = model.value }
+        model.value = 5  // own writes notify
+        #expect(flag.fired)
         let overridden = Matrix(userDefaults: suite, ignoreExternalChanges: true)
+        let aFlag = track { _ = overridden.a }
         writeOutside(suite, ["m_a": .integer(8)])
         #expect(await marker.settle())
-        #expect(suite.value(forKey: "m_a") == .integer(8))  // the suite did read it
-        #expect(overridden.a == 1)
+        #expect(overridden.a == 8)
+        #expect(!aFlag.fired)
     }
 
-    @Test func ignoredKeyPathsWithAPrefix() async throws {
+    @Test func ignoredKeyPathsFollowTheSuiteWithoutNotifying() async throws {
         let suite = try makeSuite()
         let model = Matrix(userDefaults: suite, prefix: "p.", ignoredKeyPathsForExternalUpdates: [\Matrix.a])
         let aFlag = track { _ = model.a }
+        let bFlag = track { _ = model.b }
         let marker = OutsideMarker(suite)
         writeOutside(suite, ["p.a": .integer(5), "p.b": .string("heard")])
         #expect(await eventually { model.b == "heard" })
         #expect(await marker.settle())  // b can be applied before a: wait until the whole change is handled
-        #expect(model.a == 1)
+        #expect(model.a == 5)
         #expect(!aFlag.fired)
+        #expect(bFlag.fired)
+        suite.set(.integer(7), forKey: "p.a")
+        #expect(model.a == 7)
+        #expect(!aFlag.fired)
+        // The old value, assigned after an outside change, is written (not skipped as equal to a stale copy).
+        model.a = 1
+        suite.set(.integer(2), forKey: "p.a")
+        model.a = 1
+        #expect(suite.value(forKey: "p.a") == .integer(1))
         model.a = 6  // own writes still work
         #expect(suite.value(forKey: "p.a") == .integer(6))
     }

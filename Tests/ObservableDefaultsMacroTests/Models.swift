@@ -141,3 +141,32 @@ final class StorageModel: Sendable {
     var optionalInt: Int? = 5
     var optionalWithoutInitializer: String?
 }
+
+enum LogLevel: String, Codable, CaseIterable, Sendable {
+    case light, dark, system
+}
+
+/// What a daemon reads from a hand-edited file.
+@ObservableDefaults(prefix: "daemon.")
+final class DaemonSettings: Sendable {
+    var level: LogLevel = .system
+    var count = 1
+    var limit: Int? = 25
+}
+
+let volumeKeyConstant = "audio.volume"
+enum KeyNames {
+    static let base = "ui"
+    static let optionalKey: String? = nil
+}
+
+/// Keys written as expressions, evaluated once per object.
+@ObservableDefaults(prefix: "k.")
+final class ExpressionKeys: Sendable {
+    @DefaultsKey(userDefaultsKey: volumeKeyConstant) var volume = 3
+    @DefaultsKey(userDefaultsKey: "\(KeyNames.base).scale") var scale = 1.0
+    @DefaultsBacked(userDefaultsKey: KeyNames.base + ".theme") var theme = "light"
+    @DefaultsBacked(userDefaultsKey: KeyNames.optionalKey) var named = "n"
+    @DefaultsKey var bare = 0
+    @DefaultsKey() var bareParentheses = 0
+}

@@ -56,4 +56,20 @@ import Testing
         }
         #expect(!output.contains("plugin") || !output.contains("crash"), "plugin failure:\n\(output)")
     }
+
+    /// A mistake in a macro argument that the compiler itself reports is reported once: the generated code
+    /// adds no second error about the same thing.
+    @Test(arguments: ["non-string-key.swift", "non-string-backed-key.swift"])
+    func compilerReportsExactlyOneError(fixture: String) throws {
+        let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-one-error/\(fixture)")
+        let expectations = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix("// expect: ") }.map { String($0.dropFirst("// expect: ".count)) }
+        let (status, output) = try Self.typecheck(file)
+        #expect(status != 0, "the bad fixture compiled")
+        let errors = output.split(separator: "\n").filter { $0.contains(": error: ") }
+        #expect(errors.count == 1, "\(output)")
+        for expectation in expectations {
+            #expect(output.contains("\(file.path):\(expectation)"), "missing: \(expectation)\n\(output)")
+        }
+    }
 }

@@ -5,15 +5,14 @@ import Glibc
 #endif
 import Synchronization
 import Testing
+import TestEnvironment
 
-/// One private directory for every suite the tests open by name (also `.standard`), so nothing touches
-/// the user's configuration directory.
+/// The private directory for every suite the tests open (also `.standard` and suites opened by name): the
+/// one `TestEnvironment` created and exported as `OBSERVABLE_DEFAULTS_DIRECTORY` when the test binary was
+/// loaded, so nothing touches the user's configuration directory whatever test runs first.
 let testDirectory: URL = {
-    let url = URL(fileURLWithPath: NSTemporaryDirectory())
-        .appendingPathComponent("od-macro-tests-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
-    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    setenv("OBSERVABLE_DEFAULTS_DIRECTORY", url.path, 1)
-    return url
+    guard let path = od_test_suites_directory() else { fatalError("TestEnvironment did not set up the suites directory") }
+    return URL(fileURLWithPath: String(cString: path), isDirectory: true)
 }()
 
 /// A fresh, uniquely named suite per test.

@@ -16,6 +16,7 @@ extension _DefaultsObjectBinding {
         return _DefaultsPropertyBinding(
             key: slot.key, keyPath: keyPath,
             load: { suite, fullKey in slot.load(from: suite, fullKey: fullKey) },
+            follow: { suite, fullKey in slot.follow(suite, fullKey: fullKey) },
             apply: { suite, fullKey in
                 guard let host = weakHost.object else { return }
                 Self.apply(slot, suite: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
@@ -34,6 +35,7 @@ extension _DefaultsObjectBinding {
         return _DefaultsPropertyBinding(
             key: slot.key, keyPath: keyPath,
             load: { suite, fullKey in slot.load(from: suite, fullKey: fullKey) },
+            follow: { suite, fullKey in slot.follow(suite, fullKey: fullKey) },
             apply: { suite, fullKey in
                 let work: @MainActor @Sendable () -> Void = {
                     guard let host = weakHost.object else { return }
@@ -54,11 +56,15 @@ extension _DefaultsObjectBinding {
         registrar: Observation.ObservationRegistrar,
         willSet: ((Host, Value) -> Void)?, didSet: ((Host, Value) -> Void)?
     ) {
-        let resolved = slot.resolve(in: suite, fullKey: fullKey)
+        guard let resolved = slot.resolve(in: suite, fullKey: fullKey, keepingOnMismatch: true) else { return }
         let old = slot.snapshot
         if old.stored == resolved.stored { return }
         willSet?(host, resolved.value)
-        registrar.withMutation(of: host, keyPath: keyPath) { slot.store(resolved.value, stored: resolved.stored) }
+        // The copy changes before Observation hears of it (as in the Apple library, whose getter reads the
+        // store that already changed): a change handler that runs at once on another thread — the task
+        // iterating `Observations` — must read the new value, or it keeps an old one and hears nothing more.
+        slot.store(resolved)
+        registrar.withMutation(of: host, keyPath: keyPath) {}
         didSet?(host, old.value)
     }
 }

@@ -29,7 +29,7 @@ public final class _DefaultsObjectBinding: Sendable {
     /// - Parameters:
     ///   - suiteName: The macro's `suiteName`, or `nil` for ``DefaultsSuite/standard``.
     ///   - prefix: Prepended to every property's key.
-    ///   - ignoreExternalChanges: Do not observe the suite at all.
+    ///   - ignoreExternalChanges: Changes made elsewhere update the values without notifying.
     ///   - limitToInstance: Observe changes made in this process only.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(suiteName: String?, prefix: String, ignoreExternalChanges: Bool, limitToInstance: Bool, mainActor: Bool) {
@@ -37,7 +37,9 @@ public final class _DefaultsObjectBinding: Sendable {
         self.mainActor = mainActor
     }
 
-    /// Applies the generated initializer's arguments (they win over the macro's).
+    /// Applies the generated initializer's arguments, or a custom initializer's assignments to `_userDefaults`,
+    /// `_prefix` and `_isExternalNotificationDisabled` (they win over the macro's; they take effect when
+    /// `observerStarter()` runs).
     public func configure(suite: DefaultsSuite?, ignoreExternalChanges: Bool?, prefix: String?) {
         state.withLock { state in
             if let suite { state.suite = suite }
@@ -45,6 +47,14 @@ public final class _DefaultsObjectBinding: Sendable {
             if let prefix { state.prefix = prefix }
         }
     }
+
+    /// The suite in use (the generated `_userDefaults`).
+    public var suite: DefaultsSuite { target.suite }
+    /// The key prefix in use (the generated `_prefix`).
+    public var prefix: String { state.withLock { $0.prefix } }
+    /// Whether changes made elsewhere update the values without notifying (the generated
+    /// `_isExternalNotificationDisabled`).
+    public var ignoresExternalChanges: Bool { state.withLock { $0.ignoreExternalChanges } }
 
     /// The suite and prefix in use (the suite is opened on first use).
     var target: (suite: DefaultsSuite, prefix: String) {
@@ -68,8 +78,13 @@ public final class _DefaultsObjectBinding: Sendable {
 
     // MARK: - Writes
 
-    /// A property write: skipped when the stored form does not change; otherwise `willSet`, the copy updated
-    /// inside Observation's `withMutation` for that property only, the suite written, `didSet`.
+    /// A property write: `willSet`, the copy updated inside Observation's `withMutation` for that property
+    /// only, the suite written, `didSet`.
+    ///
+    /// The copy then holds what a new object would read: assigning `nil` to an Optional removes the key, and
+    /// the property reads the registered default, else the declaration default. The suite is written
+    /// whenever it holds something else than the new value, even when the copy already equals it (an
+    /// outside change may not have reached the copy yet); observers are told only when the copy changes.
     public func set<Host: Observation.Observable & AnyObject, Value>(
         _ newValue: Value, slot: _DefaultsSlot<Value>, keyPath: KeyPath<Host, Value>, on host: Host,
         registrar: Observation.ObservationRegistrar,
@@ -84,52 +99,66 @@ public final class _DefaultsObjectBinding: Sendable {
             suite.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(Value.self): \(error)", key: fullKey))
             return
         }
+        let next = stored == nil ? slot.fallback(in: suite, fullKey: fullKey) : .init(value: newValue, stored: stored)
         let old = slot.snapshot
-        if old.stored == stored { return }
-        willSet?(newValue)
-        registrar.withMutation(of: host, keyPath: keyPath) { slot.store(newValue, stored: stored) }
+        let copyChanges = old.stored != next.stored
+        guard copyChanges || suite.storedValue(forKey: fullKey) != stored else { return }
+        if copyChanges {
+            willSet?(newValue)
+            registrar.withMutation(of: host, keyPath: keyPath) { slot.store(next) }
+        }
         suite.set(stored, forKey: fullKey)
-        didSet?(old.value)
+        if copyChanges { didSet?(old.value) }
     }
 
     // MARK: - Start
 
-    /// Loads every property from the suite and starts observing it (unless external changes are ignored).
-    /// Properties whose key paths are in `ignoring` keep their loaded value but do not follow outside changes.
-    /// `isolation` is the caller's (`#isolation` in the generated code): when it is the main actor — an
-    /// explicit `@MainActor` class or a module whose default isolation is the main actor — changes are
-    /// applied on the main actor even without `defaultIsolationIsMainActor: true`.
+    /// Loads every property from the suite and starts observing it.
+    ///
+    /// With `ignoreExternalChanges`, and for the properties whose key paths are in `ignoring`, changes made
+    /// elsewhere still update the copy (a read always returns the current value) but are not reported to
+    /// Observation or to `willSet`/`didSet`. `isolation` is the caller's (`#isolation` in the generated
+    /// code): when it is the main actor — an explicit `@MainActor` class or a module whose default isolation
+    /// is the main actor — changes are applied on the main actor even without `defaultIsolationIsMainActor: true`.
     public func start(_ list: _DefaultsPropertyList, ignoring: [AnyKeyPath], isolation: (any Actor)? = nil) {
         let onMainActor = isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } ?? false
         let (suite, prefix) = target
+        let ignoreExternal = state.withLock { $0.ignoreExternalChanges }
         var updaters: [String: [_DefaultsPropertyBinding]] = [:]
-        for property in list.properties {
+        for var property in list.properties {
             let fullKey = prefix + property.key
             property.load(suite, fullKey)
-            if !ignoring.contains(property.keyPath) { updaters[fullKey, default: []].append(property) }
+            property.silent = ignoreExternal || ignoring.contains(property.keyPath)
+            updaters[fullKey, default: []].append(property)
         }
-        let (ignoreExternal, limit) = state.withLock { state in
+        let limit = state.withLock { state in
             state.updaters = updaters
             state.appliesOnMainActor = onMainActor
             state.observation?.cancel()
             state.observation = nil
-            return (state.ignoreExternalChanges, state.limitToInstance)
+            return state.limitToInstance
         }
-        guard !ignoreExternal, !updaters.isEmpty else { return }
+        guard !updaters.isEmpty else { return }
         let observation = suite.observe(keys: Set(updaters.keys), scope: limit ? .thisProcess : .allProcesses) { [weak self] change in
             self?.handle(change)
         }
         state.withLock { $0.observation = observation }
     }
 
-    /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys).
+    /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys). Silent
+    /// properties take the new value at once, on the thread that delivers the change.
     func handle(_ change: DefaultsChange) {
         let (suite, updaters, onMainActor) = state.withLock { state in (state.suite, state.updaters, state.appliesOnMainActor) }
         guard let suite else { return }
-        let work = _DefaultsUnchecked(wrapped: {
-            for key in change.keys {
-                for property in updaters[key] ?? [] { property.apply(suite, key) }
+        var notified: [(String, _DefaultsPropertyBinding)] = []
+        for key in change.keys {
+            for property in updaters[key] ?? [] {
+                if property.silent { property.follow(suite, key) } else { notified.append((key, property)) }
             }
+        }
+        guard !notified.isEmpty else { return }
+        let work = _DefaultsUnchecked(wrapped: {
+            for (key, property) in notified { property.apply(suite, key) }
         })
         if !onMainActor || MainQueue.isCurrent {
             work.wrapped()

@@ -9,8 +9,13 @@ public struct _DefaultsPropertyBinding: @unchecked Sendable {
     let keyPath: AnyKeyPath
     /// Reads the suite into the property's copy without notifying anyone (start-up).
     let load: (DefaultsSuite, String) -> Void
+    /// Reads the suite after a change of the key into the copy without telling anyone (ignored key paths,
+    /// `ignoreExternalChanges`).
+    let follow: (DefaultsSuite, String) -> Void
     /// Reads the suite after a change of the key and applies it: observers, Observation, copy.
     let apply: (DefaultsSuite, String) -> Void
+    /// Outside changes go through ``follow`` instead of ``apply``.
+    var silent = false
 }
 
 /// The properties `observerStarter` collects.

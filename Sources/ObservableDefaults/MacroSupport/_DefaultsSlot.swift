@@ -45,23 +45,36 @@ public final class _DefaultsSlot<Value> {
 
     /// Sets the copy to what the suite holds for `fullKey`, without notifying anyone (start-up).
     func load(from suite: DefaultsSuite, fullKey: String) {
-        let resolved = resolve(in: suite, fullKey: fullKey)
-        store(resolved.value, stored: resolved.stored)
+        store(resolve(in: suite, fullKey: fullKey, keepingOnMismatch: false)!)
+    }
+
+    func store(_ state: State) { store(state.value, stored: state.stored) }
+
+    /// Takes what the suite now holds for `fullKey`, without notifying anyone; a value of the wrong type
+    /// is reported and the copy kept.
+    func follow(_ suite: DefaultsSuite, fullKey: String) {
+        if let resolved = resolve(in: suite, fullKey: fullKey, keepingOnMismatch: true) { store(resolved) }
     }
 
     /// The value the suite holds for `fullKey`: the stored value, else the registered default, else the
-    /// declaration default. A stored value of the wrong type is reported and skipped (the registered default,
-    /// then the declaration default, apply).
-    func resolve(in suite: DefaultsSuite, fullKey: String) -> State {
-        if let stored = suite.storedValue(forKey: fullKey) {
-            if let value = codec.decode(stored) { return State(value: value, stored: stored) }
-            suite.report(DefaultsError(
-                .wrongType, message: "expected a value for a property of type \(Value.self), found \(stored.typeName); using its default",
-                fileURL: suite.fileURL, key: fullKey))
-            if let registered = suite.registeredDefaults[fullKey], let value = codec.decode(registered) {
-                return State(value: value, stored: registered)
-            }
-        } else if let registered = suite.value(forKey: fullKey), let value = codec.decode(registered) {
+    /// declaration default — what a newly created object reads.
+    ///
+    /// A stored value of the wrong type is reported on the suite's error channel (with the file position of
+    /// the value when it can be found). Then a running object keeps its last good value
+    /// (`keepingOnMismatch`, the result is `nil`), and a new object uses the registered default, then the
+    /// declaration default.
+    func resolve(in suite: DefaultsSuite, fullKey: String, keepingOnMismatch: Bool) -> State? {
+        guard let stored = suite.storedValue(forKey: fullKey) else { return fallback(in: suite, fullKey: fullKey) }
+        if let value = codec.decode(stored) { return State(value: value, stored: stored) }
+        suite.report(_DefaultsMismatch.error(for: stored, expected: Value.self, key: fullKey, in: suite,
+                                             consequence: keepingOnMismatch ? "keeping the current value" : "using the default"))
+        return keepingOnMismatch ? nil : fallback(in: suite, fullKey: fullKey)
+    }
+
+    /// What the property reads when the key is not stored: the registered default (when it fits), else the
+    /// declaration default.
+    func fallback(in suite: DefaultsSuite, fullKey: String) -> State {
+        if let registered = suite.registeredDefaults[fullKey], let value = codec.decode(registered) {
             return State(value: value, stored: registered)
         }
         return State(value: declarationDefault, stored: try? codec.encode(declarationDefault))

@@ -73,3 +73,11 @@ public func _defaultsOptionalSlot<V: DefaultsValueConvertible>(key: String, _ va
 public func _defaultsOptionalSlot<V: Codable>(key: String, _ value: V?) -> _DefaultsSlot<V?>  {
     _DefaultsSlot(key: key, default: value, codec: _DefaultsCodec<V>.codable.optional())
 }
+
+/// `Nullable` (the Apple library's optional `Codable` wrapper): stored like an Optional, `.none` removes the key.
+public func _defaultsSlot<V: Codable & Equatable>(key: String, _ value: Nullable<V>) -> _DefaultsSlot<Nullable<V>> {
+    let wrapped = _DefaultsCodec<V>.codable
+    return _DefaultsSlot(key: key, default: value, codec: _DefaultsCodec(
+        encode: { nullable in try nullable.value.flatMap(wrapped.encode) },
+        decode: { stored in wrapped.decode(stored).map { .some($0) } }))
+}

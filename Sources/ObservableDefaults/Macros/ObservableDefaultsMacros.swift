@@ -17,7 +17,7 @@ import Observation
 ///     default on this platform: also hear other processes and hand edits of the file).
 ///   - defaultIsolationIsMainActor: The class is main-actor isolated by the module's default isolation;
 ///     outside changes are then delivered on the main actor (as for an explicit `@MainActor` class).
-@attached(member, names: named(_od_registrar), named(_od_binding), named(init), named(observerStarter))
+@attached(member, names: named(_od_registrar), named(_od_binding), named(init), named(observerStarter), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: Observation.Observable)
 public macro ObservableDefaults(
@@ -33,14 +33,19 @@ public macro ObservableDefaults(
 /// Stores the property in the class's suite and makes it observable. Added automatically to stored
 /// properties of an `@ObservableDefaults` class; write it yourself in `observeFirst` mode.
 ///
-/// - Parameter userDefaultsKey: The key (before the prefix); the property name when `nil`.
+/// - Parameter userDefaultsKey: The key (before the prefix): a literal or any `String` expression,
+///   evaluated once per object; the property name when `nil` or omitted.
 @attached(accessor, names: named(init), named(get), named(set))
-@attached(peer, names: prefixed(_od_), prefixed(_od_willSet_), prefixed(_od_didSet_))
+@attached(peer, names: prefixed(_od_willSet_), prefixed(_od_didSet_))
 public macro DefaultsBacked(userDefaultsKey: String? = nil) = #externalMacro(module: "ObservableDefaultsMacros", type: "DefaultsBackedMacro")
 
 /// Sets the key a property is stored under (before the prefix).
+///
+/// - Parameter userDefaultsKey: The key: a literal or any `String` expression that can be evaluated
+///   where the property is declared (a constant, an interpolation); evaluated once per object. The
+///   property name when `nil` or omitted.
 @attached(peer)
-public macro DefaultsKey(userDefaultsKey: String) = #externalMacro(module: "ObservableDefaultsMacros", type: "DefaultsKeyMacro")
+public macro DefaultsKey(userDefaultsKey: String? = nil) = #externalMacro(module: "ObservableDefaultsMacros", type: "DefaultsKeyMacro")
 
 /// Makes the property observable without storing it.
 @attached(accessor, names: named(init), named(get), named(set))

@@ -1,0 +1,11 @@
+// A key of the wrong type: exactly one error, where the attribute is written (checked by
+// ObservableDefaultsMacroTests/PluginDiagnosticsTests).
+// expect: 10:38: error: cannot convert value of type 'Int' to expected argument type 'String'
+import ObservableDefaults
+
+let numericKey = 5
+
+@ObservableDefaults
+final class Settings {
+    @DefaultsBacked(userDefaultsKey: numericKey) var name = "n"
+}

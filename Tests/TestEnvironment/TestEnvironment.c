@@ -1,0 +1,39 @@
+// Runs when the test binary is loaded, before any test in any test target: points the library's suites
+// directory at a fresh temporary directory (the variable wins over XDG_CONFIG_HOME and HOME), and removes
+// that directory when the process exits. Swift Testing has no process-wide set-up hook; a constructor is
+// the one place that runs before every test whatever the filter or order.
+#define _XOPEN_SOURCE 700
+#include "TestEnvironment.h"
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char directory[4096];
+static int created = 0;
+
+const char *od_test_suites_directory(void) { return created ? directory : NULL; }
+
+static int remove_entry(const char *path, const struct stat *info, int flag, struct FTW *walk) {
+    (void)info; (void)flag; (void)walk;
+    return remove(path);
+}
+
+static void remove_directory(void) {
+    if (created) nftw(directory, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+__attribute__((constructor)) static void install_test_environment(void) {
+    const char *base = getenv("TMPDIR");
+    if (base == NULL || base[0] != '/') base = "/tmp";
+    snprintf(directory, sizeof directory, "%s/observable-defaults-tests-XXXXXX", base);
+    if (mkdtemp(directory) == NULL) {
+        fprintf(stderr, "TestEnvironment: cannot create a temporary suites directory under %s\n", base);
+        abort();  // never fall back to the user's ~/.config
+    }
+    created = 1;
+    setenv("OBSERVABLE_DEFAULTS_DIRECTORY", directory, 1);
+    unsetenv("OBSERVABLE_DEFAULTS_STANDARD_SUITE");
+    atexit(remove_directory);
+}
