@@ -85,6 +85,8 @@ public final class _DefaultsObjectBinding: Sendable {
     /// the property reads the registered default, else the declaration default. The suite is written
     /// whenever it holds something else than the new value, even when the copy already equals it (an
     /// outside change may not have reached the copy yet); observers are told only when the copy changes.
+    /// A value the suite's format cannot store (NaN in a JSON suite, say) is refused as the suite refuses it:
+    /// reported on the suite's error channel, the property and the file unchanged.
     public func set<Host: Observation.Observable & AnyObject, Value>(
         _ newValue: Value, slot: _DefaultsSlot<Value>, keyPath: KeyPath<Host, Value>, on host: Host,
         registrar: Observation.ObservationRegistrar,
@@ -99,6 +101,7 @@ public final class _DefaultsObjectBinding: Sendable {
             suite.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(Value.self): \(error)", key: fullKey))
             return
         }
+        if let stored, !suite.storage.isWritable(stored, forKey: fullKey) { return }
         let next = stored == nil ? slot.fallback(in: suite, fullKey: fullKey) : .init(value: newValue, stored: stored)
         let old = slot.snapshot
         let copyChanges = old.stored != next.stored

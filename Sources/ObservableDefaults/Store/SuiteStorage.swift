@@ -171,8 +171,9 @@ final class SuiteStorage: Sendable {
     }
 
     /// Whether the format can write `value` and read it back; if not, the error is reported and the value
-    /// must not be stored (see ``SuiteFormat/validate(_:forKey:fileURL:)``).
-    private func isWritable(_ value: DefaultsValue, forKey key: String) -> Bool {
+    /// must not be stored (see ``SuiteFormat/validate(_:forKey:fileURL:)``). Objects of the macros ask
+    /// before they change their copy, so a refused value changes neither the suite nor the property.
+    func isWritable(_ value: DefaultsValue, forKey key: String) -> Bool {
         do {
             try format.validate(value, forKey: key, fileURL: fileURL)
             return true
