@@ -18,9 +18,10 @@ enum PropertyListText {
         guard let first = trimmed.first else { return .string(text) }
         if first == "{" || first == "(" { return try oldStyle(text) }
         if first == "<" {
-            let next = trimmed.dropFirst().first(where: { !$0.isWhitespace })
-            if next == nil || next == ">" || next!.isHexDigit { return try oldStyle(text) }
-            if next!.isLetter || next == "?" || next == "!" { return try xml(text) }
+            // `<0a ff>` is old-style data (`<dict>` starts with a hex digit too: the whole tag decides).
+            let tag = trimmed.dropFirst().prefix { $0 != ">" }
+            if tag.allSatisfy({ $0.isHexDigit || $0.isWhitespace }) { return try oldStyle(text) }
+            if let next = tag.first, next.isLetter || next == "?" || next == "!" { return try xml(text) }
         }
         return .string(text)
     }
