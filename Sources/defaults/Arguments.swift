@@ -24,6 +24,9 @@ struct ParsedArguments {
     /// Verb-specific options that take a value (`--prefix p`), by name without dashes.
     var verbOptions: [String: [String]] = [:]
     var positional: [String] = []
+    /// The index in `positional` where the arguments after `--` begin (`positional.count` without `--`).
+    var literalFrom: Int { literalStart ?? positional.count }
+    private var literalStart: Int?
 
     /// Options that are valid for each verb beyond the global ones, and whether they take a value.
     static let verbSpecificOptions: [String: Set<String>] = ["watch": ["prefix"]]
@@ -46,6 +49,7 @@ struct ParsedArguments {
             }
             if argument == "--" {
                 optionsEnded = true
+                literalStart = positional.count
                 continue
             }
             if (argument == "-h" || argument == "-help") && positional.isEmpty {
@@ -55,7 +59,11 @@ struct ParsedArguments {
             }
             guard argument.hasPrefix("--") else {
                 // A single-dash argument belongs to the verb (type flags of `write`, negative numbers).
-                if verb == nil { throw .usage("unknown option '\(argument)'") }
+                if verb == nil {
+                    // `defaults -currentHost read ...`: the macOS options get their own explanation.
+                    let isMacOSOption = ["-g", "-globalDomain", "-currentHost", "-host"].contains(argument)
+                    throw .usage(isMacOSOption ? DomainFile.optionMessage(argument)! : "unknown option '\(argument)'")
+                }
                 positional.append(argument)
                 continue
             }

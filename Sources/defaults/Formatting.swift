@@ -6,10 +6,14 @@ import ObservableDefaults
 /// `2024-05-01 12:30:00 +0000`, data as `{length = 2, bytes = 0x0aff}`, arrays as `( ... )` and
 /// dictionaries as `{ key = value; }` with sorted keys.
 enum HumanFormat {
-    /// A value on its own, as `defaults read suite key` prints it: a top-level string is printed as is.
+    /// A value on its own, as `defaults read suite key` prints it: a top-level string or date is printed
+    /// without quotes, as macOS does.
     static func topLevel(_ value: DefaultsValue) -> String {
-        if case .string(let text) = value { return text }
-        return render(value, indent: 0)
+        switch value {
+        case .string(let text): text
+        case .date(let date): DateText.human(date)
+        default: render(value, indent: 0)
+        }
     }
 
     static func render(_ value: DefaultsValue, indent: Int) -> String {

@@ -8,14 +8,14 @@ enum HelpText {
     Verbs:
       read [suite [key]]            print every suite, one suite, or one value
       read-type suite key           print the type of a value
-      domains                       list the suites in the directory
+      domains                       list the suites in the directory on one line
       find word                     search keys and values of every suite
       path suite                    print the path of a suite's file
-      write suite key [flag] value  store a value (a bare value is a string)
+      write suite key [flag] value  store a value (a bare value is property-list text, else a string)
       delete suite [key]            remove a key, or the whole suite file
       rename suite old new          move a value to a new key
       import suite file|-           replace a suite's contents with a JSON or plist file (- is stdin)
-      export suite file|-           write a suite as a JSON or plist file (- is stdout)
+      export suite file|-           write a suite as an XML plist or JSON file (- is stdout)
       watch suite [key...]          print every change as it happens, from any process or a hand edit
 
     Options (any verb):
@@ -25,7 +25,8 @@ enum HelpText {
       --json            machine-readable output (read, read-type, domains, find, path, watch)
       -h, --help        show help; 'defaults VERB --help' shows a verb's help
 
-    A suite named NAME is the file NAME.json (or NAME.plist) in the directory.
+    A suite named NAME is the file NAME.json (or NAME.plist) in the directory. A suite argument with a '/'
+    is a file path (/etc/app/settings.plist, ./x.json). macOS's -g and -currentHost are not supported.
     Errors are printed on stderr with the suite, key, file, line and column involved; the exit status
     is 1 when an operation fails and 2 when the command line is wrong.
     """
@@ -45,14 +46,16 @@ enum HelpText {
         case "read-type": return """
             Usage: defaults read-type suite key [--json]
 
-            Prints the type of the value: 'Type is string' (or integer, double, boolean, date, data, array,
-            dictionary). With --json prints the type name as a JSON string.
+            Prints the type of the value: 'Type is string' (or integer, float, boolean, date, data, array,
+            dictionary). Every floating-point number is 'float', as on macOS. In a JSON suite, where dates
+            and data are stored as strings, says what the string holds: 'Type is string (an ISO 8601 date)'
+            or 'Type is string (base64 data, 2 bytes)'. With --json prints the type name as a JSON string.
             """
         case "domains": return """
             Usage: defaults domains [--json]
 
-            Lists the suites in the directory, one name per line (a JSON array with --json). Hidden files,
-            such as lock files (.NAME.json.lock) and temporary files, are not suites.
+            Lists the suites in the directory on one line, separated by ', ' as on macOS (a JSON array with
+            --json). Hidden files, such as lock files (.NAME.json.lock) and temporary files, are not suites.
             """
         case "find": return """
             Usage: defaults find word [--json]
@@ -69,6 +72,7 @@ enum HelpText {
         case "write": return """
             Usage: defaults write suite key value
                    defaults write suite key TYPE-FLAG value
+                   defaults write suite '{ key = value; ... }'    (replaces the whole suite)
                    defaults write suite key -array [item...]      (-array-add appends)
                    defaults write suite key -dict [key value...]  (-dict-add merges)
 
@@ -83,7 +87,12 @@ enum HelpText {
             Items of -array and values of -dict are strings unless preceded by a type flag:
               defaults write app ports -array -int 80 -int 443
               defaults write app limits -dict cpu -float 1.5 name web
-            A bare value is a string. The suite is created (in --format, default json) if it does not
+            A bare value is parsed as on macOS: old-style property-list text ('{ a = 1; b = (x, "y z"); }',
+            '( 1, 2 )', <0aff>) is a dictionary, array or data whose leaves are strings; an XML fragment
+            ('<integer>5</integer>', '<dict>...</dict>') has the XML types; anything else is a string.
+            Text that starts like a property list but does not parse is an error: use -string to store it.
+            A key starting with '-' goes after '--': defaults write suite -- -key value.
+            The suite is created (in --format, default json) if it does not
             exist. A suite whose file does not parse is not written; fix the file first.
             """
         case "delete": return """
@@ -100,15 +109,19 @@ enum HelpText {
         case "import": return """
             Usage: defaults import suite file|-
 
-            Replaces the suite's contents with the keys and values of a JSON file (or a property list when
-            the name ends in .plist; XML and binary are read). '-' reads stdin, whose format is detected.
+            Replaces the suite's contents with the keys and values of a JSON file or a property list (XML
+            or binary). The format is detected from the content, not from the file name: a file starting
+            with 'bplist' or '<' (after white space) is a property list, anything else JSON. '-' reads stdin.
             Keys that do not change are not rewritten, so observers hear only real changes.
             """
         case "export": return """
             Usage: defaults export suite file|- [--format json|plist]
 
-            Writes the suite's keys and values to a file: a property list (XML) when the name ends in .plist,
-            else JSON. '-' writes to stdout in --format, else in the suite's own format.
+            Writes the suite's keys and values as an XML property list, as on macOS; as JSON with
+            --format json or, without --format, when the file name ends in .json. '-' writes to stdout.
+            A regular file is replaced atomically (keeping its permissions); a symlink is written through to
+            its target and stays a link; FIFOs, character devices, /dev/stdout and /dev/fd/N are written in
+            place. Directories, sockets and block devices are refused.
             """
         case "watch": return """
             Usage: defaults watch suite [key...] [--prefix p] [--json]

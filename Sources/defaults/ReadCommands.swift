@@ -13,10 +13,10 @@ struct ReadCommands {
         let suite = try access.openExisting(name)
         guard arguments.count == 2 else {
             let contents = DefaultsValue.dictionary(suite.values())
-            return Console.out(json ? JSONFormat.render(contents) : HumanFormat.render(contents, indent: 0))
+            return Console.out(json ? JSONFormat.render(contents) : HumanFormat.render(Self.forPeople(contents, in: suite), indent: 0))
         }
         let value = try Self.value(of: arguments[1], in: suite, name: name)
-        Console.out(json ? JSONFormat.render(value) : HumanFormat.topLevel(value))
+        Console.out(json ? JSONFormat.render(value) : HumanFormat.topLevel(Self.forPeople(value, in: suite)))
     }
 
     /// Every suite in the directory; broken ones are reported on stderr and make the exit status 1.
@@ -25,7 +25,8 @@ struct ReadCommands {
         var failures: [String] = []
         for name in try access.suiteNames() {
             do throws(ToolError) {
-                all[name] = .dictionary(try access.openExisting(name).values())
+                let suite = try access.openExisting(name)
+                all[name] = json ? .dictionary(suite.values()) : Self.forPeople(.dictionary(suite.values()), in: suite)
             } catch {
                 failures.append(error.message)
             }
@@ -40,17 +41,25 @@ struct ReadCommands {
         try arguments.expectCount(2 ... 2, verb: "read-type", usage: "defaults read-type suite key")
         let suite = try access.openExisting(arguments[0])
         let value = try Self.value(of: arguments[1], in: suite, name: arguments[0])
-        Console.out(json ? JSONFormat.string(value.typeName) : "Type is \(value.typeName)")
+        // macOS calls every floating-point number "float"; the value model has one kind of them, `.double`.
+        let type: String
+        if case .double = value { type = "float" } else { type = value.typeName }
+        if json { return Console.out(JSONFormat.string(type)) }
+        if suite.format == .json, case .string(let text) = value, let holds = JSONSuiteText.description(of: text) {
+            return Console.out("Type is string (\(holds))")
+        }
+        Console.out("Type is \(type)")
     }
 
-    /// `defaults domains`: one suite name per line (a JSON array with `--json`).
+    /// `defaults domains`: the suite names on one comma-separated line, as macOS prints them (a JSON
+    /// array with `--json`).
     func domains(_ arguments: [String]) throws(ToolError) {
         try arguments.expectCount(0 ... 0, verb: "domains", usage: "defaults domains")
         let names = try access.suiteNames()
         if json {
             Console.out(JSONFormat.render(.array(names.map(DefaultsValue.string))))
         } else if !names.isEmpty {
-            Console.out(names.joined(separator: "\n"))
+            Console.out(names.joined(separator: ", "))
         }
     }
 
@@ -90,13 +99,18 @@ struct ReadCommands {
     /// `defaults path suite`: the suite's file, or where it will be created.
     func path(_ arguments: [String]) throws(ToolError) {
         try arguments.expectCount(1 ... 1, verb: "path", usage: "defaults path suite")
-        let url = try access.fileURL(named: arguments[0])
+        let url = try access.resolve(arguments[0]).url
         if json {
             let exists = SuiteAccess.entryExists(url)
             Console.out(JSONFormat.object([("path", .string(url.path)), ("exists", .bool(exists))], pretty: false))
         } else {
             Console.out(url.path)
         }
+    }
+
+    /// A JSON suite's date and data strings shown as dates and data (see ``JSONSuiteText``).
+    static func forPeople(_ value: DefaultsValue, in suite: DefaultsSuite) -> DefaultsValue {
+        suite.format == .json ? JSONSuiteText.interpret(value) : value
     }
 
     static func value(of key: String, in suite: DefaultsSuite, name: String) throws(ToolError) -> DefaultsValue {

@@ -2,6 +2,9 @@ import Foundation
 import ObservableDefaults
 
 /// Finds and opens suites for the verbs, with the tool's error messages.
+///
+/// A domain argument is a suite name (`NAME.json` or `NAME.plist` in the suites directory) or, when it
+/// contains a `/`, the path of a file, as macOS `defaults` accepts (see ``DomainFile``).
 struct SuiteAccess {
     let options: GlobalOptions
 
@@ -9,52 +12,30 @@ struct SuiteAccess {
     /// (`$OBSERVABLE_DEFAULTS_DIRECTORY`, `$XDG_CONFIG_HOME/observable-defaults`, `~/.config/observable-defaults`).
     var directory: URL { options.directory ?? DefaultsSuite.defaultDirectory }
 
-    /// The file of an existing suite: `<name>.json`, else `<name>.plist`; `nil` when neither exists.
-    func existingFile(named name: String) throws(ToolError) -> URL? {
-        try validate(name)
-        for format in [SuiteFormat.json, .propertyList] {
-            let url = directory.appendingPathComponent("\(name).\(format.fileExtension)", isDirectory: false)
-            if Self.entryExists(url) { return url }
-        }
-        return nil
+    /// Where `domain` lives: its existing file, or where a write would create it.
+    func resolve(_ domain: String) throws(ToolError) -> DomainFile {
+        try DomainFile(domain, directory: directory, format: options.format)
     }
 
-    /// Where the suite's file is, or would be created with the current `--format`.
-    func fileURL(named name: String) throws(ToolError) -> URL {
-        if let existing = try existingFile(named: name) { return existing }
-        let format = options.format ?? .json
-        return directory.appendingPathComponent("\(name).\(format.fileExtension)", isDirectory: false)
-    }
-
-    func validate(_ name: String) throws(ToolError) {
-        do { try DefaultsSuite.validate(name: name) } catch { throw ToolError(error) }
+    /// Checks the domain argument without touching the file system.
+    func validate(_ domain: String) throws(ToolError) {
+        _ = try resolve(domain)
     }
 
     /// Opens a suite that must exist, and whose file must parse.
-    func openExisting(_ name: String) throws(ToolError) -> DefaultsSuite {
-        guard let file = try existingFile(named: name) else {
-            throw ToolError("Suite '\(name)' does not exist (no \(name).json or \(name).plist in \(directory.path))")
-        }
+    func openExisting(_ domain: String) throws(ToolError) -> DefaultsSuite {
+        let file = try resolve(domain)
+        guard let existing = file.existing else { throw file.missingError }
         let suite: DefaultsSuite
-        do { suite = try DefaultsSuite(fileURL: file) } catch { throw ToolError(error) }
+        do { suite = try DefaultsSuite(fileURL: existing) } catch { throw ToolError(error) }
         if let error = suite.fileError { throw ToolError(error) }
         return suite
     }
 
     /// Opens a suite for writing, creating its directory (and, on the first write, its file in `--format`).
     /// A file that does not parse is refused: the tool never writes over a broken file.
-    func openForWriting(_ name: String) throws(ToolError) -> DefaultsSuite {
-        let existing = try existingFile(named: name)
-        let suite: DefaultsSuite
-        do {
-            if let existing {
-                suite = try DefaultsSuite(fileURL: existing)
-            } else {
-                suite = try DefaultsSuite(name: name, directory: directory, format: options.format ?? .json)
-            }
-        } catch {
-            throw ToolError(error)
-        }
+    func openForWriting(_ domain: String) throws(ToolError) -> DefaultsSuite {
+        let suite = try open(try resolve(domain))
         if let error = suite.fileError {
             throw ToolError("\(error.description)\nThe file was not changed; fix it first.")
         }
@@ -63,11 +44,15 @@ struct SuiteAccess {
 
     /// Opens a suite to watch it: an existing file as it is (even broken: the watcher reports when it is
     /// fixed), else the place where it will be created.
-    func openForWatching(_ name: String) throws(ToolError) -> DefaultsSuite {
-        let existing = try existingFile(named: name)
+    func openForWatching(_ domain: String) throws(ToolError) -> DefaultsSuite {
+        try open(try resolve(domain))
+    }
+
+    private func open(_ file: DomainFile) throws(ToolError) -> DefaultsSuite {
         do {
-            if let existing { return try DefaultsSuite(fileURL: existing) }
-            return try DefaultsSuite(name: name, directory: directory, format: options.format ?? .json)
+            if let existing = file.existing { return try DefaultsSuite(fileURL: existing) }
+            if file.isPath { return try DefaultsSuite(fileURL: file.url) }
+            return try DefaultsSuite(name: file.name, directory: file.directory, format: file.format)
         } catch {
             throw ToolError(error)
         }

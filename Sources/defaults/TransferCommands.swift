@@ -5,45 +5,37 @@ import ObservableDefaults
 struct TransferCommands {
     let access: SuiteAccess
 
-    /// `defaults export suite file|-`: the format comes from the file's extension (`.plist`, else JSON); for
-    /// `-` it is `--format`, else the suite's own format.
+    /// `defaults export suite file|-`: an XML property list, as on macOS, unless `--format json` or a
+    /// `.json` file name asks for JSON (`--format` wins over the extension). `-` is stdout; a file is
+    /// written through ``OutputFile``, which never replaces a symlink, FIFO or device.
     func export(_ arguments: [String]) throws(ToolError) {
         try arguments.expectCount(2 ... 2, verb: "export", usage: "defaults export suite file|-")
         let (name, destination) = (arguments[0], arguments[1])
         let suite = try access.openExisting(name)
-        let format: SuiteFormat
-        if destination == "-" {
-            format = access.options.format ?? suite.format
-        } else {
-            format = SuiteFormat(fileExtension: URL(fileURLWithPath: destination).pathExtension) ?? .json
-        }
+        let format = access.options.format
+            ?? (destination == "-" ? nil : SuiteFormat(fileExtension: URL(fileURLWithPath: destination).pathExtension))
+            ?? .propertyList
         let bytes: Data
         do { bytes = try format.encodeSuite(suite.values()) } catch { throw ToolError(error) }
         if destination == "-" {
             Console.writeOut(bytes)
-            return
-        }
-        do {
-            try bytes.write(to: URL(fileURLWithPath: destination), options: .atomic)
-        } catch {
-            throw ToolError("cannot write \(destination): \(error.localizedDescription)")
+        } else {
+            try OutputFile.write(bytes, to: destination)
         }
     }
 
     /// `defaults import suite file|-`: replaces the suite's contents with the file's (one write; observers
-    /// hear only the keys whose value changed). The format comes from the extension; stdin is sniffed
-    /// (`<?xml`, `<plist` or `bplist` is a property list, anything else JSON).
+    /// hear only the keys whose value changed). The format is detected from the content, never from the
+    /// name: `bplist` or `<` first (after white space) is a property list, anything else JSON.
     func `import`(_ arguments: [String]) throws(ToolError) {
         try arguments.expectCount(2 ... 2, verb: "import", usage: "defaults import suite file|-")
         let (name, source) = (arguments[0], arguments[1])
         try access.validate(name)
         let bytes: Data
         let sourceURL: URL
-        let format: SuiteFormat
         if source == "-" {
             bytes = FileHandle.standardInput.readDataToEndOfFile()
             sourceURL = URL(fileURLWithPath: "/dev/stdin")
-            format = Self.sniff(bytes)
         } else {
             sourceURL = URL(fileURLWithPath: source)
             do {
@@ -51,23 +43,30 @@ struct TransferCommands {
             } catch {
                 throw ToolError("cannot read \(source): \(error.localizedDescription)")
             }
-            format = SuiteFormat(fileExtension: sourceURL.pathExtension) ?? Self.sniff(bytes)
         }
+        let format = Self.sniff(bytes)
         let contents: [String: DefaultsValue]
         do { contents = try format.decodeSuite(bytes, fileURL: sourceURL) } catch { throw ToolError(error) }
         let suite = try access.openForWriting(name)
-        suite.performBatchUpdates {
-            for key in suite.storedKeys where contents[key] == nil { suite.removeObject(forKey: key) }
-            for (key, value) in contents { suite.set(value, forKey: key) }
-        }
+        suite.replaceContents(with: contents)
         try SuiteAccess.commit(suite)
     }
 
+    /// The format of an imported file, from its first bytes: a binary (`bplist`) or XML (`<?xml`,
+    /// `<plist`, `<!DOCTYPE`: any `<`) property list, else JSON.
     static func sniff(_ bytes: Data) -> SuiteFormat {
-        let head = String(decoding: bytes.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if head.hasPrefix("bplist") || head.hasPrefix("<?xml") || head.hasPrefix("<plist") || head.hasPrefix("<!DOCTYPE") {
-            return .propertyList
+        let head = String(decoding: bytes.prefix(64), as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+        return head.hasPrefix("bplist") || head.hasPrefix("<") ? .propertyList : .json
+    }
+}
+
+extension DefaultsSuite {
+    /// Makes `contents` the suite's whole contents in one batch (one write); keys whose value does not
+    /// change are not announced to observers.
+    func replaceContents(with contents: [String: DefaultsValue]) {
+        performBatchUpdates {
+            for key in storedKeys where contents[key] == nil { removeObject(forKey: key) }
+            for (key, value) in contents { set(value, forKey: key) }
         }
-        return .json
     }
 }

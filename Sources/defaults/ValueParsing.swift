@@ -89,8 +89,9 @@ enum WriteAction: Equatable {
     /// Merge these entries into the dictionary stored under the key (an absent key starts empty).
     case dictAdd([String: DefaultsValue])
 
-    /// Parses the arguments after the key: a bare value (a string), a type flag and its value, or a
-    /// collection flag followed by items (each item may have its own type flag; untyped items are strings).
+    /// Parses the arguments after the key: a bare value (old-style or XML property-list text, else a
+    /// string; see ``PropertyListText``), a type flag and its value, or a collection flag followed by items
+    /// (each item may have its own type flag; untyped items are strings).
     init(arguments: [String]) throws(ToolError) {
         guard let first = arguments.first else {
             throw .usage("missing value; usage: defaults write suite key [type flag] value", verb: "write")
@@ -106,6 +107,11 @@ enum WriteAction: Equatable {
         case "-dict-add":
             self = .dictAdd(try Self.entries(rest, flag: first))
         default:
+            if arguments.count == 1, !Self.looksLikeFlag(first) {
+                // A bare value: property-list text as on macOS, else a string.
+                self = .set(try PropertyListText.value(of: first))
+                return
+            }
             var cursor = ArraySlice(arguments)
             let value = try Self.scalar(&cursor)
             if let extra = cursor.first {

@@ -6,12 +6,22 @@ import ObservableDefaults
 struct WriteCommands {
     let access: SuiteAccess
 
-    /// `defaults write suite key [type flag] value...`
+    /// Where the arguments given after `--` start (they are never options, so a key may begin with `-`).
+    let literalFrom: Int
+
+    /// `defaults write suite key [type flag] value...`, or `defaults write suite '{ ... }'`.
     func write(_ arguments: [String]) throws(ToolError) {
+        if let name = arguments.first { try access.validate(name) }
+        if arguments.count == 2 { return try replaceDomain(arguments[0], with: arguments[1]) }
         guard arguments.count >= 3 else {
             throw .usage("missing arguments; usage: defaults write suite key [type flag] value", verb: "write")
         }
         let (name, key) = (arguments[0], arguments[1])
+        if WriteAction.looksLikeFlag(key) && literalFrom > 1 {
+            throw .usage(
+                "'\(key)' is where the key goes, and it looks like an option; usage: defaults write suite key [type flag] value"
+                    + " (for a key that begins with '-', write: defaults write \(name) -- \(key) ...)", verb: "write")
+        }
         let action: WriteAction
         do throws(ToolError) {
             action = try WriteAction(arguments: Array(arguments.dropFirst(2)))
@@ -42,14 +52,32 @@ struct WriteCommands {
         try SuiteAccess.commit(suite)
     }
 
+    /// `defaults write suite '{ key = value; ... }'` (or an XML `<dict>`): the dictionary becomes the whole
+    /// contents of the suite, as on macOS, in one write.
+    private func replaceDomain(_ name: String, with text: String) throws(ToolError) {
+        let value: DefaultsValue
+        do throws(ToolError) {
+            value = try PropertyListText.value(of: text)
+        } catch {
+            throw ToolError("\(error.message) (suite '\(name)'); nothing was written")
+        }
+        guard case .dictionary(let contents) = value else {
+            throw .usage(
+                "missing arguments; usage: defaults write suite key [type flag] value, "
+                    + "or defaults write suite '{ key = value; }' to replace the whole suite", verb: "write")
+        }
+        let suite = try access.openForWriting(name)
+        suite.replaceContents(with: contents)
+        try SuiteAccess.commit(suite)
+    }
+
     /// `defaults delete suite [key]`: removes one key, or the whole suite file.
     func delete(_ arguments: [String]) throws(ToolError) {
         try arguments.expectCount(1 ... 2, verb: "delete", usage: "defaults delete suite [key]")
         let name = arguments[0]
         guard arguments.count == 2 else {
-            guard let file = try access.existingFile(named: name) else {
-                throw ToolError("Suite '\(name)' does not exist (no \(name).json or \(name).plist in \(access.directory.path))")
-            }
+            let domain = try access.resolve(name)
+            guard let file = domain.existing else { throw domain.missingError }
             if unlink(file.path) != 0 {
                 throw ToolError("cannot delete \(file.path): \(String(cString: strerror(errno)))")
             }

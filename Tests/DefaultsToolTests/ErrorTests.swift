@@ -115,7 +115,8 @@ import Testing
     @Test func badSuiteNames() throws {
         let directory = SuitesDirectory()
         let defaults = Defaults(directory: directory)
-        for name in ["a/b", "..", ".", "", "../escape"] {
+        // A name with a `/` is a path (MacOSHabitsTests); these are neither names nor paths.
+        for name in ["..", ".", ""] {
             for arguments in [["write", name, "k", "v"], ["read", name], ["path", name], ["watch", name], ["import", name, "-"]] {
                 let result = try defaults.run(arguments, stdin: Data("{}".utf8))
                 #expect(result.status == 1, "\(arguments): \(result)")
@@ -160,7 +161,7 @@ import Testing
         try defaults.ok("write", "app", "k", "v")
         let result = try defaults.run(["export", "app", directory.file("no/such/dir/out.json").path])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("cannot write"))
+        #expect(result.stderr.contains("cannot export to \(directory.file("no/such/dir/out.json").path): its directory"), "\(result)")
         let missing = try defaults.run(["import", "app", directory.file("absent.json").path])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("cannot read"))

@@ -2,7 +2,7 @@ import Foundation
 import ObservableDefaults
 import Testing
 
-/// `export` and `import`: files by extension and `-` as stdin/stdout, both formats, round trips.
+/// `export` and `import`: files and `-` as stdin/stdout, both formats, round trips.
 @Suite struct TransferTests {
     /// A suite holding one value of every kind.
     private func seed(_ defaults: Defaults, _ name: String, format: String) throws {
@@ -51,15 +51,13 @@ import Testing
         let defaults = Defaults(directory: directory)
         try seed(defaults, "source", format: format)
         let original = try directory.contents("source.\(format)")
+        // Whatever the suite's format, `-` is an XML property list, as on macOS.
         let exported = try defaults.run(["export", "source", "-"])
         #expect(exported.status == 0, "\(exported)")
-        if format == "plist" {
-            #expect(exported.stdout.hasPrefix("<?xml"))
-        } else {
-            #expect(exported.stdout.hasPrefix("{"))
-        }
+        #expect(exported.stdout.hasPrefix("<?xml"))
         let imported = try defaults.run(["import", "piped", "-", "--format", format], stdin: exported.stdoutData)
         #expect(imported.status == 0, "\(imported)")
+        // Through a plist, dates and data come back as dates and data: in a JSON suite, the same strings.
         #expect(try directory.contents("piped.\(format)") == original)
         // --format chooses the output format of `-`.
         let asPlist = try defaults.ok("export", "source", "-", "--format", "plist")

@@ -122,7 +122,7 @@ import Testing
         #expect(object["port"] as? Int == 8080)
         #expect(object["name"] as? String == "web server")
 
-        for (key, type) in [("name", "string"), ("port", "integer"), ("ratio", "double"), ("on", "boolean"),
+        for (key, type) in [("name", "string"), ("port", "integer"), ("ratio", "float"), ("on", "boolean"),
                             ("tags", "array"), ("limits", "dictionary")] {
             #expect(try defaults.ok("read-type", "app", key) == "Type is \(type)\n")
         }
@@ -144,7 +144,7 @@ import Testing
         try Data().write(to: directory.file("notes.txt"))
         try FileManager.default.createDirectory(at: directory.file("dir.json"), withIntermediateDirectories: true)
         #expect(FileManager.default.fileExists(atPath: directory.file(".b.suite.json.lock").path))
-        #expect(try defaults.ok("domains") == "a\nb.suite\n")
+        #expect(try defaults.ok("domains") == "a, b.suite\n")
         #expect(try defaults.ok("domains", "--json") == "[\n  \"a\",\n  \"b.suite\"\n]\n")
     }
 

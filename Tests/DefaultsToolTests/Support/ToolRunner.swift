@@ -80,10 +80,12 @@ enum Built {
         return environment
     }
 
-    /// Runs `name` with `arguments` to completion; `stdin` is fed to its standard input.
+    /// Runs `name` with `arguments` to completion; `stdin` is fed to its standard input. The child's working
+    /// directory is `workingDirectory`, else the suites directory (so a relative path never reaches the
+    /// package), else the temporary directory.
     static func run(
         _ name: String, _ arguments: [String], directory: SuitesDirectory?, stdin: Data? = nil,
-        environment extra: [String: String] = [:]
+        environment extra: [String: String] = [:], workingDirectory: URL? = nil
     ) throws -> RunResult {
         let scratch = URL(fileURLWithPath: NSTemporaryDirectory())
             .appendingPathComponent("defaults-tool-run-\(getpid())-\(UInt64.random(in: 0 ... .max))", isDirectory: true)
@@ -97,6 +99,7 @@ enum Built {
         let process = Process()
         process.executableURL = executable(name)
         process.arguments = arguments
+        process.currentDirectoryURL = workingDirectory ?? directory?.url ?? URL(fileURLWithPath: NSTemporaryDirectory())
         process.environment = environment(directory: directory, extra: extra)
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
@@ -123,8 +126,10 @@ struct Defaults {
         try run(arguments, stdin: stdin)
     }
 
-    func run(_ arguments: [String], stdin: Data? = nil) throws -> RunResult {
-        try Built.run("defaults", ["--directory", directory.path] + arguments, directory: directory, stdin: stdin)
+    func run(_ arguments: [String], stdin: Data? = nil, workingDirectory: URL? = nil) throws -> RunResult {
+        try Built.run(
+            "defaults", ["--directory", directory.path] + arguments, directory: directory, stdin: stdin,
+            workingDirectory: workingDirectory)
     }
 
     /// Runs a command that must succeed, returning its standard output.
@@ -158,6 +163,7 @@ final class StreamingProcess: Sendable {
         let process = Process()
         process.executableURL = Built.executable(name)
         process.arguments = arguments
+        process.currentDirectoryURL = directory?.url ?? URL(fileURLWithPath: NSTemporaryDirectory())
         process.environment = Built.environment(directory: directory)
         let outPipe = Pipe(), errPipe = Pipe()
         process.standardOutput = outPipe
