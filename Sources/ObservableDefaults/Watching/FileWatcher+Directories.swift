@@ -29,14 +29,22 @@ extension FileWatcher {
             var path = directory
             var restarts = 0
             while true {
-                if state.watchDescriptors[path] != nil {
-                    kept.insert(path)
-                    break
+                if let watch = state.watchDescriptors[path] {
+                    if state.watchedIdentities[path] == DirectoryIdentity(path: path) {
+                        kept.insert(path)
+                        break
+                    }
+                    // Deleted or replaced, and the kernel has not said so yet: watch what is there now.
+                    inotify_rm_watch(state.descriptor, watch)
+                    state.watchDescriptors.removeValue(forKey: path)
+                    state.directoriesByWatch.removeValue(forKey: watch)
+                    state.watchedIdentities.removeValue(forKey: path)
                 }
                 let (watch, error) = addWatch(state.descriptor, path)
                 if watch >= 0 {
                     state.watchDescriptors[path] = watch
                     state.directoriesByWatch[watch] = path
+                    state.watchedIdentities[path] = DirectoryIdentity(path: path)
                     added.insert(path)
                     // The missing part may have been created before the ancestor's watch existed.
                     if path != directory && restarts < 8 && existsBelow(path, toward: directory) {
@@ -68,6 +76,7 @@ extension FileWatcher {
             inotify_rm_watch(state.descriptor, watch)
             state.watchDescriptors.removeValue(forKey: path)
             state.directoriesByWatch.removeValue(forKey: watch)
+            state.watchedIdentities.removeValue(forKey: path)
             freed = true
         }
 
@@ -134,6 +143,7 @@ extension FileWatcher {
         state.withLock { state in
             guard let path = state.directoriesByWatch.removeValue(forKey: watch) else { return }
             state.watchDescriptors.removeValue(forKey: path)
+            state.watchedIdentities.removeValue(forKey: path)
             if remove { inotify_rm_watch(state.descriptor, watch) }
         }
     }
@@ -149,10 +159,13 @@ extension FileWatcher {
     /// Whether a refused watch is due to be tried again; the time of the next retry otherwise.
     var retryAt: ContinuousClock.Instant? { state.withLock { $0.retryAt } }
 
-    /// Replaces a failed inotify instance with a new one and watches everything again. Returns every
-    /// registered suite, to be re-read (changes may have been missed meanwhile).
-    func restart(after error: DefaultsError) -> [ObjectIdentifier] {
-        let storages = state.withLock { $0.registrations.values.compactMap(\.storage) }
+    /// Replaces a failed inotify instance with a new one and watches everything again, after telling
+    /// every suite (or `only` that one, for a simulated failure). Returns every registered suite, to be
+    /// re-read (changes may have been missed meanwhile).
+    func restart(after error: DefaultsError, reportingOnlyTo only: ObjectIdentifier? = nil) -> [ObjectIdentifier] {
+        let storages = state.withLock { state in
+            state.registrations.compactMap { id, registration in only == nil || only == id ? registration.storage : nil }
+        }
         for storage in storages {
             var reported = error
             reported.fileURL = storage.fileURL
@@ -163,6 +176,7 @@ extension FileWatcher {
             state.descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
             state.watchDescriptors = [:]
             state.directoriesByWatch = [:]
+            state.watchedIdentities = [:]
             return Self.updateWatches(&state)
         }
         _ = deliver(changes)

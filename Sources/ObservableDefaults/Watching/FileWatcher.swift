@@ -38,6 +38,17 @@ final class FileWatcher: Sendable {
         var isSymlink: Bool
     }
 
+    struct DirectoryIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+        }
+    }
+
     struct WatchedName: Hashable {
         var directory: String
         var name: String
@@ -53,13 +64,18 @@ final class FileWatcher: Sendable {
         /// Watched paths: suite directories, and ancestors of missing ones.
         var watchDescriptors: [String: Int32] = [:]
         var directoriesByWatch: [Int32: String] = [:]
+        /// The directory each path held when its watch was added. The kernel reports a deleted directory
+        /// (`IN_DELETE_SELF`) only once nothing uses it any more (a file in it still open delays that), so
+        /// a path whose directory is a different one, or none, is found by comparing.
+        var watchedIdentities: [String: DirectoryIdentity] = [:]
         /// Suite directories that are not watched now, and why.
         var unwatched: [String: DefaultsError] = [:]
         var retryAt: ContinuousClock.Instant?
         var retryDelay = FileWatcher.retryDelays.first
         /// Work handed to the reader thread by other threads.
         var rereadAllRequested = false
-        var failureRequested = false
+        /// A simulated reader failure, reported only to this suite.
+        var failureRequested: ObjectIdentifier?
     }
 
     let state = Locked(State())
@@ -109,9 +125,10 @@ final class FileWatcher: Sendable {
         wake()
     }
 
-    /// Makes the reader thread act as if `poll` had failed (for tests).
-    func simulateReaderFailure() {
-        state.withLock { $0.failureRequested = true }
+    /// Makes the reader thread act as if `poll` had failed (for tests). The restart is real; the report
+    /// goes to `storage` only, so tests running in parallel on other suites do not hear about it.
+    func simulateReaderFailure(reportingTo storage: SuiteStorage) {
+        state.withLock { $0.failureRequested = ObjectIdentifier(storage) }
         wake()
     }
 

@@ -29,6 +29,9 @@ final class WatchLoop {
     /// Suites to check.
     private var due = Set<ObjectIdentifier>()
     private var refreshNeeded = false
+    /// When to check that watched directories are still there: a while after a name in one was deleted
+    /// or moved away (its own deletion may be the next step, reported late or not at all).
+    private var verifyAt: ContinuousClock.Instant?
     private let bufferSize = 64 * 1024
     private let buffer: UnsafeMutableRawPointer
 
@@ -74,7 +77,7 @@ final class WatchLoop {
     /// Milliseconds until the next settle deadline or retry; 0 when work is waiting; -1 for none.
     private func timeout(retryAt: ContinuousClock.Instant?) -> Int32 {
         if refreshNeeded || !due.isEmpty { return 0 }
-        guard let earliest = (settling.values.map(\.deadline) + [retryAt].compactMap { $0 }).min() else { return -1 }
+        guard let earliest = (settling.values.map(\.deadline) + [retryAt, verifyAt].compactMap { $0 }).min() else { return -1 }
         let remaining = ContinuousClock.now.duration(to: earliest)
         if remaining <= .zero { return 0 }
         let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
@@ -91,21 +94,25 @@ final class WatchLoop {
         let (rereadAll, failure, retryDue) = watcher.state.withLock { state in
             defer {
                 state.rereadAllRequested = false
-                state.failureRequested = false
+                state.failureRequested = nil
             }
             return (state.rereadAllRequested, state.failureRequested, state.retryAt.map { $0 <= .now } ?? false)
         }
         if rereadAll { overflowed() }
-        if failure { recover(call: "poll", errorNumber: EIO) }
+        if let failure { recover(call: "poll", errorNumber: EIO, reportingOnlyTo: failure) }
         if retryDue { refreshNeeded = true }
+        if let verifyAt, verifyAt <= .now {
+            self.verifyAt = nil
+            refreshNeeded = true
+        }
     }
 
     /// A failed `poll` or `read` must not end watching silently: every suite hears about it, and a new
     /// inotify instance takes over (everything is re-read, as changes may have been missed).
-    private func recover(call: String, errorNumber: Int32) {
+    private func recover(call: String, errorNumber: Int32, reportingOnlyTo only: ObjectIdentifier? = nil) {
         let error = DefaultsError(.fileSystem, message: "watching for outside changes failed (\(call)); restarted the watch", errorNumber: errorNumber)
         writing.removeAll()
-        due.formUnion(watcher.restart(after: error))
+        due.formUnion(watcher.restart(after: error, reportingOnlyTo: only))
     }
 
     /// Reads and classifies every queued event; returns the `errno` of a failed read.
@@ -168,6 +175,9 @@ final class WatchLoop {
         }
         if waitingForDirectories && mask & UInt32(IN_ISDIR) != 0 && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
             refreshNeeded = true
+        }
+        if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 && !directory.isEmpty {
+            verifyAt = ContinuousClock.now.advanced(by: FileWatcher.settleDelay)
         }
         for id in exact + others { events[id, default: 0] += 1 }
         if mask & UInt32(IN_MODIFY) != 0 {
