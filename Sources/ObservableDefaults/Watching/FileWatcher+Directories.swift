@@ -21,6 +21,8 @@ extension FileWatcher {
     /// Adds the watches registrations need, removes the rest, and schedules retries.
     static func updateWatches(_ state: inout State) -> WatchChanges {
         if state.descriptor < 0 { state.descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
+        // A storage released while watched (it waited for its broken file) needs nothing any more.
+        state.registrations = state.registrations.filter { $0.value.storage != nil }
         let needed = Set(state.registrations.values.flatMap { $0.names.map(\.directory) })
         var kept = Set<String>()
         var problems: [String: DefaultsError] = [:]

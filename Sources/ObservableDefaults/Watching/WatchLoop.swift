@@ -131,6 +131,8 @@ final class WatchLoop {
 
     private func overflowed() {
         due.formUnion(watcher.state.withLock { Array($0.registrations.keys) })
+        // A lost close would leave a suite marked as being written for good.
+        writing.removeAll()
         // Events about our directories themselves may have been lost too.
         refreshNeeded = true
     }
