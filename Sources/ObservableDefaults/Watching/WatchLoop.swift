@@ -63,6 +63,7 @@ final class WatchLoop {
             if refreshNeeded {
                 refreshNeeded = false
                 due.formUnion(watcher.refreshWatches())
+                forgetUnregistered()
             }
             let now = ContinuousClock.now
             for (id, settle) in settling where settle.deadline <= now {
@@ -72,6 +73,15 @@ final class WatchLoop {
             }
             while let id = due.popFirst() { check(id, acceptSuspect: false) }
         }
+    }
+
+    /// Drops what is kept about suites that are no longer watched.
+    private func forgetUnregistered() {
+        let registered = Set(watcher.state.withLock { $0.registrations.keys })
+        writing.formIntersection(registered)
+        modifications = modifications.filter { registered.contains($0.key) }
+        events = events.filter { registered.contains($0.key) }
+        settling = settling.filter { registered.contains($0.key) }
     }
 
     /// Milliseconds until the next settle deadline or retry; 0 when work is waiting; -1 for none.
