@@ -26,11 +26,12 @@ import Glibc
         defer { FileWatcher.simulatedWatchFailures.withLock { $0[refusedPath] = nil } }
 
         let healthyErrors = ErrorRecorder(), refusedErrors = ErrorRecorder(), changes = ChangeRecorder()
+        // The refused directory first: watching the healthy one afterwards must not blame it for that one.
         let observations = [
-            healthy.observeErrors { healthyErrors.record($0) },
-            healthy.observe { _ in },
             refused.observeErrors { refusedErrors.record($0) },
             refused.observe { changes.record($0) },
+            healthy.observeErrors { healthyErrors.record($0) },
+            healthy.observe { _ in },
         ]
         defer { observations.forEach { $0.cancel() } }
 
