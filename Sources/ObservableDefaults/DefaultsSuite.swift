@@ -231,6 +231,12 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// anybody observed errors (for example why ``standard`` had to fall back).
     public var lastError: DefaultsError? { storage.lastError }
 
+    /// The problems that persist now, empty when the suite is healthy: the file does not parse
+    /// (``fileError``), or outside changes cannot be seen (the suite's directory was removed, or the system
+    /// refused to watch it). Each clears itself when the problem goes away. A new error observer
+    /// (``observeErrors(_:)``, ``errors()``) receives these first.
+    public var currentErrors: [DefaultsError] { storage.currentErrors }
+
     /// Publishes an error on this suite's error channel (used by generated code for wrong-typed values).
     func report(_ error: DefaultsError) { storage.report(error) }
 }

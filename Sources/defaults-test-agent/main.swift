@@ -7,6 +7,10 @@
 //   defaults-test-agent write-many FILE PREFIX COUNT  write PREFIX0 … PREFIX(COUNT-1) = index, one set each
 //   defaults-test-agent write-forever FILE KEY        set KEY to 0, 1, 2, … until killed; prints "ready"
 //   defaults-test-agent stamp FILE KEY COUNT GAP_MS   COUNT times: set KEY to the monotonic clock in ns
+//   defaults-test-agent set-and-exit FILE KEY VALUE   set one key and exit without flush(), as a naive program would
+//   defaults-test-agent in-place-saves FILE COUNT PAUSE_US   COUNT times: truncate FILE, write half of a
+//                                                     suite, pause holding it open, write the rest, close
+//                                                     (keys: constant, other, counter = 1…COUNT)
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -136,6 +140,26 @@ case "latency" where arguments.count == 3:
     while latencies.count < samples && monotonicNanoseconds() < deadline { usleep(1000) }
     observation.cancel()
     emit(latencies.report(expected: samples))
+
+case "set-and-exit" where arguments.count == 4:
+    let suite = openSuite(arguments[1])
+    suite.set(parseValue(arguments[3]), forKey: arguments[2])
+
+case "in-place-saves" where arguments.count == 4:
+    guard let count = Int(arguments[2]), let pause = UInt32(arguments[3]) else { fail("COUNT and PAUSE_US must be integers") }
+    for counter in 1...max(count, 1) {
+        let text = Array("{\n  \"constant\" : \"kept\",\n  \"counter\" : \(counter),\n  \"other\" : [1, 2, 3]\n}\n".utf8)
+        let descriptor = open(arguments[1], O_WRONLY | O_TRUNC | O_CREAT, 0o600)
+        if descriptor < 0 { fail("cannot open \(arguments[1]): \(String(cString: strerror(errno)))") }
+        let half = text.count / 2
+        _ = text.withUnsafeBytes { write(descriptor, $0.baseAddress!, half) }
+        usleep(pause)
+        _ = text.withUnsafeBytes { write(descriptor, $0.baseAddress! + half, text.count - half) }
+        close(descriptor)
+        // Sometimes the next save starts at once, racing a reader of this one.
+        if counter % 2 == 0 { usleep(pause) }
+    }
+    emit("done")
 
 case "load" where arguments.count == 2:
     let start = monotonicNanoseconds()

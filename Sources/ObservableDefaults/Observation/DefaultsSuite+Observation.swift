@@ -36,7 +36,12 @@ extension DefaultsSuite {
     }
 
     /// Calls `handler` for every error of this suite: the file does not parse (with line and column), a
-    /// write failed (permission denied, disk full), a value could not be stored.
+    /// write failed (permission denied, disk full), a value could not be stored, the directory was removed
+    /// or cannot be watched.
+    ///
+    /// The handler is first called at once, on the calling thread, with each problem that persists now
+    /// (``currentErrors``, for example a file that was already broken when the suite was opened), then
+    /// for each new error as it happens.
     public func observeErrors(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> DefaultsObservation {
         let storage = self.storage
         let token = storage.addErrorHandler(handler)

@@ -20,4 +20,9 @@ enum SuiteRegistry {
             return storage
         }
     }
+
+    /// Every storage alive in this process.
+    static var liveStorages: [SuiteStorage] {
+        storages.withLock { $0.values.compactMap(\.storage) }
+    }
 }

@@ -19,13 +19,18 @@ extension SuiteStorage {
         if removed?.scope == .allProcesses { _ = updateWatching() }
     }
 
-    /// Watches the file while a cross-process observer exists and stops when the last one goes. The
+    /// Watches the file while a cross-process observer exists, or while changes wait for a broken file to
+    /// parse again (so they land as soon as a person fixes it), and stops when neither holds. The
     /// decision and the watcher call happen under one lock, so a first observer added while the last one
     /// is being removed on another thread cannot end up unwatched.
     /// - Returns: whether watching started.
+    @discardableResult
     func updateWatching() -> Bool {
         watching.withLock { isWatched -> Bool in
-            let wanted = state.withLock { $0.observers.values.contains { $0.scope == .allProcesses } }
+            let wanted = state.withLock { state in
+                state.observers.values.contains { $0.scope == .allProcesses }
+                    || (state.fileError != nil && !state.pending.isEmpty)
+            }
             guard wanted != isWatched else { return false }
             isWatched = wanted
             if wanted { FileWatcher.shared.watch(self) } else { FileWatcher.shared.unwatch(self) }
@@ -33,12 +38,37 @@ extension SuiteStorage {
         }
     }
 
+    /// Adds an error handler and calls it at once with each problem that persists now (see
+    /// ``currentErrors``), so an observer that comes late still hears why the suite is unhealthy.
     func addErrorHandler(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> UInt64 {
-        state.withLock { state in
+        let (token, current) = state.withLock { state in
             state.nextToken += 1
             state.errorHandlers[state.nextToken] = handler
-            return state.nextToken
+            return (state.nextToken, Self.currentErrors(of: state))
         }
+        for error in current { handler(error) }
+        return token
+    }
+
+    /// The problems that persist now: the file does not parse, outside changes cannot be seen.
+    var currentErrors: [DefaultsError] { state.withLock { Self.currentErrors(of: $0) } }
+
+    private static func currentErrors(of state: State) -> [DefaultsError] {
+        [state.fileError, state.watchError].compactMap { $0 }
+    }
+
+    /// Records and publishes why outside changes cannot be seen now (once per distinct problem).
+    func raiseWatchError(_ error: DefaultsError) {
+        let isNews = state.withLock { state -> Bool in
+            defer { state.watchError = error }
+            return state.watchError != error
+        }
+        if isNews { publish(error) }
+    }
+
+    /// The watch is back: outside changes are seen again.
+    func clearWatchError() {
+        state.withLock { $0.watchError = nil }
     }
 
     func removeErrorHandler(_ token: UInt64) {

@@ -3,18 +3,25 @@ import Synchronization
 
 /// Re-reading a suite's file after an outside change and announcing the keys that differ.
 extension SuiteStorage {
+    /// Decides, once the file has been read, whether what was read may be applied (the file watcher's
+    /// check that no writer was still busy with the file). `suspect` is true when the file was absent,
+    /// empty or did not parse: states a save in progress passes through. Returning `false` drops the read
+    /// without changing anything; whoever refused it reads again later.
+    typealias ReadGate = (_ suspect: Bool) -> Bool
+
     /// Re-reads the file if it changed since this process last read or wrote it, and announces the keys
     /// whose value differs as outside changes. Pending changes kept while the file was broken are written
     /// once it parses again.
-    func reloadFromDisk() {
+    func reloadFromDisk(gate: ReadGate? = nil) {
         // The event for our own write (or a touch that changed nothing) ends here, without waiting for
         // `fileAccess`, which the next write may be holding: the identity is published together with the
         // contents, so an equal one means memory already has this version.
         if isKnownVersion(FileIdentity.of(path: fileURL.path)) { return }
-        switch fileAccess.withLock(readChangedFile) {
+        switch fileAccess.withLock({ readChangedFile(gate: gate) }) {
         case .unchanged:
             return
         case .broken(let error, let identity):
+            if let gate, !gate(true) { return }
             if recordBrokenFile(error, identity: identity) { publish(error) }
         case .unreadable(let error):
             report(error)
@@ -22,7 +29,10 @@ extension SuiteStorage {
             if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .outside) }
             // Freeing a large suite's entries takes a while; observers should not wait for it.
             withExtendedLifetime(released) {}
-            if mustWritePending { persistReportingErrors() }
+            if mustWritePending {
+                persistReportingErrors()
+                updateWatching()
+            }
         }
     }
 
@@ -41,14 +51,18 @@ extension SuiteStorage {
 
     /// The body of ``reloadFromDisk()``, run holding `fileAccess`: reads the file if it is not the known
     /// version, incrementally for JSON when possible, else with a full parse and diff.
-    private func readChangedFile() -> ReloadOutcome {
+    /// `gate` sees every read before anything is applied (a file that does not parse: see
+    /// ``reloadFromDisk(gate:)``).
+    private func readChangedFile(gate: ReadGate?) -> ReloadOutcome {
         if isKnownVersion(FileIdentity.of(path: fileURL.path)) { return .unchanged }
         let contents: [String: DefaultsValue]
         let identity: FileIdentity?
         var bytes: [UInt8]?
         var spellings = JSONNumberSpellings()
         do {
-            if let snapshot = try SuiteFileIO.readSnapshot(fileURL) {
+            let read = try SuiteFileIO.readSnapshot(fileURL)
+            if let gate, !gate(read.map { Self.isBlank($0.bytes) } ?? true) { return .unchanged }
+            if let snapshot = read {
                 if format == .json {
                     let newBytes = [UInt8](snapshot.bytes)
                     if let (changed, observers, mustWritePending, released) = rereadIncrementally(newBytes, identity: snapshot.identity) {
@@ -150,6 +164,11 @@ extension SuiteStorage {
             return (changed, changed.isEmpty ? [] : Array(state.observers.values), wasBroken && !state.pending.isEmpty)
         }
         return (changed, observers, mustWritePending, entries)
+    }
+
+    /// Whether the file holds nothing but whitespace (an empty suite, or the first moment of a save).
+    static func isBlank(_ bytes: Data) -> Bool {
+        bytes.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
     }
 
     /// Whether `identity` is the version of the file memory holds, or the broken one already reported.

@@ -9,6 +9,8 @@ extension SuiteStorage {
         } catch {
             // A broken file was published when it was found; say it once, not on every write.
             if error != fileError { report(error) }
+            // Changes waiting for a broken file to parse again are written as soon as it does.
+            updateWatching()
         }
     }
 

@@ -45,6 +45,9 @@ final class SuiteStorage: Sendable {
         var pending: [String: DefaultsValue?] = [:]
         var registered: [String: DefaultsValue] = [:]
         var fileError: DefaultsError?
+        /// Why outside changes cannot be seen now (the directory is gone or cannot be watched), until the
+        /// watch is back.
+        var watchError: DefaultsError?
         var lastError: DefaultsError?
         var batchDepth = 0
         var synchronizesToDisk = false
@@ -88,11 +91,20 @@ final class SuiteStorage: Sendable {
                 $0.fileIdentity = snapshot.identity
             }
         } catch {
+            // Published like any later error; nobody observes yet, so new error observers get it at once.
             state.withLock {
                 $0.fileError = error
+                $0.lastError = error
                 $0.brokenIdentity = snapshot.identity
             }
         }
+        PendingChangesAtExit.install()
+    }
+
+    /// A storage released with changes it could not write tries once more, and says on standard error
+    /// what is lost if that fails too (see ``PendingChangesAtExit``).
+    deinit {
+        PendingChangesAtExit.writeOrReport(self)
     }
 
     // MARK: Reading
