@@ -7,6 +7,15 @@
 //   defaults-test-agent write-many FILE PREFIX COUNT  write PREFIX0 … PREFIX(COUNT-1) = index, one set each
 //   defaults-test-agent write-forever FILE KEY        set KEY to 0, 1, 2, … until killed; prints "ready"
 //   defaults-test-agent stamp FILE KEY COUNT GAP_MS   COUNT times: set KEY to the monotonic clock in ns
+//   defaults-test-agent increment FILE KEY COUNT      COUNT atomic increments of KEY with update(forKey:)
+//   defaults-test-agent hold-lock FILE                take the suite's lock itself, print "locked", hold
+//                                                     it until standard input closes or it is killed
+//   defaults-test-agent churn-lock FILE               remove and re-create the suite's lock file in a loop
+//                                                     until killed; prints "ready"
+//   defaults-test-agent set-with-umask UMASK DIR NAME KEY VALUE   set under umask UMASK (octal) in the suite
+//                                                     NAME of DIR (created if missing), twice
+//   defaults-test-agent many-suites DIR COUNT NOFILE  under RLIMIT_NOFILE=NOFILE, open COUNT suites (all kept
+//                                                     open) and write one key in each; prints "wrote COUNT"
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -53,6 +62,12 @@ func openSuite(_ path: String) -> DefaultsSuite {
     } catch {
         fail("\(error)")
     }
+}
+
+/// The sidecar lock file of the suite file at `path` (`.<file name>.lock` beside it).
+func lockPathOf(_ path: String) -> String {
+    let url = URL(fileURLWithPath: path)
+    return url.deletingLastPathComponent().appendingPathComponent("." + url.lastPathComponent + ".lock").path
 }
 
 func flushOrFail(_ suite: DefaultsSuite) {
@@ -136,6 +151,72 @@ case "latency" where arguments.count == 3:
     while latencies.count < samples && monotonicNanoseconds() < deadline { usleep(1000) }
     observation.cancel()
     emit(latencies.report(expected: samples))
+
+case "increment" where arguments.count == 4:
+    let suite = openSuite(arguments[1])
+    suite.lockWaitLimit = .seconds(60)
+    guard let count = Int(arguments[3]) else { fail("COUNT must be an integer") }
+    for _ in 0..<count {
+        do {
+            try suite.update(Int.self, forKey: arguments[2]) { ($0 ?? 0) + 1 }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+case "hold-lock" where arguments.count == 2:
+    let lockPath = lockPathOf(arguments[1])
+    let descriptor = open(lockPath, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+    guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else { fail("cannot lock \(lockPath)") }
+    emit("locked")
+    _ = FileHandle.standardInput.readDataToEndOfFile()
+
+case "churn-lock" where arguments.count == 2:
+    let lockPath = lockPathOf(arguments[1])
+    emit("ready")
+    var round = 0
+    while true {
+        // Alternately remove the lock file and replace it by a new file renamed over it.
+        if round % 2 == 0 {
+            unlink(lockPath)
+        } else {
+            let temporary = lockPath + ".new"
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { close(descriptor) }
+            rename(temporary, lockPath)
+        }
+        round += 1
+        usleep(200)
+    }
+
+case "set-with-umask" where arguments.count == 6:
+    guard let mask = mode_t(arguments[1], radix: 8) else { fail("UMASK must be octal") }
+    umask(mask)
+    let directory = URL(fileURLWithPath: arguments[2], isDirectory: true)
+    let suite: DefaultsSuite
+    do { suite = try DefaultsSuite(name: arguments[3], directory: directory) } catch { fail("\(error)") }
+    suite.set(parseValue(arguments[5]), forKey: arguments[4])
+    flushOrFail(suite)
+    suite.set(.string("second"), forKey: arguments[4] + "-second")
+    flushOrFail(suite)
+
+case "many-suites" where arguments.count == 4:
+    guard let count = Int(arguments[2]), let files = rlim_t(arguments[3]) else { fail("COUNT and NOFILE must be integers") }
+    var limit = rlimit(rlim_cur: files, rlim_max: files)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { fail("cannot lower RLIMIT_NOFILE") }
+    let directory = URL(fileURLWithPath: arguments[1], isDirectory: true)
+    var suites: [DefaultsSuite] = []
+    for index in 0..<count {
+        do {
+            let suite = try DefaultsSuite(name: "suite\(index)", directory: directory)
+            suite.set(.integer(index), forKey: "index")
+            flushOrFail(suite)
+            suites.append(suite)
+        } catch {
+            fail("suite \(index): \(error)")
+        }
+    }
+    emit("wrote \(suites.count)")
 
 case "load" where arguments.count == 2:
     let start = monotonicNanoseconds()
