@@ -206,11 +206,16 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// writer of the file, in any process, can slip in between the read and the write.
     ///
     /// ```swift
-    /// try suite.update(forKey: "launches") { .integer(($0?.integerValue ?? 0) + 1) }
+    /// try suite.update(forKey: "tags") { current in
+    ///     guard case .array(let tags)? = current else { return .array([.string("new")]) }
+    ///     return .array(tags + [.string("new")])
+    /// }
     /// ```
     ///
     /// `transform` runs holding the suite's locks: it must not use this suite (that would deadlock) and
-    /// should be quick. Pending changes are written in the same file write.
+    /// should be quick. It may run more than once (when the file is replaced under a removed lock file,
+    /// the write starts over), so it should only compute. Pending changes are written in the same file
+    /// write.
     /// - Returns: the value stored.
     /// - Throws: the ``DefaultsError`` that prevented the write (the lock is held too long, the file does
     ///   not parse, permission denied, disk full); then nothing was changed.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -113,16 +114,24 @@ enum SuiteFileIO {
         /// `.<name>.lock`, the `flock` every writer of the file takes.
         var lock: String { directory + "/." + name + ".lock" }
 
-        /// `.<name>.tmp`, where the next version of the file is written before it is renamed over the
-        /// file. One fixed name suffices because only the holder of the lock writes it; one left by a
-        /// writer killed mid-write is simply replaced by the next writer (no directory listing needed).
-        var temporary: String { directory + "/." + name + ".tmp" }
-
         var url: URL { URL(fileURLWithPath: file, isDirectory: false) }
     }
 
-    /// The longest file name ``SidecarPaths`` adds to the suite file's name (`.` + name + `.lock`).
-    static let longestSidecarOverhead = 6
+    /// What the longest sidecar name adds to the suite file's name: the temporary file
+    /// `.<name>.<pid>.<n>.tmp`, with a pid of up to 7 digits (`pid_max` is at most 2^22) and a 32-bit `n`.
+    static let longestSidecarOverhead = 1 + 1 + 7 + 1 + 10 + 4
+
+    /// Distinguishes this process's temporary files: drawn at random once, then counted up (one
+    /// `getrandom` per process instead of one per write).
+    private static let temporaryCounter = Atomic<UInt32>(UInt32.random(in: 0 ... .max))
+
+    /// A new temporary file name beside the suite file, unique even among writers that run at the same
+    /// time (the lock file may have been removed under them). A writer killed mid-write leaves it behind;
+    /// ``StaleTemporaryFiles`` removes those.
+    private static func temporaryPath(for paths: SidecarPaths) -> String {
+        let unique = temporaryCounter.wrappingAdd(1, ordering: .relaxed).oldValue
+        return paths.directory + "/.\(paths.name).\(getpid()).\(unique).tmp"
+    }
 
     /// Replaces the file with `bytes` atomically: a temporary file in the same directory, then `rename`.
     /// Must be called holding the suite's ``SuiteLock``.
@@ -136,7 +145,7 @@ enum SuiteFileIO {
     /// - Returns: the identity of the new file.
     @discardableResult
     static func replace<Bytes: ContiguousBytes>(
-        _ paths: SidecarPaths, with bytes: Bytes, existing: stat?, synchronize: Bool
+        _ paths: SidecarPaths, with bytes: Bytes, existing: stat?, synchronize: Bool, lock: SuiteLock.Held
     ) throws(DefaultsError) -> FileIdentity {
         var existing = existing
         if existing == nil {
@@ -147,10 +156,7 @@ enum SuiteFileIO {
             try checkReplaceable(existing, paths)
         }
         let mode: mode_t = existing.map { $0.st_mode & 0o7777 } ?? 0o600
-        let temporaryPath = paths.temporary
-        if unlink(temporaryPath) != 0 && errno != ENOENT {
-            throw DefaultsError(.fileSystem, message: "cannot remove the old temporary file \(temporaryPath)", fileURL: paths.url, errorNumber: errno)
-        }
+        let temporaryPath = temporaryPath(for: paths)
         let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if descriptor < 0 {
             throw DefaultsError(.fileSystem, message: "cannot create the temporary file \(temporaryPath) to write the suite", fileURL: paths.url, errorNumber: errno)
@@ -174,8 +180,11 @@ enum SuiteFileIO {
                 throw DefaultsError(.fileSystem, message: "cannot flush the suite file to disk", fileURL: paths.url, errorNumber: errno)
             }
             // Only the lock holder writes, but someone may remove or replace the lock file while we hold
-            // it, and a writer locking the new file may have replaced the suite since we read it: then
-            // our contents would drop its changes, so the caller reads the file again and starts over.
+            // it, and a writer locking the new file may then replace the suite at the same time: our
+            // contents would drop its changes. So the rename happens holding the lock file that is there
+            // now, and the caller starts over (reading the file again) when the file is no longer the
+            // version read. The caller checks the lock again after the rename.
+            try lock.revalidate()
             if FileIdentity.of(path: paths.file) != existing.map(FileIdentity.init) {
                 throw changedUnderneath
             }

@@ -53,21 +53,20 @@ enum SuiteLocation {
         if name.utf8.contains(0) { throw reject("a suite name cannot contain a NUL character") }
         if name == "." || name == ".." { throw reject("'.' and '..' are not suite names") }
         if name.utf8.count > maximumNameLength {
-            throw reject("the name is \(name.utf8.count) bytes long; at most \(maximumNameLength) fit, so that its file and sidecar files (`.<name>.plist.lock`) stay within 255 bytes")
+            throw reject("the name is \(name.utf8.count) bytes long; at most \(maximumNameLength) fit, so that its file and sidecar files (`.<name>.plist.<pid>.<n>.tmp`) stay within 255 bytes")
         }
     }
 
     /// The longest file name Linux file systems take.
     static let maximumFileNameLength = 255
-    /// The longest suite name. Its file (`.plist`, the longer extension) and sidecar files need at most
-    /// 255 - 6 - 6 = 243 bytes; 240 is what the macros check too.
-    static let maximumNameLength = 240
+    /// The longest suite name: its file (`.plist`, the longer extension) and sidecar files must fit.
+    static let maximumNameLength = maximumFileNameLength - SuiteFileIO.longestSidecarOverhead - ".plist".utf8.count
 
     /// Throws unless a suite file named `fileName` leaves room for its sidecar files.
     static func validate(fileName: String, fileURL: URL) throws(DefaultsError) {
         let limit = maximumFileNameLength - SuiteFileIO.longestSidecarOverhead
         if fileName.utf8.count > limit {
-            throw DefaultsError(.invalidSuiteName, message: "the file name is \(fileName.utf8.count) bytes long; at most \(limit) fit, so that its sidecar files (`.<name>.lock`) stay within 255 bytes", fileURL: fileURL)
+            throw DefaultsError(.invalidSuiteName, message: "the file name is \(fileName.utf8.count) bytes long; at most \(limit) fit, so that its sidecar files (`.<name>.<pid>.<n>.tmp`) stay within 255 bytes", fileURL: fileURL)
         }
     }
 

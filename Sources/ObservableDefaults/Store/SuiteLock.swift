@@ -22,12 +22,42 @@ enum SuiteLock {
     /// - Throws: a ``DefaultsError`` naming the lock file (and the process holding it, when `/proc/locks`
     ///   tells) when the wait times out, or when the lock file cannot be opened.
     static func withLock<R>(
-        at lockPath: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
+        at lockPath: String, fileURL: URL, waitLimit: Duration, _ body: (Held) throws(DefaultsError) -> R
     ) throws(DefaultsError) -> R {
-        let descriptor = try acquire(lockPath, fileURL: fileURL, waitLimit: waitLimit)
-        // Closing the descriptor releases the lock.
-        defer { close(descriptor) }
-        return try body()
+        let held = Held(descriptor: try acquire(lockPath, fileURL: fileURL, waitLimit: waitLimit), path: lockPath,
+                        fileURL: fileURL, waitLimit: waitLimit)
+        return try body(held)
+    }
+
+    /// A lock being held; closing its descriptor (when released) releases the lock.
+    final class Held {
+        private(set) var descriptor: Int32
+        let path: String
+        let fileURL: URL
+        let waitLimit: Duration
+
+        init(descriptor: Int32, path: String, fileURL: URL, waitLimit: Duration) {
+            self.descriptor = descriptor
+            self.path = path
+            self.fileURL = fileURL
+            self.waitLimit = waitLimit
+        }
+
+        deinit { close(descriptor) }
+
+        /// Whether the locked file is still the lock file at the path. When someone removed or replaced
+        /// it, another writer may hold a lock on the new file at the same time as we hold ours.
+        var isStillAtPath: Bool { SuiteLock.isStillAtPath(descriptor, path) }
+
+        /// Makes sure the lock held is the one at the path, locking the file there now if the lock file
+        /// was removed or replaced: called just before the file is replaced, so that a writer that
+        /// locked the new lock file meanwhile has finished (or waits for us).
+        func revalidate() throws(DefaultsError) {
+            if isStillAtPath { return }
+            let current = try SuiteLock.acquire(path, fileURL: fileURL, waitLimit: waitLimit)
+            close(descriptor)
+            descriptor = current
+        }
     }
 
     /// Opens and locks the lock file; returns the locked descriptor.
@@ -94,7 +124,7 @@ enum SuiteLock {
     }
 
     /// Whether the locked file is still the file at `path` (not removed, replaced or re-pointed meanwhile).
-    private static func isStillAtPath(_ descriptor: Int32, _ path: String) -> Bool {
+    static func isStillAtPath(_ descriptor: Int32, _ path: String) -> Bool {
         var locked = stat(), current = stat()
         guard fstat(descriptor, &locked) == 0, lstat(path, &current) == 0 else { return false }
         return locked.st_dev == current.st_dev && locked.st_ino == current.st_ino
