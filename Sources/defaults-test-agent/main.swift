@@ -10,8 +10,8 @@
 //   defaults-test-agent increment FILE KEY COUNT      COUNT atomic increments of KEY with update(forKey:)
 //   defaults-test-agent hold-lock FILE                take the suite's lock itself, print "locked", hold
 //                                                     it until standard input closes or it is killed
-//   defaults-test-agent churn-lock FILE               remove and re-create the suite's lock file in a loop
-//                                                     until killed; prints "ready"
+//   defaults-test-agent churn-lock FILE PAUSE_US      remove and re-create the suite's lock file in a loop,
+//                                                     PAUSE_US microseconds apart, until killed; prints "ready"
 //   defaults-test-agent set-with-umask UMASK DIR NAME KEY VALUE   set under umask UMASK (octal) in the suite
 //                                                     NAME of DIR (created if missing), twice
 //   defaults-test-agent many-suites DIR COUNT NOFILE  under RLIMIT_NOFILE=NOFILE, open COUNT suites (all kept
@@ -171,8 +171,9 @@ case "hold-lock" where arguments.count == 2:
     emit("locked")
     _ = FileHandle.standardInput.readDataToEndOfFile()
 
-case "churn-lock" where arguments.count == 2:
+case "churn-lock" where arguments.count == 3:
     let lockPath = lockPathOf(arguments[1])
+    guard let pause = UInt32(arguments[2]) else { fail("PAUSE_US must be an integer") }
     emit("ready")
     var round = 0
     while true {
@@ -186,7 +187,7 @@ case "churn-lock" where arguments.count == 2:
             rename(temporary, lockPath)
         }
         round += 1
-        usleep(200)
+        usleep(pause)
     }
 
 case "set-with-umask" where arguments.count == 6:

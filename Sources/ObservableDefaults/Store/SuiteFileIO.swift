@@ -134,7 +134,8 @@ enum SuiteFileIO {
     }
 
     /// Replaces the file with `bytes` atomically: a temporary file in the same directory, then `rename`.
-    /// Must be called holding the suite's ``SuiteLock``.
+    /// Must be called holding the suite's ``SuiteLock``; the rename itself is committed under the
+    /// directory's lock (see ``SuiteLock/withCommitLock(directory:fileURL:waitLimit:_:)``).
     ///
     /// A new file is created with exactly 0600 whatever the umask; an existing file keeps its permission
     /// bits and, where we may set them (as root, or a group we are in), its owner and group. An existing
@@ -145,7 +146,7 @@ enum SuiteFileIO {
     /// - Returns: the identity of the new file.
     @discardableResult
     static func replace<Bytes: ContiguousBytes>(
-        _ paths: SidecarPaths, with bytes: Bytes, existing: stat?, synchronize: Bool, lock: SuiteLock.Held
+        _ paths: SidecarPaths, with bytes: Bytes, existing: stat?, synchronize: Bool, lockWaitLimit: Duration
     ) throws(DefaultsError) -> FileIdentity {
         var existing = existing
         if existing == nil {
@@ -180,16 +181,15 @@ enum SuiteFileIO {
                 throw DefaultsError(.fileSystem, message: "cannot flush the suite file to disk", fileURL: paths.url, errorNumber: errno)
             }
             // Only the lock holder writes, but someone may remove or replace the lock file while we hold
-            // it, and a writer locking the new file may then replace the suite at the same time: our
-            // contents would drop its changes. So the rename happens holding the lock file that is there
-            // now, and the caller starts over (reading the file again) when the file is no longer the
-            // version read. The caller checks the lock again after the rename.
-            try lock.revalidate()
-            if FileIdentity.of(path: paths.file) != existing.map(FileIdentity.init) {
-                throw changedUnderneath
-            }
-            if rename(temporaryPath, paths.file) != 0 {
-                throw DefaultsError(.fileSystem, message: "cannot replace the suite file", fileURL: paths.url, errorNumber: errno)
+            // it; a writer that locked the new one may have replaced the file since we read it, and our
+            // contents would drop its changes. Then the caller reads the file again and starts over.
+            try SuiteLock.withCommitLock(directory: paths.directory, fileURL: paths.url, waitLimit: lockWaitLimit) { () throws(DefaultsError) in
+                if FileIdentity.of(path: paths.file) != existing.map(FileIdentity.init) {
+                    throw changedUnderneath
+                }
+                if rename(temporaryPath, paths.file) != 0 {
+                    throw DefaultsError(.fileSystem, message: "cannot replace the suite file", fileURL: paths.url, errorNumber: errno)
+                }
             }
             succeeded = true
             // Taken after the rename, which changes the file's ctime, so the identity matches what a later

@@ -22,42 +22,37 @@ enum SuiteLock {
     /// - Throws: a ``DefaultsError`` naming the lock file (and the process holding it, when `/proc/locks`
     ///   tells) when the wait times out, or when the lock file cannot be opened.
     static func withLock<R>(
-        at lockPath: String, fileURL: URL, waitLimit: Duration, _ body: (Held) throws(DefaultsError) -> R
+        at lockPath: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
     ) throws(DefaultsError) -> R {
-        let held = Held(descriptor: try acquire(lockPath, fileURL: fileURL, waitLimit: waitLimit), path: lockPath,
-                        fileURL: fileURL, waitLimit: waitLimit)
-        return try body(held)
+        let descriptor = try acquire(lockPath, fileURL: fileURL, waitLimit: waitLimit)
+        // Closing the descriptor releases the lock.
+        defer { close(descriptor) }
+        return try body()
     }
 
-    /// A lock being held; closing its descriptor (when released) releases the lock.
-    final class Held {
-        private(set) var descriptor: Int32
-        let path: String
-        let fileURL: URL
-        let waitLimit: Duration
-
-        init(descriptor: Int32, path: String, fileURL: URL, waitLimit: Duration) {
-            self.descriptor = descriptor
-            self.path = path
-            self.fileURL = fileURL
-            self.waitLimit = waitLimit
+    /// Runs `body`, the commit of a write (checking that the file is still the version read, then
+    /// renaming the new one over it), holding an exclusive `flock` on the suite's directory.
+    ///
+    /// The lock file serialises whole read-modify-writes, but anyone who can write the directory can
+    /// remove or replace it while writers hold it, and then two writers run at once. Committing under
+    /// the directory's lock (which cannot be removed from under us) makes the check and the rename one
+    /// step for them: the second sees the first's file and starts over, so neither loses the other's
+    /// changes. It is held for two system calls, so suites sharing the directory barely wait for it.
+    static func withCommitLock<R>(
+        directory: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
+    ) throws(DefaultsError) -> R {
+        let descriptor = systemOpen(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor < 0 {
+            throw DefaultsError(.fileSystem, message: "cannot open the suite's directory \(directory) to lock it", fileURL: fileURL, errorNumber: errno)
         }
-
-        deinit { close(descriptor) }
-
-        /// Whether the locked file is still the lock file at the path. When someone removed or replaced
-        /// it, another writer may hold a lock on the new file at the same time as we hold ours.
-        var isStillAtPath: Bool { SuiteLock.isStillAtPath(descriptor, path) }
-
-        /// Makes sure the lock held is the one at the path, locking the file there now if the lock file
-        /// was removed or replaced: called just before the file is replaced, so that a writer that
-        /// locked the new lock file meanwhile has finished (or waits for us).
-        func revalidate() throws(DefaultsError) {
-            if isStillAtPath { return }
-            let current = try SuiteLock.acquire(path, fileURL: fileURL, waitLimit: waitLimit)
-            close(descriptor)
-            descriptor = current
+        defer { close(descriptor) }
+        guard try lock(descriptor, path: directory, fileURL: fileURL, until: ContinuousClock.now + waitLimit) else {
+            throw DefaultsError(
+                .fileSystem,
+                message: "timed out after \(waitLimit) waiting for the lock on the directory \(directory)\(holderDescription(of: descriptor)); the change stays pending and is retried",
+                fileURL: fileURL, errorNumber: EWOULDBLOCK)
         }
+        return try body()
     }
 
     /// Opens and locks the lock file; returns the locked descriptor.
@@ -65,7 +60,14 @@ enum SuiteLock {
         let deadline = ContinuousClock.now + waitLimit
         while true {
             let descriptor = try openLockFile(lockPath, fileURL: fileURL)
-            guard try lock(descriptor, path: lockPath, fileURL: fileURL, until: deadline) else {
+            let locked: Bool
+            do {
+                locked = try lock(descriptor, path: lockPath, fileURL: fileURL, until: deadline)
+            } catch {
+                close(descriptor)
+                throw error
+            }
+            guard locked else {
                 let holder = holderDescription(of: descriptor)
                 close(descriptor)
                 throw DefaultsError(
@@ -113,7 +115,6 @@ enum SuiteLock {
             let error = errno
             if error == EINTR { continue }
             guard error == EWOULDBLOCK else {
-                close(descriptor)
                 throw DefaultsError(.fileSystem, message: "cannot lock \(path)", fileURL: fileURL, errorNumber: error)
             }
             if ContinuousClock.now >= deadline { return false }
@@ -124,7 +125,7 @@ enum SuiteLock {
     }
 
     /// Whether the locked file is still the file at `path` (not removed, replaced or re-pointed meanwhile).
-    static func isStillAtPath(_ descriptor: Int32, _ path: String) -> Bool {
+    private static func isStillAtPath(_ descriptor: Int32, _ path: String) -> Bool {
         var locked = stat(), current = stat()
         guard fstat(descriptor, &locked) == 0, lstat(path, &current) == 0 else { return false }
         return locked.st_dev == current.st_dev && locked.st_ino == current.st_ino

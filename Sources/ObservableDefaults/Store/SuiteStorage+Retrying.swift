@@ -10,12 +10,14 @@ extension SuiteStorage {
     static let maximumRetryDelay: Duration = .seconds(2)
 
     /// Publishes a failed write's error unless it is already known: a broken file was published when it
-    /// was found, and the same write failure is reported once, not at every retry.
+    /// was found, and the same write failure (same kind and `errno`; the details, such as which process
+    /// holds the lock, may vary) is reported once, not at every retry.
     func reportWriteFailure(_ error: DefaultsError) {
         let isNews = state.withLock { state -> Bool in
             if error == state.fileError { return false }
             defer { state.writeError = error }
-            return state.writeError != error
+            guard let known = state.writeError else { return true }
+            return known.kind != error.kind || known.errorNumber != error.errorNumber
         }
         if isNews { publish(error) }
     }

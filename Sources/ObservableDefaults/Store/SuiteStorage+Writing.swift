@@ -18,9 +18,6 @@ extension SuiteStorage {
         var updatedKey: String?
         /// The value an ``AtomicUpdate`` stored.
         var updatedValue: DefaultsValue?
-        /// The changes written, when the lock file was removed or replaced while we held it: another
-        /// writer may have replaced the file at the same time, so they are checked to be there.
-        var unconfirmed: [String: DefaultsValue?] = [:]
         var observers: [Observer] = []
     }
 
@@ -51,26 +48,15 @@ extension SuiteStorage {
         let outcome: WriteOutcome
         do {
             outcome = try withFileAccess { () throws(DefaultsError) in
+                // Starts over when the file was replaced under a removed lock file (see SuiteFileIO.replace).
                 var attempts = 0
-                var update = update
-                var outcome = WriteOutcome()
                 while true {
                     do throws(DefaultsError) {
-                        var written = try writePending(&newlyBroken, update: update)
-                        if update != nil {
-                            outcome.updatedKey = written.updatedKey ?? outcome.updatedKey
-                            outcome.updatedValue = written.updatedValue
-                            update = nil
-                        }
-                        outcome.outsideChanges.formUnion(written.outsideChanges)
-                        if !written.observers.isEmpty { outcome.observers = written.observers }
-                        if written.unconfirmed.isEmpty || !requeueMissing(written.unconfirmed) { return outcome }
-                        written.unconfirmed = [:]
+                        return try writePending(&newlyBroken, update: update)
                     } catch {
-                        if error != SuiteFileIO.changedUnderneath { throw error }
+                        attempts += 1
+                        if error != SuiteFileIO.changedUnderneath || attempts == 100 { throw error }
                     }
-                    attempts += 1
-                    if attempts == 100 { throw SuiteFileIO.changedUnderneath }
                 }
             }
         } catch {
@@ -82,30 +68,6 @@ extension SuiteStorage {
         if let key = outcome.updatedKey { Self.notify(outcome.observers, keys: [key], origin: .thisProcess) }
         recordWriteSuccess()
         return outcome
-    }
-
-    /// Reads the file, once the writer holding the current lock file (if any) is done, and makes the
-    /// `written` changes that are not in it pending again (unless newer changes of the key are pending);
-    /// returns whether there were any.
-    private func requeueMissing(_ written: [String: DefaultsValue?]) -> Bool {
-        let contents: [String: DefaultsValue]?
-        do {
-            let paths = try SuiteFileIO.checkedWritePaths(for: fileURL.path, fileURL: fileURL)
-            contents = try SuiteLock.withLock(at: paths.lock, fileURL: fileURL, waitLimit: lockWaitLimit) { _ throws(DefaultsError) in
-                guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return [:] }
-                return try format.decode(snapshot.bytes, fileURL: fileURL)
-            }
-        } catch {
-            contents = nil
-        }
-        return state.withLock { state -> Bool in
-            var missing = false
-            for (key, value) in written where contents?[key] != value && state.pending[key] == nil {
-                state.pending[key] = .some(value)
-                missing = true
-            }
-            return missing
-        }
     }
 
     func withFileAccess<R>(_ body: () throws(DefaultsError) -> R) throws(DefaultsError) -> R {
@@ -139,7 +101,7 @@ extension SuiteStorage {
         var replaced: [(key: String, old: DefaultsValue?)] = []
         do {
             let paths = try SuiteFileIO.checkedWritePaths(for: fileURL.path, fileURL: fileURL)
-            return try SuiteLock.withLock(at: paths.lock, fileURL: fileURL, waitLimit: waitLimit) { lock throws(DefaultsError) -> WriteOutcome in
+            return try SuiteLock.withLock(at: paths.lock, fileURL: fileURL, waitLimit: waitLimit) { () throws(DefaultsError) -> WriteOutcome in
                 var info = stat()
                 let existing: stat? = stat(paths.file, &info) == 0 ? info : nil
                 if existing.map(FileIdentity.init) != knownIdentity {
@@ -167,15 +129,13 @@ extension SuiteStorage {
                     entries = SuiteFormat.sortedEntries(of: contents)
                 }
                 let bytes = format.encodeBytes(&entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256)
-                let identity = try SuiteFileIO.replace(paths, with: bytes, existing: existing, synchronize: synchronize, lock: lock)
-                let lockWentStale = !lock.isStillAtPath
+                let identity = try SuiteFileIO.replace(paths, with: bytes, existing: existing, synchronize: synchronize, lockWaitLimit: waitLimit)
                 StaleTemporaryFiles.cleanUpOnce(in: paths.directory)
                 return state.withLock { state in
                     for (key, written) in pending where state.pending[key].map({ $0 == written }) == true {
                         state.pending.removeValue(forKey: key)
                     }
                     var outcome = WriteOutcome()
-                    if lockWentStale { outcome.unconfirmed = changes }
                     if case let (previous, current)? = reread {
                         for key in Set(previous.keys).union(current.keys)
                         where previous[key] != current[key] && pending[key] == nil && state.pending[key] == nil
