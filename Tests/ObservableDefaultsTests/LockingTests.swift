@@ -24,7 +24,7 @@ import Glibc
 
     @Test func lockFileRemovedAndReplacedWhileWritersRunLosesNoKey() throws {
         let file = directory.file("churned.json")
-        let (churner, churnerOutput) = try TestAgent.start(["churn-lock", file.path, "200"])
+        let (churner, churnerOutput) = try TestAgent.start(["churn-lock", file.path, "1000"])
         // SIGKILL: the agent inherits a signal mask in which SIGTERM is blocked.
         defer { kill(churner.processIdentifier, SIGKILL); churner.waitUntilExit() }
         #expect(readLine(churnerOutput) == "ready")
