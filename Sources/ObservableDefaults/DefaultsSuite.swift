@@ -56,6 +56,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// format; anything else is JSON. The file's directory must exist.
     public convenience init(fileURL: URL) throws {
         let directory = fileURL.deletingLastPathComponent()
+        try SuiteLocation.validate(fileName: fileURL.lastPathComponent, fileURL: fileURL)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw DefaultsError(.fileSystem, message: "the suite's directory does not exist", fileURL: fileURL, errorNumber: ENOENT)
@@ -199,6 +200,46 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
         try storage.performBatch(body)
     }
 
+    /// Atomically replaces the value of `key` with what `transform` makes of it, across processes: the
+    /// closure gets the current value as the file holds it (read under the cross-process lock, with this
+    /// process's pending changes applied) and returns the new one (`nil` removes the key). No other
+    /// writer of the file, in any process, can slip in between the read and the write.
+    ///
+    /// ```swift
+    /// try suite.update(forKey: "tags") { current in
+    ///     guard case .array(let tags)? = current else { return .array([.string("new")]) }
+    ///     return .array(tags + [.string("new")])
+    /// }
+    /// ```
+    ///
+    /// `transform` runs holding the suite's locks: it must not use this suite (that would deadlock) and
+    /// should be quick. It may run more than once (when the file is replaced under a removed lock file,
+    /// the write starts over), so it should only compute. Pending changes are written in the same file
+    /// write.
+    /// - Returns: the value stored.
+    /// - Throws: the ``DefaultsError`` that prevented the write (the lock is held too long, the file does
+    ///   not parse, permission denied, disk full); then nothing was changed.
+    @discardableResult
+    public func update(forKey key: String, _ transform: (DefaultsValue?) -> DefaultsValue?) throws -> DefaultsValue? {
+        try withoutActuallyEscaping(transform) { transform in
+            try storage.update(SuiteStorage.AtomicUpdate(key: key, transform: transform))
+        }
+    }
+
+    /// ``update(forKey:_:)`` with values converted to `type`: `transform` gets `nil` when the key is
+    /// missing or does not convert.
+    ///
+    /// ```swift
+    /// try suite.update(Int.self, forKey: "launches") { ($0 ?? 0) + 1 }
+    /// ```
+    @discardableResult
+    public func update<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String, _ transform: (T?) -> T?) throws -> T? {
+        let stored = try update(forKey: key) { current in
+            transform(current.flatMap(T.init(defaultsValue:)))?.defaultsValue
+        }
+        return stored.flatMap(T.init(defaultsValue:))
+    }
+
     /// Writes changes that are still pending (after a failed write, or while the file was broken).
     /// - Throws: the ``DefaultsError`` that prevents writing (the file does not parse, permission denied,
     ///   disk full); the changes stay pending.
@@ -222,7 +263,29 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
         set { storage.synchronizesToDisk = newValue }
     }
 
+    /// How long a write waits for another process holding the suite's lock before giving up (default one
+    /// second). The change then stays pending in memory, the timeout is published on the error channel
+    /// (naming the lock file and, when `/proc/locks` tells, the process holding it), and the write is
+    /// retried on its own. Shared by every handle on the file.
+    public var lockWaitLimit: Duration {
+        get { storage.lockWaitLimit }
+        set { storage.lockWaitLimit = newValue }
+    }
+
     // MARK: Errors
+
+    /// The failure that keeps changes pending (lock held too long, disk full, permission denied), or
+    /// `nil` when every change written so far has landed. Such writes are retried on their own, with a
+    /// backoff from 50 ms up to 2 s; ``observeWriteRecovery(_:)`` tells when they land.
+    public var writeError: DefaultsError? { storage.writeError }
+
+    /// Calls `handler` whenever changes that had failed to be written (see ``writeError``) land in the
+    /// file, on the thread that wrote them.
+    public func observeWriteRecovery(_ handler: @escaping @Sendable () -> Void) -> DefaultsObservation {
+        let storage = self.storage
+        let token = storage.addRecoveryHandler(handler)
+        return DefaultsObservation { storage.removeRecoveryHandler(token) }
+    }
 
     /// The current problem with the file's contents (it does not parse), or `nil` when it is healthy.
     public var fileError: DefaultsError? { storage.fileError }
@@ -232,8 +295,8 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     public var lastError: DefaultsError? { storage.lastError }
 
     /// The problems that persist now, empty when the suite is healthy: the file does not parse
-    /// (``fileError``), or outside changes cannot be seen (the suite's directory was removed, or the system
-    /// refused to watch it). Each clears itself when the problem goes away. A new error observer
+    /// (``fileError``), changes cannot be written (``writeError``: they are retried), or outside changes
+    /// cannot be seen (the suite's directory was removed, or the system refused to watch it). Each clears itself when the problem goes away. A new error observer
     /// (``observeErrors(_:)``, ``errors()``) receives these first.
     public var currentErrors: [DefaultsError] { storage.currentErrors }
 

@@ -11,6 +11,15 @@
 //   defaults-test-agent in-place-saves FILE COUNT PAUSE_US   COUNT times: truncate FILE, write half of a
 //                                                     suite, pause holding it open, write the rest, close
 //                                                     (keys: constant, other, counter = 1…COUNT)
+//   defaults-test-agent increment FILE KEY COUNT      COUNT atomic increments of KEY with update(forKey:)
+//   defaults-test-agent hold-lock FILE                take the suite's lock itself, print "locked", hold
+//                                                     it until standard input closes or it is killed
+//   defaults-test-agent churn-lock FILE PAUSE_US      remove and re-create the suite's lock file in a loop,
+//                                                     PAUSE_US microseconds apart, until killed; prints "ready"
+//   defaults-test-agent set-with-umask UMASK DIR NAME KEY VALUE   set under umask UMASK (octal) in the suite
+//                                                     NAME of DIR (created if missing), twice
+//   defaults-test-agent many-suites DIR COUNT NOFILE  under RLIMIT_NOFILE=NOFILE, open COUNT suites (all kept
+//                                                     open) and write one key in each; prints "wrote COUNT"
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -57,6 +66,12 @@ func openSuite(_ path: String) -> DefaultsSuite {
     } catch {
         fail("\(error)")
     }
+}
+
+/// The sidecar lock file of the suite file at `path` (`.<file name>.lock` beside it).
+func lockPathOf(_ path: String) -> String {
+    let url = URL(fileURLWithPath: path)
+    return url.deletingLastPathComponent().appendingPathComponent("." + url.lastPathComponent + ".lock").path
 }
 
 func flushOrFail(_ suite: DefaultsSuite) {
@@ -160,6 +175,73 @@ case "in-place-saves" where arguments.count == 4:
         if counter % 2 == 0 { usleep(pause) }
     }
     emit("done")
+
+case "increment" where arguments.count == 4:
+    let suite = openSuite(arguments[1])
+    suite.lockWaitLimit = .seconds(60)
+    guard let count = Int(arguments[3]) else { fail("COUNT must be an integer") }
+    for _ in 0..<count {
+        do {
+            try suite.update(Int.self, forKey: arguments[2]) { ($0 ?? 0) + 1 }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+case "hold-lock" where arguments.count == 2:
+    let lockPath = lockPathOf(arguments[1])
+    let descriptor = open(lockPath, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+    guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else { fail("cannot lock \(lockPath)") }
+    emit("locked")
+    _ = FileHandle.standardInput.readDataToEndOfFile()
+
+case "churn-lock" where arguments.count == 3:
+    let lockPath = lockPathOf(arguments[1])
+    guard let pause = UInt32(arguments[2]) else { fail("PAUSE_US must be an integer") }
+    emit("ready")
+    var round = 0
+    while true {
+        // Alternately remove the lock file and replace it by a new file renamed over it.
+        if round % 2 == 0 {
+            unlink(lockPath)
+        } else {
+            let temporary = lockPath + ".new"
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            if descriptor >= 0 { close(descriptor) }
+            rename(temporary, lockPath)
+        }
+        round += 1
+        usleep(pause)
+    }
+
+case "set-with-umask" where arguments.count == 6:
+    guard let mask = mode_t(arguments[1], radix: 8) else { fail("UMASK must be octal") }
+    umask(mask)
+    let directory = URL(fileURLWithPath: arguments[2], isDirectory: true)
+    let suite: DefaultsSuite
+    do { suite = try DefaultsSuite(name: arguments[3], directory: directory) } catch { fail("\(error)") }
+    suite.set(parseValue(arguments[5]), forKey: arguments[4])
+    flushOrFail(suite)
+    suite.set(.string("second"), forKey: arguments[4] + "-second")
+    flushOrFail(suite)
+
+case "many-suites" where arguments.count == 4:
+    guard let count = Int(arguments[2]), let files = rlim_t(arguments[3]) else { fail("COUNT and NOFILE must be integers") }
+    var limit = rlimit(rlim_cur: files, rlim_max: files)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { fail("cannot lower RLIMIT_NOFILE") }
+    let directory = URL(fileURLWithPath: arguments[1], isDirectory: true)
+    var suites: [DefaultsSuite] = []
+    for index in 0..<count {
+        do {
+            let suite = try DefaultsSuite(name: "suite\(index)", directory: directory)
+            suite.set(.integer(index), forKey: "index")
+            flushOrFail(suite)
+            suites.append(suite)
+        } catch {
+            fail("suite \(index): \(error)")
+        }
+    }
+    emit("wrote \(suites.count)")
 
 case "load" where arguments.count == 2:
     let start = monotonicNanoseconds()

@@ -52,7 +52,22 @@ enum SuiteLocation {
         if name.contains("/") { throw reject("a suite name cannot contain '/'") }
         if name.utf8.contains(0) { throw reject("a suite name cannot contain a NUL character") }
         if name == "." || name == ".." { throw reject("'.' and '..' are not suite names") }
-        if name.utf8.count > 240 { throw reject("the name is longer than 240 bytes") }
+        if name.utf8.count > maximumNameLength {
+            throw reject("the name is \(name.utf8.count) bytes long; at most \(maximumNameLength) fit, so that its file and sidecar files (`.<name>.plist.<pid>.<n>.tmp`) stay within 255 bytes")
+        }
+    }
+
+    /// The longest file name Linux file systems take.
+    static let maximumFileNameLength = 255
+    /// The longest suite name: its file (`.plist`, the longer extension) and sidecar files must fit.
+    static let maximumNameLength = maximumFileNameLength - SuiteFileIO.longestSidecarOverhead - ".plist".utf8.count
+
+    /// Throws unless a suite file named `fileName` leaves room for its sidecar files.
+    static func validate(fileName: String, fileURL: URL) throws(DefaultsError) {
+        let limit = maximumFileNameLength - SuiteFileIO.longestSidecarOverhead
+        if fileName.utf8.count > limit {
+            throw DefaultsError(.invalidSuiteName, message: "the file name is \(fileName.utf8.count) bytes long; at most \(limit) fit, so that its sidecar files (`.<name>.<pid>.<n>.tmp`) stay within 255 bytes", fileURL: fileURL)
+        }
     }
 
     /// The file of suite `name` in `directory`: an existing `<name>.plist` if there is one and no
@@ -69,8 +84,8 @@ enum SuiteLocation {
         return json
     }
 
-    /// Creates `directory` and its missing parents, private to the user (0700). Existing directories keep
-    /// their permissions.
+    /// Creates `directory` and its missing parents, private to the user (exactly 0700, whatever the
+    /// umask). Existing directories keep their permissions.
     static func createDirectory(_ directory: URL) throws(DefaultsError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
@@ -79,9 +94,11 @@ enum SuiteLocation {
         }
         let parent = directory.deletingLastPathComponent()
         if parent.path != directory.path { try createDirectory(parent) }
-        if mkdir(directory.path, 0o700) != 0 && errno != EEXIST {
+        if mkdir(directory.path, 0o700) != 0 {
+            if errno == EEXIST { return }
             throw DefaultsError(.fileSystem, message: "cannot create the suites directory", fileURL: directory, errorNumber: errno)
         }
+        chmod(directory.path, 0o700)
     }
 
     /// The name of ``DefaultsSuite/standard``: `OBSERVABLE_DEFAULTS_STANDARD_SUITE`, else the process name

@@ -54,7 +54,7 @@ extension SuiteStorage {
     var currentErrors: [DefaultsError] { state.withLock { Self.currentErrors(of: $0) } }
 
     private static func currentErrors(of state: State) -> [DefaultsError] {
-        [state.fileError, state.watchError].compactMap { $0 }
+        [state.fileError, state.writeError, state.watchError].compactMap { $0 }
     }
 
     /// Records and publishes why outside changes cannot be seen now (once per distinct problem).

@@ -53,6 +53,17 @@ final class SuiteStorage: Sendable {
         var synchronizesToDisk = false
         var observers: [UInt64: Observer] = [:]
         var errorHandlers: [UInt64: @Sendable (DefaultsError) -> Void] = [:]
+        /// Called when pending changes that had failed to be written finally land.
+        var recoveryHandlers: [UInt64: @Sendable () -> Void] = [:]
+        /// The failure keeping `pending` from the file (not a parse error; that is `fileError`), reported
+        /// once; cleared when the changes land.
+        var writeError: DefaultsError?
+        /// Whether an automatic retry of a failed write is scheduled.
+        var retryScheduled = false
+        /// The pause before the next automatic retry; doubles with each failure, up to ``maximumRetryDelay``.
+        var retryDelay = SuiteStorage.firstRetryDelay
+        /// How long a write waits for the cross-process lock.
+        var lockWaitLimit = SuiteLock.defaultWaitLimit
         var nextToken: UInt64 = 0
     }
 
@@ -64,11 +75,6 @@ final class SuiteStorage: Sendable {
     let fileAccess = NSLock()
     /// Whether ``FileWatcher`` has this storage (see ``updateWatching()``).
     let watching = Locked(false)
-    /// The sidecar lock file, kept open between writes (used holding `fileAccess`).
-    let lockFile = Locked<SuiteFileIO.OpenLockFile?>(nil)
-    /// Whether this storage has looked for temporary files that killed writers left behind: once, at its
-    /// first write (a directory listing is too costly for every open of a suite).
-    let removedStaleTemporaryFiles = Atomic(false)
 
     typealias Entry = SuiteFormat.Entry
 
@@ -126,6 +132,12 @@ final class SuiteStorage: Sendable {
     var fileError: DefaultsError? { state.withLock { $0.fileError } }
     var lastError: DefaultsError? { state.withLock { $0.lastError } }
     var hasPendingChanges: Bool { state.withLock { !$0.pending.isEmpty } }
+    var writeError: DefaultsError? { state.withLock { $0.writeError } }
+
+    var lockWaitLimit: Duration {
+        get { state.withLock { $0.lockWaitLimit } }
+        set { state.withLock { $0.lockWaitLimit = newValue } }
+    }
 
     var synchronizesToDisk: Bool {
         get { state.withLock { $0.synchronizesToDisk } }

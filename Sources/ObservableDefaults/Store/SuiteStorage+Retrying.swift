@@ -1,0 +1,68 @@
+import Dispatch
+import Foundation
+
+/// Failed writes: reporting them once, retrying on their own with backoff, and announcing when the
+/// pending changes finally land.
+extension SuiteStorage {
+    /// The pause before the first automatic retry of a failed write.
+    static let firstRetryDelay: Duration = .milliseconds(50)
+    /// The longest pause between automatic retries.
+    static let maximumRetryDelay: Duration = .seconds(2)
+
+    /// Publishes a failed write's error unless it is already known: a broken file was published when it
+    /// was found, and the same write failure (same kind and `errno`; the details, such as which process
+    /// holds the lock, may vary) is reported once, not at every retry.
+    func reportWriteFailure(_ error: DefaultsError) {
+        let isNews = state.withLock { state -> Bool in
+            if error == state.fileError { return false }
+            defer { state.writeError = error }
+            guard let known = state.writeError else { return true }
+            return known.kind != error.kind || known.errorNumber != error.errorNumber
+        }
+        if isNews { publish(error) }
+    }
+
+    /// Schedules another attempt to write the pending changes, unless one is scheduled already. Only
+    /// file-system failures are retried (a lock held too long, a full disk, a file or directory in the
+    /// way): a file that does not parse is written once it parses again, when it is next read.
+    func scheduleRetry(after error: DefaultsError) {
+        guard error.kind == .fileSystem else { return }
+        let delay = state.withLock { state -> Duration? in
+            guard !state.pending.isEmpty, !state.retryScheduled else { return nil }
+            state.retryScheduled = true
+            defer { state.retryDelay = min(state.retryDelay * 2, Self.maximumRetryDelay) }
+            return state.retryDelay
+        }
+        guard let delay else { return }
+        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.retryScheduled = false }
+            self.persistReportingErrors()
+        }
+    }
+
+    /// After a successful write: resets the backoff and, when the write ended an earlier failure, tells
+    /// the recovery handlers.
+    func recordWriteSuccess() {
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            state.retryDelay = Self.firstRetryDelay
+            guard state.writeError != nil else { return [] }
+            state.writeError = nil
+            return Array(state.recoveryHandlers.values)
+        }
+        for handler in handlers { handler() }
+    }
+
+    func addRecoveryHandler(_ handler: @escaping @Sendable () -> Void) -> UInt64 {
+        state.withLock { state in
+            state.nextToken += 1
+            state.recoveryHandlers[state.nextToken] = handler
+            return state.nextToken
+        }
+    }
+
+    func removeRecoveryHandler(_ token: UInt64) {
+        _ = state.withLock { $0.recoveryHandlers.removeValue(forKey: token) }
+    }
+}

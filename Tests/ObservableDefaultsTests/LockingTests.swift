@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The writers' lock under attack and contention: removed or replaced while writers run, held by a
+/// process that does not let go, and not held at all by idle suites.
+@Suite struct LockingTests {
+    let directory = TemporaryDirectory()
+
+    /// Reads a line from a child's standard output.
+    private func readLine(_ pipe: Pipe) -> String {
+        var line = Data()
+        while true {
+            let byte = pipe.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    @Test func lockFileRemovedAndReplacedWhileWritersRunLosesNoKey() throws {
+        let file = directory.file("churned.json")
+        let (churner, churnerOutput) = try TestAgent.start(["churn-lock", file.path, "1000"])
+        // SIGKILL: the agent inherits a signal mask in which SIGTERM is blocked.
+        defer { kill(churner.processIdentifier, SIGKILL); churner.waitUntilExit() }
+        #expect(readLine(churnerOutput) == "ready")
+        let processes = 4
+        let writes = 150
+        let writers = try (0..<processes).map { index in
+            try TestAgent.start(["write-many", file.path, "p\(index)-", String(writes)]).0
+        }
+        for writer in writers {
+            writer.waitUntilExit()
+            #expect(writer.terminationStatus == 0)
+        }
+        let contents = try contentsOnDisk(file)
+        var missing: [String] = []
+        for index in 0..<processes {
+            for write in 0..<writes where contents["p\(index)-\(write)"] != .integer(write) {
+                missing.append("p\(index)-\(write)")
+            }
+        }
+        #expect(missing.isEmpty, "\(missing.count) of \(processes * writes) keys lost: \(missing.prefix(10))")
+    }
+
+    @Test func heldLockTimesOutReportsTheHolderAndTheChangeLandsOnItsOwnAfterRelease() throws {
+        let suite = try DefaultsSuite(name: "held", directory: directory.url)
+        suite.set(1, forKey: "a")
+        suite.lockWaitLimit = .milliseconds(200)
+        let errors = ErrorRecorder()
+        let errorObservation = suite.observeErrors { errors.record($0) }
+        let recoveries = Locked(0)
+        let recoveryObservation = suite.observeWriteRecovery { recoveries.withLock { $0 += 1 } }
+        defer { errorObservation.cancel(); recoveryObservation.cancel() }
+
+        let holder = Process()
+        holder.executableURL = TestAgent.executableURL
+        holder.arguments = ["hold-lock", suite.fileURL.path]
+        let output = Pipe(), input = Pipe()
+        holder.standardOutput = output
+        holder.standardInput = input
+        try holder.run()
+        defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) }; holder.waitUntilExit() }
+        #expect(readLine(output) == "locked")
+
+        let start = ContinuousClock.now
+        suite.set(2, forKey: "a")
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed < .seconds(5), "set blocked for \(elapsed)")
+        #expect(suite.integer(forKey: "a") == 2)
+        #expect(suite.hasPendingChanges)
+        #expect(try contentsOnDisk(suite.fileURL) == ["a": .integer(1)])
+        let error = try #require(errors.errors.first)
+        #expect(errors.errors.count == 1, "\(errors.errors)")
+        #expect(error.kind == .fileSystem)
+        #expect(error.message.contains("/.held.json.lock"))
+        #expect(error.message.contains("held by process \(holder.processIdentifier)"))
+        #expect(suite.writeError?.errorNumber == error.errorNumber)
+        #expect(suite.currentErrors.map(\.message) == [error.message], "a late error observer must hear it")
+        #expect(recoveries.withLock { $0 } == 0)
+
+        // Retries keep failing while the lock is held, and are not reported again.
+        usleep(600_000)
+        #expect(errors.errors.count == 1, "\(errors.errors)")
+        #expect(try contentsOnDisk(suite.fileURL) == ["a": .integer(1)])
+
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        #expect(eventually { (try? contentsOnDisk(suite.fileURL)) == ["a": .integer(2)] })
+        #expect(eventually { recoveries.withLock { $0 } == 1 })
+        #expect(suite.writeError == nil)
+        #expect(suite.currentErrors.isEmpty)
+        #expect(!suite.hasPendingChanges)
+        #expect(errors.errors.count == 1, "\(errors.errors)")
+    }
+
+    @Test func idleSuitesHoldNoDescriptors() throws {
+        // 300 suites, each written and kept open, in a process allowed 64 descriptors.
+        let (child, output) = try TestAgent.start(["many-suites", directory.url.path, "300", "64"])
+        let line = readLine(output)
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0)
+        #expect(line == "wrote 300")
+        #expect(try contentsOnDisk(directory.file("suite299.json")) == ["index": .integer(299)])
+    }
+
+    @Test func openingAndWritingSuitesLeavesNoDescriptorOpen() throws {
+        let suite = try DefaultsSuite(name: "descriptors", directory: directory.url)
+        suite.set(1, forKey: "a")
+        let lockPath = directory.file(".descriptors.json.lock").path
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == lockPath
+        }
+        #expect(open.isEmpty)
+    }
+}
