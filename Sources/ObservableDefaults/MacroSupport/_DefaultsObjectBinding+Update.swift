@@ -26,8 +26,8 @@ extension _DefaultsObjectBinding {
         guard let property,
               let slot = property.slot as? _DefaultsSlot<Value> else {
             throw DefaultsError(
-                .unsupportedValue, message: "\(keyPath) is not a persisted property of \(Host.self) (it is @ObservableOnly, "
-                    + "@Ignore or not a stored property, or observerStarter() has not run)", fileURL: suite.fileURL)
+                .unsupportedValue, message: "the key path \(keyPath) is not a persisted property of \(Host.self) (it is @ObservableOnly, "
+                    + "@Ignore or computed, or observerStarter() has not run)", fileURL: suite.fileURL)
         }
         let fullKey = prefix + property.key
         // Read before the suite's locks are taken (the closure below runs holding them).
@@ -72,16 +72,31 @@ extension _DefaultsObjectBinding {
     /// Applies what the suite now holds for `fullKey` when it changed during the update: to the updated
     /// property as an own write (observers are told even when outside changes are ignored), to another
     /// property under the same key as an outside change.
+    ///
+    /// One thread at a time applies a key (resolving and storing are two steps: two threads interleaving them
+    /// could leave an older value in the copy); a change arriving meanwhile makes that thread apply again.
     private func endUpdate(of fullKey: String, property: _DefaultsPropertyBinding, suite: DefaultsSuite) {
-        let (changed, others) = state.withLock { state in
+        let (mustApply, others) = state.withLock { state in
             if state.updating[fullKey] == 1 { state.updating[fullKey] = nil } else { state.updating[fullKey]! -= 1 }
-            let changed = state.changedWhileUpdating.remove(fullKey) != nil
-            return (changed, (state.updaters[fullKey] ?? []).filter { $0.keyPath != property.keyPath })
+            let others = (state.updaters[fullKey] ?? []).filter { $0.keyPath != property.keyPath }
+            guard state.changedWhileUpdating.remove(fullKey) != nil else { return (false, others) }
+            if state.applying.contains(fullKey) {
+                state.applyAgain.insert(fullKey)
+                return (false, others)
+            }
+            state.applying.insert(fullKey)
+            return (true, others)
         }
-        guard changed else { return }
-        property.apply(suite, fullKey)
-        for other in others {
-            if other.silent { other.follow(suite, fullKey) } else { other.apply(suite, fullKey) }
+        guard mustApply else { return }
+        repeat {
+            property.apply(suite, fullKey)
+            for other in others {
+                if other.silent { other.follow(suite, fullKey) } else { other.apply(suite, fullKey) }
+            }
+        } while state.withLock { state in
+            if state.applyAgain.remove(fullKey) != nil { return true }
+            state.applying.remove(fullKey)
+            return false
         }
     }
 }
