@@ -6,6 +6,9 @@ import Observation
 /// `@ObservableOnly` or `@Ignore`; with `observeFirst: true` it is the other way round: only
 /// `@DefaultsBacked` properties are stored, the rest are observable only.
 ///
+/// The class also gets `update(_:_:)`, an atomic read-modify-write of one persisted property across
+/// processes: `try settings.update(\.launches) { $0 + 1 }`.
+///
 /// - Parameters:
 ///   - autoInit: Generate `init(userDefaults:ignoreExternalChanges:prefix:ignoredKeyPathsForExternalUpdates:)`.
 ///     With `false`, write your own initializer and call `observerStarter()` in it.
