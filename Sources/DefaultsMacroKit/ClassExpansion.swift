@@ -27,7 +27,7 @@ public enum ClassExpansion {
 
     /// The member role: the registrar, the binding, the Apple library's configuration members (`_userDefaults`,
     /// `_prefix`, `_isExternalNotificationDisabled`, for custom initializers), the slots of the persisted
-    /// properties, the initializer (with `autoInit`) and `observerStarter`.
+    /// properties, the initializer (with `autoInit`), `observerStarter` and `update(_:_:)`.
     /// - Parameters:
     ///   - decl: The class declaration's source.
     ///   - declLocator: Maps offsets in `decl` to file offsets (for diagnostics).
@@ -158,6 +158,16 @@ public enum ClassExpansion {
 
             \(access)func observerStarter(observableKeysBlacklist: [Swift::PartialKeyPath<\(selfType)>] = []) {
             \(body)}
+
+            /// Atomically replaces the value of a persisted property, across processes: `transform` gets the value
+            /// the suite holds (read under its cross-process lock; the default when the key is absent) and returns
+            /// the new one (`nil` on an Optional removes the key). It may run more than once and must not use the
+            /// suite. Observers hear the change once, as for an assignment.
+            /// - Returns: the value `transform` returned.
+            @discardableResult
+            \(access)func update<_od_Value>(_ keyPath: Swift::ReferenceWritableKeyPath<\(selfType), _od_Value>, _ transform: (_od_Value) throws -> _od_Value) throws -> _od_Value {
+                try _od_binding.update(keyPath, of: self, transform)
+            }
             """
         return text
     }

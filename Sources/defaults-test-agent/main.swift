@@ -12,6 +12,8 @@
 //                                                     suite, pause holding it open, write the rest, close
 //                                                     (keys: constant, other, counter = 1…COUNT)
 //   defaults-test-agent increment FILE KEY COUNT      COUNT atomic increments of KEY with update(forKey:)
+//   defaults-test-agent increment-object FILE COUNT   COUNT atomic increments of an @ObservableDefaults
+//                                                     property with its update(_:_:) (key agent.count)
 //   defaults-test-agent hold-lock FILE                take the suite's lock itself, print "locked", hold
 //                                                     it until standard input closes or it is killed
 //   defaults-test-agent churn-lock FILE PAUSE_US      remove and re-create the suite's lock file in a loop,
@@ -188,6 +190,19 @@ case "increment" where arguments.count == 4:
         }
     }
 
+case "increment-object" where arguments.count == 3:
+    let suite = openSuite(arguments[1])
+    suite.lockWaitLimit = .seconds(60)
+    guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+    let counter = AgentCounter(userDefaults: suite)
+    for _ in 0..<count {
+        do {
+            try counter.update(\.total) { $0 + 1 }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
 case "hold-lock" where arguments.count == 2:
     let lockPath = lockPathOf(arguments[1])
     let descriptor = open(lockPath, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
@@ -272,6 +287,12 @@ case "cost" where arguments.count == 3:
 
 default:
     fail("unknown command or wrong arguments: \(arguments.joined(separator: " "))")
+}
+
+/// The object of `increment-object`: with a prefix and a custom key, its property is stored as `agent.count`.
+@ObservableDefaults(prefix: "agent.")
+final class AgentCounter {
+    @DefaultsKey(userDefaultsKey: "count") var total = 0
 }
 
 /// Collects latencies from the watcher thread.

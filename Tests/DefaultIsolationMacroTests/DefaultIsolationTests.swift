@@ -35,3 +35,15 @@ final class ImplicitlyMainActorSettings {
     #expect(settings.value == 2)
     #expect(settings.onMainQueue == [true, true])
 }
+
+@Test func updateRunsOnTheMainActorWithoutTheFlag() throws {
+    let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("od-isolation-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let suite = try DefaultsSuite(name: "isolation-update", directory: directory)
+    let settings = ImplicitlyMainActorSettings(userDefaults: suite)
+    #expect(try settings.update(\.value) { $0 + 5 } == 5)
+    #expect(settings.value == 5)
+    #expect(settings.onMainQueue == [true])
+    #expect(suite.integer(forKey: "value") == 5)
+}

@@ -43,6 +43,14 @@ import Testing
         #expect(!output.contains("warning:"), "\(output)")
     }
 
+    @Test func objectUpdateExampleCompilesAsShown() throws {
+        let blocks = Self.swiftBlocks(try Self.readme)
+        let example = try #require(blocks.first { $0.contains("counters.update(") })
+        let (status, output) = try Self.typecheck("import Foundation\nimport ObservableDefaults\n" + example + "\n")
+        #expect(status == 0, "\(output)")
+        #expect(!output.contains("warning:"), "\(output)")
+    }
+
     @Test func errorChannelExampleCompilesAfterTheFirst() throws {
         let blocks = Self.swiftBlocks(try Self.readme)
         let first = try #require(blocks.first { $0.contains("@ObservableDefaults") })

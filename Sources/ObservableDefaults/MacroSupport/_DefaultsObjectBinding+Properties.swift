@@ -14,7 +14,7 @@ extension _DefaultsObjectBinding {
     ) -> _DefaultsPropertyBinding {
         let weakHost = _DefaultsWeak(host)
         return _DefaultsPropertyBinding(
-            key: slot.key, keyPath: keyPath,
+            key: slot.key, keyPath: keyPath, slot: slot,
             load: { suite, fullKey in slot.load(from: suite, fullKey: fullKey) },
             follow: { suite, fullKey in slot.follow(suite, fullKey: fullKey) },
             apply: { suite, fullKey in
@@ -33,7 +33,7 @@ extension _DefaultsObjectBinding {
         let weakHost = _DefaultsWeak(host)
         let captured = _DefaultsUnchecked(wrapped: (slot, keyPath))
         return _DefaultsPropertyBinding(
-            key: slot.key, keyPath: keyPath,
+            key: slot.key, keyPath: keyPath, slot: slot,
             load: { suite, fullKey in slot.load(from: suite, fullKey: fullKey) },
             follow: { suite, fullKey in slot.follow(suite, fullKey: fullKey) },
             apply: { suite, fullKey in

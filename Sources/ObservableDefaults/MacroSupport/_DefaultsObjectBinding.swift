@@ -16,12 +16,19 @@ public final class _DefaultsObjectBinding: Sendable {
         var limitToInstance: Bool
         /// Full key → properties mapped to it.
         var updaters: [String: [_DefaultsPropertyBinding]] = [:]
+        /// Full keys with an `update(_:_:)` under way (how many), whose changes wait for it to finish.
+        var updating: [String: Int] = [:]
+        /// Full keys that changed while an `update(_:_:)` of them was under way.
+        var changedWhileUpdating: Set<String> = []
+        /// Full keys a finished `update(_:_:)` is applying to its property, and those that changed meanwhile.
+        var applying: Set<String> = []
+        var applyAgain: Set<String> = []
         var observation: DefaultsObservation?
         /// The object is main-actor isolated (seen from `observerStarter`'s isolation).
         var appliesOnMainActor = false
     }
 
-    private let state: Mutex<State>
+    let state: Mutex<State>
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
@@ -149,12 +156,20 @@ public final class _DefaultsObjectBinding: Sendable {
     }
 
     /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys). Silent
-    /// properties take the new value at once, on the thread that delivers the change.
+    /// properties take the new value at once, on the thread that delivers the change. A key with an
+    /// `update(_:_:)` under way, or being applied after one, is left to that update, which applies it.
     func handle(_ change: DefaultsChange) {
-        let (suite, updaters, onMainActor) = state.withLock { state in (state.suite, state.updaters, state.appliesOnMainActor) }
+        let (suite, updaters, onMainActor, keys) = state.withLock { state in
+            var keys = change.keys
+            for key in change.keys where state.updating[key] != nil || state.applying.contains(key) {
+                keys.remove(key)
+                if state.updating[key] != nil { state.changedWhileUpdating.insert(key) } else { state.applyAgain.insert(key) }
+            }
+            return (state.suite, state.updaters, state.appliesOnMainActor, keys)
+        }
         guard let suite else { return }
         var notified: [(String, _DefaultsPropertyBinding)] = []
-        for key in change.keys {
+        for key in keys {
             for property in updaters[key] ?? [] {
                 if property.silent { property.follow(suite, key) } else { notified.append((key, property)) }
             }

@@ -7,6 +7,8 @@ import Foundation
 public struct _DefaultsPropertyBinding: @unchecked Sendable {
     let key: String
     let keyPath: AnyKeyPath
+    /// The property's `_DefaultsSlot` (typed again by ``_DefaultsObjectBinding/update(_:of:_:)``).
+    let slot: AnyObject
     /// Reads the suite into the property's copy without notifying anyone (start-up).
     let load: (DefaultsSuite, String) -> Void
     /// Reads the suite after a change of the key into the copy without telling anyone (ignored key paths,

@@ -6,6 +6,9 @@ import Observation
 /// `@ObservableOnly` or `@Ignore`; with `observeFirst: true` it is the other way round: only
 /// `@DefaultsBacked` properties are stored, the rest are observable only.
 ///
+/// The class also gets `update(_:_:)`, an atomic read-modify-write of one persisted property across
+/// processes: `try settings.update(\.launches) { $0 + 1 }`.
+///
 /// - Parameters:
 ///   - autoInit: Generate `init(userDefaults:ignoreExternalChanges:prefix:ignoredKeyPathsForExternalUpdates:)`.
 ///     With `false`, write your own initializer and call `observerStarter()` in it.
@@ -17,7 +20,7 @@ import Observation
 ///     default on this platform: also hear other processes and hand edits of the file).
 ///   - defaultIsolationIsMainActor: The class is main-actor isolated by the module's default isolation;
 ///     outside changes are then delivered on the main actor (as for an explicit `@MainActor` class).
-@attached(member, names: named(_od_registrar), named(_od_binding), named(init), named(observerStarter), arbitrary)
+@attached(member, names: named(_od_registrar), named(_od_binding), named(init), named(observerStarter), named(update), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: Observation.Observable)
 public macro ObservableDefaults(
