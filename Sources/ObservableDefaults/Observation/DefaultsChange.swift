@@ -21,7 +21,8 @@ public enum DefaultsObservationScope: String, Sendable, Equatable {
 /// One change to a suite: the keys whose value changed (limited to the observer's filter) and where the
 /// change came from.
 public struct DefaultsChange: Sendable, Equatable, CustomStringConvertible {
-    /// The keys whose stored value changed, were added, or were removed.
+    /// The keys whose stored value changed, were added, or were removed. (Two keys that differ only by
+    /// Unicode normalisation and changed together are one element of this set.)
     public var keys: Set<String>
     /// Whether the change was made in this process or came from outside.
     public var origin: DefaultsChangeOrigin
