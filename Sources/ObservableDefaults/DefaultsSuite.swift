@@ -114,7 +114,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// if it converts, else `nil`. A value of the wrong type never hides a usable default.
     public func value<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String) -> T? {
         if let stored = storage.storedValue(forKey: key), let converted = T(defaultsValue: stored) { return converted }
-        return storage.registeredDefaults[key].flatMap(T.init(defaultsValue:))
+        return storage.registeredDefaults[ExactKey(key)].flatMap(T.init(defaultsValue:))
     }
 
     /// The value for `key` as a Foundation object (`String`, `Int`, `Double`, `Bool`, `Date`, `Data`,
@@ -124,17 +124,22 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     }
 
     /// Every stored key and value merged over the registered defaults, as Foundation objects.
+    ///
+    /// Keys that differ only by Unicode normalisation (`"caf\u{E9}"`, `"cafe\u{301}"`) are two keys of
+    /// the suite but one `String` key here; ``storedKeys`` lists each, and ``object(forKey:)`` reads each.
     public func dictionaryRepresentation() -> [String: Any] {
         values().mapValues(\.foundationObject)
     }
 
-    /// Every stored key and value merged over the registered defaults.
+    /// Every stored key and value merged over the registered defaults (keys as in
+    /// ``dictionaryRepresentation()``).
     public func values() -> [String: DefaultsValue] {
-        storage.registeredDefaults.merging(storage.storedValues) { _, stored in stored }
+        storage.registeredDefaults.merging(storage.storedValues) { _, stored in stored }.stringKeyed
     }
 
-    /// The keys stored in the file (plus pending ones), without registered defaults.
-    public var storedKeys: [String] { Array(storage.storedValues.keys) }
+    /// The keys stored in the file (plus pending ones), without registered defaults. Keys compare by
+    /// their exact bytes, so two keys that differ only by Unicode normalisation are both listed.
+    public var storedKeys: [String] { storage.storedValues.keys.map(\.string) }
 
     // MARK: Writing values
 
@@ -176,7 +181,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
 
     /// Adds fallback values for keys that are not stored. Registered defaults live in memory only and are
     /// never written to the file.
-    public func register(defaults: [String: DefaultsValue]) { storage.register(defaults) }
+    public func register(defaults: [String: DefaultsValue]) { storage.register(defaults.exactKeyed) }
 
     /// Adds fallback values given as Foundation objects; unsupported objects are skipped and reported.
     public func register(defaults: [String: Any]) {
@@ -192,7 +197,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     }
 
     /// The registered defaults.
-    public var registeredDefaults: [String: DefaultsValue] { storage.registeredDefaults }
+    public var registeredDefaults: [String: DefaultsValue] { storage.registeredDefaults.stringKeyed }
 
     /// Runs `body` and writes every change it made (through any handle on this file, from any thread) in
     /// one file write at the end. Observers still hear each change at once. Batches nest.
@@ -222,7 +227,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     @discardableResult
     public func update(forKey key: String, _ transform: (DefaultsValue?) -> DefaultsValue?) throws -> DefaultsValue? {
         try withoutActuallyEscaping(transform) { transform in
-            try storage.update(SuiteStorage.AtomicUpdate(key: key, transform: transform))
+            try storage.update(SuiteStorage.AtomicUpdate(key: ExactKey(key), transform: transform))
         }
     }
 

@@ -16,7 +16,8 @@ struct TransferCommands {
             ?? (destination == "-" ? nil : SuiteFormat(fileExtension: URL(fileURLWithPath: destination).pathExtension))
             ?? .propertyList
         let bytes: Data
-        do { bytes = try format.encodeSuite(suite.values()) } catch { throw ToolError(error) }
+        // Entries, not `values()`: keys that differ only by Unicode normalisation are two keys.
+        do { bytes = try format.encodeSuite(entries: suite.storedEntries()) } catch { throw ToolError(error) }
         if destination == "-" {
             Console.writeOut(bytes)
         } else {
@@ -45,8 +46,8 @@ struct TransferCommands {
             }
         }
         let format = Self.sniff(bytes)
-        let contents: [String: DefaultsValue]
-        do { contents = try format.decodeSuite(bytes, fileURL: sourceURL) } catch { throw ToolError(error) }
+        let contents: [(key: String, value: DefaultsValue)]
+        do { contents = try format.decodeSuiteEntries(bytes, fileURL: sourceURL) } catch { throw ToolError(error) }
         let suite = try access.openForWriting(name)
         suite.replaceContents(with: contents)
         try SuiteAccess.commit(suite)
@@ -62,10 +63,11 @@ struct TransferCommands {
 
 extension DefaultsSuite {
     /// Makes `contents` the suite's whole contents in one batch (one write); keys whose value does not
-    /// change are not announced to observers.
-    func replaceContents(with contents: [String: DefaultsValue]) {
+    /// change are not announced to observers. Keys compare by their bytes, as the suite compares them.
+    func replaceContents(with contents: [(key: String, value: DefaultsValue)]) {
+        let kept = Set(contents.map { Array($0.key.utf8) })
         performBatchUpdates {
-            for key in storedKeys where contents[key] == nil { removeObject(forKey: key) }
+            for key in storedKeys where !kept.contains(Array(key.utf8)) { removeObject(forKey: key) }
             for (key, value) in contents { set(value, forKey: key) }
         }
     }

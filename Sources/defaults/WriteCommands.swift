@@ -67,7 +67,7 @@ struct WriteCommands {
                     + "or defaults write suite '{ key = value; }' to replace the whole suite", verb: "write")
         }
         let suite = try access.openForWriting(name)
-        suite.replaceContents(with: contents)
+        suite.replaceContents(with: contents.map { ($0.key, $0.value) })
         try SuiteAccess.commit(suite)
     }
 

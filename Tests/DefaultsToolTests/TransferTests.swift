@@ -45,6 +45,29 @@ import Testing
         }
     }
 
+    /// Keys that differ only by Unicode normalisation are two keys of the suite (issue 13, item 7): export
+    /// writes both, import brings both back, and neither a `String`-keyed dictionary nor an import drops one.
+    @Test(arguments: ["json", "plist"])
+    func keysDifferingOnlyByNormalisationSurviveExportAndImport(format: String) throws {
+        let directory = SuitesDirectory()
+        let defaults = Defaults(directory: directory)
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        try Data(#"{ "\#(composed)": 1, "\#(decomposed)": 2 }"#.utf8).write(to: directory.file("source.json"))
+        func entries(_ file: URL) throws -> [[UInt8]: DefaultsValue] {
+            let format = try #require(SuiteFormat(fileExtension: file.pathExtension))
+            let list = try format.decodeSuiteEntries(try Data(contentsOf: file), fileURL: file)
+            return Dictionary(uniqueKeysWithValues: list.map { (Array($0.key.utf8), $0.value) })
+        }
+        let expected: [[UInt8]: DefaultsValue] = [Array(composed.utf8): .integer(1), Array(decomposed.utf8): .integer(2)]
+        let exported = directory.file("exported.\(format)")
+        try defaults.ok("export", "source", exported.path)
+        #expect(try entries(exported) == expected)
+        // Into a suite that already holds one form with another value: both end as in the imported file.
+        try Data(#"{ "\#(decomposed)": 9, "other": 3 }"#.utf8).write(to: directory.file("target.json"))
+        try defaults.ok("import", "target", exported.path)
+        #expect(try entries(directory.file("target.json")) == expected)
+    }
+
     @Test(arguments: ["json", "plist"])
     func exportToStdoutAndImportFromStdin(format: String) throws {
         let directory = SuitesDirectory()

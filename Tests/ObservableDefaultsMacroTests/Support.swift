@@ -27,11 +27,11 @@ func makeSuite(_ function: String = #function) throws -> DefaultsSuite {
 func writeOutside(_ suite: DefaultsSuite, _ changes: [String: DefaultsValue?]) {
     var values: [String: DefaultsValue] = [:]
     if let bytes = FileManager.default.contents(atPath: suite.fileURL.path) {
-        values = try! suite.format.decode(bytes, fileURL: suite.fileURL)
+        values = try! suite.format.decode(bytes, fileURL: suite.fileURL).stringKeyed
     }
     for (key, value) in changes { values[key] = value }
     let temporary = suite.fileURL.deletingLastPathComponent().appendingPathComponent(".edit-\(UUID().uuidString)")
-    try! suite.format.encode(values).write(to: temporary)
+    try! suite.format.encode(values.exactKeyed).write(to: temporary)
     precondition(rename(temporary.path, suite.fileURL.path) == 0)
 }
 

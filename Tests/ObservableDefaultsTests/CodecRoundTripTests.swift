@@ -54,7 +54,7 @@ import Testing
         for _ in 0..<20 {
             var suite: [String: DefaultsValue] = [:]
             for _ in 0..<50 { suite[generator.key()] = generator.value(depth: 1) }
-            let decoded = try format.decode(try format.encode(suite), fileURL: URL(fileURLWithPath: "/tmp/s"))
+            let decoded = try format.decode(try format.encode(suite.exactKeyed), fileURL: URL(fileURLWithPath: "/tmp/s")).stringKeyed
             #expect(decoded == suite.mapValues(format.normalize))
         }
     }

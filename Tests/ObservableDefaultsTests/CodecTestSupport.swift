@@ -121,10 +121,10 @@ func jsonError(_ text: String) -> DefaultsError? {
 
 /// Parses JSON text as a suite file.
 func parseJSON(_ text: String) throws -> [String: DefaultsValue] {
-    try SuiteFormat.json.decode(Data(text.utf8), fileURL: URL(fileURLWithPath: "/tmp/test.json"))
+    try SuiteFormat.json.decode(Data(text.utf8), fileURL: URL(fileURLWithPath: "/tmp/test.json")).stringKeyed
 }
 
 /// Encodes a suite as JSON text.
 func jsonText(_ values: [String: DefaultsValue]) throws -> String {
-    String(decoding: try SuiteFormat.json.encode(values), as: UTF8.self)
+    String(decoding: try SuiteFormat.json.encode(values.exactKeyed), as: UTF8.self)
 }

@@ -75,9 +75,9 @@ import Glibc
         }
         for index in 0..<childKeys { expected["child-\(index)"] = .integer(index) }
         // The watcher delivers the child's last writes asynchronously.
-        #expect(eventually { main.storedValues.count == expected.count + 1 && (try? contentsOnDisk(file)) == main.storedValues })
+        #expect(eventually { main.storedValues.count == expected.count + 1 && (try? contentsOnDisk(file)) == main.storedValues.stringKeyed })
         let onDisk = try contentsOnDisk(file)
-        #expect(onDisk == main.storedValues)
+        #expect(onDisk == main.storedValues.stringKeyed)
         #expect(onDisk.filter { $0.key != "shared" } == expected)
         #expect(onDisk["shared"] != nil)
         #expect(!main.hasPendingChanges)
@@ -120,7 +120,7 @@ import Glibc
         }
         func edit(_ key: String, _ value: Int) throws {
             var edited = suite.storedValues
-            edited[key] = .integer(value)
+            edited[ExactKey(key)] = .integer(value)
             try HandEdit.renameOver(suite.fileURL, String(decoding: try SuiteFormat.json.encode(edited), as: UTF8.self))
         }
         for round in 1...3 {
@@ -171,5 +171,5 @@ import Glibc
 }
 
 extension DefaultsSuite {
-    fileprivate var storedValues: [String: DefaultsValue] { storage.storedValues }
+    fileprivate var storedValues: [ExactKey: DefaultsValue] { storage.storedValues }
 }

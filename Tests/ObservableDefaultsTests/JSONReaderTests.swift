@@ -127,13 +127,13 @@ import Testing
     }
 
     @Test func parsesALargeFileQuickly() throws {
-        var values: [String: DefaultsValue] = [:]
+        var values: [ExactKey: DefaultsValue] = [:]
         for i in 0..<100_000 {
-            values["key.\(i)"] = i % 3 == 0 ? .integer(i) : i % 3 == 1 ? .string("value number \(i)") : .double(Double(i) / 7)
+            values[ExactKey("key.\(i)")] = i % 3 == 0 ? .integer(i) : i % 3 == 1 ? .string("value number \(i)") : .double(Double(i) / 7)
         }
         let data = try SuiteFormat.json.encode(values)
         let clock = ContinuousClock()
-        var parsed: [String: DefaultsValue] = [:]
+        var parsed: [ExactKey: DefaultsValue] = [:]
         let elapsed = try clock.measure {
             parsed = try SuiteFormat.json.decode(data, fileURL: URL(fileURLWithPath: "/tmp/large.json"))
         }

@@ -62,8 +62,8 @@ import Testing
     @Test func datesAndDataAreWrittenInTheirNormalisedForm() throws {
         let date = Date(timeIntervalSince1970: 1_714_566_600.1234)
         let values: [String: DefaultsValue] = ["d": .date(date), "b": .data(Data([0, 1, 2, 250])), "a": .array([.date(date)])]
-        let encoded = try SuiteFormat.json.encode(values)
-        let normalized = try SuiteFormat.json.encode(values.mapValues(SuiteFormat.json.normalize))
+        let encoded = try SuiteFormat.json.encode(values.exactKeyed)
+        let normalized = try SuiteFormat.json.encode(values.mapValues(SuiteFormat.json.normalize).exactKeyed)
         #expect(encoded == normalized)
         #expect(String(decoding: encoded, as: UTF8.self).contains("\"d\": \"2024-05-01T12:30:00.123Z\""))
         #expect(String(decoding: encoded, as: UTF8.self).contains("\"b\": \"AAEC+g==\""))

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct PropertyListTests {
     func parse(_ text: String) throws -> [String: DefaultsValue] {
-        try SuiteFormat.propertyList.decode(Data(text.utf8), fileURL: URL(fileURLWithPath: "/tmp/test.plist"))
+        try SuiteFormat.propertyList.decode(Data(text.utf8), fileURL: URL(fileURLWithPath: "/tmp/test.plist")).stringKeyed
     }
 
     func plist(_ body: String) -> String {
@@ -97,7 +97,7 @@ import Testing
 
     /// What Foundation reads from the document, through the same conversion as before the fast reader.
     func foundationReads(_ text: String) throws -> [String: DefaultsValue] {
-        try PropertyListReader.parseWithFoundation(Data(text.utf8), fileURL: nil)
+        try PropertyListReader.parseWithFoundation(Data(text.utf8), fileURL: nil).stringKeyed
     }
 
     /// What the fast reader reads from the document, or `nil` when it leaves the document to Foundation.

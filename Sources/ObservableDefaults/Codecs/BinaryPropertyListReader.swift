@@ -62,9 +62,31 @@ struct BinaryPropertyListReader {
         return try result.get()
     }
 
+    /// The top-level dictionary of a suite file, its keys told apart by their bytes (see ``ExactKey``).
+    static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
+        let result: Result<[ExactKey: DefaultsValue], DefaultsError> = data.withUnsafeBytes { raw in
+            var reader = BinaryPropertyListReader(bytes: raw.bindMemory(to: UInt8.self), fileURL: fileURL)
+            return Result { () throws(DefaultsError) in
+                let top = try reader.readTrailer()
+                let start = try reader.objectOffset(top)
+                guard reader.bytes[start] >> 4 == 0xD else {
+                    return try PropertyListReader.topLevelDictionary(reader.readObject(top, depth: 1), fileURL: fileURL)
+                }
+                reader.expandedValues += 1
+                return try reader.readDictionary(top, at: start, depth: 1, keyedBy: { ExactKey($0) })
+            }
+        }
+        return try result.get()
+    }
+
     // MARK: - Header, trailer, offset table
 
     private mutating func parseDocument() throws(DefaultsError) -> DefaultsValue {
+        try readObject(readTrailer(), depth: 1)
+    }
+
+    /// Checks the header, the trailer and the offset table's place; returns the top object's index.
+    private mutating func readTrailer() throws(DefaultsError) -> Int {
         let header = Array("bplist00".utf8)
         guard bytes.count >= 8 else {
             throw error("truncated binary property list: \(bytes.count) bytes, shorter than the 8-byte header")
@@ -102,7 +124,7 @@ struct BinaryPropertyListReader {
         offsetTableStart = Int(tableStart)
         onPath = Array(repeating: false, count: objectCount)
         strings = Array(repeating: nil, count: objectCount)
-        return try readObject(Int(top), depth: 1)
+        return Int(top)
     }
 
     /// The start of object `index`, checked to be inside the object area.
@@ -149,17 +171,24 @@ struct BinaryPropertyListReader {
 
     @inline(never)
     private mutating func readDictionary(_ index: Int, at start: Int, depth: Int) throws(DefaultsError) -> [String: DefaultsValue] {
+        try readDictionary(index, at: start, depth: depth) { $0 }
+    }
+
+    /// A dictionary whose keys are made by `makeKey`; two equal keys (by `Key`'s equality) are an error.
+    private mutating func readDictionary<Key: Hashable>(
+        _ index: Int, at start: Int, depth: Int, keyedBy makeKey: (String) -> Key
+    ) throws(DefaultsError) -> [Key: DefaultsValue] {
         let (count, body) = try readLength(at: start, low: Int(bytes[start] & 0x0F), object: index)
         _ = try checkedEnd(body, count: count, unit: 2 * referenceSize, object: index, what: "dictionary")
         try enter(index, depth: depth, at: start)
         defer { onPath[index] = false }
-        var dictionary = [String: DefaultsValue](minimumCapacity: count)
+        var dictionary = [Key: DefaultsValue](minimumCapacity: count)
         let valuesStart = body + count * referenceSize
         for position in 0..<count {
             let key = try readKey(position, of: index, at: start, body: body)
             let valueIndex = try reference(at: valuesStart + position * referenceSize, in: index)
             let value = try readObject(valueIndex, depth: depth + 1)
-            if dictionary.updateValue(value, forKey: key) != nil {
+            if dictionary.updateValue(value, forKey: makeKey(key)) != nil {
                 throw error("duplicate key '\(key)' in a dictionary", object: index, at: start)
             }
         }

@@ -9,27 +9,27 @@
 /// double. A recorded text reads back as exactly that double, so using it never changes a value, even
 /// for a key set since (its spellings are dropped when the key is read or written again).
 struct JSONNumberSpellings: Sendable, Equatable {
-    private var byKey: [String: [UInt64: String]] = [:]
+    private var byKey: [ExactKey: [UInt64: String]] = [:]
 
     /// Whether no number needs its text kept.
     var isEmpty: Bool { byKey.isEmpty }
 
     /// Records `text` as the spelling of `double` in the value of top-level `key`.
     mutating func record(_ text: String, for double: Double, key: String) {
-        byKey[key, default: [:]][Self.slot(double)] = text
+        byKey[ExactKey(key), default: [:]][Self.slot(double)] = text
     }
 
     /// The text recorded for `double` in the value of top-level `key`.
     func spelling(of double: Double, key: String) -> String? {
-        byKey[key]?[Self.slot(double)]
+        byKey[ExactKey(key)]?[Self.slot(double)]
     }
 
     /// The spellings of one top-level key's value.
-    func spellings(forKey key: String) -> [UInt64: String]? { byKey[key] }
+    func spellings(forKey key: String) -> [UInt64: String]? { byKey[ExactKey(key)] }
 
     /// Replaces the spellings of `key` with `spellings` (`nil` or empty: it has none).
     mutating func set(_ spellings: [UInt64: String]?, forKey key: String) {
-        byKey[key] = spellings?.isEmpty == false ? spellings : nil
+        byKey[ExactKey(key)] = spellings?.isEmpty == false ? spellings : nil
     }
 
     /// The lookup key of a double: its bit pattern, with every NaN alike.

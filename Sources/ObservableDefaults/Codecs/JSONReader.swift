@@ -27,7 +27,7 @@ struct JSONReader {
     }
 
     /// Parses a whole suite file: a top-level object, or nothing but whitespace (an empty suite).
-    static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
+    static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         var spellings = JSONNumberSpellings()
         return try parseSuite(data, fileURL: fileURL, spellings: &spellings)
     }
@@ -35,8 +35,8 @@ struct JSONReader {
     /// ``parseSuite(_:fileURL:)``, also giving the text of the numbers the writer would spell differently.
     static func parseSuite(
         _ data: Data, fileURL: URL?, spellings: inout JSONNumberSpellings
-    ) throws(DefaultsError) -> [String: DefaultsValue] {
-        let result: Result<([String: DefaultsValue], JSONNumberSpellings), DefaultsError> = data.withUnsafeBytes { raw in
+    ) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
+        let result: Result<([ExactKey: DefaultsValue], JSONNumberSpellings), DefaultsError> = data.withUnsafeBytes { raw in
             let buffer = raw.bindMemory(to: UInt8.self)
             var reader = JSONReader(bytes: buffer, fileURL: fileURL)
             return Result { () throws(DefaultsError) in (try reader.parseTopLevel(), reader.spellings) }
@@ -48,14 +48,15 @@ struct JSONReader {
 
     // MARK: - Structure
 
-    private mutating func parseTopLevel() throws(DefaultsError) -> [String: DefaultsValue] {
+    private mutating func parseTopLevel() throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
         skipWhitespace()
         guard index < bytes.count else { return [:] }
         guard bytes[index] == UInt8(ascii: "{") else {
             throw error("expected '{' (the top level of a suite file must be an object), found \(found())")
         }
-        let dictionary = try parseObject(depth: 1)
+        // Top-level keys are told apart by their bytes (see ``ExactKey``).
+        let dictionary = try parseObject(depth: 1, keyedBy: { ExactKey($0) })
         skipWhitespace()
         if index < bytes.count {
             throw error("expected end of file after the top-level object, found \(found())")
@@ -94,6 +95,13 @@ struct JSONReader {
     }
 
     private mutating func parseObject(depth: Int) throws(DefaultsError) -> [String: DefaultsValue] {
+        try parseObject(depth: depth) { $0 }
+    }
+
+    /// An object whose keys are made by `makeKey` (a later member with an equal key replaces an earlier one).
+    private mutating func parseObject<Key: Hashable>(
+        depth: Int, keyedBy makeKey: (String) -> Key
+    ) throws(DefaultsError) -> [Key: DefaultsValue] {
         if depth > Self.maximumDepth { throw error("containers are nested more than \(Self.maximumDepth) levels deep") }
         index += 1  // '{'
         skipWhitespace()
@@ -105,7 +113,7 @@ struct JSONReader {
         // parsing would hash every key again at each doubling (half the time of a large file).
         var members: [(key: String, value: DefaultsValue?)] = []
         try parseMembers(depth: depth, into: &members)
-        var dictionary = [String: DefaultsValue](minimumCapacity: members.count)
+        var dictionary = [Key: DefaultsValue](minimumCapacity: members.count)
         members.withUnsafeMutableBufferPointer { members in
             for position in members.indices {
                 // Moved out rather than copied, so the keys and values are not retained here and released
@@ -113,9 +121,9 @@ struct JSONReader {
                 let (key, value) = members.moveElement(from: position)
                 members.initializeElement(at: position, to: ("", nil))
                 if let value {
-                    dictionary[key] = value
+                    dictionary[makeKey(key)] = value
                 } else {
-                    dictionary.removeValue(forKey: key)
+                    dictionary.removeValue(forKey: makeKey(key))
                 }
             }
         }

@@ -255,13 +255,13 @@ enum JSONSuiteIndex {
     ///   not parse or the new file has duplicate keys or `null` values (a full parse then decides).
     static func reread(
         previousBytes: UnsafeBufferPointer<UInt8>, previousMembers: [Member],
-        values: inout [String: DefaultsValue], spellings: inout JSONNumberSpellings,
+        values: inout [ExactKey: DefaultsValue], spellings: inout JSONNumberSpellings,
         newBytes: UnsafeBufferPointer<UInt8>, newMembers: [Member], sameAtStart: Int = 0, sameAtEnd: Int = 0
-    ) -> [String]? {
+    ) -> [ExactKey]? {
         // Spellings are only ever replaced by those of the new bytes; on failure the full parse replaces all.
-        var undo: [(key: String, old: DefaultsValue?)] = []
-        var changed: [String] = []
-        var metElsewhere = Set<String>()
+        var undo: [(key: ExactKey, old: DefaultsValue?)] = []
+        var changed: [ExactKey] = []
+        var metElsewhere = Set<ExactKey>()
         var passedOver: [Int] = []
         // The members known to be the same (see ``Scan``) are not compared.
         guard sameAtStart >= 0, sameAtEnd >= 0,
@@ -270,7 +270,8 @@ enum JSONSuiteIndex {
         var cursor = sameAtStart
         let previousEnd = previousMembers.count - sameAtEnd
 
-        func set(_ key: String, _ value: DefaultsValue?) {
+        func set(_ string: String, _ value: DefaultsValue?) {
+            let key = ExactKey(string)
             let old = values[key]
             guard old != value else { return }
             undo.append((key, old))
@@ -305,7 +306,7 @@ enum JSONSuiteIndex {
                 guard let key = JSONReader.string(in: newBytes, at: member.key),
                     let value = JSONReader.memberValue(in: newBytes, at: member.value, key: key, spellings: &spellings)
                 else { return fail(rollBack) }
-                metElsewhere.insert(key)
+                metElsewhere.insert(ExactKey(key))
                 set(key, value)
             }
         }
@@ -313,7 +314,7 @@ enum JSONSuiteIndex {
         for position in passedOver {
             // The previous bytes parsed, so their key does.
             guard let key = JSONReader.string(in: previousBytes, at: previousMembers[position].key) else { return fail(rollBack) }
-            if !metElsewhere.contains(key) {
+            if !metElsewhere.contains(ExactKey(key)) {
                 set(key, nil)
                 spellings.set(nil, forKey: key)
             }
@@ -324,7 +325,7 @@ enum JSONSuiteIndex {
         return changed
     }
 
-    private static func fail(_ rollBack: () -> Void) -> [String]? {
+    private static func fail(_ rollBack: () -> Void) -> [ExactKey]? {
         rollBack()
         return nil
     }

@@ -12,17 +12,22 @@ import Foundation
 /// `d`; ``DefaultsValue/init(any:)`` tells them apart.
 enum PropertyListReader {
     /// Parses a whole suite file: a top-level dictionary, or nothing but whitespace (an empty suite).
-    static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
+    ///
+    /// Top-level keys are told apart by their bytes (see ``ExactKey``), except in the XML documents left to
+    /// `PropertyListSerialization`, whose dictionaries have `String` keys.
+    static func parseSuite(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [:] }
         if BinaryPropertyListReader.isBinaryPropertyList(data) {
-            return try topLevelDictionary(BinaryPropertyListReader.parse(data, fileURL: fileURL), fileURL: fileURL)
+            return try BinaryPropertyListReader.parseSuite(data, fileURL: fileURL)
         }
         // The common XML layout is read by our own reader (about ten times faster), which also reports
         // the errors it can place; other XML goes to PropertyListSerialization.
-        switch try PropertyListXMLReader.parse(data, fileURL: fileURL) {
-        case .value(let value):
+        switch try PropertyListXMLReader.parseSuite(data, fileURL: fileURL) {
+        case .suite(let suite):
+            return suite
+        case .other(.value(let value)):
             return try topLevelDictionary(value, fileURL: fileURL)
-        case .unsupported:
+        case .other(.unsupported):
             guard startsWithMarkup(data) else {
                 throw DefaultsError(
                     .malformedFile,
@@ -34,7 +39,7 @@ enum PropertyListReader {
     }
 
     /// Reads the bytes with `PropertyListSerialization` and converts the result.
-    static func parseWithFoundation(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
+    static func parseWithFoundation(_ data: Data, fileURL: URL?) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         let object: Any
         do {
             object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
@@ -55,14 +60,14 @@ enum PropertyListReader {
         return bytes.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) == UInt8(ascii: "<")
     }
 
-    private static func topLevelDictionary(_ converted: DefaultsValue, fileURL: URL?) throws(DefaultsError) -> [String: DefaultsValue] {
+    static func topLevelDictionary(_ converted: DefaultsValue, fileURL: URL?) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         guard case .dictionary(let dictionary) = converted else {
             throw DefaultsError(
                 .malformedFile,
                 message: "expected a dictionary at the top level of a suite file, found \(articled(converted.typeName))",
                 fileURL: fileURL)
         }
-        return dictionary
+        return dictionary.exactKeyed
     }
 
     private static func articled(_ typeName: String) -> String {

@@ -38,11 +38,38 @@ struct PropertyListXMLReader {
     /// The document's top-level value, ``Outcome/unsupported`` when the reader does not handle this
     /// document, or a thrown error with its line and column when the document is certainly invalid.
     static func parse(_ data: Data, fileURL: URL? = nil) throws(DefaultsError) -> Outcome {
-        let result: Result<Outcome, DefaultsError> = data.withUnsafeBytes { raw in
+        try read(data, fileURL: fileURL) { $0.parseValue(depth: 1) }.map(Outcome.value) ?? .unsupported
+    }
+
+    /// The top-level dictionary of a suite file, its keys told apart by their bytes (see ``ExactKey``);
+    /// a document whose top level is not a dictionary gives ``Outcome/value(_:)``.
+    static func parseSuite(_ data: Data, fileURL: URL? = nil) throws(DefaultsError) -> SuiteOutcome {
+        try read(data, fileURL: fileURL) { reader -> SuiteOutcome? in
+            if reader.startsWith("<dict>") {
+                reader.index += 6
+                return reader.parseDictionary(depth: 1, keyedBy: { ExactKey($0) }).map(SuiteOutcome.suite)
+            }
+            return reader.parseValue(depth: 1).map { SuiteOutcome.other(.value($0)) }
+        } ?? .other(.unsupported)
+    }
+
+    /// What reading a suite file gave.
+    enum SuiteOutcome {
+        /// The top-level dictionary.
+        case suite([ExactKey: DefaultsValue])
+        /// Another top-level value, or a document left to `PropertyListSerialization`.
+        case other(Outcome)
+    }
+
+    /// Reads a document whose top-level value `parseTop` reads; `nil`: unsupported.
+    private static func read<T>(
+        _ data: Data, fileURL: URL?, _ parseTop: (inout PropertyListXMLReader) -> T?
+    ) throws(DefaultsError) -> T? {
+        let result: Result<T?, DefaultsError> = data.withUnsafeBytes { raw in
             var reader = PropertyListXMLReader(bytes: raw.bindMemory(to: UInt8.self), fileURL: fileURL)
-            let value = reader.parseDocument()
+            let value = reader.parseDocument(parseTop)
             if let failure = reader.failure { return .failure(failure) }
-            return .success(value.map(Outcome.value) ?? .unsupported)
+            return .success(value)
         }
         return try result.get()
     }
@@ -58,7 +85,7 @@ struct PropertyListXMLReader {
 
     // MARK: - Document
 
-    private mutating func parseDocument() -> DefaultsValue? {
+    private mutating func parseDocument<T>(_ parseTop: (inout PropertyListXMLReader) -> T?) -> T? {
         skipWhitespace()
         if startsWith("<?xml") {
             guard let end = position(of: "?>") else { return nil }
@@ -85,7 +112,7 @@ struct PropertyListXMLReader {
         guard index < bytes.count, bytes[index - 1] != UInt8(ascii: "/") else { return nil }
         index += 1
         skipWhitespace()
-        guard let value = parseValue(depth: 1) else { return nil }
+        guard let value = parseTop(&self) else { return nil }
         skipWhitespace()
         guard consume("</plist>") else { return nil }
         skipWhitespace()
@@ -124,6 +151,11 @@ struct PropertyListXMLReader {
     }
 
     private mutating func parseDictionary(depth: Int) -> [String: DefaultsValue]? {
+        parseDictionary(depth: depth) { $0 }
+    }
+
+    /// A dictionary whose keys are made by `makeKey`; `nil` when two keys are equal (by `Key`'s equality).
+    private mutating func parseDictionary<Key: Hashable>(depth: Int, keyedBy makeKey: (String) -> Key) -> [Key: DefaultsValue]? {
         // Collected first, then inserted into a dictionary of the final size (no rehash per doubling).
         var members: [(key: String, value: DefaultsValue)] = []
         while true {
@@ -134,14 +166,14 @@ struct PropertyListXMLReader {
             guard let value = parseValue(depth: depth + 1) else { return nil }
             members.append((key, value))
         }
-        var dictionary = [String: DefaultsValue](minimumCapacity: members.count)
+        var dictionary = [Key: DefaultsValue](minimumCapacity: members.count)
         var duplicate = false
         members.withUnsafeMutableBufferPointer { members in
             for position in members.indices {
                 // Moved out, not copied; an empty key and value are left for the array to release.
                 let (key, value) = members.moveElement(from: position)
                 members.initializeElement(at: position, to: ("", .bool(false)))
-                if dictionary.updateValue(value, forKey: key) != nil { duplicate = true }
+                if dictionary.updateValue(value, forKey: makeKey(key)) != nil { duplicate = true }
             }
         }
         // Which duplicate wins is Foundation's to say.

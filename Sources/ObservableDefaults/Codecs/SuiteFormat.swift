@@ -20,14 +20,14 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     /// An empty file is an empty suite. Anything else that is not a dictionary at the top level, or does
     /// not parse, throws a ``DefaultsError`` of kind ``DefaultsError/Kind/malformedFile`` naming `fileURL`,
     /// the line and column, and what was expected.
-    func decode(_ bytes: Data, fileURL: URL) throws(DefaultsError) -> [String: DefaultsValue] {
+    func decode(_ bytes: Data, fileURL: URL) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         var spellings = JSONNumberSpellings()
         return try decode(bytes, fileURL: fileURL, spellings: &spellings)
     }
 
     /// ``decode(_:fileURL:)``, also giving the text of JSON numbers the writer would spell differently,
     /// for ``encodeBytes(_:reusing:capacity:spellings:fileURL:)`` to keep (always empty for property lists).
-    func decode(_ bytes: Data, fileURL: URL, spellings: inout JSONNumberSpellings) throws(DefaultsError) -> [String: DefaultsValue] {
+    func decode(_ bytes: Data, fileURL: URL, spellings: inout JSONNumberSpellings) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         switch self {
         case .json: return try JSONReader.parseSuite(bytes, fileURL: fileURL, spellings: &spellings)
         case .propertyList:
@@ -39,10 +39,11 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     /// Serialises a suite's contents (JSON: pretty, keys sorted; property list: XML).
     ///
     /// Values need not be normalised first: the bytes are the same as for their normalised form.
-    func encode(_ values: [String: DefaultsValue]) throws(DefaultsError) -> Data {
+    func encode(_ values: [ExactKey: DefaultsValue]) throws(DefaultsError) -> Data {
+        var entries = SuiteFormat.sortedEntries(of: values)
         switch self {
-        case .json: JSONWriter.encodeSuite(values)
-        case .propertyList: PropertyListWriter.encodeSuite(values)
+        case .json: return Data(JSONWriter.encodeSuiteBytes(&entries, reusing: nil))
+        case .propertyList: return Data(PropertyListWriter.encodeSuiteBytes(&entries, reusing: nil))
         }
     }
 
@@ -60,10 +61,20 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
         }
     }
 
-    /// A dictionary's entries sorted by key (Swift `String` ordering), the order both writers use.
+    /// A dictionary's entries sorted by the bytes of their keys (see ``ExactKey``), the order both
+    /// writers use.
     static func sortedEntries(of dictionary: [String: DefaultsValue]) -> [Entry] {
-        var entries = dictionary.map { Entry(key: $0.key, value: $0.value) }
-        entries.sort { $0.key < $1.key }
+        sorted(dictionary.map { Entry(key: $0.key, value: $0.value) })
+    }
+
+    /// ``sortedEntries(of:)`` of a suite's top level.
+    static func sortedEntries(of dictionary: [ExactKey: DefaultsValue]) -> [Entry] {
+        sorted(dictionary.map { Entry(key: $0.key.string, value: $0.value) })
+    }
+
+    private static func sorted(_ entries: [Entry]) -> [Entry] {
+        var entries = entries
+        entries.sort { ExactKey($0.key) < ExactKey($1.key) }
         return entries
     }
 

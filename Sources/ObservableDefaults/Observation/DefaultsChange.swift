@@ -21,7 +21,8 @@ public enum DefaultsObservationScope: String, Sendable, Equatable {
 /// One change to a suite: the keys whose value changed (limited to the observer's filter) and where the
 /// change came from.
 public struct DefaultsChange: Sendable, Equatable, CustomStringConvertible {
-    /// The keys whose stored value changed, were added, or were removed.
+    /// The keys whose stored value changed, were added, or were removed. (Two keys that differ only by
+    /// Unicode normalisation and changed together are one element of this set.)
     public var keys: Set<String>
     /// Whether the change was made in this process or came from outside.
     public var origin: DefaultsChangeOrigin
@@ -39,19 +40,27 @@ public struct DefaultsChange: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Which keys an observer hears about: an explicit key set, a key prefix, or both (a key must pass every
-/// filter given); no filter means every key.
+/// filter given); no filter means every key. Keys and the prefix match by their exact bytes (see
+/// ``ExactKey``): keys that differ only by Unicode normalisation are different keys.
 struct DefaultsKeyFilter: Sendable {
-    var keys: Set<String>?
+    var keys: Set<ExactKey>?
     var prefix: String?
 
-    func matching(_ changed: Set<String>) -> Set<String> {
-        if keys == nil && (prefix ?? "").isEmpty { return changed }
-        return changed.filter(matches)
+    init(keys: Set<String>?, prefix: String?) {
+        self.keys = keys.map { Set($0.map { ExactKey($0) }) }
+        self.prefix = prefix
     }
 
-    func matches(_ key: String) -> Bool {
+    /// The changed keys that pass, as the `String`s a ``DefaultsChange`` holds.
+    func matching(_ changed: Set<ExactKey>) -> Set<String> {
+        var relevant = Set<String>()
+        for key in changed where matches(key) { relevant.insert(key.string) }
+        return relevant
+    }
+
+    func matches(_ key: ExactKey) -> Bool {
         if let keys, !keys.contains(key) { return false }
-        if let prefix, !key.hasPrefix(prefix) { return false }
+        if let prefix, !key.hasBytePrefix(prefix) { return false }
         return true
     }
 }

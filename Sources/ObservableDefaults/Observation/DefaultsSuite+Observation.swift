@@ -4,9 +4,10 @@ extension DefaultsSuite {
     /// Calls `handler` for every change to the keys that pass the filters.
     ///
     /// - Parameters:
-    ///   - keys: only these keys (`nil`: any key).
-    ///   - prefix: only keys starting with this prefix (`nil` or empty: any key). With `keys` too, a key must
-    ///     pass both.
+    ///   - keys: only these keys (`nil`: any key). Keys match by their exact bytes: `"caf\u{E9}"` does not
+    ///     match `"cafe\u{301}"`, though Swift calls the two strings equal.
+    ///   - prefix: only keys whose bytes start with this prefix's bytes (`nil` or empty: any key). With
+    ///     `keys` too, a key must pass both.
     ///   - scope: ``DefaultsObservationScope/allProcesses`` (the default) also reports changes made by other
     ///     processes and hand edits, detected by watching the file; ``DefaultsObservationScope/thisProcess``
     ///     reports only changes made through a suite on this file in this process.

@@ -8,10 +8,11 @@ enum SuiteRegistry {
         weak var storage: SuiteStorage?
     }
 
-    private static let storages = Locked<[String: WeakStorage]>([:])
+    // Keyed by the exact bytes of the path: two names equal only by canonical equivalence are two files.
+    private static let storages = Locked<[ExactKey: WeakStorage]>([:])
 
     static func storage(for fileURL: URL, format: SuiteFormat) throws(DefaultsError) -> SuiteStorage {
-        let key = fileURL.standardizedFileURL.path
+        let key = ExactKey(fileURL.standardizedFileURL.path)
         return try storages.withLock { storages throws(DefaultsError) -> SuiteStorage in
             if let existing = storages[key]?.storage { return existing }
             let storage = try SuiteStorage(fileURL: fileURL.standardizedFileURL, format: format)

@@ -88,7 +88,7 @@ extension SuiteStorage {
         for handler in handlers { handler(error) }
     }
 
-    static func notify(_ observers: [Observer], keys: Set<String>, origin: DefaultsChangeOrigin) {
+    static func notify(_ observers: [Observer], keys: Set<ExactKey>, origin: DefaultsChangeOrigin) {
         for observer in observers {
             if origin == .outside && observer.scope == .thisProcess { continue }
             if !observer.isActive.isSet { continue }

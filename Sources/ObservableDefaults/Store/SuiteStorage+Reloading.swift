@@ -46,7 +46,7 @@ extension SuiteStorage {
         case unreadable(DefaultsError)
         /// Memory now holds the file: the keys to announce, their observers, whether pending changes kept
         /// while the file was broken must be written, and entries to release after notifying.
-        case loaded(Set<String>, [Observer], mustWritePending: Bool, released: [Entry]?)
+        case loaded(Set<ExactKey>, [Observer], mustWritePending: Bool, released: [Entry]?)
     }
 
     /// The body of ``reloadFromDisk()``, run holding `fileAccess`: reads the file if it is not the known
@@ -55,7 +55,7 @@ extension SuiteStorage {
     /// ``reloadFromDisk(gate:)``).
     private func readChangedFile(gate: ReadGate?) -> ReloadOutcome {
         if isKnownVersion(FileIdentity.of(path: fileURL.path)) { return .unchanged }
-        let contents: [String: DefaultsValue]
+        let contents: [ExactKey: DefaultsValue]
         let identity: FileIdentity?
         var bytes: [UInt8]?
         var spellings = JSONNumberSpellings()
@@ -82,7 +82,7 @@ extension SuiteStorage {
         } catch {
             return .unreadable(error)
         }
-        let (changed, observers, mustWritePending) = state.withLock { state -> (Set<String>, [Observer], Bool) in
+        let (changed, observers, mustWritePending) = state.withLock { state -> (Set<ExactKey>, [Observer], Bool) in
             var merged = contents
             for (key, value) in state.pending { merged[key] = value }
             let changed = Self.changedKeys(from: state.values, to: merged)
@@ -108,9 +108,9 @@ extension SuiteStorage {
     /// duplicate keys or `null`.
     /// The sorted entries a write kept are handed back to be released once observers have heard (their
     /// fragments point into the previous bytes, so they are not kept).
-    func rereadIncrementally(_ bytes: [UInt8], identity: FileIdentity) -> (Set<String>, [Observer], Bool, [Entry]?)? {
+    func rereadIncrementally(_ bytes: [UInt8], identity: FileIdentity) -> (Set<ExactKey>, [Observer], Bool, [Entry]?)? {
         // Moved out of the state and back, like the write does: only code holding `fileAccess` uses them.
-        var contents: [String: DefaultsValue] = [:]
+        var contents: [ExactKey: DefaultsValue] = [:]
         var entries: [Entry]?
         let (previousBytes, knownMembers, knownSpellings) = state.withLock { state in
             swap(&contents, &state.fileValues)
@@ -119,7 +119,7 @@ extension SuiteStorage {
         }
         var spellings = knownSpellings
         let outcome = previousBytes?.withUnsafeBufferPointer { previous in
-            bytes.withUnsafeBufferPointer { current -> (changed: [String], members: [JSONSuiteIndex.Member])? in
+            bytes.withUnsafeBufferPointer { current -> (changed: [ExactKey], members: [JSONSuiteIndex.Member])? in
                 // After a write, the members are found from the writer's fragments (only keys scanned).
                 guard let previousMembers = knownMembers
                     ?? entries.flatMap({ JSONSuiteIndex.members(ofWritten: previous, entries: $0) })
@@ -141,10 +141,10 @@ extension SuiteStorage {
             }
             return nil
         }
-        let (changed, observers, mustWritePending) = state.withLock { state -> (Set<String>, [Observer], Bool) in
+        let (changed, observers, mustWritePending) = state.withLock { state -> (Set<ExactKey>, [Observer], Bool) in
             // Memory is the file with the pending changes on top, so only keys whose file value changed
             // can differ from it now.
-            var changed = Set<String>()
+            var changed = Set<ExactKey>()
             for key in outcome.changed {
                 let merged = if let pending = state.pending[key] { pending } else { contents[key] }
                 if state.values[key] != merged {
@@ -177,8 +177,8 @@ extension SuiteStorage {
         return identity == known || (identity != nil && identity == broken)
     }
 
-    static func changedKeys(from old: [String: DefaultsValue], to new: [String: DefaultsValue]) -> Set<String> {
-        var changed = Set<String>()
+    static func changedKeys(from old: [ExactKey: DefaultsValue], to new: [ExactKey: DefaultsValue]) -> Set<ExactKey> {
+        var changed = Set<ExactKey>()
         var common = 0
         for (key, value) in new {
             if let oldValue = old[key] {

@@ -6,16 +6,16 @@ extension SuiteStorage {
     /// process's pending changes), read under the cross-process lock, and returns the new one (`nil`
     /// removes the key).
     struct AtomicUpdate {
-        var key: String
+        var key: ExactKey
         var transform: (DefaultsValue?) -> DefaultsValue?
     }
 
     /// What a write found and did, for the announcements made after the locks are released.
     struct WriteOutcome {
         /// Keys other processes changed since our last look.
-        var outsideChanges: Set<String> = []
+        var outsideChanges: Set<ExactKey> = []
         /// The key an ``AtomicUpdate`` changed in memory.
-        var updatedKey: String?
+        var updatedKey: ExactKey?
         /// The value an ``AtomicUpdate`` stored.
         var updatedValue: DefaultsValue?
         var observers: [Observer] = []
@@ -86,11 +86,11 @@ extension SuiteStorage {
     /// whole suite, no sorting it again, and only changed entries encoded again) and moved back: as
     /// written, or as they were when the write fails.
     func writePending(_ newlyBroken: inout DefaultsError?, update: AtomicUpdate? = nil) throws(DefaultsError) -> WriteOutcome {
-        var contents: [String: DefaultsValue] = [:]
+        var contents: [ExactKey: DefaultsValue] = [:]
         var entries: [Entry]?
         var previousBytes: [UInt8]?
         var spellings = JSONNumberSpellings()
-        let snapshot = state.withLock { state -> (pending: [String: DefaultsValue?], identity: FileIdentity?, synchronize: Bool, waitLimit: Duration)? in
+        let snapshot = state.withLock { state -> (pending: [ExactKey: DefaultsValue?], identity: FileIdentity?, synchronize: Bool, waitLimit: Duration)? in
             if state.pending.isEmpty && update == nil { return nil }
             spellings = state.numberSpellings
             swap(&contents, &state.fileValues)
@@ -101,8 +101,8 @@ extension SuiteStorage {
         }
         guard case let (pending, knownIdentity, synchronize, waitLimit)? = snapshot else { return WriteOutcome() }
         // When the file changed since our last read or write: what it held then, and what it holds now.
-        var reread: (previous: [String: DefaultsValue], current: [String: DefaultsValue])?
-        var replaced: [(key: String, old: DefaultsValue?)] = []
+        var reread: (previous: [ExactKey: DefaultsValue], current: [ExactKey: DefaultsValue])?
+        var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
         do {
             let paths = try SuiteFileIO.checkedWritePaths(for: fileURL.path, fileURL: fileURL)
             return try SuiteLock.withLock(at: paths.lock, fileURL: fileURL, waitLimit: waitLimit) { () throws(DefaultsError) -> WriteOutcome in
@@ -186,19 +186,19 @@ extension SuiteStorage {
         }
     }
 
-    /// Sets (`nil`: removes) `key` in `entries`, which are sorted by key.
-    static func update(_ entries: inout [Entry], key: String, value: DefaultsValue?) {
+    /// Sets (`nil`: removes) `key` in `entries`, which are sorted by the bytes of their keys.
+    static func update(_ entries: inout [Entry], key: ExactKey, value: DefaultsValue?) {
         var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
-            if entries[middle].key < key { low = middle + 1 } else { high = middle }
+            if ExactKey(entries[middle].key) < key { low = middle + 1 } else { high = middle }
         }
-        let found = low < entries.count && entries[low].key == key
+        let found = low < entries.count && ExactKey(entries[low].key) == key
         switch (value, found) {
         case (let value?, true):
             entries[low].value = value
             entries[low].fragment = nil
-        case (let value?, false): entries.insert(Entry(key: key, value: value), at: low)
+        case (let value?, false): entries.insert(Entry(key: key.string, value: value), at: low)
         case (nil, true): entries.remove(at: low)
         case (nil, false): break
         }
@@ -210,7 +210,7 @@ extension SuiteStorage {
     /// ``JSONNumberSpellings``).
     func decodeCurrentFile(
         _ newlyBroken: inout DefaultsError?, spellings: inout JSONNumberSpellings
-    ) throws(DefaultsError) -> [String: DefaultsValue] {
+    ) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else {
             spellings = JSONNumberSpellings()
             return [:]

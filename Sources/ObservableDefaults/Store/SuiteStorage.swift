@@ -23,10 +23,11 @@ final class SuiteStorage: Sendable {
     }
 
     struct State {
+        // Keys compare by their bytes (see ``ExactKey``), as the file tells them apart.
         /// What readers see: the file's contents with pending changes applied.
-        var values: [String: DefaultsValue] = [:]
+        var values: [ExactKey: DefaultsValue] = [:]
         /// The file's contents as last read or written by this process.
-        var fileValues: [String: DefaultsValue] = [:]
+        var fileValues: [ExactKey: DefaultsValue] = [:]
         /// `fileValues` sorted by key (the order the writers use), once a write has needed them.
         var fileEntries: [Entry]?
         /// The bytes `fileValues` came from: last written, or last read from a JSON file. `fileEntries`'
@@ -42,8 +43,8 @@ final class SuiteStorage: Sendable {
         /// The version of the file that failed to parse, so it is reported once, not on every event.
         var brokenIdentity: FileIdentity?
         /// Changes made here that are not in the file yet (`nil` value: the key was removed).
-        var pending: [String: DefaultsValue?] = [:]
-        var registered: [String: DefaultsValue] = [:]
+        var pending: [ExactKey: DefaultsValue?] = [:]
+        var registered: [ExactKey: DefaultsValue] = [:]
         var fileError: DefaultsError?
         /// Why outside changes cannot be seen now (the directory is gone or cannot be watched), until the
         /// watch is back.
@@ -116,19 +117,21 @@ final class SuiteStorage: Sendable {
     // MARK: Reading
 
     func value(forKey key: String) -> DefaultsValue? {
-        state.withLock { $0.values[key] ?? $0.registered[key] }
+        let key = ExactKey(key)
+        return state.withLock { $0.values[key] ?? $0.registered[key] }
     }
 
     func storedValue(forKey key: String) -> DefaultsValue? {
-        state.withLock { $0.values[key] }
+        let key = ExactKey(key)
+        return state.withLock { $0.values[key] }
     }
 
-    var storedValues: [String: DefaultsValue] { state.withLock { $0.values } }
+    var storedValues: [ExactKey: DefaultsValue] { state.withLock { $0.values } }
     /// The file's contents as this process last read or wrote them (for tests).
-    var fileContents: [String: DefaultsValue] {
+    var fileContents: [ExactKey: DefaultsValue] {
         (try? withFileAccess { state.withLock { $0.fileValues } }) ?? [:]
     }
-    var registeredDefaults: [String: DefaultsValue] { state.withLock { $0.registered } }
+    var registeredDefaults: [ExactKey: DefaultsValue] { state.withLock { $0.registered } }
     var fileError: DefaultsError? { state.withLock { $0.fileError } }
     var lastError: DefaultsError? { state.withLock { $0.lastError } }
     var hasPendingChanges: Bool { state.withLock { !$0.pending.isEmpty } }
@@ -148,11 +151,11 @@ final class SuiteStorage: Sendable {
 
     /// Applies changes (`nil` removes a key) to memory, notifies observers of the keys that really changed,
     /// and writes them through unless a batch is open.
-    func apply(_ changes: [String: DefaultsValue?]) {
+    func apply(_ changes: [ExactKey: DefaultsValue?]) {
         var changes = changes
-        for case let (key, value?) in changes where !isWritable(value, forKey: key) { changes.removeValue(forKey: key) }
-        let (changed, observers, writeNow) = state.withLock { state -> (Set<String>, [Observer], Bool) in
-            var changed = Set<String>()
+        for case let (key, value?) in changes where !isWritable(value, forKey: key.string) { changes.removeValue(forKey: key) }
+        let (changed, observers, writeNow) = state.withLock { state -> (Set<ExactKey>, [Observer], Bool) in
+            var changed = Set<ExactKey>()
             for (key, newValue) in changes {
                 let normalized = newValue.map(format.normalize)
                 if state.values[key] == normalized { continue }
@@ -169,8 +172,9 @@ final class SuiteStorage: Sendable {
 
     /// ``apply(_:)`` for one key, the common case: no dictionary or set is built unless an observer
     /// needs the key set, and memory is looked up once.
-    func apply(_ newValue: DefaultsValue?, forKey key: String) {
-        if let newValue, !isWritable(newValue, forKey: key) { return }
+    func apply(_ newValue: DefaultsValue?, forKey string: String) {
+        if let newValue, !isWritable(newValue, forKey: string) { return }
+        let key = ExactKey(string)
         let normalized = newValue.map(format.normalize)
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
             // An equal value is left as it is (strings equal by canonical equivalence may differ in bytes,
@@ -213,9 +217,9 @@ final class SuiteStorage: Sendable {
     }
 
     /// Adds registered defaults; observers hear about keys whose effective value changed as a result.
-    func register(_ defaults: [String: DefaultsValue]) {
-        let (changed, observers) = state.withLock { state -> (Set<String>, [Observer]) in
-            var changed = Set<String>()
+    func register(_ defaults: [ExactKey: DefaultsValue]) {
+        let (changed, observers) = state.withLock { state -> (Set<ExactKey>, [Observer]) in
+            var changed = Set<ExactKey>()
             for (key, value) in defaults {
                 let normalized = format.normalize(value)
                 if state.values[key] == nil && state.registered[key] != normalized { changed.insert(key) }

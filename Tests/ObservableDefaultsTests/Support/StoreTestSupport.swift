@@ -119,5 +119,5 @@ enum TestAgent {
 
 /// Decodes the suite file at `url` as it is on disk now.
 func contentsOnDisk(_ url: URL, format: SuiteFormat = .json) throws -> [String: DefaultsValue] {
-    try format.decode(try Data(contentsOf: url), fileURL: url)
+    try format.decode(try Data(contentsOf: url), fileURL: url).stringKeyed
 }
