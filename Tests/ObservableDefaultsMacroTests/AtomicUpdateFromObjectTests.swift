@@ -309,5 +309,5 @@ final class MutationCounter: Sendable {
 
 /// Decodes the suite file as it is on disk now.
 func contentsOnDisk(_ url: URL) throws -> [String: DefaultsValue] {
-    try SuiteFormat.json.decode(Data(contentsOf: url), fileURL: url)
+    try SuiteFormat.json.decode(Data(contentsOf: url), fileURL: url).stringKeyed
 }
