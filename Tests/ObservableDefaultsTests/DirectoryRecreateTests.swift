@@ -55,7 +55,7 @@ import Testing
         }
         try agentSets(suite, "after", "int:2")
         #expect(changes.waitFor(key: "after"))
-        #expect(eventually { suite.currentErrors.isEmpty })
+        #expect(eventually { suite.currentErrors.isEmpty }, "still reported: \(suite.currentErrors)")
     }
 
     @Test func directoryMovedAwayAndReplacedFollowsThePath() throws {

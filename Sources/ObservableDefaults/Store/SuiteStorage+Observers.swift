@@ -58,17 +58,24 @@ extension SuiteStorage {
     }
 
     /// Records and publishes why outside changes cannot be seen now (once per distinct problem).
-    func raiseWatchError(_ error: DefaultsError) {
+    /// `generation` orders the watcher's updates: one older than the last applied is out of date.
+    func raiseWatchError(_ error: DefaultsError, generation: UInt64) {
         let isNews = state.withLock { state -> Bool in
+            guard generation >= state.watchGeneration else { return false }
+            state.watchGeneration = generation
             defer { state.watchError = error }
             return state.watchError != error
         }
         if isNews { publish(error) }
     }
 
-    /// The watch is back: outside changes are seen again.
-    func clearWatchError() {
-        state.withLock { $0.watchError = nil }
+    /// The watch is back: outside changes are seen again (unless a newer update of the watcher says not).
+    func clearWatchError(generation: UInt64) {
+        state.withLock { state in
+            guard generation >= state.watchGeneration else { return }
+            state.watchGeneration = generation
+            state.watchError = nil
+        }
     }
 
     func removeErrorHandler(_ token: UInt64) {

@@ -49,6 +49,8 @@ final class SuiteStorage: Sendable {
         /// Why outside changes cannot be seen now (the directory is gone or cannot be watched), until the
         /// watch is back.
         var watchError: DefaultsError?
+        /// The watcher update `watchError` comes from (see ``FileWatcher/WatchChanges/generation``).
+        var watchGeneration: UInt64 = 0
         var lastError: DefaultsError?
         var batchDepth = 0
         var synchronizesToDisk = false

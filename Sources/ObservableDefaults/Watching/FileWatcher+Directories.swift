@@ -16,11 +16,15 @@ extension FileWatcher {
         /// Suites whose directory has a new watch: their error is cleared and they are re-read, because
         /// changes made while nothing watched were not seen.
         var restored: [ObjectIdentifier] = []
+        /// Which update of the watched set this is. Changes are delivered after the state lock is released,
+        /// so two threads' deliveries can arrive out of order; a suite ignores one older than what it has.
+        var generation: UInt64 = 0
     }
 
     /// Adds the watches registrations need, removes the rest, and schedules retries.
     static func updateWatches(_ state: inout State) -> WatchChanges {
         if state.descriptor < 0 { state.descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
+        state.generation += 1
         // A storage released while watched (it waited for its broken file) needs nothing any more.
         state.registrations = state.registrations.filter { $0.value.storage != nil }
         let needed = Set(state.registrations.values.flatMap { $0.names.map(\.directory) })
@@ -82,7 +86,7 @@ extension FileWatcher {
             freed = true
         }
 
-        var changes = WatchChanges()
+        var changes = WatchChanges(generation: state.generation)
         let restoredDirectories = Set(state.unwatched.keys.filter { problems[$0] == nil }).union(added.intersection(needed))
         for (id, registration) in state.registrations {
             guard let storage = registration.storage else { continue }
@@ -132,9 +136,9 @@ extension FileWatcher {
 
     /// Publishes and clears watch errors; returns the suites to re-read.
     func deliver(_ changes: WatchChanges) -> [ObjectIdentifier] {
-        for (storage, error) in changes.failed { storage.raiseWatchError(error) }
+        for (storage, error) in changes.failed { storage.raiseWatchError(error, generation: changes.generation) }
         for id in changes.restored {
-            state.withLock { $0.registrations[id]?.storage }?.clearWatchError()
+            state.withLock { $0.registrations[id]?.storage }?.clearWatchError(generation: changes.generation)
         }
         return changes.restored
     }

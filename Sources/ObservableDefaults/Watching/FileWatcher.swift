@@ -76,6 +76,8 @@ final class FileWatcher: Sendable {
         var rereadAllRequested = false
         /// A simulated reader failure, reported only to this suite.
         var failureRequested: ObjectIdentifier?
+        /// Counts updates of the watched set (see ``WatchChanges/generation``).
+        var generation: UInt64 = 0
     }
 
     let state = Locked(State())
@@ -90,14 +92,18 @@ final class FileWatcher: Sendable {
 
     /// Starts delivering file events for `storage`.
     func watch(_ storage: SuiteStorage) {
-        let outcome = state.withLock { state -> Result<WatchChanges, DefaultsError> in
-            if let failure = startIfNeeded(&state, fileURL: storage.fileURL) { return .failure(failure) }
+        let outcome = state.withLock { state -> (changes: WatchChanges, failure: DefaultsError?) in
+            if let failure = startIfNeeded(&state, fileURL: storage.fileURL) {
+                state.generation += 1
+                return (WatchChanges(generation: state.generation), failure)
+            }
             state.registrations[ObjectIdentifier(storage)] = Self.registration(for: storage)
-            return .success(Self.updateWatches(&state))
+            return (Self.updateWatches(&state), nil)
         }
-        switch outcome {
-        case .failure(let error): storage.raiseWatchError(error)
-        case .success(let changes): _ = deliver(changes)
+        if let failure = outcome.failure {
+            storage.raiseWatchError(failure, generation: outcome.changes.generation)
+        } else {
+            _ = deliver(outcome.changes)
         }
         wake()
     }
@@ -108,7 +114,7 @@ final class FileWatcher: Sendable {
             state.registrations.removeValue(forKey: ObjectIdentifier(storage))
             return Self.updateWatches(&state)
         }
-        storage.clearWatchError()
+        storage.clearWatchError(generation: changes.generation)
         _ = deliver(changes)
         wake()
     }
