@@ -55,7 +55,7 @@ extension SuiteStorage {
     /// ``reloadFromDisk(gate:)``).
     private func readChangedFile(gate: ReadGate?) -> ReloadOutcome {
         if isKnownVersion(FileIdentity.of(path: fileURL.path)) { return .unchanged }
-        let contents: [ExactKey: DefaultsValue]
+        var contents: [ExactKey: DefaultsValue]
         let identity: FileIdentity?
         var bytes: [UInt8]?
         var spellings = JSONNumberSpellings()
@@ -88,14 +88,8 @@ extension SuiteStorage {
             let changed = Self.changedKeys(from: state.values, to: merged)
             let wasBroken = state.fileError != nil
             state.values = merged
-            state.fileValues = contents
-            state.numberSpellings = spellings
-            state.fileEntries = nil
-            state.fileBytes = bytes
-            state.fileMembers = nil
-            state.fileIdentity = identity
-            state.brokenIdentity = nil
-            state.fileError = nil
+            state.adoptFileVersion(
+                values: &contents, entries: nil, bytes: bytes, members: nil, spellings: spellings, identity: identity)
             return (changed, changed.isEmpty ? [] : Array(state.observers.values), wasBroken && !state.pending.isEmpty)
         }
         return .loaded(changed, observers, mustWritePending: mustWritePending, released: nil)
@@ -153,14 +147,9 @@ extension SuiteStorage {
                 }
             }
             let wasBroken = state.fileError != nil
-            swap(&state.fileValues, &contents)
-            state.numberSpellings = spellings
-            state.fileEntries = nil
-            state.fileBytes = bytes
-            state.fileMembers = outcome.members
-            state.fileIdentity = identity
-            state.brokenIdentity = nil
-            state.fileError = nil
+            state.adoptFileVersion(
+                values: &contents, entries: nil, bytes: bytes, members: outcome.members, spellings: spellings,
+                identity: identity)
             return (changed, changed.isEmpty ? [] : Array(state.observers.values), wasBroken && !state.pending.isEmpty)
         }
         return (changed, observers, mustWritePending, entries)

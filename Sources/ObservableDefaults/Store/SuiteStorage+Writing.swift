@@ -158,14 +158,9 @@ extension SuiteStorage {
                             outcome.updatedKey = update.key
                         }
                     }
-                    swap(&state.fileValues, &contents)
-                    swap(&state.fileEntries, &entries)
-                    state.numberSpellings = spellings
-                    state.fileBytes = bytes
-                    state.fileMembers = nil
-                    state.fileIdentity = identity
-                    state.brokenIdentity = nil
-                    state.fileError = nil
+                    state.adoptFileVersion(
+                        values: &contents, entries: entries.take(), bytes: bytes, members: nil, spellings: spellings,
+                        identity: identity)
                     if !outcome.outsideChanges.isEmpty || outcome.updatedKey != nil {
                         outcome.observers = Array(state.observers.values)
                     }

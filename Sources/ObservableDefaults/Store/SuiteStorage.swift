@@ -90,14 +90,13 @@ final class SuiteStorage: Sendable {
         guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return }
         do {
             var spellings = JSONNumberSpellings()
-            let contents = try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
+            var contents = try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
             let bytes = format == .json ? [UInt8](snapshot.bytes) : nil
             state.withLock {
-                $0.numberSpellings = spellings
                 $0.values = contents
-                $0.fileValues = contents
-                $0.fileBytes = bytes
-                $0.fileIdentity = snapshot.identity
+                $0.adoptFileVersion(
+                    values: &contents, entries: nil, bytes: bytes, members: nil, spellings: spellings,
+                    identity: snapshot.identity)
             }
         } catch {
             // Published like any later error; nobody observes yet, so new error observers get it at once.
@@ -242,5 +241,24 @@ final class SuiteStorage: Sendable {
             if closed { persistReportingErrors() }
         }
         return try body()
+    }
+}
+
+extension SuiteStorage.State {
+    /// Makes a version of the file, read or just written, the one memory knows: its contents (moved in from
+    /// `values`, which gets the old ones back), the format's document (sorted entries, bytes, member
+    /// positions, number spellings) and its identity. It parsed, so no parse error is kept.
+    mutating func adoptFileVersion(
+        values: inout [ExactKey: DefaultsValue], entries: [SuiteStorage.Entry]?, bytes: [UInt8]?,
+        members: [JSONSuiteIndex.Member]?, spellings: JSONNumberSpellings, identity: FileIdentity?
+    ) {
+        swap(&fileValues, &values)
+        fileEntries = entries
+        fileBytes = bytes
+        fileMembers = members
+        numberSpellings = spellings
+        fileIdentity = identity
+        brokenIdentity = nil
+        fileError = nil
     }
 }
