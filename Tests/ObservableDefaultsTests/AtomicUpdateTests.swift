@@ -10,13 +10,9 @@ import Testing
         let file = directory.file("counter.json")
         let processes = 8
         let increments = 60
-        let children = try (0..<processes).map { _ in
-            try TestAgent.start(["increment", file.path, "count", String(increments)]).0
-        }
-        for child in children {
-            child.waitUntilExit()
-            #expect(child.terminationStatus == 0)
-        }
+        let statuses = try TestAgent.runTogether(
+            Array(repeating: ["increment", file.path, "count", String(increments)], count: processes))
+        #expect(statuses == Array(repeating: 0, count: processes))
         #expect(try contentsOnDisk(file)["count"] == .integer(processes * increments))
     }
 

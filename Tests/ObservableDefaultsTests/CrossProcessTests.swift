@@ -52,13 +52,8 @@ import Glibc
         let file = directory.file("contended.json")
         let processes = 4
         let writes = 40
-        let children = try (0..<processes).map { index in
-            try TestAgent.start(["write-many", file.path, "p\(index)-", String(writes)]).0
-        }
-        for child in children {
-            child.waitUntilExit()
-            #expect(child.terminationStatus == 0)
-        }
+        let statuses = try TestAgent.runTogether((0..<processes).map { ["write-many", file.path, "p\($0)-", String(writes)] })
+        #expect(statuses == Array(repeating: 0, count: processes))
         let contents = try contentsOnDisk(file)
         #expect(contents.count == processes * writes)
         for index in 0..<processes {

@@ -115,6 +115,15 @@ enum TestAgent {
         process.waitUntilExit()
         return process.terminationStatus
     }
+
+    /// Starts one agent per argument list, all at once, and returns their exit statuses once all ended.
+    static func runTogether(_ argumentLists: [[String]]) throws -> [Int32] {
+        let processes = try argumentLists.map { try start($0).0 }
+        return processes.map { process in
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
 }
 
 /// Decodes the suite file at `url` as it is on disk now.
