@@ -117,7 +117,7 @@ public final class _DefaultsObjectBinding: Sendable {
             willSet?(newValue)
             registrar.withMutation(of: host, keyPath: keyPath) { slot.store(next) }
         }
-        suite.set(stored, forKey: fullKey)
+        suite.storage.apply(stored, forKey: fullKey, validated: true)
         if copyChanges { didSet?(old.value) }
     }
 

@@ -172,9 +172,10 @@ final class SuiteStorage: Sendable {
     }
 
     /// ``apply(_:)`` for one key, the common case: no dictionary or set is built unless an observer
-    /// needs the key set, and memory is looked up once.
-    func apply(_ newValue: DefaultsValue?, forKey string: String) {
-        if let newValue, !isWritable(newValue, forKey: string) { return }
+    /// needs the key set, and memory is looked up once. `validated`: the caller has checked
+    /// ``isWritable(_:forKey:)`` already (an object of the macros, before changing its copy).
+    func apply(_ newValue: DefaultsValue?, forKey string: String, validated: Bool = false) {
+        if !validated, let newValue, !isWritable(newValue, forKey: string) { return }
         let key = ExactKey(string)
         let normalized = newValue.map(format.normalize)
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
