@@ -61,6 +61,8 @@ let package = Package(
             dependencies: ["ObservableDefaults", "TestEnvironment"],
             swiftSettings: [.unsafeFlags(["-default-isolation", "MainActor"])]
         ),
+        // Builds the DocC catalog with .ci/build-docs, so a broken link or an undocumented symbol fails `swift test`.
+        .testTarget(name: "DocumentationTests", dependencies: ["ObservableDefaults"]),
         // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.
         .testTarget(name: "MacroCompileTests", dependencies: ["ObservableDefaults"]),
     ],
