@@ -107,6 +107,18 @@ enum Script {
         try Run(root.appendingPathComponent(".ci/build-docs").path, ["--bin-path", binPath.path] + arguments)
     }
 
+    /// Runs `swiftc -typecheck` on `file` against the built library and macro plugin.
+    static func typecheck(_ file: URL) throws -> Run {
+        let plugin = binPath.appendingPathComponent("ObservableDefaultsMacros-tool").path
+        try #require(FileManager.default.isExecutableFile(atPath: plugin), "the macro plugin is not built at \(plugin)")
+        return try Run("/usr/bin/env", [
+            "swiftc", "-swift-version", "6", "-typecheck", file.path,
+            "-I", binPath.appendingPathComponent("Modules").path,
+            "-module-cache-path", binPath.appendingPathComponent("ModuleCache").path,
+            "-load-plugin-executable", "\(plugin)#ObservableDefaultsMacros",
+        ])
+    }
+
     static func checkDocComments(_ directory: URL) throws -> Run {
         let script = root.appendingPathComponent(".ci/check-doc-comments.swift").path
         let moduleCache = binPath.appendingPathComponent("ModuleCache").path
