@@ -36,7 +36,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// `directory` is `nil`. The directory is created (0700) if it is missing.
     ///
     /// The file is `<name>.json`, or an existing `<name>.plist` when there is no `<name>.json`.
-    /// - Throws: ``DefaultsError`` for an invalid name (empty, `/`, NUL, `.`, `..`), a directory that cannot
+    /// - Throws: ``DefaultsError`` for an invalid name (empty, `/`, NUL, `.`, `..`, over 225 bytes), a directory that cannot
     ///   be created, or a suite path that is a directory or cannot be read. A file whose contents do not parse
     ///   does not throw; see ``fileError``.
     public convenience init(name: String, directory: URL? = nil) throws {

@@ -13,7 +13,7 @@ import Observation
 ///   - autoInit: Generate `init(userDefaults:ignoreExternalChanges:prefix:ignoredKeyPathsForExternalUpdates:)`.
 ///     With `false`, write your own initializer and call `observerStarter()` in it.
 ///   - ignoreExternalChanges: Hear only this object's own writes.
-///   - suiteName: The suite's name (`nil`: ``DefaultsSuite/standard``).
+///   - suiteName: The suite's name (`nil` or `""`: ``DefaultsSuite/standard``).
 ///   - prefix: Prepended to every key (a `.` is allowed).
 ///   - observeFirst: Only `@DefaultsBacked` properties are stored.
 ///   - limitToInstance: Hear only changes made through the same suite in this process (`false`, the

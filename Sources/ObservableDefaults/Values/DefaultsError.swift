@@ -9,7 +9,8 @@ import Foundation
 public struct DefaultsError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is.
     public enum Kind: String, Sendable, Equatable {
-        /// A suite name that is empty, contains `/`, NUL, or is `.`/`..`.
+        /// A suite name that is empty, contains `/` or NUL, is `.` or `..`, or is too long for its file's
+        /// sidecar names to fit in 255 bytes.
         case invalidSuiteName
         /// A suite file whose contents do not parse; ``DefaultsError/line`` and ``DefaultsError/column`` say where.
         case malformedFile
