@@ -1,16 +1,16 @@
 import Foundation
 import Testing
 
-/// The Swift code blocks of the DocC articles compile as written: each article's blocks are type-checked by
-/// the real compiler with the built macro plugin, so an article cannot show API that does not exist.
+/// The Swift code blocks of the DocC catalog compile as written: each page's blocks are type-checked by the
+/// real compiler with the built macro plugin, so the documentation cannot show API that does not exist.
 /// Compiled, never run (running them would open suites by name in the user's home).
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct ArticleSnippetTests {
-    @Test(arguments: Script.articles)
-    func swiftBlocksCompile(article: String) throws {
-        let file = Script.catalog.appendingPathComponent("\(article).md")
+    @Test(arguments: Script.pages)
+    func swiftBlocksCompile(page: String) throws {
+        let file = Script.catalog.appendingPathComponent(page)
         let blocks = SnippetProgram.swiftBlocks(of: try String(contentsOf: file, encoding: .utf8))
-        guard !blocks.isEmpty else { return }  // an article without Swift code has nothing to check
+        guard !blocks.isEmpty else { return }  // a page without Swift code has nothing to check
         let work = try TemporaryDirectory()
         let main = work.url.appendingPathComponent("main.swift")
         try Data(SnippetProgram(article: file, blocks: blocks).source.utf8).write(to: main)
@@ -35,11 +35,11 @@ struct ArticleSnippetTests {
     }
 }
 
-/// One article's Swift blocks as a program to type-check. A block declaring an `@ObservableDefaults`
-/// class stays at top level (a macro cannot extend a local type); every other block becomes the body of its
-/// own main-actor function, after a prelude that declares what blocks use without declaring: `suite`,
-/// `settings` and, unless the article declares it, the `Settings` class of the getting-started article.
-/// `#sourceLocation` makes diagnostics name the article's file and line.
+/// One page's Swift blocks as a program to type-check. A block declaring an `@ObservableDefaults` class
+/// stays at top level (a macro cannot extend a local type); every other block becomes the body of its own
+/// main-actor function, whose parameters are what blocks use without declaring them: `suite` and
+/// `settings`, an object of the getting-started article's `Settings` class (added unless the page declares
+/// it). `#sourceLocation` makes diagnostics name the page's file and line.
 struct SnippetProgram {
     struct Block {
         /// The 1-based line in the article of the block's first line of code.
@@ -88,12 +88,8 @@ struct SnippetProgram {
         if !blocks.contains(where: { $0.declaresClass && $0.code.contains("class Settings") }) {
             lines.append(Self.settingsClass)
         }
-        lines += [
-            "let suite = try! DefaultsSuite(name: \"snippets\")",
-            "let settings = Settings(userDefaults: suite)",
-        ]
         for (index, block) in blocks.enumerated() where !block.declaresClass {
-            lines.append("@MainActor func snippet\(index)() async throws {")
+            lines.append("@MainActor func snippet\(index)(suite: DefaultsSuite, settings: Settings) async throws {")
             lines += located(block)
             lines.append("}")
         }

@@ -10,6 +10,8 @@ import Testing
 struct DocumentationTests {
     @Test func catalogBuildsWithoutWarnings() throws {
         let output = try TemporaryDirectory()
+        // The snippet tests check every page found; these must be among them.
+        #expect(Set(Script.articles.map { "\($0).md" } + ["ObservableDefaults.md"]).isSubset(of: Script.pages))
         let result = try Script.buildDocs("--output", output.url.path)
         try #require(result.status == 0, "\(result)")
         // The archive holds the landing page, every article and the pages of the symbols.
@@ -92,6 +94,11 @@ enum Script {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let catalog = root.appendingPathComponent("Sources/ObservableDefaults/Documentation.docc")
+    /// Every Markdown page of the catalog: the landing page, extension pages and articles.
+    static var pages: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: catalog.path)) ?? []
+        return names.filter { $0.hasSuffix(".md") }.sorted()
+    }
     /// The articles the landing page links, by file name.
     static let articles = [
         "GettingStarted", "SuitesAndFiles", "ObservingChanges", "Modes", "EditingByHand", "Durability",
