@@ -1,4 +1,9 @@
 /// Expansions of the property macros `@DefaultsBacked` and `@ObservableOnly` (accessor and peer roles).
+///
+/// A property with a declaration default gets its storage initialized inline with that default and plain
+/// `get`/`set` accessors; only an `@ObservableOnly` property without one gets an `init` accessor. The
+/// compiler's definite-initialization pass is superlinear in the number of init-accessor properties of a
+/// class (a 400-property class took a minute to compile with one per property); without them it is linear.
 public enum PropertyExpansion {
     /// The names of the generated peers for a property.
     static func storageName(_ name: String) -> String { "_od_" + name }
@@ -39,7 +44,10 @@ public enum PropertyExpansion {
 
     // MARK: - @DefaultsBacked
 
-    /// The accessor role of `@DefaultsBacked`: the init accessor, getter and setter that go through the property's slot.
+    /// The accessor role of `@DefaultsBacked`: the getter and setter that go through the property's slot.
+    ///
+    /// No `init` accessor: the slot is initialized inline with the declaration default, so the property is
+    /// a computed one (the compiler keeps the declaration's initializer out of the object's initializers).
     /// - Parameters:
     ///   - decl: The property declaration's source.
     ///   - locator: Maps offsets in `decl` to file offsets (for diagnostics).
@@ -57,9 +65,6 @@ public enum PropertyExpansion {
         if property.hasDidSet { observers.append("didSet: { self.\(didSetName(property.name))($0) }") }
         let observerArguments = observers.isEmpty ? "" : ", " + observers.joined(separator: ", ")
         let text = """
-            @storageRestrictions(accesses: \(storage))
-            init(initialValue) {
-            }
             get {
                 _od_registrar.access(self, keyPath: \(property.keyPath))
                 return \(storage).value
@@ -138,18 +143,19 @@ public enum PropertyExpansion {
         if diagnostics.contains(where: { $0.severity == .error }) { return ExpansionResult(source: nil, diagnostics: diagnostics) }
         guard let property = property(member) else { return ExpansionResult(source: nil, diagnostics: diagnostics) }
         let storage = storageName(property.name)
-        let initAccessor = """
+        // An `init` accessor only when there is no declaration default to initialize the box with inline.
+        let initAccessor = property.binding.initializer != nil ? "" : """
             @storageRestrictions(accesses: \(storage))
             init(initialValue) {
                 \(storage).initialize(initialValue)
             }
+
             """
         var observers: [String] = []
         if property.hasWillSet { observers.append("willSet: { self.\(willSetName(property.name))($0) }") }
         if property.hasDidSet { observers.append("didSet: { self.\(didSetName(property.name))($0) }") }
         let observerArguments = observers.isEmpty ? "" : ", " + observers.joined(separator: ", ")
-        let text = """
-            \(initAccessor)
+        let text = initAccessor + """
             get {
                 _od_registrar.access(self, keyPath: \(property.keyPath))
                 return \(storage).value
@@ -170,7 +176,8 @@ public enum PropertyExpansion {
         let storage = storageName(property.name)
         var lines: [String] = []
         if let type = property.type {
-            lines.append("private let \(storage) = ObservableDefaults::_DefaultsBox<\(type)>()")
+            let value = property.binding.initializer.map { $0.trimmed } ?? ""
+            lines.append("private let \(storage) = ObservableDefaults::_DefaultsBox<\(type)>(\(value))")
         } else if let initializer = property.binding.initializer {
             lines.append("private let \(storage) = ObservableDefaults::_DefaultsBox(\(initializer.trimmed))")
         } else {
