@@ -7,7 +7,7 @@ extension ClassExpansion {
     ///   - family: The macro family of the class macro.
     /// - Returns: The attribute to add, or ``ExpansionResult/empty``.
     public static func memberAttributes(member: String, parent: String, attribute: String, family: MacroFamily = .defaults) -> ExpansionResult {
-        var parentParser = DeclParser(parent)
+        var parentParser = DeclParser(typeHeaderOf: parent)
         guard let type = parentParser.parseTypeDecl(), type.keyword == "class" else { return .empty }
         var attributeParser = DeclParser(attribute)
         let attributeSyntax = attributeParser.parseAttributes().first
