@@ -35,8 +35,8 @@ let package = Package(
             name: "defaults-bench",
             dependencies: ["ObservableDefaults"],
             path: "Sources/defaults-bench",
-            // Macro/ holds every @ObservableDefaults row; its generator script is not a source.
-            exclude: ["Macro/generate-fanout-classes.sh"]
+            // Macro/ holds every @ObservableDefaults row; the generator and compile-time scripts are not sources.
+            exclude: ["Macro/generate-fanout-classes.sh", "Compile/time-macro-compile.sh"]
         ),
         .testTarget(
             name: "DefaultsBenchTests",

@@ -2,7 +2,9 @@
 // @Observable, Foundation's UserDefaults (swift-corelibs-foundation on Linux) and the raw inotify floor.
 //
 //   swift run -c release defaults-bench [--quick] [--json FILE] [--only 1,4,…] [--directory DIR]
+//                                       [--compile-times FILE]
 //
+// `--compile-times FILE` adds group 8 from the output of Compile/time-macro-compile.sh.
 // Prints a Markdown report on standard output (progress goes to standard error). `--child MODE …` is the
 // helper mode the cross-process groups start this executable in (see ChildModes.swift).
 import Foundation
@@ -16,6 +18,7 @@ var settings = RunSettings.full
 var jsonPath: String?
 var onlyGroups: Set<Int>?
 var parentDirectory = URL(fileURLWithPath: NSTemporaryDirectory())
+var compileTimesPath: String?
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {
@@ -27,8 +30,10 @@ while !arguments.isEmpty {
         onlyGroups = Set(arguments.removeFirst().split(separator: ",").compactMap { Int($0) })
     case "--directory" where !arguments.isEmpty:
         parentDirectory = URL(fileURLWithPath: arguments.removeFirst())
+    case "--compile-times" where !arguments.isEmpty:
+        compileTimesPath = arguments.removeFirst()
     case "--help", "-h":
-        print("usage: defaults-bench [--quick] [--json FILE] [--only 1,2,…] [--directory DIR]")
+        print("usage: defaults-bench [--quick] [--json FILE] [--only 1,2,…] [--directory DIR] [--compile-times FILE]")
         exit(0)
     default:
         fail("unknown argument \(argument); see --help")
@@ -61,6 +66,13 @@ for (number, run) in groups where onlyGroups?.contains(number) ?? true {
     // Write back the previous group's dirty pages now, so its file traffic is not charged to this group.
     sync()
     results.append(run(context))
+}
+if let compileTimesPath {
+    do {
+        results.append(try CompileTimeResults.read(URL(fileURLWithPath: compileTimesPath)))
+    } catch {
+        fail("cannot read --compile-times \(compileTimesPath): \(error)")
+    }
 }
 let report = BenchmarkReport(
     machine: machine, settings: settings, startedAt: startedAt,

@@ -13,6 +13,39 @@ import Testing
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
+    /// Runs the bench with `arguments`; returns its exit status, standard output and standard error.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = executableURL
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+    }
+
+    /// Group 8 reads the compile-time script's output; a malformed line is an error naming file and line.
+    @Test func compileTimesFileBecomesGroupEightAndItsTarget() throws {
+        let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("defaults-bench-compile-\(getpid()).tsv")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try "compile\t50\t2.0\ncompile\t400\t9.5\ncompile\t400\t10.5\n".write(to: file, atomically: true, encoding: .utf8)
+        let good = try Self.run(["--quick", "--only", "8", "--compile-times", file.path])
+        #expect(good.status == 0, "\(good.errors)")
+        #expect(good.output.contains("## 8. Compile time"))
+        #expect(good.output.contains("| N=50 properties | 2.00 s |"))
+        #expect(good.output.contains("| N=400 properties | 9.50 s | 10.50 s | 10.50 s | 2 | 4.75× vs N=50 properties |"), "\(good.output)")
+        #expect(good.output.contains("| A 400-property `@ObservableDefaults` class compiles in < 15 s (debug) | met |"))
+
+        try "compile\t50\t2.0\ncompile\tmany\t3\n".write(to: file, atomically: true, encoding: .utf8)
+        let bad = try Self.run(["--quick", "--only", "8", "--compile-times", file.path])
+        #expect(bad.status == 2)
+        #expect(bad.errors.contains("\(file.path):2: expected `compile<TAB>N<TAB>seconds`"), "\(bad.errors)")
+    }
+
     @Test func quickRunPrintsEveryGroupAndWritesJSON() throws {
         let jsonURL = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("defaults-bench-test-\(getpid()).json")
         defer { try? FileManager.default.removeItem(at: jsonURL) }

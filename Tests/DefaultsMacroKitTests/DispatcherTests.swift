@@ -65,4 +65,27 @@ import Testing
         let result = try #require(try respond(json)["expandMacroResult"] as? [String: Any])
         #expect((result["diagnostics"] as? [Any])?.count == 1)
     }
+
+    @Test func unknownMacroNameIsAnErrorNotAnEmptyExpansion() throws {
+        let answer = try respond(attached(typeName: "NoSuchMacro", role: "peer", attribute: "@NoSuch", decl: "\n  var x = 1"))
+        let result = try #require(answer["expandMacroResult"] as? [String: Any])
+        #expect(result["expandedSource"] is NSNull)
+        let diagnostic = try #require((result["diagnostics"] as? [[String: Any]])?.first)
+        #expect(diagnostic["message"] as? String == "this plugin has no macro named 'NoSuchMacro'")
+    }
+
+    /// `MacroName` lists exactly the macros the library declares, each with the attribute name users write.
+    @Test func macroNamesMatchTheLibrarysDeclarations() throws {
+        let declarations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/ObservableDefaults/Macros/ObservableDefaultsMacros.swift")
+        let text = try String(contentsOf: declarations, encoding: .utf8)
+        var declared: [String: String] = [:]
+        for match in text.matches(of: /public macro (\w+)\([^#]*#externalMacro\(module: "ObservableDefaultsMacros", type: "(\w+)"\)/) {
+            declared[String(match.2)] = String(match.1)
+        }
+        #expect(declared.count == MacroName.allCases.count, "\(declared)")
+        for name in MacroName.allCases {
+            #expect(declared[name.rawValue] == name.attributeName, "\(name)")
+        }
+    }
 }

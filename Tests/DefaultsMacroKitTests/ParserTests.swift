@@ -28,6 +28,29 @@ import Testing
         #expect(type.attributes[1].argument("suiteName")?.valueText == "\"s\"")
     }
 
+    /// The member-attribute role reads only the class header: the same header as a full parse, no members,
+    /// and the lexer stops at the body's brace (braces inside attribute arguments do not stop it).
+    @Test func typeHeaderOnly() throws {
+        let source = """
+            @ObservableDefaults(suiteName: "s", prefix: "{") @Wrapper(closure: { 1 })
+            final class Box<T>: Base where T: Sendable {
+                var a = 1
+                var b = "}"
+            }
+            """
+        var headerParser = DeclParser(typeHeaderOf: source)
+        let parsedHeader = headerParser.parseTypeDecl()
+        let header = try #require(parsedHeader)
+        let full = try #require(parseType(source))
+        #expect(header.members.isEmpty)
+        #expect(full.members.count == 2)
+        #expect(header.attributes == full.attributes)
+        #expect(header.keyword == "class" && header.name == "Box" && header.genericParameters == "<T>")
+        #expect(header.inheritance == full.inheritance)
+        let bodyBrace = source.utf8.distance(from: source.startIndex, to: try #require(source.range(of: "Sendable {")).upperBound) - 1
+        #expect(Lexer.tokenizeHeader(source).last.map { [$0.text, String($0.start)] } == ["{", String(bodyBrace)])
+    }
+
     @Test func otherTypeKinds() {
         #expect(parseType("struct S {}")?.keyword == "struct")
         #expect(parseType("enum E { case a }")?.keyword == "enum")

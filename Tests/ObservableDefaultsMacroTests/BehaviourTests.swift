@@ -157,6 +157,22 @@ import Testing
         #expect(await eventually { user.username == "guest" })
     }
 
+    /// Storage is initialized inline from the declaration default (no `init` accessor, which made the
+    /// compiler evaluate the default a second time for the accessor and made compile time superlinear).
+    @Test func declarationDefaultsAreEvaluatedOncePerObjectAndCustomInitAssignmentsWrite() async throws {
+        let suite = try makeSuite()
+        let before = defaultEvaluations.events.count
+        let object = LoggedDefaults(suite: suite, persisted: 5)
+        #expect(defaultEvaluations.events.dropFirst(before).sorted() == ["local", "persisted"])
+        #expect(object.persisted == 5)
+        #expect(object.local == 20)
+        #expect(object.withoutDefault == 3)
+        #expect(suite.storedValue(forKey: "persisted") == .integer(5))
+        // The assignment did not change the captured default: without the key, the object reads it again.
+        writeOutside(suite, ["persisted": nil])
+        #expect(await eventually { object.persisted == 1 })
+    }
+
     @Test func initializerArgumentsWinOverMacroArguments() throws {
         let suite = try makeSuite()
         let model = Matrix(userDefaults: suite, prefix: "other_")

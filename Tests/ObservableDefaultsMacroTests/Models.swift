@@ -67,6 +67,29 @@ final class CustomInit {
     }
 }
 
+/// Logs each evaluation of a declaration default.
+let defaultEvaluations = EventLog()
+func loggedDefault<T>(_ label: String, _ value: T) -> T {
+    defaultEvaluations.append(label)
+    return value
+}
+
+/// Declaration defaults with a side effect, to count how often an object evaluates them.
+@ObservableDefaults(autoInit: false)
+final class LoggedDefaults {
+    var persisted = loggedDefault("persisted", 1)
+    @ObservableOnly var local = loggedDefault("local", 2)
+    @ObservableOnly var withoutDefault: Int
+
+    init(suite: DefaultsSuite, persisted: Int) {
+        withoutDefault = 3
+        _userDefaults = suite
+        self.persisted = persisted
+        local = 20
+        observerStarter()
+    }
+}
+
 @ObservableDefaults(autoInit: false)
 final class CustomSuiteInit {
     var username = "guest"

@@ -124,7 +124,7 @@ enum MacroRows {
     /// `-Xswiftc -DDEFAULTS_BENCH_1000_PROPERTIES`; see generate-fanout-classes.sh).
     static func missingFanOutRows(count: Int) -> [ResultRow] {
         [.missing(id: "n\(count).macro", name: "N=\(count): `@ObservableDefaults` class, Observation `onChange` of the changed property",
-                  reason: "class not compiled in: build with `-Xswiftc -DDEFAULTS_BENCH_1000_PROPERTIES` (compiling it takes minutes, see Docs/benchmarks.md)")]
+                  reason: "class not compiled in: build with `-Xswiftc -DDEFAULTS_BENCH_1000_PROPERTIES` (it adds about a minute to a build, see Docs/benchmarks.md)")]
     }
 
     /// Group 5: a hand edit until an `@ObservableDefaults` property changes (Observation `onChange`).

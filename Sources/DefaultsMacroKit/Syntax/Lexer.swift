@@ -14,6 +14,26 @@ public struct Lexer {
         return tokens
     }
 
+    /// The tokens of `source` up to and including the first `{` outside parentheses and brackets: the
+    /// header of a type declaration and the brace that opens its body. A member-attribute request carries
+    /// the whole class for every member, so reading only the header keeps a class linear in its size.
+    public static func tokenizeHeader(_ source: String) -> [Token] {
+        var lexer = Lexer(bytes: Array(source.utf8))
+        var tokens: [Token] = []
+        var depth = 0
+        while let token = lexer.next() {
+            tokens.append(token)
+            guard token.kind == .punctuation else { continue }
+            switch token.text {
+            case "(", "[": depth += 1
+            case ")", "]": depth -= 1
+            case "{" where depth <= 0: return tokens
+            default: break
+            }
+        }
+        return tokens
+    }
+
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private func peek(_ ahead: Int = 0) -> UInt8? {

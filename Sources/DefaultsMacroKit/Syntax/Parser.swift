@@ -28,6 +28,13 @@ public struct DeclParser {
         self.tokens = Lexer.tokenize(text)
     }
 
+    /// Creates a parser for the header of the type declaration in `text` (attributes, modifiers, keyword,
+    /// name, generics, inheritance): ``parseTypeDecl()`` then returns it without members.
+    public init(typeHeaderOf text: String) {
+        self.source = SourceText(text)
+        self.tokens = Lexer.tokenizeHeader(text)
+    }
+
     /// The offset of the first token (the length of the leading trivia).
     public var firstTokenOffset: Int { tokens.first?.start ?? 0 }
 

@@ -37,32 +37,38 @@ public enum MacroDispatcher {
     public static func expand(_ request: PluginMessages.ExpandAttached) -> ExpansionResult {
         let decl = request.declSyntax
         let attribute = request.attributeSyntax
-        switch (request.macro.typeName, request.macroRole) {
-        case ("ObservableDefaultsMacro", "member"):
+        guard let macro = MacroName(rawValue: request.macro.typeName) else {
+            return ExpansionResult(source: nil, diagnostics: [MacroDiagnostic(
+                .error, "this plugin has no macro named '\(request.macro.typeName)'", at: attribute.location.offset)])
+        }
+        let family = macro.family
+        switch (macro.kind, MacroRole(rawValue: request.macroRole)) {
+        case (.classMacro, .member):
             return ClassExpansion.members(
-                decl: decl.source, declLocator: decl.locator, attribute: attribute.source, attributeLocator: attribute.locator)
-        case ("ObservableDefaultsMacro", "memberAttribute"):
+                decl: decl.source, declLocator: decl.locator, attribute: attribute.source, attributeLocator: attribute.locator,
+                family: family)
+        case (.classMacro, .memberAttribute):
             return ClassExpansion.memberAttributes(
-                member: decl.source, parent: request.parentDeclSyntax?.source ?? "", attribute: attribute.source)
-        case ("ObservableDefaultsMacro", "extension"), ("ObservableDefaultsMacro", "conformance"):
+                member: decl.source, parent: request.parentDeclSyntax?.source ?? "", attribute: attribute.source, family: family)
+        case (.classMacro, .extension), (.classMacro, .conformance):
             return ClassExpansion.extensions(
                 decl: decl.source, extendedType: request.extendedTypeSyntax?.source ?? "",
                 conformances: request.conformanceListSyntax?.source)
-        case ("DefaultsBackedMacro", "accessor"), ("ObservableOnlyMacro", "accessor"):
-            let name = request.macro.typeName == "DefaultsBackedMacro" ? "DefaultsBacked" : "ObservableOnly"
+        case (.persistedProperty, .accessor), (.observableOnlyProperty, .accessor):
             if let context = request.lexicalContext?.first,
-               let problem = PropertyExpansion.contextProblem(macroName: name, enclosingType: context.source, attribute: attribute) {
+               let problem = PropertyExpansion.contextProblem(
+                   macroName: macro.attributeName, enclosingType: context.source, attribute: attribute, family: family) {
                 return ExpansionResult(source: nil, diagnostics: [problem])
             }
-            return name == "DefaultsBacked"
-                ? PropertyExpansion.defaultsBackedAccessors(decl: decl.source, locator: decl.locator)
+            return macro.kind == .persistedProperty
+                ? PropertyExpansion.defaultsBackedAccessors(decl: decl.source, locator: decl.locator, attributeName: macro.attributeName)
                 : PropertyExpansion.observableOnlyAccessors(decl: decl.source, locator: decl.locator)
-        case ("DefaultsBackedMacro", "peer"):
+        case (.persistedProperty, .peer):
             return PropertyExpansion.defaultsBackedPeers(decl: decl.source)
-        case ("ObservableOnlyMacro", "peer"):
+        case (.observableOnlyProperty, .peer):
             return PropertyExpansion.observableOnlyPeers(decl: decl.source)
         default:
-            // `@Ignore` and `@DefaultsKey` are markers: they expand to nothing.
+            // Markers (`@Ignore`, `@DefaultsKey`) expand to nothing, as does a role a macro does not declare.
             return .empty
         }
     }

@@ -1,0 +1,66 @@
+// `@DefaultsBacked`: a persisted property.
+extension PropertyExpansion {
+    /// The accessor role of `@DefaultsBacked`: the getter and setter that go through the property's slot.
+    ///
+    /// No `init` accessor: the slot is initialized inline with the declaration default, so the property is
+    /// a computed one (the compiler keeps the declaration's initializer out of the object's initializers).
+    /// - Parameters:
+    ///   - decl: The property declaration's source.
+    ///   - locator: Maps offsets in `decl` to file offsets (for diagnostics).
+    ///   - attributeName: The attribute's name as used, for the messages.
+    /// - Returns: The accessors and the diagnostics; no source when there is an error.
+    public static func defaultsBackedAccessors(decl: String, locator: SourceLocator, attributeName: String = MacroName.defaultsBacked.attributeName) -> ExpansionResult {
+        var parser = DeclParser(decl)
+        guard let member = parser.parseMember() else { return ExpansionResult(source: nil) }
+        let diagnostics = PropertyChecks(member: member, locator: locator, macroName: attributeName).diagnostics(requireInitializer: true)
+        if diagnostics.contains(where: { $0.severity == .error }) { return ExpansionResult(source: nil, diagnostics: diagnostics) }
+        guard let property = property(member) else { return ExpansionResult(source: nil, diagnostics: diagnostics) }
+        let storage = storageName(property.name)
+        var observers: [String] = []
+        if property.hasWillSet { observers.append("willSet: { self.\(willSetName(property.name))($0) }") }
+        if property.hasDidSet { observers.append("didSet: { self.\(didSetName(property.name))($0) }") }
+        let observerArguments = observers.isEmpty ? "" : ", " + observers.joined(separator: ", ")
+        let text = """
+            get {
+                _od_registrar.access(self, keyPath: \(property.keyPath))
+                return \(storage).value
+            }
+            set {
+                _od_binding.set(newValue, slot: \(storage), keyPath: \(property.keyPath), on: self, registrar: _od_registrar\(observerArguments))
+            }
+            """
+        return ExpansionResult(source: text, diagnostics: diagnostics)
+    }
+
+    /// The peer role of `@DefaultsBacked`: the moved `willSet`/`didSet` bodies. (The slot is declared by
+    /// the class's member role, so a property whose attribute does not type-check causes no second error.)
+    /// - Parameter decl: The property declaration's source.
+    /// - Returns: The peers, or ``ExpansionResult/empty`` when the property cannot be persisted.
+    public static func defaultsBackedPeers(decl: String) -> ExpansionResult {
+        var parser = DeclParser(decl)
+        guard let member = parser.parseMember(), let property = property(member) else { return .empty }
+        let lines = observerMethods(property)
+        return lines.isEmpty ? .empty : ExpansionResult(source: lines.joined(separator: "\n\n"))
+    }
+
+    /// The slot (`_od_<name>`) of a persisted property: its key, declaration default and storage rule;
+    /// `nil` when the property cannot be persisted.
+    static func slotDeclaration(_ member: MemberSyntax) -> String? {
+        guard let property = property(member),
+              let initializer = property.binding.initializer ?? (property.type.map(isOptional) == true ? "nil" : nil)
+        else { return nil }
+        let key: String
+        switch PropertyKey.source(of: member, attribute: nil) {
+        case .literal(let literal): key = StringLiteral.quote(literal)
+        case .expression(let expression):
+            key = "ObservableDefaults::_defaultsKey(\(expression), property: \(StringLiteral.quote(property.name)))"
+        }
+        let storage = storageName(property.name)
+        let value = initializer.trimmed
+        if let type = property.type {
+            let factory = isOptional(type) ? "_defaultsOptionalSlot" : "_defaultsSlot"
+            return "private let \(storage): ObservableDefaults::_DefaultsSlot<\(type)> = ObservableDefaults::\(factory)(key: \(key), \(value))"
+        }
+        return "private let \(storage) = ObservableDefaults::_defaultsSlot(key: \(key), \(value))"
+    }
+}
