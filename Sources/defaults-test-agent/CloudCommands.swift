@@ -13,10 +13,11 @@ func runCloudCommand(_ arguments: [String]) {
     case "set" where command.count >= 3 && command.count % 2 == 1:
         for index in stride(from: 1, to: command.count, by: 2) { store.set(parseValue(command[index + 1]), forKey: command[index]) }
         exit(store.synchronize(timeout: 30) ? 0 : 3)
-    case "write-each" where command.count == 3:
+    case "write-series" where command.count == 3:
         guard let count = Int(command[2]) else { fail("COUNT must be a number") }
+        emit("ready")
         for index in 0..<count {
-            store.set(DefaultsValue.integer(index), forKey: command[1])
+            store.set(DefaultsValue.integer(index), forKey: "\(command[1])\(index)")
             guard store.synchronize(timeout: 30) else { fail("value \(index) did not reach the server within 30 s") }
         }
         exit(0)

@@ -27,8 +27,8 @@
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
 //   defaults-test-agent cloud ENDPOINTS NAMESPACE STATE_DIR COMMAND…   an etcd CloudKeyValueStore (endpoints
 //                                                     comma-separated); COMMAND is one of: set KEY VALUE…
-//                                                     (then synchronize; exit 3 if it failed), write-each KEY
-//                                                     COUNT (KEY = 0…COUNT-1, synchronized one by one), watch
+//                                                     (then synchronize; exit 3 if it failed), write-series
+//                                                     PREFIX COUNT (PREFIXi = i for i < COUNT, each synchronized), watch
 //                                                     (print "ready", then "REASON key=value …" per change,
 //                                                     until standard input closes)
 import Foundation

@@ -70,6 +70,7 @@ final class EtcdCluster: Sendable {
             )
         }
         processes = Locked([:])
+        generation = Locked(0)
         self.executable = executable
         self.extraArguments = extraArguments
         for index in members.indices { try launch(index) }
@@ -78,6 +79,8 @@ final class EtcdCluster: Sendable {
 
     private let executable: URL
     private let extraArguments: [String]
+    /// Bumped by ``replaceWithNewCluster()``: part of the cluster token, so the new cluster has a new ID.
+    private let generation: Locked<Int>
 
     private func launch(_ index: Int) throws {
         let member = members[index]
@@ -91,7 +94,7 @@ final class EtcdCluster: Sendable {
             "--listen-peer-urls", member.peerURL.absoluteString,
             "--initial-advertise-peer-urls", member.peerURL.absoluteString,
             "--initial-cluster", cluster, "--initial-cluster-state", "new",
-            "--initial-cluster-token", directory.url.lastPathComponent,
+            "--initial-cluster-token", directory.url.lastPathComponent + "-\(generation.withLock { $0 })",
             "--logger", "zap", "--log-outputs", directory.url.appendingPathComponent("\(member.name).log").path,
         ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
@@ -129,6 +132,15 @@ final class EtcdCluster: Sendable {
     func restart(_ index: Int, waitForHealth: Bool = true) throws {
         try launch(index)
         if waitForHealth { try waitUntilHealthy(index) }
+    }
+
+    /// Kills every member, deletes their data and starts a new cluster (a new cluster ID) on the same ports.
+    func replaceWithNewCluster() throws {
+        for index in members.indices { kill(index) }
+        for member in members { try FileManager.default.removeItem(at: member.dataDirectory) }
+        generation.withLock { $0 += 1 }
+        for index in members.indices { try launch(index) }
+        for index in members.indices { try waitUntilHealthy(index) }
     }
 
     deinit {

@@ -35,4 +35,107 @@ import Testing
         #expect(a.string(forKey: "host") == nil)
         #expect(heardByA.changes.allSatisfy { !$0.keys.contains("marker") && !$0.keys.contains("limits") })
     }
+
+    @Test func twoProcessesSeeEachOthersWritesWithOnlyTheChangedKey() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let endpoints = etcd.endpoints.map(\.absoluteString).joined(separator: ",")
+        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("here"))
+        store.set(1, forKey: "untouched")
+        #expect(store.synchronize())
+
+        // The other process watches; this one writes one key.
+        let watcher = Process()
+        watcher.executableURL = TestAgent.executableURL
+        watcher.arguments = ["cloud", endpoints, namespace, directory.file("there").path, "watch"]
+        let output = Pipe(), input = Pipe()
+        watcher.standardOutput = output
+        watcher.standardInput = input
+        try watcher.run()
+        defer { try? input.fileHandleForWriting.close(); watcher.waitUntilExit() }
+        let lines = LineReader(output.fileHandleForReading)
+        #expect(lines.waitFor { $0 == "ready" })
+        store.set("example.org", forKey: "host")
+        #expect(store.synchronize())
+        #expect(lines.waitFor { $0.hasPrefix("serverChange") })
+        #expect(lines.lines.filter { $0 != "ready" && !$0.hasPrefix("initialSync") } == [#"serverChange host=string("example.org")"#])
+
+        // The other process writes; this one hears only that key, from the server.
+        let recorder = CloudRecorder()
+        let observation = store.observe { recorder.record($0) }
+        defer { observation.cancel() }
+        #expect(try TestAgent.run(["cloud", endpoints, namespace, directory.file("third").path, "set", "port", "int:8080"]) == 0)
+        #expect(recorder.waitFor(key: "port"))
+        #expect(recorder.changes == [CloudChange(keys: ["port"], reason: .serverChange)])
+        #expect(store.longLong(forKey: "port") == 8080)
+    }
+
+    @Test func writesPastTheLimitsChangeNothingAndAreAnnouncedAsQuotaViolations() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let limits = CloudLimits(maximumKeyCount: 2, maximumTotalBytes: 30, maximumValueBytes: 20, maximumKeyBytes: 64)
+        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("q"), limits: limits)
+        let recorder = CloudRecorder()
+        let observation = store.observe { recorder.record($0) }
+        defer { observation.cancel() }
+        let longKey = String(repeating: "k", count: 65)
+
+        store.set("x", forKey: longKey)                                  // key of 65 bytes
+        store.set(String(repeating: "v", count: 30), forKey: "big")     // value of 32 bytes of JSON
+        store.set("0123456789", forKey: "a")                            // 12 bytes: fits
+        store.set("0123456789abcdef", forKey: "b")                      // 18 more: 30 in all, fits
+        store.set("c", forKey: "c")                                     // a third key
+        store.set("0123456789abcdef!", forKey: "a")                     // 19 + 18 > 30 in all
+        #expect(store.synchronize())
+        #expect(eventually { recorder.changes.count == 4 })
+        #expect(recorder.changes == [longKey, "big", "c", "a"].map { CloudChange(keys: [$0], reason: .quotaViolation) })
+        #expect(store.values() == ["a": .string("0123456789"), "b": .string("0123456789abcdef")])
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "a") == #""0123456789""#)
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "big") == nil)
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, longKey) == nil)
+    }
+
+    @Test func anOutsideValueThatDoesNotDecodeIsReportedAndTheLocalValueKept() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("d"))
+        let errors = CloudErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        store.set(4, forKey: "workers")
+        #expect(store.synchronize())
+        #expect(try rawEtcdPut(etcd.endpoints[0], namespace, "workers", "{not json"))
+        #expect(errors.waitFor("key 'workers': the server holds a value that is not JSON"))
+        #expect(errors.errors.contains { $0.description.contains("etcd key \(namespace)/workers") })
+        #expect(store.longLong(forKey: "workers") == 4)
+        // A good value later is taken in and clears the problem.
+        #expect(try rawEtcdPut(etcd.endpoints[0], namespace, "workers", "5"))
+        #expect(eventually { store.longLong(forKey: "workers") == 5 })
+        #expect(store.currentErrors.isEmpty)
+    }
+}
+
+/// Reads lines a child process prints, on a background thread.
+final class LineReader: Sendable {
+    private let received = Locked<[String]>([])
+    var lines: [String] { received.withLock { $0 } }
+
+    init(_ handle: FileHandle) {
+        let received = self.received
+        Thread.detachNewThread {
+            var pending = ""
+            while case let data = handle.availableData, !data.isEmpty {
+                pending += String(decoding: data, as: UTF8.self)
+                while let newline = pending.firstIndex(of: "\n") {
+                    let line = String(pending[..<newline])
+                    pending = String(pending[pending.index(after: newline)...])
+                    received.withLock { $0.append(line) }
+                }
+            }
+        }
+    }
+
+    func waitFor(timeout: Duration = .seconds(15), _ condition: (String) -> Bool) -> Bool {
+        eventually(timeout: timeout) { lines.contains(where: condition) }
+    }
 }
