@@ -48,8 +48,11 @@ final class CloudStoreCore: Sendable {
     func announce(_ keys: Set<String>, reason: CloudChangeReason) {
         guard !keys.isEmpty else { return }
         let change = CloudChange(keys: keys, reason: reason)
+        // Observers registered now hear it (not ones added before it is delivered), unless cancelled by then.
+        let tokens = listeners.withLock { Array($0.observers.keys) }
         delivery.async { [self] in
-            for observer in listeners.withLock({ Array($0.observers.values) }) {
+            for token in tokens {
+                guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
                 let relevant = observer.filter.matching(Set(keys.map { ExactKey($0) }))
                 if !relevant.isEmpty { observer.handler(CloudChange(keys: relevant, reason: reason)) }
             }

@@ -3,7 +3,7 @@ import Foundation
 /// Where an etcd-backed ``CloudKeyValueStore`` syncs: the cluster's endpoints, the namespace (key prefix)
 /// its keys live under, optional credentials, and tuning.
 public struct EtcdConfiguration: Sendable, Equatable {
-    /// The members' client URLs (`http://host:2379`, or `https://` for server TLS); tried in order, the next
+    /// The members' client URLs (`http://host:2379`; TLS is not supported yet); tried in order, the next
     /// one when a member cannot be reached.
     public var endpoints: [URL]
     /// The namespace: a key `k` is stored in etcd as `namespace/k`.
@@ -40,16 +40,15 @@ public struct EtcdConfiguration: Sendable, Equatable {
         self.probeInterval = probeInterval
     }
 
-    /// Parses `etcd://host:2379,host2:2379/namespace` (or `etcds://…` for `https` endpoints), the form of
-    /// `$OBSERVABLE_DEFAULTS_CLOUD`; `user:password@` may precede the hosts.
+    /// Parses `etcd://host:2379,host2:2379/namespace`, the form of `$OBSERVABLE_DEFAULTS_CLOUD`;
+    /// `user:password@` may precede the hosts. (`etcds://`, TLS, is refused: not supported yet.)
     public init(url text: String) throws(DefaultsError) {
         func bad(_ why: String) -> DefaultsError {
             DefaultsError(.cloud, message: "'\(text)' is not a cloud address: \(why); expected etcd://host:port[,host:port…]/namespace")
         }
-        let scheme: String
-        if text.hasPrefix("etcd://") { scheme = "http" } else if text.hasPrefix("etcds://") { scheme = "https" } else {
-            throw bad("it does not start with etcd:// or etcds://")
-        }
+        if text.hasPrefix("etcds://") { throw bad("TLS endpoints (etcds://) are not supported yet") }
+        guard text.hasPrefix("etcd://") else { throw bad("it does not start with etcd://") }
+        let scheme = "http"
         var rest = Substring(text.drop(while: { $0 != "/" }).dropFirst(2))
         guard let slash = rest.firstIndex(of: "/") else { throw bad("the namespace after the hosts is missing") }
         let namespace = String(rest[rest.index(after: slash)...])

@@ -1,24 +1,15 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A client of etcd's v3 JSON gateway: requests go to the current endpoint and move on to the next one
 /// when a member cannot be reached or has no leader; with credentials it logs in for a token and logs in
 /// again when the token expires.
 final class EtcdClient: Sendable {
     let configuration: EtcdConfiguration
-    private let session: URLSession
     private let state = Locked<(endpoint: Int, token: String?)>((0, nil))
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.requestTimeout
-        session = URLSession(configuration: sessionConfiguration)
     }
-
-    deinit { session.invalidateAndCancel() }
 
     /// The endpoint requests and the watch use now.
     var currentEndpoint: URL { configuration.endpoints[state.withLock { $0.endpoint }] }
@@ -59,7 +50,7 @@ final class EtcdClient: Sendable {
             let context = "\(path) at \(endpoint.absoluteString)"
             let headers = authorized ? try authorizationHeaders() : [:]
             let outcome = EtcdHTTP.post(
-                session: session, url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
+                url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
                 timeout: timeout ?? configuration.requestTimeout)
             switch outcome {
             case .unreachable(let why):
@@ -87,7 +78,7 @@ final class EtcdClient: Sendable {
     func isResponsive(_ endpoint: URL, timeout: TimeInterval) -> Bool {
         let headers = (try? authorizationHeaders()) ?? [:]
         if case .answer(200, _) = EtcdHTTP.post(
-            session: session, url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
+            url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
             headers: headers, timeout: timeout)
         {
             return true

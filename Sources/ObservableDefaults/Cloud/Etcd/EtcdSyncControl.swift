@@ -8,8 +8,7 @@ final class EtcdSyncControl: @unchecked Sendable {
     private var wakeRequested = false
     private var stopped = false
     private var requestedRound = 0
-    private var completedRound = 0
-    private var lastRoundSucceeded = false
+    private var succeededRound = 0
     private var watchEnds: [EtcdWatchStream.End] = []
 
     var isStopped: Bool { condition.withLock { stopped } }
@@ -65,15 +64,15 @@ final class EtcdSyncControl: @unchecked Sendable {
     func beginRound() -> Int { condition.withLock { requestedRound } }
 
     func completeRound(_ round: Int, succeeded: Bool) {
+        guard succeeded else { return }
         condition.withLock {
-            completedRound = max(completedRound, round)
-            lastRoundSucceeded = succeeded
+            succeededRound = max(succeededRound, round)
             condition.broadcast()
         }
     }
 
-    /// Asks for a new round and waits (at most `timeout`) until one that began after the request ends;
-    /// returns whether it succeeded.
+    /// Asks for a new round and waits (at most `timeout`) until one that began after the request
+    /// succeeds; returns whether one did.
     func requestRound(timeout: TimeInterval) -> Bool {
         condition.withLock {
             requestedRound += 1
@@ -81,8 +80,8 @@ final class EtcdSyncControl: @unchecked Sendable {
             wakeRequested = true
             condition.broadcast()
             let deadline = Date(timeIntervalSinceNow: timeout)
-            while completedRound < target, !stopped, condition.wait(until: deadline) {}
-            return completedRound >= target && lastRoundSucceeded
+            while succeededRound < target, !stopped, condition.wait(until: deadline) {}
+            return succeededRound >= target
         }
     }
 }

@@ -1,15 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// One etcd watch over the JSON gateway: `POST /v3/watch` answered by a chunked stream of JSON objects,
-/// one per line, read as they arrive through a `URLSession` delegate.
+/// one per line, read as they arrive on the stream's own thread.
 ///
 /// Each message's events go to `onEvents` in order; the stream ends once, through `onEnd`: the connection
 /// broke, the server ended it with an error, or it cancelled the watch (after compaction, with the
-/// compacted revision). Messages are handled on one serial queue.
-final class EtcdWatchStream: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// compacted revision).
+final class EtcdWatchStream: @unchecked Sendable {
     /// How a watch ended.
     enum End: Sendable {
         case failed(DefaultsError)
@@ -20,14 +17,14 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     let endpoint: URL
-    private let request: URLRequest
+    private let body: Data
+    private let headers: [String: String]
     private let onEvents: @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void
     private let onEnd: @Sendable (End) -> Void
-    private let queue = OperationQueue()
-    /// Only touched on `queue`.
-    private var buffer = Data()
     private let ended = Locked(false)
-    private let sessionBox = Locked<URLSession?>(nil)
+    private let abort = Locked<(@Sendable () -> Void)?>(nil)
+    /// Only touched on the stream's thread.
+    private var buffer = Data()
 
     init(
         endpoint: URL, prefix: String, startRevision: Int64, headers: [String: String],
@@ -35,32 +32,43 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, @unchecked Sendab
         onEnd: @escaping @Sendable (End) -> Void
     ) {
         self.endpoint = endpoint
-        var request = URLRequest(url: endpoint.appendingPathComponent("/v3/watch"))
-        request.httpMethod = "POST"
-        // A quiet watch is fine: hung members are found by probing, not by the idle timeout.
-        request.timeoutInterval = 365 * 24 * 3600
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        var headers = headers
         // Without it a member that lost its leader keeps the watch open and silent.
-        request.setValue("true", forHTTPHeaderField: "Grpc-Metadata-hasleader")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        headers["Grpc-Metadata-hasleader"] = "true"
+        self.headers = headers
         let create: [String: Any] = ["create_request": [
             "key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix),
             "start_revision": String(startRevision),
         ]]
-        request.httpBody = try? JSONSerialization.data(withJSONObject: create)
-        self.request = request
+        body = (try? JSONSerialization.data(withJSONObject: create)) ?? Data()
         self.onEvents = onEvents
         self.onEnd = onEnd
-        queue.maxConcurrentOperationCount = 1
-        super.init()
     }
 
     func start() {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 365 * 24 * 3600
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
-        sessionBox.withLock { $0 = session }
-        session.dataTask(with: request).resume()
+        let thread = Thread { [self] in run() }
+        thread.name = "ObservableDefaults.EtcdWatch"
+        thread.start()
+    }
+
+    private func run() {
+        var status = 0
+        let failure = EtcdHTTP.stream(
+            url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, connectTimeout: 2,
+            register: { [self] cancel in
+                let endedAlready = abort.withLock { abort in
+                    abort = cancel
+                    return ended.withLock { $0 }
+                }
+                if endedAlready { cancel() }
+            },
+            onStatus: { status = $0 },
+            onData: { [self] data in status == 200 ? receive(data) : false })
+        if status != 200, status != 0 {
+            finish(.failed(DefaultsError(.cloud, message: "etcd answered the watch with HTTP \(status) (\(context))")))
+        }
+        let why = failure ?? "the server closed the stream"
+        finish(.failed(DefaultsError(.cloud, message: "the watch on etcd member \(endpoint.absoluteString) ended: \(why)")))
     }
 
     /// Ends the watch; `onEnd(.cancelled)` follows unless it ended already.
@@ -72,29 +80,37 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, @unchecked Sendab
             return !ended
         }
         guard first else { return }
-        sessionBox.withLock { session in
-            session?.invalidateAndCancel()  // also releases this delegate
-            session = nil
-        }
+        abort.withLock { $0 }?()
         onEnd(end)
     }
 
     private var context: String { "watch at \(endpoint.absoluteString)" }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    /// Takes in a piece of the stream; false once the watch has ended.
+    private func receive(_ data: Data) -> Bool {
         buffer.append(data)
         while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
             let line = buffer[buffer.startIndex..<newline]
             buffer = Data(buffer[(newline + 1)...])
             guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) else { continue }
-            if ended.withLock({ $0 }) { return }
+            if ended.withLock({ $0 }) { return false }
             do {
                 try handle(EtcdAnswer(data: Data(line), context: context))
             } catch {
                 finish(.failed(error))
-                return
+                return false
             }
         }
+        // The gateway may send an object without a newline at the end of a chunk.
+        if !buffer.isEmpty, (try? JSONSerialization.jsonObject(with: buffer)) != nil {
+            let line = buffer
+            buffer = Data()
+            do { try handle(EtcdAnswer(data: line, context: context)) } catch {
+                finish(.failed(error))
+                return false
+            }
+        }
+        return !ended.withLock { $0 }
     }
 
     private func handle(_ message: EtcdAnswer) throws(DefaultsError) {
@@ -116,19 +132,5 @@ final class EtcdWatchStream: NSObject, URLSessionDataDelegate, @unchecked Sendab
             pairs.append((try pair.keyValue(), event.string("type") == "DELETE"))
         }
         onEvents(try result.header(), pairs)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
-            finish(.failed(DefaultsError(.cloud, message: "etcd answered the watch with HTTP \(status) (\(context))")))
-            completionHandler(.cancel)
-            return
-        }
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let why = error?.localizedDescription ?? "the server closed the stream"
-        finish(.failed(DefaultsError(.cloud, message: "the watch on etcd member \(endpoint.absoluteString) ended: \(why)")))
     }
 }
