@@ -129,9 +129,8 @@ public final class CloudKeyValueStore: Sendable {
     /// server has them. Returns whether it succeeded; `true` at once for development and local-only stores.
     @discardableResult
     public func synchronize(timeout: TimeInterval) -> Bool {
-        guard let sync else { return true }
-        let succeeded = sync.synchronize(timeout: timeout)
-        core.waitForDeliveries()
+        let succeeded = sync?.synchronize(timeout: timeout) ?? true
+        core.waitForDeliveries()  // changes found so far have reached the observers
         return succeeded
     }
 
