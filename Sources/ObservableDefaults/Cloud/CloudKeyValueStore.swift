@@ -148,8 +148,8 @@ public final class CloudKeyValueStore: Sendable {
         guard mode == .development else {
             throw DefaultsError(.cloud, message: "only the development store accepts simulated changes (this store's mode is \(mode.rawValue))")
         }
-        let changed = core.state.withLock { state -> Set<String> in
-            guard reason != .quotaViolation else { return Set(changes.keys) }
+        core.change { state in
+            guard reason != .quotaViolation else { return (Set(changes.keys), reason) }
             var changed = Set<String>()
             for (key, value) in changes {
                 let value = value.map(JSONRepresentation.normalize)
@@ -158,8 +158,7 @@ public final class CloudKeyValueStore: Sendable {
                     changed.insert(key)
                 }
             }
-            return changed
+            return (changed, reason)
         }
-        core.announce(changed, reason: reason)
     }
 }

@@ -60,6 +60,15 @@ final class CloudStoreCore: Sendable {
         }
     }
 
+    /// Changes the state and announces the keys `body` returns under the same lock, so an observer hears a
+    /// change exactly when it was registered before the change became readable.
+    func change(_ body: (inout CloudState) -> (keys: Set<String>, reason: CloudChangeReason)) {
+        state.withLock { state in
+            let (keys, reason) = body(&state)
+            announce(keys, reason: reason)
+        }
+    }
+
     /// Waits until every event announced so far has been delivered.
     func waitForDeliveries() { delivery.sync {} }
 

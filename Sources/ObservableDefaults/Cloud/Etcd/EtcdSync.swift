@@ -106,9 +106,9 @@ final class EtcdSync: Sendable {
             server[pair.key] = (value, pair.modRevision)
         }
         let account = CloudAccount(clusterID: header.clusterID, namespace: configuration.namespace, user: configuration.user ?? "")
-        let (changed, reason, dropped) = core.state.withLock { state -> (Set<String>, CloudChangeReason, [String]) in
+        var dropped: [String] = []
+        core.change { state in
             var reason: CloudChangeReason = first ? .initialSync : .serverChange
-            var dropped: [String] = []
             if let previous = state.account, previous != account {
                 reason = .accountChange
                 dropped = state.pending.keys.sorted()
@@ -117,14 +117,12 @@ final class EtcdSync: Sendable {
                 state.lastRevision = 0
             }
             state.account = account
-            let changed = state.applySnapshot(server, at: header.revision, undecodable: undecodable)
-            return (changed, reason, dropped)
+            return (state.applySnapshot(server, at: header.revision, undecodable: undecodable), reason)
         }
         if !dropped.isEmpty {
             core.report(DefaultsError(.cloud, message: "the local copy belonged to another account (cluster, namespace or user); its unsent writes of \(dropped.joined(separator: ", ")) were dropped"))
         }
         core.persist()
-        core.announce(changed, reason: reason)
     }
 
     /// The value of a server pair, or `nil` (reported on the error channel) when its text does not decode.
@@ -158,22 +156,21 @@ final class EtcdSync: Sendable {
                 core.state.withLock { _ = $0.inFlight.removeValue(forKey: key) }
                 throw error
             }
-            var changed = false
             switch result {
             case .written(let revision):
                 core.state.withLock { $0.confirmUpload(write, forKey: key, revision: revision) }
             case .conflict(let current, let revision):
                 // Another writer changed the key since this write was made: the server wins.
                 let value = current.flatMap { decode($0) }
-                core.state.withLock { state in
+                core.change { state in
                     state.inFlight[key] = nil
                     if state.pending[key]?.generation == write.generation { state.pending[key] = nil }
-                    guard current == nil || value != nil else { return }
-                    changed = state.applyServerValue(value, forKey: key, revision: current?.modRevision ?? revision)
+                    guard current == nil || value != nil else { return ([], .serverChange) }
+                    let changed = state.applyServerValue(value, forKey: key, revision: current?.modRevision ?? revision)
+                    return (changed ? [key] : [], .serverChange)
                 }
             }
             core.persist()
-            if changed { core.announce([key], reason: .serverChange) }
         }
     }
 
@@ -208,16 +205,15 @@ final class EtcdSync: Sendable {
             }
         }
         let lastEvent = events.map(\.0.modRevision).max() ?? 0
-        let changed = core.state.withLock { state -> Set<String> in
+        core.change { state in
             let seen = state.lastRevision
             var changed = Set<String>()
             for event in decoded where event.revision > seen {
                 if state.applyServerValue(event.value, forKey: event.key, revision: event.revision) { changed.insert(event.key) }
             }
             state.lastRevision = max(state.lastRevision, lastEvent)
-            return changed
+            return (changed, .serverChange)
         }
         core.persist()
-        core.announce(changed, reason: .serverChange)
     }
 }
