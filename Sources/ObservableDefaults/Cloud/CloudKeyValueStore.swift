@@ -49,9 +49,10 @@ public final class CloudKeyValueStore: Sendable {
     public static let development = CloudKeyValueStore(mode: .development, configuration: nil, state: CloudState(), localCopy: nil, limits: .iCloud)
 
     /// Whether the environment asks for development mode (as the Apple library's `_developmentMode_`).
-    public static var isDevelopmentModeRequested: Bool {
-        let environment = ProcessInfo.processInfo.environment
-        return environment["OBSERVABLE_DEFAULTS_DEV_MODE"] == "true" || environment["XCODE_RUNNING_FOR_PREVIEWS"] == "1"
+    public static var isDevelopmentModeRequested: Bool { requestsDevelopmentMode(ProcessInfo.processInfo.environment) }
+
+    static func requestsDevelopmentMode(_ environment: [String: String]) -> Bool {
+        environment["OBSERVABLE_DEFAULTS_DEV_MODE"] == "true" || environment["XCODE_RUNNING_FOR_PREVIEWS"] == "1"
     }
 
     /// A store synced with an etcd cluster. It starts with the values of its local copy (so a process
@@ -77,12 +78,15 @@ public final class CloudKeyValueStore: Sendable {
     }
 
     static func fromEnvironment(_ environment: [String: String]) -> CloudKeyValueStore {
-        if isDevelopmentModeRequested { return development }
-        guard let address = environment["OBSERVABLE_DEFAULTS_CLOUD"], !address.isEmpty else { return localOnly() }
+        if requestsDevelopmentMode(environment) { return development }
+        let stateDirectory = CloudStateDirectory.base(environment)
+        guard let address = environment["OBSERVABLE_DEFAULTS_CLOUD"], !address.isEmpty else { return localOnly(directory: stateDirectory) }
         do {
-            return try CloudKeyValueStore(etcd: EtcdConfiguration(url: address))
+            var configuration = try EtcdConfiguration(url: address)
+            configuration.stateDirectory = stateDirectory
+            return try CloudKeyValueStore(etcd: configuration)
         } catch {
-            let store = localOnly()
+            let store = localOnly(directory: stateDirectory)
             store.core.report(DefaultsError(.cloud, message: "OBSERVABLE_DEFAULTS_CLOUD: \(error.message)"), topic: "configuration")
             return store
         }

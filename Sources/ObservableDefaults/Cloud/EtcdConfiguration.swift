@@ -81,11 +81,13 @@ enum CloudStateDirectory {
     /// The explicit directory, else `$OBSERVABLE_DEFAULTS_STATE_DIRECTORY`, else
     /// `$XDG_STATE_HOME/observable-defaults`, else `~/.local/state/observable-defaults`; with `cloud/` under it.
     static func resolve(_ explicit: URL?) -> URL {
-        let environment = ProcessInfo.processInfo.environment
+        (explicit ?? base(ProcessInfo.processInfo.environment)).appendingPathComponent("cloud", isDirectory: true)
+    }
+
+    /// The state directory `environment` names (without `cloud/`).
+    static func base(_ environment: [String: String]) -> URL {
         let base: URL
-        if let explicit {
-            base = explicit
-        } else if let variable = environment["OBSERVABLE_DEFAULTS_STATE_DIRECTORY"], variable.hasPrefix("/") {
+        if let variable = environment["OBSERVABLE_DEFAULTS_STATE_DIRECTORY"], variable.hasPrefix("/") {
             base = URL(fileURLWithPath: variable, isDirectory: true)
         } else if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             base = URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent("observable-defaults")
@@ -93,7 +95,7 @@ enum CloudStateDirectory {
             base = FileManager.default.homeDirectoryForCurrentUser
                 .appendingPathComponent(".local/state/observable-defaults", isDirectory: true)
         }
-        return base.appendingPathComponent("cloud", isDirectory: true)
+        return base
     }
 
     /// The local copy's file for an endpoint set and namespace: readable prefix plus a stable hash, so a

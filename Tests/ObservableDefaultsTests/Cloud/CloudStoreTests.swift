@@ -105,6 +105,22 @@ import Testing
         #expect(throws: DefaultsError.self) { try CloudKeyValueStore(etcd: EtcdConfiguration(endpoints: [], namespace: "n")) }
     }
 
+    @Test func theDefaultStoreFollowsTheEnvironment() throws {
+        let state = directory.url.path
+        let cloud = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_CLOUD": "etcd://127.0.0.1:1/fleet", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
+        #expect(cloud.mode == .etcd)
+        #expect(cloud.configuration?.namespace == "fleet")
+        #expect(cloud.localCopyURL?.path.hasPrefix(state + "/cloud/etcd-fleet-") == true)
+        let local = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
+        #expect(local.mode == .localOnly)
+        #expect(local.localCopyURL?.path == state + "/cloud/local.json")
+        let misconfigured = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_CLOUD": "redis://x", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
+        #expect(misconfigured.mode == .localOnly)
+        #expect(misconfigured.currentErrors.contains { $0.message.hasPrefix("OBSERVABLE_DEFAULTS_CLOUD: 'redis://x' is not a cloud address") })
+        #expect(CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_DEV_MODE": "true"]) === CloudKeyValueStore.development)
+        #expect(CloudKeyValueStore.fromEnvironment(["XCODE_RUNNING_FOR_PREVIEWS": "1"]) === CloudKeyValueStore.development)
+    }
+
     @Test func localCopiesAreSeparatePerEndpointSetAndNamespace() {
         let a = CloudStateDirectory.localCopyName(endpoints: [URL(string: "http://a:1")!, URL(string: "http://b:1")!], namespace: "n")
         let sameSetOtherOrder = CloudStateDirectory.localCopyName(endpoints: [URL(string: "http://b:1")!, URL(string: "http://a:1")!], namespace: "n")
