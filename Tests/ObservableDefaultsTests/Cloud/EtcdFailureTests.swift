@@ -171,6 +171,31 @@ import Glibc
         #expect(try rawEtcdValue(node.endpoints[0], namespace, "b") == #""unsent""#)
     }
 
+    @Test func keysThatChangedWhileTheProcessWasAwayAreAnnouncedAsAnInitialSync() throws {
+        let node = try EtcdCluster(members: 1)
+        let namespace = freshNamespace()
+        let state = directory.file("state")
+        do {
+            let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+            store.set(1, forKey: "x")
+            store.set(1, forKey: "y")
+            #expect(store.synchronize())
+        }
+        #expect(try rawEtcdPut(node.endpoints[0], namespace, "y", "2"))  // another machine, meanwhile
+        node.pause(0)                                        // hold the first answer until observing
+        defer { node.pause(0, resume: true) }
+        let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+        let recorder = CloudRecorder()
+        let observation = store.observe { recorder.record($0) }
+        defer { observation.cancel() }
+        #expect(store.longLong(forKey: "y") == 1)           // the local copy
+        node.pause(0, resume: true)
+        #expect(recorder.waitFor(key: "y", reason: .initialSync))
+        #expect(store.synchronize())
+        #expect(recorder.changes == [CloudChange(keys: ["y"], reason: .initialSync)])
+        #expect(store.longLong(forKey: "y") == 2 && store.longLong(forKey: "x") == 1)
+    }
+
     @Test func aLocalCopyFromAnotherClusterIsReplacedAsAnAccountChange() throws {
         let node = try EtcdCluster(members: 1)
         let namespace = freshNamespace()
