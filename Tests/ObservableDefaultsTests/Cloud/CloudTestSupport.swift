@@ -53,9 +53,9 @@ func freshNamespace(_ label: String = #function) -> String {
 }
 
 /// A raw etcd read of `namespace/key`: its value text, or nil when absent.
-func rawEtcdValue(_ endpoint: URL, _ namespace: String, _ key: String) throws -> String? {
+func rawEtcdValue(_ endpoint: URL, _ namespace: String, _ key: String, token: String? = nil) throws -> String? {
     let body = "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\"}"
-    guard let answer = try synchronousPost(endpoint, "/v3/kv/range", body),
+    guard let answer = try synchronousPost(endpoint, "/v3/kv/range", body, headers: token.map { ["Authorization": $0] } ?? [:]),
         let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
         let kvs = object["kvs"] as? [[String: Any]], let value = kvs.first?["value"] as? String
     else { return nil }

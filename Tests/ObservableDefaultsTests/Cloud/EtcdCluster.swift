@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 @testable import ObservableDefaults
 
@@ -55,7 +52,7 @@ final class EtcdCluster: Sendable {
     /// The members' client URLs, in member order.
     var endpoints: [URL] { members.map(\.clientURL) }
 
-    /// Starts `members` members and waits (bounded) until every one answers `/health`.
+    /// Starts `members` members and waits (bounded) until every one reports a leader.
     init(members count: Int, extraArguments: [String] = []) throws {
         guard let executable = Self.executable else {
             throw EtcdTestError("etcd is not installed and CI=true requires the cloud tests: \(Self.installCommand)")
@@ -104,12 +101,10 @@ final class EtcdCluster: Sendable {
         EtcdProcessReaper.register(process.processIdentifier)
     }
 
-    /// Polls the member's `/health` until it reports healthy (at most `timeout`).
+    /// Polls the member's status until it reports a leader (at most `timeout`).
     func waitUntilHealthy(_ index: Int, timeout: Duration = .seconds(20)) throws {
-        let url = members[index].clientURL.appendingPathComponent("health")
         let healthy = eventually(timeout: timeout) {
-            guard let data = try? synchronousGet(url), let text = String(data: data, encoding: .utf8) else { return false }
-            return text.contains("\"health\":\"true\"")
+            (try? synchronousPost(members[index].clientURL, "/v3/maintenance/status", "{}"))?.contains("\"leader\"") == true
         }
         guard healthy else { throw EtcdTestError("etcd member \(members[index].name) at \(members[index].clientURL) did not become healthy within \(timeout)") }
     }
@@ -196,18 +191,4 @@ func freeLoopbackPort() -> Int {
     }
     precondition(bound, "bind to a loopback port failed")
     return Int(UInt16(bigEndian: address.sin_port))
-}
-
-/// A GET with a one-second timeout, blocking; nil on any failure.
-func synchronousGet(_ url: URL) throws -> Data? {
-    var request = URLRequest(url: url)
-    request.timeoutInterval = 1
-    let result = Locked<Data?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    URLSession.shared.dataTask(with: request) { data, _, _ in
-        result.withLock { $0 = data }
-        done.signal()
-    }.resume()
-    done.wait()
-    return result.withLock { $0 }
 }

@@ -221,13 +221,7 @@ import Glibc
 
     @Test func aWrongPasswordIsAClearErrorAndTheRightOneSyncs() throws {
         let node = try EtcdCluster(members: 1)
-        let endpoint = node.endpoints[0]
-        for (path, body) in [
-            ("/v3/auth/user/add", #"{"name":"root","password":"secret"}"#), ("/v3/auth/role/add", #"{"name":"root"}"#),
-            ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}"),
-        ] {
-            #expect(try synchronousPost(endpoint, path, body) != nil, "\(path)")
-        }
+        try enableAuthentication(node.endpoints[0])
         let namespace = freshNamespace()
         let wrong = try cloudMachine(node.endpoints, namespace: namespace, state: directory.file("w"), user: "root", password: "guess")
         let errors = CloudErrorRecorder()
@@ -243,4 +237,46 @@ import Glibc
         right.set(2, forKey: "a")
         #expect(right.synchronize())
     }
+
+    @Test func anExpiredTokenMeansANewLoginAndTheWriteStillLands() throws {
+        let node = try EtcdCluster(members: 1, extraArguments: ["--auth-token-ttl", "1"])
+        let endpoint = node.endpoints[0]
+        try enableAuthentication(endpoint)
+        let namespace = freshNamespace()
+        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
+            endpoints: node.endpoints, namespace: namespace, user: "root", password: "secret",
+            stateDirectory: directory.file("s"), requestTimeout: 2, probeInterval: 600))  // no probes to keep the token alive
+        store.set(1, forKey: "a")
+        #expect(store.synchronize())
+
+        // A token taken now expires about when the store's does (a use renews it, so look rarely).
+        let token = try #require(try synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
+            .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init))
+        let deadline = ContinuousClock.now + .seconds(15)
+        var expired = false
+        while !expired, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 1.5)
+            expired = try synchronousPost(endpoint, "/v3/kv/range", #"{"key":"AA=="}"#, headers: ["Authorization": token]) == nil
+        }
+        #expect(expired)
+        store.set(2, forKey: "a")
+        #expect(store.synchronize())
+        #expect(try rawEtcdValue(endpoint, namespace, "a", token: loginToken(endpoint)) == "2")
+    }
+}
+
+/// Adds user root (password "secret") with the root role and turns authentication on.
+func enableAuthentication(_ endpoint: URL) throws {
+    for (path, body) in [
+        ("/v3/auth/user/add", #"{"name":"root","password":"secret"}"#), ("/v3/auth/role/add", #"{"name":"root"}"#),
+        ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}"),
+    ] {
+        guard try synchronousPost(endpoint, path, body) != nil else { throw EtcdTestError("\(path) failed") }
+    }
+}
+
+/// A fresh token of root.
+func loginToken(_ endpoint: URL) throws -> String? {
+    try synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
+        .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init)
 }

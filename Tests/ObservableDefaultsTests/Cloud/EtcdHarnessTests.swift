@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 @testable import ObservableDefaults
 
@@ -19,17 +16,10 @@ import Testing
 }
 
 /// A blocking POST with a two-second timeout: the body as text when the answer was 200, else nil.
-func synchronousPost(_ endpoint: URL, _ path: String, _ body: String) throws -> String? {
-    var request = URLRequest(url: endpoint.appendingPathComponent(path))
-    request.httpMethod = "POST"
-    request.httpBody = Data(body.utf8)
-    request.timeoutInterval = 2
-    let result = Locked<String?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    URLSession.shared.dataTask(with: request) { data, response, _ in
-        if (response as? HTTPURLResponse)?.statusCode == 200, let data { result.withLock { $0 = String(decoding: data, as: UTF8.self) } }
-        done.signal()
-    }.resume()
-    done.wait()
-    return result.withLock { $0 }
+/// (Through the library's socket client: `URLSession` on Linux crashes on etcd's error answers.)
+func synchronousPost(_ endpoint: URL, _ path: String, _ body: String, headers: [String: String] = [:]) throws -> String? {
+    guard case .answer(200, let data) = EtcdHTTP.post(url: endpoint.appendingPathComponent(path), body: Data(body.utf8), headers: headers, timeout: 2) else {
+        return nil
+    }
+    return String(decoding: data, as: UTF8.self)
 }
