@@ -210,10 +210,14 @@ import Glibc
         #expect(try rawEtcdPut(node.endpoints[0], namespace, "same", "1"))
         #expect(try rawEtcdPut(node.endpoints[0], namespace, "c", #""new cluster""#))
 
+        node.pause(0)                                        // hold the first answer until observing
+        defer { node.pause(0, resume: true) }
         let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
         let recorder = CloudRecorder()
         let observation = store.observe { recorder.record($0) }
         defer { observation.cancel() }
+        #expect(store.string(forKey: "a") == "old cluster")  // the local copy, until the server answers
+        node.pause(0, resume: true)
         #expect(recorder.waitFor(key: "c", reason: .accountChange))
         #expect(recorder.changes == [CloudChange(keys: ["a", "c"], reason: .accountChange)])
         #expect(store.values() == ["same": .integer(1), "c": .string("new cluster")])
