@@ -25,6 +25,12 @@
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
+//   defaults-test-agent cloud ENDPOINTS NAMESPACE STATE_DIR COMMAND…   an etcd CloudKeyValueStore (endpoints
+//                                                     comma-separated); COMMAND is one of: set KEY VALUE…
+//                                                     (then synchronize; exit 3 if it failed), write-series
+//                                                     PREFIX COUNT (PREFIXi = i for i < COUNT, each synchronized), watch
+//                                                     (print "ready", then "REASON key=value …" per change,
+//                                                     until standard input closes)
 import Foundation
 import ObservableDefaults
 
@@ -284,6 +290,9 @@ case "cost" where arguments.count == 3:
     emit("object(forKey:) \(Double(readEnd - readStart) / Double(iterations)) ns/op (checksum \(checksum))")
     emit("set (write-through, 100-key file) \(Double(writeEnd - writeStart) / Double(writes) / 1000) µs/op")
     emit("set inside a batch \(Double(batchEnd - batchStart) / Double(iterations)) ns/op")
+
+case "cloud" where arguments.count >= 5:
+    runCloudCommand(Array(arguments.dropFirst()))
 
 default:
     fail("unknown command or wrong arguments: \(arguments.joined(separator: " "))")

@@ -21,6 +21,9 @@ public struct DefaultsError: Error, Sendable, Equatable, CustomStringConvertible
         /// A file-system operation failed (missing or unwritable directory, permission denied, disk full,
         /// a directory where the file should be).
         case fileSystem
+        /// A cloud store could not reach or use its server: unreachable endpoints, refused credentials, a
+        /// malformed answer, a server value that does not decode (the message names endpoint and key).
+        case cloud
     }
 
     /// What kind of failure this is.

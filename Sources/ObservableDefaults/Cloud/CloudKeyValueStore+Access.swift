@@ -1,0 +1,104 @@
+import Foundation
+
+extension CloudKeyValueStore {
+    // MARK: Reading (memory only)
+
+    /// The value stored for `key`. Dates and data read back as their JSON strings, as in a JSON suite.
+    public func value(forKey key: String) -> DefaultsValue? { core.state.withLock { $0.values[key] } }
+
+    /// The value for `key` converted to `type`, or `nil` when absent or of another type.
+    public func value<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String) -> T? {
+        value(forKey: key).flatMap(T.init(defaultsValue:))
+    }
+
+    /// The value for `key` as a Foundation object (`String`, `Int`, `Double`, `Bool`, `[Any]`, `[String: Any]`).
+    public func object(forKey key: String) -> Any? { value(forKey: key)?.foundationObject }
+    /// The string for `key`, or `nil`.
+    public func string(forKey key: String) -> String? { value(String.self, forKey: key) }
+    /// The integer for `key`, or 0.
+    public func longLong(forKey key: String) -> Int64 { value(Int64.self, forKey: key) ?? 0 }
+    /// The number for `key`, or 0.
+    public func double(forKey key: String) -> Double { value(Double.self, forKey: key) ?? 0 }
+    /// The boolean for `key`, or `false`.
+    public func bool(forKey key: String) -> Bool { value(Bool.self, forKey: key) ?? false }
+    /// The data for `key` (stored as base64 text), or `nil`.
+    public func data(forKey key: String) -> Data? { value(Data.self, forKey: key) }
+    /// The array for `key` as Foundation objects, or `nil`.
+    public func array(forKey key: String) -> [Any]? { value(forKey: key)?.arrayValue?.map(\.foundationObject) }
+    /// The dictionary for `key` as Foundation objects, or `nil`.
+    public func dictionary(forKey key: String) -> [String: Any]? { value(forKey: key)?.dictionaryValue?.mapValues(\.foundationObject) }
+
+    /// Every key and value as Foundation objects.
+    public var dictionaryRepresentation: [String: Any] { values().mapValues(\.foundationObject) }
+
+    /// Every key and value.
+    public func values() -> [String: DefaultsValue] { core.state.withLock { $0.values } }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key` (`nil` removes it): memory and the local copy have it when this returns; an
+    /// etcd store uploads it in the background. A write past ``limits`` changes nothing and is announced
+    /// with ``CloudChangeReason/quotaViolation``; a value JSON cannot hold (NaN) is reported on the error
+    /// channel and changes nothing.
+    public func set(_ value: DefaultsValue?, forKey key: String) {
+        let value = value.map(JSONRepresentation.normalize)
+        if let value {
+            do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch {
+                core.report(error)
+                return
+            }
+        }
+        let size = value.map { CloudValueText.encode($0).count }
+        let syncs = sync != nil
+        let refusal = core.state.withLock { state -> String?? in
+            if value != nil, let why = core.limits.violation(key: key, valueBytes: size, sizes: state.sizes) { return .some(why) }
+            if state.values[key] == value { return .some(nil) }  // nothing to do
+            state.setValue(value, forKey: key)
+            if syncs {
+                let base = state.pending[key]?.baseRevision ?? state.serverRevisions[key] ?? 0
+                state.pending[key] = PendingWrite(value: value, baseRevision: base, generation: state.nextGeneration)
+                state.nextGeneration += 1
+            }
+            return nil
+        }
+        switch refusal {
+        case .some(.some(let why)):
+            core.report(DefaultsError(.unsupportedValue, message: "over the cloud store's limits, not stored: \(why)", key: key))
+            core.announce([key], reason: .quotaViolation)
+        case .some(.none):
+            return
+        case .none:
+            core.persist()
+            sync?.control.wake()
+        }
+    }
+
+    /// Stores any property-list object (`String`, numbers, `Bool`, `Date`, `Data`, `URL`, arrays,
+    /// dictionaries); `nil` removes the key. An object of another type is reported on the error channel.
+    public func set(_ object: Any?, forKey key: String) {
+        guard let object else { return set(DefaultsValue?.none, forKey: key) }
+        guard let value = DefaultsValue(any: object) else {
+            core.report(DefaultsError(.unsupportedValue, message: "a \(type(of: object)) is not a property-list value", key: key))
+            return
+        }
+        set(value, forKey: key)
+    }
+
+    /// Stores a string (`nil` removes the key).
+    public func set(_ string: String?, forKey key: String) { set(string.map(DefaultsValue.string), forKey: key) }
+    /// Stores data, as base64 text (`nil` removes the key).
+    public func set(_ data: Data?, forKey key: String) { set(data.map(DefaultsValue.data), forKey: key) }
+    /// Stores an array of property-list objects (`nil` removes the key).
+    public func set(_ array: [Any]?, forKey key: String) { set(array as Any?, forKey: key) }
+    /// Stores a dictionary of property-list objects (`nil` removes the key).
+    public func set(_ dictionary: [String: Any]?, forKey key: String) { set(dictionary as Any?, forKey: key) }
+    /// Stores an integer.
+    public func set(_ value: Int64, forKey key: String) { set(DefaultsValue.integer(Int(value)), forKey: key) }
+    /// Stores a number.
+    public func set(_ value: Double, forKey key: String) { set(DefaultsValue.double(value), forKey: key) }
+    /// Stores a boolean.
+    public func set(_ value: Bool, forKey key: String) { set(DefaultsValue.bool(value), forKey: key) }
+
+    /// Removes `key`.
+    public func removeObject(forKey key: String) { set(DefaultsValue?.none, forKey: key) }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+extension CloudKeyValueStore {
+    /// Calls `handler` for every change from elsewhere (never this store's own writes) to keys that pass
+    /// the filters (see ``DefaultsSuite/observe(keys:prefix:scope:_:)`` for `keys` and `prefix`), with its
+    /// reason. Handlers run in order on the store's delivery queue. The observation lasts until the token
+    /// is cancelled or released.
+    public func observe(
+        keys: Set<String>? = nil, prefix: String? = nil, _ handler: @escaping @Sendable (CloudChange) -> Void
+    ) -> DefaultsObservation {
+        let core = self.core
+        let token = core.addObserver(.init(filter: DefaultsKeyFilter(keys: keys, prefix: prefix), handler: handler))
+        return DefaultsObservation { core.removeObserver(token) }
+    }
+
+    /// The changes of ``observe(keys:prefix:_:)`` as an asynchronous sequence; none is dropped.
+    public func changes(keys: Set<String>? = nil, prefix: String? = nil) -> AsyncStream<CloudChange> {
+        AsyncStream { continuation in
+            let observation = observe(keys: keys, prefix: prefix) { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// Calls `handler` for every error: unreachable members, a refused login, a malformed answer, a server
+    /// value that does not decode, a local copy that cannot be written, a refused value. It is first called
+    /// at once with each problem that persists now (``currentErrors``), e.g. that a local-only store does
+    /// not sync.
+    public func observeErrors(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> DefaultsObservation {
+        let core = self.core
+        let token = core.addErrorHandler(handler)
+        return DefaultsObservation { core.removeErrorHandler(token) }
+    }
+
+    /// The errors of ``observeErrors(_:)`` as an asynchronous sequence.
+    public func errors() -> AsyncStream<DefaultsError> {
+        AsyncStream { continuation in
+            let observation = observeErrors { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// The problems that persist now (empty when the store is healthy and synced, or has nothing to say).
+    public var currentErrors: [DefaultsError] { core.currentErrors }
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+/// A key-value store shared across machines, shaped like `NSUbiquitousKeyValueStore` (which is a
+/// typealias of it on Linux).
+///
+/// Reads come from memory, never the network. What a store syncs with depends on how it was made:
+///
+/// - ``development``: memory only, shared in the process; ``simulateExternalChange(_:reason:)`` plays
+///   the other machines.
+/// - ``init(etcd:)``: an etcd cluster. A write changes memory and an offline-first local copy on disk at
+///   once and is uploaded in the background as a compare-and-swap on the revision it was based on; when
+///   another machine changed the key first, the server wins and observers hear a server change. Changes
+///   from elsewhere arrive through a watch that resumes from the last seen revision.
+/// - ``localOnly(directory:)``: a local file that never syncs, like iCloud without an account.
+///
+/// ``default`` picks one from the environment (see ``default``). Observers hear only changes that did not
+/// come from this store's own writes, with iCloud's reasons (``CloudChangeReason``); each change is also
+/// posted as ``didChangeExternallyNotification`` with Apple's `userInfo` keys.
+public final class CloudKeyValueStore: Sendable {
+    /// What a store syncs with.
+    public enum Mode: String, Sendable, Equatable {
+        /// Memory only, shared in the process.
+        case development
+        /// A local file; never syncs.
+        case localOnly
+        /// An etcd cluster, with a local copy on disk.
+        case etcd
+    }
+
+    /// What this store syncs with.
+    public let mode: Mode
+    /// The etcd configuration of an ``Mode/etcd`` store.
+    public let configuration: EtcdConfiguration?
+    let core: CloudStoreCore
+    let sync: EtcdSync?
+
+    /// Posted (with the store as `object`) when values changed from elsewhere; `userInfo` holds
+    /// `NSUbiquitousKeyValueStoreChangeReasonKey` (an `Int`) and `NSUbiquitousKeyValueStoreChangedKeysKey`
+    /// (`[String]`). Never posted for this store's own writes.
+    public static let didChangeExternallyNotification = Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification")
+
+    /// The store shared in the process, chosen from the environment once:
+    /// `OBSERVABLE_DEFAULTS_DEV_MODE=true` or `XCODE_RUNNING_FOR_PREVIEWS=1` → ``development``;
+    /// `OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379,host2:2379/namespace` → an etcd store;
+    /// otherwise a local-only store that says on its error channel that it does not sync.
+    public static let `default`: CloudKeyValueStore = fromEnvironment(ProcessInfo.processInfo.environment)
+
+    /// The development-mode store: memory only, shared by everything in this process.
+    public static let development = CloudKeyValueStore(mode: .development, configuration: nil, state: CloudState(), localCopy: nil, limits: .iCloud)
+
+    /// Whether the environment asks for development mode (as the Apple library's `_developmentMode_`).
+    public static var isDevelopmentModeRequested: Bool { requestsDevelopmentMode(ProcessInfo.processInfo.environment) }
+
+    static func requestsDevelopmentMode(_ environment: [String: String]) -> Bool {
+        environment["OBSERVABLE_DEFAULTS_DEV_MODE"] == "true" || environment["XCODE_RUNNING_FOR_PREVIEWS"] == "1"
+    }
+
+    /// A store synced with an etcd cluster. It starts with the values of its local copy (so a process
+    /// starts while the cluster is unreachable) and syncs on a background thread until released.
+    /// Throws when the configuration has no endpoint or an empty namespace.
+    public convenience init(etcd configuration: EtcdConfiguration) throws(DefaultsError) {
+        guard !configuration.endpoints.isEmpty else { throw DefaultsError(.cloud, message: "an etcd store needs at least one endpoint") }
+        guard !configuration.namespace.isEmpty else { throw DefaultsError(.cloud, message: "an etcd store needs a namespace") }
+        let directory = CloudStateDirectory.resolve(configuration.stateDirectory)
+        let file = directory.appendingPathComponent(
+            CloudStateDirectory.localCopyName(endpoints: configuration.endpoints, namespace: configuration.namespace))
+        self.init(mode: .etcd, configuration: configuration, localCopyAt: file, limits: configuration.limits)
+    }
+
+    /// A store that keeps its values in `directory/cloud/local.json` (`nil`: the default state directory,
+    /// see ``EtcdConfiguration/stateDirectory``) and never syncs, like iCloud without an account. Its error
+    /// channel says so.
+    public static func localOnly(directory: URL? = nil, limits: CloudLimits = .iCloud) -> CloudKeyValueStore {
+        let file = CloudStateDirectory.resolve(directory).appendingPathComponent("local.json")
+        let store = CloudKeyValueStore(mode: .localOnly, configuration: nil, localCopyAt: file, limits: limits)
+        store.core.report(DefaultsError(.cloud, message: "no cloud is configured (set OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379/namespace): values are kept in \(file.path) and never synced"), topic: "not syncing")
+        return store
+    }
+
+    static func fromEnvironment(_ environment: [String: String]) -> CloudKeyValueStore {
+        if requestsDevelopmentMode(environment) { return development }
+        let stateDirectory = CloudStateDirectory.base(environment)
+        guard let address = environment["OBSERVABLE_DEFAULTS_CLOUD"], !address.isEmpty else { return localOnly(directory: stateDirectory) }
+        do {
+            var configuration = try EtcdConfiguration(url: address)
+            configuration.stateDirectory = stateDirectory
+            return try CloudKeyValueStore(etcd: configuration)
+        } catch {
+            let store = localOnly(directory: stateDirectory)
+            store.core.report(DefaultsError(.cloud, message: "OBSERVABLE_DEFAULTS_CLOUD: \(error.message)"), topic: "configuration")
+            return store
+        }
+    }
+
+    private convenience init(mode: Mode, configuration: EtcdConfiguration?, localCopyAt file: URL, limits: CloudLimits) {
+        let localCopy = CloudLocalCopy(fileURL: file)
+        var loadError: DefaultsError?
+        var state = CloudState()
+        do { state = try localCopy.load() ?? CloudState() } catch { loadError = error }
+        self.init(mode: mode, configuration: configuration, state: state, localCopy: localCopy, limits: limits)
+        if let loadError { core.report(loadError, topic: "local copy") }
+    }
+
+    private init(mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {
+        self.mode = mode
+        self.configuration = configuration
+        let core = CloudStoreCore(state: state, localCopy: localCopy, limits: limits)
+        self.core = core
+        sync = configuration.map { EtcdSync(client: EtcdClient(configuration: $0), core: core) }
+        postNotifications()
+        sync?.start()
+    }
+
+    deinit { sync?.stop() }
+
+    private func postNotifications() {
+        let sender: @Sendable (CloudChange) -> Void = { [weak self] change in
+            NotificationCenter.default.post(name: CloudKeyValueStore.didChangeExternallyNotification, object: self, userInfo: [
+                NSUbiquitousKeyValueStoreChangeReasonKey: change.reason.rawValue,
+                NSUbiquitousKeyValueStoreChangedKeysKey: change.keys.sorted(),
+            ])
+        }
+        core.notificationSender.withLock { $0 = sender }
+    }
+
+    /// The local copy's file (`nil` for the development store).
+    public var localCopyURL: URL? { core.localCopy?.fileURL }
+
+    /// The limits local writes must keep.
+    public var limits: CloudLimits { core.limits }
+
+    /// Reconciles with the server: uploads pending writes and waits (at most `timeout` seconds) until the
+    /// server has them. Returns whether it succeeded; `true` at once for development and local-only stores.
+    @discardableResult
+    public func synchronize(timeout: TimeInterval) -> Bool {
+        let succeeded = sync?.synchronize(timeout: timeout) ?? true
+        core.waitForDeliveries()  // changes found so far have reached the observers
+        return succeeded
+    }
+
+    /// ``synchronize(timeout:)`` with a five-second timeout, as `NSUbiquitousKeyValueStore.synchronize()`.
+    @discardableResult
+    public func synchronize() -> Bool { synchronize(timeout: 5) }
+
+    /// Whether writes wait for upload (an etcd store that could not reach the server yet, or refused ones).
+    public var hasPendingChanges: Bool { core.state.withLock { !$0.pending.isEmpty } }
+
+    /// Development mode only: applies `changes` (`nil` removes a key) as if another machine had made them
+    /// and tells observers with `reason` (for ``CloudChangeReason/quotaViolation`` the keys are only
+    /// announced, nothing changes). Throws on any other store.
+    public func simulateExternalChange(_ changes: [String: DefaultsValue?], reason: CloudChangeReason = .serverChange) throws(DefaultsError) {
+        guard mode == .development else {
+            throw DefaultsError(.cloud, message: "only the development store accepts simulated changes (this store's mode is \(mode.rawValue))")
+        }
+        core.change { state in
+            guard reason != .quotaViolation else { return (Set(changes.keys), reason) }
+            var changed = Set<String>()
+            for (key, value) in changes {
+                let value = value.map(JSONRepresentation.normalize)
+                if state.values[key] != value || reason != .serverChange {
+                    state.setValue(value, forKey: key)
+                    changed.insert(key)
+                }
+            }
+            return (changed, reason)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The offline-first copy of a cloud store on disk: values, the revisions they came at, unsent writes and
+/// the account, as a readable JSON file written with the suite codec (replaced atomically, mode 0600).
+///
+/// Format: `{"format": 1, "account": {...}, "revision": N, "values": {...}, "revisions": {key: N},
+/// "pending": {key: {"base": N, "value": v}}}`, a removal pending as `{"base": N, "removed": true}`.
+final class CloudLocalCopy: Sendable {
+    let fileURL: URL
+    /// Serialises writers; holds the sequence number of the newest state written.
+    private let written = Locked<Int>(0)
+
+    init(fileURL: URL) {
+        self.fileURL = fileURL
+    }
+
+    /// Reads the copy; `nil` when there is none yet. A copy that does not parse is moved aside (to
+    /// `<name>.broken`) and reported, so it is neither lost nor overwritten.
+    func load() throws(DefaultsError) -> CloudState? {
+        guard let data = FileManager.default.contents(atPath: fileURL.path) else {
+            if FileManager.default.fileExists(atPath: fileURL.path) {
+                throw DefaultsError(.fileSystem, message: "the cloud store's local copy cannot be read", fileURL: fileURL, errorNumber: EACCES)
+            }
+            return nil
+        }
+        do {
+            return try Self.decode(JSONReader.parseSuite(data, fileURL: fileURL).stringKeyed)
+        } catch {
+            let aside = fileURL.appendingPathExtension("broken")
+            _ = rename(fileURL.path, aside.path)
+            var moved = error
+            moved.message = "the cloud store's local copy is damaged (\(error.message)); it was moved to \(aside.path) and the store starts from the server"
+            throw moved
+        }
+    }
+
+    /// Writes `state` unless a newer one (higher `sequence`) was written already.
+    func save(_ state: CloudState, sequence: Int) throws(DefaultsError) {
+        try written.withLock { (last: inout Int) throws(DefaultsError) in
+            guard sequence > last else { return }
+            let directory = fileURL.deletingLastPathComponent()
+            if !FileManager.default.fileExists(atPath: directory.path) {
+                do {
+                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                } catch {
+                    throw DefaultsError(.fileSystem, message: "cannot create the cloud state directory: \(error.localizedDescription)", fileURL: directory)
+                }
+            }
+            let bytes = JSONWriter.encodeSuite(Self.encode(state))
+            let temporary = directory.appendingPathComponent(".\(fileURL.lastPathComponent).\(getpid()).tmp")
+            let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                throw DefaultsError(.fileSystem, message: "cannot write the cloud store's local copy", fileURL: temporary, errorNumber: errno)
+            }
+            let complete = bytes.withUnsafeBytes { raw in write(descriptor, raw.baseAddress, raw.count) == raw.count }
+            let failure = errno
+            close(descriptor)
+            guard complete, rename(temporary.path, fileURL.path) == 0 else {
+                unlink(temporary.path)
+                throw DefaultsError(.fileSystem, message: "cannot write the cloud store's local copy", fileURL: fileURL, errorNumber: complete ? errno : failure)
+            }
+            last = sequence
+        }
+    }
+
+    static func encode(_ state: CloudState) -> [String: DefaultsValue] {
+        var pending: [String: DefaultsValue] = [:]
+        for (key, write) in state.pending {
+            var entry: [String: DefaultsValue] = ["base": .integer(Int(write.baseRevision))]
+            if let value = write.value { entry["value"] = value } else { entry["removed"] = .bool(true) }
+            pending[key] = .dictionary(entry)
+        }
+        var result: [String: DefaultsValue] = [
+            "format": .integer(1),
+            "revision": .integer(Int(state.lastRevision)),
+            "values": .dictionary(state.values),
+            "revisions": .dictionary(state.serverRevisions.mapValues { .integer(Int($0)) }),
+            "pending": .dictionary(pending),
+        ]
+        if let account = state.account {
+            result["account"] = .dictionary([
+                "cluster": .string(account.clusterID), "namespace": .string(account.namespace), "user": .string(account.user),
+            ])
+        }
+        return result
+    }
+
+    static func decode(_ file: [String: DefaultsValue]) throws(DefaultsError) -> CloudState {
+        func bad(_ what: String) -> DefaultsError { DefaultsError(.malformedFile, message: "expected \(what)") }
+        guard case .integer(1)? = file["format"] else { throw bad("\"format\": 1") }
+        guard case .integer(let revision)? = file["revision"] else { throw bad("\"revision\" as an integer") }
+        guard case .dictionary(let values)? = file["values"] else { throw bad("\"values\" as an object") }
+        guard case .dictionary(let revisions)? = file["revisions"] else { throw bad("\"revisions\" as an object") }
+        guard case .dictionary(let pending)? = file["pending"] else { throw bad("\"pending\" as an object") }
+        var state = CloudState()
+        for (key, value) in values { state.setValue(value, forKey: key) }
+        state.lastRevision = Int64(revision)
+        for (key, value) in revisions {
+            guard case .integer(let number) = value else { throw bad("an integer revision for \"\(key)\"") }
+            state.serverRevisions[key] = Int64(number)
+            state.knownRevisions[key] = Int64(number)
+        }
+        for (key, entry) in pending.sorted(by: { $0.key < $1.key }) {
+            guard case .dictionary(let fields) = entry, case .integer(let base)? = fields["base"] else {
+                throw bad("a pending write with \"base\" for \"\(key)\"")
+            }
+            state.pending[key] = PendingWrite(value: fields["value"], baseRevision: Int64(base), generation: state.nextGeneration)
+            state.nextGeneration += 1
+        }
+        if case .dictionary(let account)? = file["account"] {
+            guard case .string(let cluster)? = account["cluster"], case .string(let namespace)? = account["namespace"],
+                case .string(let user)? = account["user"]
+            else { throw bad("\"account\" with cluster, namespace and user strings") }
+            state.account = CloudAccount(clusterID: cluster, namespace: namespace, user: user)
+        }
+        return state
+    }
+}

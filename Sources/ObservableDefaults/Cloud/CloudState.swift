@@ -1,0 +1,102 @@
+import Foundation
+
+/// The cluster, namespace and user a store's values came from: when the server's differs from the local
+/// copy's, the account changed.
+struct CloudAccount: Sendable, Equatable {
+    var clusterID: String
+    var namespace: String
+    var user: String
+}
+
+/// A local write the server has not confirmed yet.
+struct PendingWrite: Sendable, Equatable {
+    /// The value to upload; `nil` removes the key.
+    var value: DefaultsValue?
+    /// The key's modification revision the write was based on (0: the key was absent); the upload is a
+    /// compare-and-swap on it.
+    var baseRevision: Int64
+    /// Tells a newer write of the same key from the one being uploaded.
+    var generation: Int
+}
+
+/// Everything a cloud store knows, guarded by one lock: the values readers see, and for a syncing store
+/// what the server confirmed and what is still to upload.
+struct CloudState: Sendable {
+    var values: [String: DefaultsValue] = [:]
+    /// The JSON size of each value (for the limits).
+    var sizes: [String: Int] = [:]
+    /// Each key's modification revision on the server as last seen (absent or deleted: no entry).
+    var serverRevisions: [String: Int64] = [:]
+    /// The highest revision of each key this store has seen or caused (deletions included): an event at or
+    /// below it is old news.
+    var knownRevisions: [String: Int64] = [:]
+    var pending: [String: PendingWrite] = [:]
+    /// The write being uploaded now, per key.
+    var inFlight: [String: PendingWrite] = [:]
+    /// The highest server revision whose changes are all in `values` (the watch resumes after it).
+    var lastRevision: Int64 = 0
+    var account: CloudAccount?
+    var nextGeneration = 1
+
+    /// Stores `value` (`nil` removes) for `key` in memory only.
+    mutating func setValue(_ value: DefaultsValue?, forKey key: String) {
+        values[key] = value
+        sizes[key] = value.map { CloudValueText.encode($0).count }
+    }
+
+    /// A server value for `key` at `revision` seen outside this store's own uploads (a watch event, a
+    /// re-read, the answer to a refused upload). The server wins over a pending write based on an older
+    /// revision. Returns whether the value readers see changed.
+    mutating func applyServerValue(_ value: DefaultsValue?, forKey key: String, revision: Int64) -> Bool {
+        if revision <= knownRevisions[key] ?? 0 { return false }  // seen already, or caused by this store
+        knownRevisions[key] = revision
+        if let write = pending[key] {
+            if let upload = inFlight[key], upload.value == value {
+                // The echo of our own upload, seen before its answer: later writes build on it.
+                pending[key]?.baseRevision = value == nil ? 0 : revision
+                serverRevisions[key] = value == nil ? nil : revision
+                return false
+            }
+            if revision > write.baseRevision { pending[key] = nil }  // another writer was first: the server wins
+        }
+        serverRevisions[key] = value == nil ? nil : revision
+        guard pending[key] == nil, values[key] != value else { return false }
+        setValue(value, forKey: key)
+        return true
+    }
+
+    /// This store's upload of `write` for `key` was written at `revision`.
+    mutating func confirmUpload(_ write: PendingWrite, forKey key: String, revision: Int64) {
+        inFlight[key] = nil
+        knownRevisions[key] = max(knownRevisions[key] ?? 0, revision)
+        serverRevisions[key] = write.value == nil ? nil : revision
+        if pending[key]?.generation == write.generation {
+            pending[key] = nil
+        } else {
+            pending[key]?.baseRevision = write.value == nil ? 0 : revision
+        }
+    }
+
+    /// Takes in the server's whole namespace as read at `revision` (keys in `undecodable` are left as they
+    /// are); returns the keys whose value changed.
+    mutating func applySnapshot(
+        _ server: [String: (value: DefaultsValue, revision: Int64)], at revision: Int64, undecodable: Set<String> = []
+    ) -> Set<String> {
+        var changed = Set<String>()
+        for key in Set(server.keys).union(values.keys).union(pending.keys) where !undecodable.contains(key) {
+            let remote = server[key]
+            if let remote { knownRevisions[key] = max(knownRevisions[key] ?? 0, remote.revision) }
+            serverRevisions[key] = remote?.revision
+            if let write = pending[key], (remote?.revision ?? 0) == write.baseRevision {
+                continue  // unchanged since the write was made: it will be uploaded
+            }
+            pending[key] = nil
+            if values[key] != remote?.value {
+                setValue(remote?.value, forKey: key)
+                changed.insert(key)
+            }
+        }
+        lastRevision = max(lastRevision, revision)
+        return changed
+    }
+}

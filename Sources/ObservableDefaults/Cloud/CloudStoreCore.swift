@@ -1,0 +1,125 @@
+import Foundation
+
+/// The shared heart of a ``CloudKeyValueStore``: its state under one lock, its local copy, its change
+/// observers and error channel. The sync engine and the public API both work through it.
+final class CloudStoreCore: Sendable {
+    struct Observer: Sendable {
+        var filter: DefaultsKeyFilter
+        var handler: @Sendable (CloudChange) -> Void
+    }
+
+    private struct Listeners: Sendable {
+        var observers: [Int: Observer] = [:]
+        var errorHandlers: [Int: @Sendable (DefaultsError) -> Void] = [:]
+        /// Problems that persist now, by topic (a topic clears when its problem goes away).
+        var currentErrors: [String: DefaultsError] = [:]
+        var nextToken = 0
+    }
+
+    let state: Locked<CloudState>
+    let localCopy: CloudLocalCopy?
+    let limits: CloudLimits
+    /// Set by the store once it exists: the `object` of posted notifications.
+    let notificationSender = Locked<(@Sendable (CloudChange) -> Void)?>(nil)
+    private let listeners = Locked(Listeners())
+    private let saveSequence = Locked(0)
+    /// Events and errors are delivered in order, off the threads that found them.
+    private let delivery = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.delivery")
+
+    init(state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {
+        self.state = Locked(state)
+        self.localCopy = localCopy
+        self.limits = limits
+    }
+
+    // MARK: Changes
+
+    func addObserver(_ observer: Observer) -> Int {
+        listeners.withLock { listeners in
+            listeners.nextToken += 1
+            listeners.observers[listeners.nextToken] = observer
+            return listeners.nextToken
+        }
+    }
+
+    func removeObserver(_ token: Int) { listeners.withLock { _ = $0.observers.removeValue(forKey: token) } }
+
+    /// Tells observers (and `NotificationCenter`) about `keys`, unless empty.
+    func announce(_ keys: Set<String>, reason: CloudChangeReason) {
+        guard !keys.isEmpty else { return }
+        let change = CloudChange(keys: keys, reason: reason)
+        // Observers registered now hear it (not ones added before it is delivered), unless cancelled by then.
+        let tokens = listeners.withLock { Array($0.observers.keys) }
+        delivery.async { [self] in
+            for token in tokens {
+                guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
+                let relevant = observer.filter.matching(Set(keys.map { ExactKey($0) }))
+                if !relevant.isEmpty { observer.handler(CloudChange(keys: relevant, reason: reason)) }
+            }
+            notificationSender.withLock { $0 }?(change)
+        }
+    }
+
+    /// Changes the state and announces the keys `body` returns under the same lock, so an observer hears a
+    /// change exactly when it was registered before the change became readable.
+    func change(_ body: (inout CloudState) -> (keys: Set<String>, reason: CloudChangeReason)) {
+        state.withLock { state in
+            let (keys, reason) = body(&state)
+            announce(keys, reason: reason)
+        }
+    }
+
+    /// Waits until every event announced so far has been delivered.
+    func waitForDeliveries() { delivery.sync {} }
+
+    // MARK: Errors
+
+    func addErrorHandler(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> Int {
+        let (token, current) = listeners.withLock { listeners in
+            listeners.nextToken += 1
+            listeners.errorHandlers[listeners.nextToken] = handler
+            return (listeners.nextToken, Array(listeners.currentErrors.values))
+        }
+        for error in current { handler(error) }
+        return token
+    }
+
+    func removeErrorHandler(_ token: Int) { listeners.withLock { _ = $0.errorHandlers.removeValue(forKey: token) } }
+
+    var currentErrors: [DefaultsError] { listeners.withLock { Array($0.currentErrors.values) } }
+
+    /// Publishes `error`; with a `topic`, it also stays in ``currentErrors`` until ``clear(_:)``, and the
+    /// same error again for the same topic is not published twice.
+    func report(_ error: DefaultsError, topic: String? = nil) {
+        let handlers: [@Sendable (DefaultsError) -> Void]? = listeners.withLock { listeners in
+            if let topic {
+                if listeners.currentErrors[topic] == error { return nil }
+                listeners.currentErrors[topic] = error
+            }
+            return Array(listeners.errorHandlers.values)
+        }
+        guard let handlers else { return }
+        delivery.async { for handler in handlers { handler(error) } }
+    }
+
+    func clear(_ topic: String) { listeners.withLock { _ = $0.currentErrors.removeValue(forKey: topic) } }
+
+    // MARK: Local copy
+
+    /// Writes the current state to the local copy (if the store has one); a failure goes to the error channel.
+    func persist() {
+        guard let localCopy else { return }
+        let (snapshot, sequence) = state.withLock { state in
+            saveSequence.withLock { sequence -> (CloudState, Int) in
+                sequence += 1
+                return (state, sequence)
+            }
+        }
+        do {
+            try localCopy.save(snapshot, sequence: sequence)
+            clear("local copy")
+        } catch {
+            report(error, topic: "local copy")
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+
+/// A client of etcd's v3 JSON gateway: requests go to the current endpoint and move on to the next one
+/// when a member cannot be reached or has no leader; with credentials it logs in for a token and logs in
+/// again when the token expires.
+final class EtcdClient: Sendable {
+    let configuration: EtcdConfiguration
+    private let state = Locked<(endpoint: Int, token: String?)>((0, nil))
+
+    init(configuration: EtcdConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// The endpoint requests and the watch use now.
+    var currentEndpoint: URL { configuration.endpoints[state.withLock { $0.endpoint }] }
+
+    /// Moves on from `endpoint` to the next one (unless another caller already did).
+    func failOver(from endpoint: URL) {
+        state.withLock { state in
+            if configuration.endpoints[state.endpoint] == endpoint {
+                state.endpoint = (state.endpoint + 1) % configuration.endpoints.count
+            }
+        }
+    }
+
+    /// The `Authorization` header (logging in first when needed); empty without credentials.
+    func authorizationHeaders() throws(DefaultsError) -> [String: String] {
+        guard configuration.user != nil else { return [:] }
+        if let token = state.withLock({ $0.token }) { return ["Authorization": token] }
+        let token = try logIn()
+        return ["Authorization": token]
+    }
+
+    private func logIn() throws(DefaultsError) -> String {
+        let body: [String: Any] = ["name": configuration.user ?? "", "password": configuration.password ?? ""]
+        let answer = try send("/v3/auth/authenticate", body, authorized: false)
+        guard let token = answer.string("token") else { throw answer.malformed("no token in the login answer") }
+        state.withLock { $0.token = token }
+        return token
+    }
+
+    /// Sends one request, failing over across every endpoint once; throws the last failure.
+    func send(_ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil) throws(DefaultsError) -> EtcdAnswer {
+        let encoded = (try? JSONSerialization.data(withJSONObject: body)) ?? Data("{}".utf8)
+        var lastError: DefaultsError?
+        var loggedInAgain = false
+        var attempts = 0
+        while attempts < configuration.endpoints.count {
+            let endpoint = currentEndpoint
+            let context = "\(path) at \(endpoint.absoluteString)"
+            let headers = authorized ? try authorizationHeaders() : [:]
+            let outcome = EtcdHTTP.post(
+                url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
+                timeout: timeout ?? configuration.requestTimeout)
+            switch outcome {
+            case .unreachable(let why):
+                lastError = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) cannot be reached: \(why)")
+            case .answer(200, let data):
+                return try EtcdAnswer(data: data, context: context)
+            case .answer(let status, let data):
+                let failure = EtcdFailure(status: status, body: data)
+                if authorized, failure.isExpiredToken, !loggedInAgain, configuration.user != nil {
+                    loggedInAgain = true
+                    state.withLock { $0.token = nil }
+                    continue  // same endpoint, new token
+                }
+                let error = failure.error(context: context, user: configuration.user)
+                guard failure.isUnavailable else { throw error }
+                lastError = error
+            }
+            failOver(from: endpoint)
+            attempts += 1
+        }
+        throw lastError ?? DefaultsError(.cloud, message: "no etcd endpoint is configured")
+    }
+
+    /// Whether the member at `endpoint` answers a status request within `timeout` (a hung member does not).
+    func isResponsive(_ endpoint: URL, timeout: TimeInterval) -> Bool {
+        let headers = (try? authorizationHeaders()) ?? [:]
+        if case .answer(200, _) = EtcdHTTP.post(
+            url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
+            headers: headers, timeout: timeout)
+        {
+            return true
+        }
+        return false
+    }
+
+    // MARK: Key-value operations
+
+    /// Every key of the namespace (without the namespace) with its value and revision, and the header.
+    func readNamespace() throws(DefaultsError) -> (EtcdHeader, [EtcdKeyValue]) {
+        let prefix = configuration.keyPrefix
+        let answer = try send("/v3/kv/range", ["key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix)])
+        let pairs = try answer.keyValues().map { pair in
+            var pair = pair
+            pair.key = String(pair.key.dropFirst(prefix.count))
+            return pair
+        }
+        return (try answer.header(), pairs)
+    }
+
+    /// The outcome of a compare-and-swap.
+    enum SwapResult {
+        /// Written at this revision.
+        case written(revision: Int64)
+        /// The key had changed: its current pair (`nil`: absent) as read at `revision`.
+        case conflict(current: EtcdKeyValue?, revision: Int64)
+    }
+
+    /// Puts `value` (JSON text; `nil` deletes) under `key` if its modification revision is still
+    /// `expected` (0: absent), in one transaction; otherwise reads the current value in the same one.
+    func compareAndSwap(key: String, value: Data?, expected: Int64) throws(DefaultsError) -> SwapResult {
+        let fullKey = EtcdRequest.base64(configuration.keyPrefix + key)
+        let operation: [String: Any] = value.map { ["request_put": ["key": fullKey, "value": $0.base64EncodedString()]] }
+            ?? ["request_delete_range": ["key": fullKey]]
+        let answer = try send("/v3/kv/txn", [
+            "compare": [["key": fullKey, "target": "MOD", "result": "EQUAL", "mod_revision": String(expected)]],
+            "success": [operation],
+            "failure": [["request_range": ["key": fullKey]]],
+        ])
+        let header = try answer.header()
+        if answer.bool("succeeded") { return .written(revision: header.revision) }
+        guard let range = try answer.children("responses").first?.child("response_range") else {
+            throw answer.malformed("a refused transaction has no range answer")
+        }
+        guard var current = try range.keyValues().first else { return .conflict(current: nil, revision: header.revision) }
+        current.key = key
+        return .conflict(current: current, revision: header.revision)
+    }
+}
+
+/// An etcd request error: `{"error": "...", "message": "...", "code": N}` with an HTTP status.
+struct EtcdFailure {
+    let status: Int
+    let code: Int?
+    let message: String
+
+    init(status: Int, body: Data) {
+        self.status = status
+        let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+        code = object?["code"] as? Int
+        message = (object?["message"] as? String) ?? (object?["error"] as? String)
+            ?? "HTTP \(status): \(String(decoding: body.prefix(120), as: UTF8.self))"
+    }
+
+    /// gRPC 16 Unauthenticated: the token expired or is unknown (log in again).
+    var isExpiredToken: Bool { status == 401 || (code == 16 && message.contains("token")) }
+    /// gRPC 14 Unavailable (no leader, member stopping), or a gateway error: another member may serve it.
+    var isUnavailable: Bool { code == 14 || status == 502 || status == 503 || (code == 4 && message.contains("timed out")) }
+
+    func error(context: String, user: String?) -> DefaultsError {
+        if code == 3, message.contains("authentication failed") {
+            return DefaultsError(.cloud, message: "etcd refused the login of user '\(user ?? "")' (\(context)): \(message); check the user and password")
+        }
+        if code == 7 {
+            return DefaultsError(.cloud, message: "etcd denied user '\(user ?? "")' access (\(context)): \(message); the user needs read and write permission on the namespace")
+        }
+        return DefaultsError(.cloud, message: "etcd refused the request (\(context)): \(message)")
+    }
+}

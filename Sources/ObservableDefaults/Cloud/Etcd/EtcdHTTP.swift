@@ -1,0 +1,227 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A small HTTP/1.1 client over a plain socket, for etcd's JSON gateway: one request per connection, a
+/// body by length or chunked (trailers skipped), streamed as it arrives for watches.
+///
+/// Not `URLSession`: on Linux, FoundationNetworking stops the process ("Transfer completed, but there's
+/// no response") when an answer ends with HTTP trailers, which is how etcd's gateway sends every error
+/// (a refused login, a denied key). The gateway answers such a client only when the request carries
+/// `Expect: 100-continue`.
+enum EtcdHTTP {
+    /// What came back: a status and body, or a transport failure (refused, reset, timed out).
+    enum Outcome {
+        case answer(status: Int, body: Data)
+        case unreachable(String)
+    }
+
+    /// One blocking POST; `timeout` bounds connecting and each wait for data.
+    static func post(url: URL, body: Data, headers: [String: String], timeout: TimeInterval) -> Outcome {
+        var connection: Connection
+        switch Connection.open(url: url, timeout: timeout) {
+        case .success(let opened): connection = opened
+        case .failure(let why): return .unreachable(why.text)
+        }
+        defer { connection.close() }
+        do {
+            try connection.send(request(url: url, body: body, headers: headers))
+            let status = try connection.readHead()
+            var result = Data()
+            try connection.readBody { result.append($0); return true }
+            return .answer(status: status, body: result)
+        } catch {
+            return .unreachable(error.text)
+        }
+    }
+
+    /// A streaming POST: `onStatus` gets the status once the head arrived; `onData` each piece of the body
+    /// until it returns false, the body ends, or the connection breaks (the error, if any, is returned).
+    /// `register` receives a function that aborts the stream from another thread.
+    static func stream(
+        url: URL, body: Data, headers: [String: String], connectTimeout: TimeInterval,
+        register: (@escaping @Sendable () -> Void) -> Void, onStatus: (Int) -> Void, onData: (Data) -> Bool
+    ) -> String? {
+        var connection: Connection
+        switch Connection.open(url: url, timeout: connectTimeout) {
+        case .success(let opened): connection = opened
+        case .failure(let why): return why.text
+        }
+        defer { connection.close() }
+        let descriptor = connection.descriptor
+        register { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
+        connection.setReceiveTimeout(0)  // a quiet watch is fine: hung members are found by probing
+        do {
+            try connection.send(request(url: url, body: body, headers: headers))
+            onStatus(try connection.readHead())
+            try connection.readBody(onData)
+            return nil
+        } catch {
+            return error.text
+        }
+    }
+
+    private static func request(url: URL, body: Data, headers: [String: String]) -> Data {
+        var head = "POST \(url.path.isEmpty ? "/" : url.path) HTTP/1.1\r\nHost: \(url.host ?? "localhost"):\(url.port ?? 80)\r\n"
+        head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nExpect: 100-continue\r\nConnection: close\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
+        var data = Data((head + "\r\n").utf8)
+        data.append(body)
+        return data
+    }
+
+    struct Failure: Error {
+        let text: String
+        init(_ text: String) { self.text = text }
+    }
+
+    /// One TCP connection with a read buffer.
+    struct Connection {
+        let descriptor: Int32
+        private var buffer: [UInt8] = []
+        private var position = 0
+
+        private init(descriptor: Int32) { self.descriptor = descriptor }
+
+        static func open(url: URL, timeout: TimeInterval) -> Result<Connection, Failure> {
+            guard url.scheme == "http", let host = url.host else {
+                return .failure(Failure("only http:// endpoints are supported, not \(url.absoluteString)"))
+            }
+            var hints = addrinfo()
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            var list: UnsafeMutablePointer<addrinfo>?
+            guard getaddrinfo(host, String(url.port ?? 80), &hints, &list) == 0, let list else {
+                return .failure(Failure("cannot resolve \(host)"))
+            }
+            defer { freeaddrinfo(list) }
+            var lastError = ECONNREFUSED
+            var entry: UnsafeMutablePointer<addrinfo>? = list
+            while let current = entry {
+                entry = current.pointee.ai_next
+                let descriptor = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
+                guard descriptor >= 0 else { lastError = errno; continue }
+                var connection = Connection(descriptor: descriptor)
+                connection.setReceiveTimeout(timeout)
+                var sendTimeout = Self.timeval(timeout)  // also bounds connect() on Linux
+                setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
+                var one: Int32 = 1
+                setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                if connect(descriptor, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 { return .success(connection) }
+                lastError = errno
+                Glibc.close(descriptor)
+            }
+            return .failure(Failure("cannot connect to \(host):\(url.port ?? 80): \(String(cString: strerror(lastError)))"))
+        }
+
+        private static func timeval(_ seconds: TimeInterval) -> Glibc.timeval {
+            Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
+        }
+
+        mutating func setReceiveTimeout(_ seconds: TimeInterval) {
+            var value = Self.timeval(seconds)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size))
+        }
+
+        func close() { Glibc.close(descriptor) }
+
+        func send(_ data: Data) throws(Failure) {
+            let sent = data.withUnsafeBytes { raw -> Bool in
+                var offset = 0
+                while offset < raw.count {
+                    let count = Glibc.send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { return false }
+                    offset += count
+                }
+                return true
+            }
+            guard sent else { throw Failure("sending the request failed: \(String(cString: strerror(errno)))") }
+        }
+
+        /// Reads more bytes into the buffer; false at the end of the stream.
+        private mutating func fill() throws(Failure) -> Bool {
+            if position > 0, position == buffer.count { buffer.removeAll(keepingCapacity: true); position = 0 }
+            var chunk = [UInt8](repeating: 0, count: 16384)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if count > 0 { buffer.append(contentsOf: chunk[0..<count]); return true }
+                if count == 0 { return false }
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { throw Failure("no answer within the timeout") }
+                throw Failure("the connection broke: \(String(cString: strerror(errno)))")
+            }
+        }
+
+        private mutating func readLine() throws(Failure) -> String {
+            while true {
+                if let end = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
+                    var line = buffer[position..<end]
+                    if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                    position = end + 1
+                    return String(decoding: line, as: UTF8.self)
+                }
+                guard try fill() else { throw Failure("the connection closed in the middle of the answer") }
+            }
+        }
+
+        private var headers: [String: String] = [:]
+
+        /// Reads the status line and headers (skipping `100 Continue`); returns the status.
+        mutating func readHead() throws(Failure) -> Int {
+            while true {
+                let statusLine = try readLine()
+                let parts = statusLine.split(separator: " ")
+                guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else {
+                    throw Failure("not an HTTP answer: \(statusLine.prefix(80))")
+                }
+                headers = [:]
+                while case let line = try readLine(), !line.isEmpty {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                if status != 100 { return status }
+            }
+        }
+
+        /// Reads the body, handing each piece to `consume` until it returns false.
+        mutating func readBody(_ consume: (Data) -> Bool) throws(Failure) {
+            if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
+                while true {
+                    let sizeLine = try readLine()
+                    guard let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16) else {
+                        throw Failure("a malformed chunk size: \(sizeLine.prefix(40))")
+                    }
+                    if size == 0 {
+                        while try !readLine().isEmpty {}  // trailers
+                        return
+                    }
+                    guard try consume(take(size)) else { return }
+                    _ = try readLine()
+                }
+            } else if let length = headers["content-length"].flatMap({ Int($0) }) {
+                _ = try consume(take(length))
+            } else {
+                while true {
+                    if position < buffer.count {
+                        let rest = Data(buffer[position...])
+                        position = buffer.count
+                        guard consume(rest) else { return }
+                    }
+                    guard try fill() else { return }
+                }
+            }
+        }
+
+        private mutating func take(_ count: Int) throws(Failure) -> Data {
+            while buffer.count - position < count {
+                guard try fill() else { throw Failure("the connection closed in the middle of the answer") }
+            }
+            defer { position += count }
+            return Data(buffer[position..<(position + count)])
+        }
+    }
+}

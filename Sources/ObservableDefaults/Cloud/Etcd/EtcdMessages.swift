@@ -1,0 +1,107 @@
+import Foundation
+
+/// A key-value pair from etcd's JSON gateway: key and value arrive base64, revisions as decimal strings,
+/// and fields with zero values are left out (a delete event's pair has no value).
+struct EtcdKeyValue: Sendable {
+    var key: String
+    var value: Data?
+    var modRevision: Int64
+}
+
+/// The header every etcd answer carries.
+struct EtcdHeader: Sendable {
+    var clusterID: String
+    var revision: Int64
+}
+
+/// Reading etcd's JSON answers; anything unexpected is a ``DefaultsError`` naming the endpoint and
+/// request, never a crash.
+struct EtcdAnswer {
+    let object: [String: Any]
+    let context: String
+
+    init(object: [String: Any], context: String) {
+        self.object = object
+        self.context = context
+    }
+
+    /// Parses a whole answer body.
+    init(data: Data, context: String) throws(DefaultsError) {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw Self.malformed(context, "it is not a JSON object: \(String(decoding: data.prefix(120), as: UTF8.self))")
+        }
+        self.init(object: object, context: context)
+    }
+
+    static func malformed(_ context: String, _ why: String) -> DefaultsError {
+        DefaultsError(.cloud, message: "malformed answer from etcd (\(context)): \(why)")
+    }
+
+    func malformed(_ why: String) -> DefaultsError { Self.malformed(context, why) }
+
+    /// A nested object (`nil` when absent).
+    func child(_ name: String) throws(DefaultsError) -> EtcdAnswer? {
+        guard let value = object[name] else { return nil }
+        guard let nested = value as? [String: Any] else { throw malformed("'\(name)' is not an object") }
+        return EtcdAnswer(object: nested, context: context)
+    }
+
+    /// A list of objects (empty when absent).
+    func children(_ name: String) throws(DefaultsError) -> [EtcdAnswer] {
+        guard let value = object[name] else { return [] }
+        guard let list = value as? [[String: Any]] else { throw malformed("'\(name)' is not a list of objects") }
+        return list.map { EtcdAnswer(object: $0, context: context) }
+    }
+
+    /// A 64-bit number sent as a decimal string (0 when absent, as the gateway leaves zeros out).
+    func int64(_ name: String) throws(DefaultsError) -> Int64 {
+        guard let value = object[name] else { return 0 }
+        if let text = value as? String, let number = Int64(text) { return number }
+        if let number = value as? Int { return Int64(number) }
+        throw malformed("'\(name)' is not a decimal number: \(value)")
+    }
+
+    func bool(_ name: String) -> Bool { (object[name] as? Bool) ?? false }
+
+    func string(_ name: String) -> String? { object[name] as? String }
+
+    /// Base64 bytes (`nil` when absent).
+    func bytes(_ name: String) throws(DefaultsError) -> Data? {
+        guard let value = object[name] else { return nil }
+        guard let text = value as? String, let data = Data(base64Encoded: text) else { throw malformed("'\(name)' is not base64") }
+        return data
+    }
+
+    func header() throws(DefaultsError) -> EtcdHeader {
+        guard let header = try child("header") else { throw malformed("the header is missing") }
+        return EtcdHeader(clusterID: header.string("cluster_id") ?? "", revision: try header.int64("revision"))
+    }
+
+    func keyValue() throws(DefaultsError) -> EtcdKeyValue {
+        guard let keyBytes = try bytes("key"), let key = String(validating: keyBytes, as: UTF8.self) else {
+            throw malformed("a key-value pair has no UTF-8 key")
+        }
+        return EtcdKeyValue(key: key, value: try bytes("value"), modRevision: try int64("mod_revision"))
+    }
+
+    func keyValues() throws(DefaultsError) -> [EtcdKeyValue] {
+        var result: [EtcdKeyValue] = []
+        for child in try children("kvs") { result.append(try child.keyValue()) }
+        return result
+    }
+}
+
+/// Building etcd requests.
+enum EtcdRequest {
+    static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
+
+    /// The `range_end` that makes a range cover every key starting with `prefix`.
+    static func prefixEnd(_ prefix: String) -> String {
+        var bytes = Array(prefix.utf8)
+        while let last = bytes.last {
+            if last < 0xFF { bytes[bytes.count - 1] = last + 1; return Data(bytes).base64EncodedString() }
+            bytes.removeLast()
+        }
+        return Data([0]).base64EncodedString()
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+
+/// Keeps a cloud store's state in sync with an etcd namespace on its own thread: the first load (initial
+/// sync or account change), uploads of pending writes as compare-and-swap, a watch that resumes from the
+/// last seen revision, re-reads after compaction, probes that find a hung member, and fail-over.
+final class EtcdSync: Sendable {
+    let client: EtcdClient
+    let core: CloudStoreCore
+    let control = EtcdSyncControl()
+    private let watch = Locked<EtcdWatchStream?>(nil)
+
+    init(client: EtcdClient, core: CloudStoreCore) {
+        self.client = client
+        self.core = core
+    }
+
+    var configuration: EtcdConfiguration { client.configuration }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "ObservableDefaults.EtcdSync"
+        thread.start()
+    }
+
+    func stop() {
+        control.stop()
+        watch.withLock { $0 }?.cancel()
+    }
+
+    /// Uploads now and waits for the server (at most `timeout`); whether everything is on the server.
+    func synchronize(timeout: TimeInterval) -> Bool {
+        control.requestRound(timeout: timeout) && core.state.withLock { $0.pending.isEmpty }
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        var loaded = false
+        var needsRead = false
+        var backoff: TimeInterval = 0.05
+        var lastProbe = ContinuousClock.now
+        while !control.isStopped {
+            let round = control.beginRound()
+            do {
+                if !loaded || needsRead {
+                    try readNamespace(first: !loaded)
+                    loaded = true
+                    needsRead = false
+                }
+                try uploadPending()
+                if watch.withLock({ $0 }) == nil { startWatch() }
+                control.completeRound(round, succeeded: true)
+                core.clear("connection")
+                backoff = 0.05
+                control.waitForWake(timeout: configuration.probeInterval)
+                let ends = control.takeWatchEnds()
+                if !ends.isEmpty { watch.withLock { $0 = nil } }
+                for end in ends {
+                    guard case .compacted = end else {
+                        // The member broke the stream: make sure some member answers before watching again.
+                        if case .failed(let error) = end { core.report(error, topic: "connection") }
+                        _ = try client.send("/v3/maintenance/status", [:])
+                        continue
+                    }
+                    needsRead = true
+                }
+                if ContinuousClock.now - lastProbe >= .seconds(configuration.probeInterval), let current = watch.withLock({ $0 }) {
+                    lastProbe = ContinuousClock.now
+                    if !client.isResponsive(current.endpoint, timeout: min(1, configuration.probeInterval)) {
+                        core.report(DefaultsError(.cloud, message: "etcd member \(current.endpoint.absoluteString) does not answer (hung or cut off); watching another member"), topic: "connection")
+                        client.failOver(from: current.endpoint)
+                        endWatch()
+                    }
+                }
+            } catch {
+                core.report(error, topic: "connection")
+                control.completeRound(round, succeeded: false)
+                endWatch()
+                control.sleep(backoff)
+                backoff = min(backoff * 2, 1)
+            }
+        }
+        endWatch()
+    }
+
+    private func endWatch() {
+        let current = watch.withLock { watch in
+            defer { watch = nil }
+            return watch
+        }
+        current?.cancel()
+        _ = control.takeWatchEnds()
+    }
+
+    // MARK: Reading
+
+    /// Reads the whole namespace and takes it in: at the first load, differences are an initial sync (or,
+    /// when the local copy came from another cluster, namespace or user, an account change); later (after
+    /// compaction), server changes.
+    private func readNamespace(first: Bool) throws(DefaultsError) {
+        let (header, pairs) = try client.readNamespace()
+        var server: [String: (value: DefaultsValue, revision: Int64)] = [:]
+        var undecodable = Set<String>()
+        for pair in pairs {
+            guard let value = decode(pair) else { undecodable.insert(pair.key); continue }
+            server[pair.key] = (value, pair.modRevision)
+        }
+        let account = CloudAccount(clusterID: header.clusterID, namespace: configuration.namespace, user: configuration.user ?? "")
+        var dropped: [String] = []
+        core.change { state in
+            var reason: CloudChangeReason = first ? .initialSync : .serverChange
+            if let previous = state.account, previous != account {
+                reason = .accountChange
+                dropped = state.pending.keys.sorted()
+                state.pending = [:]
+                state.knownRevisions = [:]
+                state.lastRevision = 0
+            }
+            state.account = account
+            return (state.applySnapshot(server, at: header.revision, undecodable: undecodable), reason)
+        }
+        if !dropped.isEmpty {
+            core.report(DefaultsError(.cloud, message: "the local copy belonged to another account (cluster, namespace or user); its unsent writes of \(dropped.joined(separator: ", ")) were dropped"))
+        }
+        core.persist()
+    }
+
+    /// The value of a server pair, or `nil` (reported on the error channel) when its text does not decode.
+    private func decode(_ pair: EtcdKeyValue) -> DefaultsValue? {
+        do {
+            let value = try CloudValueText.decode(pair.value ?? Data(), key: pair.key)
+            core.clear("value " + pair.key)
+            return value
+        } catch {
+            var error = error
+            error.message += " (etcd key \(configuration.keyPrefix + pair.key)); the local value is kept"
+            core.report(error, topic: "value " + pair.key)
+            return nil
+        }
+    }
+
+    // MARK: Uploading
+
+    private func uploadPending() throws(DefaultsError) {
+        while !control.isStopped {
+            let next = core.state.withLock { state -> (String, PendingWrite)? in
+                guard let (key, write) = state.pending.min(by: { $0.value.generation < $1.value.generation }) else { return nil }
+                state.inFlight[key] = write
+                return (key, write)
+            }
+            guard let (key, write) = next else { return }
+            let result: EtcdClient.SwapResult
+            do {
+                result = try client.compareAndSwap(key: key, value: write.value.map(CloudValueText.encode), expected: write.baseRevision)
+            } catch {
+                core.state.withLock { _ = $0.inFlight.removeValue(forKey: key) }
+                throw error
+            }
+            switch result {
+            case .written(let revision):
+                core.state.withLock { $0.confirmUpload(write, forKey: key, revision: revision) }
+            case .conflict(let current, let revision):
+                // Another writer changed the key since this write was made: the server wins.
+                let value = current.flatMap { decode($0) }
+                core.change { state in
+                    state.inFlight[key] = nil
+                    if state.pending[key]?.generation == write.generation { state.pending[key] = nil }
+                    guard current == nil || value != nil else { return ([], .serverChange) }
+                    let changed = state.applyServerValue(value, forKey: key, revision: current?.modRevision ?? revision)
+                    return (changed ? [key] : [], .serverChange)
+                }
+            }
+            core.persist()
+        }
+    }
+
+    // MARK: Watching
+
+    private func startWatch() {
+        let headers = (try? client.authorizationHeaders()) ?? [:]
+        let from = core.state.withLock { $0.lastRevision } + 1
+        let prefix = configuration.keyPrefix
+        let stream = EtcdWatchStream(
+            endpoint: client.currentEndpoint, prefix: prefix, startRevision: from, headers: headers,
+            onEvents: { [self] _, events in apply(events, prefix: prefix) },
+            onEnd: { [control] end in
+                if case .cancelled = end { return }
+                control.watchEnded(end)
+            })
+        watch.withLock { $0 = stream }
+        stream.start()
+    }
+
+    /// One watch message: every event newer than the last seen revision, in order.
+    private func apply(_ events: [(EtcdKeyValue, deleted: Bool)], prefix: String) {
+        var decoded: [(key: String, value: DefaultsValue?, revision: Int64)] = []
+        for (pair, deleted) in events {
+            guard pair.key.hasPrefix(prefix) else { continue }
+            var pair = pair
+            pair.key = String(pair.key.dropFirst(prefix.count))
+            if deleted {
+                decoded.append((pair.key, nil, pair.modRevision))
+            } else if let value = decode(pair) {
+                decoded.append((pair.key, value, pair.modRevision))
+            }
+        }
+        let lastEvent = events.map(\.0.modRevision).max() ?? 0
+        core.change { state in
+            let seen = state.lastRevision
+            var changed = Set<String>()
+            for event in decoded where event.revision > seen {
+                if state.applyServerValue(event.value, forKey: event.key, revision: event.revision) { changed.insert(event.key) }
+            }
+            state.lastRevision = max(state.lastRevision, lastEvent)
+            return (changed, .serverChange)
+        }
+        core.persist()
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// One etcd watch over the JSON gateway: `POST /v3/watch` answered by a chunked stream of JSON objects,
+/// one per line, read as they arrive on the stream's own thread.
+///
+/// Each message's events go to `onEvents` in order; the stream ends once, through `onEnd`: the connection
+/// broke, the server ended it with an error, or it cancelled the watch (after compaction, with the
+/// compacted revision).
+final class EtcdWatchStream: @unchecked Sendable {
+    /// How a watch ended.
+    enum End: Sendable {
+        case failed(DefaultsError)
+        /// The history the watch needed was compacted away up to this revision: re-read and diff.
+        case compacted(Int64)
+        /// ``cancel()`` was called.
+        case cancelled
+    }
+
+    let endpoint: URL
+    private let body: Data
+    private let headers: [String: String]
+    private let onEvents: @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void
+    private let onEnd: @Sendable (End) -> Void
+    private let ended = Locked(false)
+    private let abort = Locked<(@Sendable () -> Void)?>(nil)
+    /// Only touched on the stream's thread.
+    private var buffer = Data()
+
+    init(
+        endpoint: URL, prefix: String, startRevision: Int64, headers: [String: String],
+        onEvents: @escaping @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void,
+        onEnd: @escaping @Sendable (End) -> Void
+    ) {
+        self.endpoint = endpoint
+        var headers = headers
+        // Without it a member that lost its leader keeps the watch open and silent.
+        headers["Grpc-Metadata-hasleader"] = "true"
+        self.headers = headers
+        let create: [String: Any] = ["create_request": [
+            "key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix),
+            "start_revision": String(startRevision),
+        ]]
+        body = (try? JSONSerialization.data(withJSONObject: create)) ?? Data()
+        self.onEvents = onEvents
+        self.onEnd = onEnd
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "ObservableDefaults.EtcdWatch"
+        thread.start()
+    }
+
+    private func run() {
+        var status = 0
+        let failure = EtcdHTTP.stream(
+            url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, connectTimeout: 2,
+            register: { [self] cancel in
+                let endedAlready = abort.withLock { abort in
+                    abort = cancel
+                    return ended.withLock { $0 }
+                }
+                if endedAlready { cancel() }
+            },
+            onStatus: { status = $0 },
+            onData: { [self] data in status == 200 ? receive(data) : false })
+        if status != 200, status != 0 {
+            finish(.failed(DefaultsError(.cloud, message: "etcd answered the watch with HTTP \(status) (\(context))")))
+        }
+        let why = failure ?? "the server closed the stream"
+        finish(.failed(DefaultsError(.cloud, message: "the watch on etcd member \(endpoint.absoluteString) ended: \(why)")))
+    }
+
+    /// Ends the watch; `onEnd(.cancelled)` follows unless it ended already.
+    func cancel() { finish(.cancelled) }
+
+    private func finish(_ end: End) {
+        let first = ended.withLock { ended in
+            defer { ended = true }
+            return !ended
+        }
+        guard first else { return }
+        abort.withLock { $0 }?()
+        onEnd(end)
+    }
+
+    private var context: String { "watch at \(endpoint.absoluteString)" }
+
+    /// Takes in a piece of the stream; false once the watch has ended.
+    private func receive(_ data: Data) -> Bool {
+        buffer.append(data)
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            let line = buffer[buffer.startIndex..<newline]
+            buffer = Data(buffer[(newline + 1)...])
+            guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) else { continue }
+            if ended.withLock({ $0 }) { return false }
+            do {
+                try handle(EtcdAnswer(data: Data(line), context: context))
+            } catch {
+                finish(.failed(error))
+                return false
+            }
+        }
+        // The gateway may send an object without a newline at the end of a chunk.
+        if !buffer.isEmpty, (try? JSONSerialization.jsonObject(with: buffer)) != nil {
+            let line = buffer
+            buffer = Data()
+            do { try handle(EtcdAnswer(data: line, context: context)) } catch {
+                finish(.failed(error))
+                return false
+            }
+        }
+        return !ended.withLock { $0 }
+    }
+
+    private func handle(_ message: EtcdAnswer) throws(DefaultsError) {
+        if let error = message.object["error"] {
+            let detail = (error as? [String: Any])?["message"] as? String ?? "\(error)"
+            throw DefaultsError(.cloud, message: "etcd ended the watch (\(context)): \(detail)")
+        }
+        guard let result = try message.child("result") else { throw message.malformed("neither 'result' nor 'error'") }
+        if result.bool("canceled") {
+            let compacted = try result.int64("compact_revision")
+            if compacted > 0 { finish(.compacted(compacted)); return }
+            throw DefaultsError(.cloud, message: "etcd cancelled the watch (\(context)): \(result.string("cancel_reason") ?? "no reason given")")
+        }
+        let events = try result.children("events")
+        guard !events.isEmpty else { return }  // created, or a progress notification
+        var pairs: [(EtcdKeyValue, deleted: Bool)] = []
+        for event in events {
+            guard let pair = try event.child("kv") else { throw event.malformed("an event without 'kv'") }
+            pairs.append((try pair.keyValue(), event.string("type") == "DELETE"))
+        }
+        onEvents(try result.header(), pairs)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// Where an etcd-backed ``CloudKeyValueStore`` syncs: the cluster's endpoints, the namespace (key prefix)
+/// its keys live under, optional credentials, and tuning.
+public struct EtcdConfiguration: Sendable, Equatable {
+    /// The members' client URLs (`http://host:2379`; TLS is not supported yet); tried in order, the next
+    /// one when a member cannot be reached.
+    public var endpoints: [URL]
+    /// The namespace: a key `k` is stored in etcd as `namespace/k`.
+    public var namespace: String
+    /// The etcd user to log in as, if the cluster has authentication enabled.
+    public var user: String?
+    /// The user's password.
+    public var password: String?
+    /// The directory of the offline-first local copy (see ``CloudKeyValueStore``); `nil`: the default state
+    /// directory (`$OBSERVABLE_DEFAULTS_STATE_DIRECTORY`, else `$XDG_STATE_HOME/observable-defaults`, else
+    /// `~/.local/state/observable-defaults`).
+    public var stateDirectory: URL?
+    /// The limits local writes must keep.
+    public var limits: CloudLimits
+    /// How long one request may take before the member counts as unreachable (seconds).
+    public var requestTimeout: TimeInterval
+    /// How often the watched member is probed for health while the watch is quiet (seconds): a hung member
+    /// keeps its connection open but stops answering.
+    public var probeInterval: TimeInterval
+
+    /// Creates a configuration.
+    public init(
+        endpoints: [URL], namespace: String, user: String? = nil, password: String? = nil,
+        stateDirectory: URL? = nil, limits: CloudLimits = .iCloud, requestTimeout: TimeInterval = 3,
+        probeInterval: TimeInterval = 1
+    ) {
+        self.endpoints = endpoints
+        self.namespace = namespace
+        self.user = user
+        self.password = password
+        self.stateDirectory = stateDirectory
+        self.limits = limits
+        self.requestTimeout = requestTimeout
+        self.probeInterval = probeInterval
+    }
+
+    /// Parses `etcd://host:2379,host2:2379/namespace`, the form of `$OBSERVABLE_DEFAULTS_CLOUD`;
+    /// `user:password@` may precede the hosts. (`etcds://`, TLS, is refused: not supported yet.)
+    public init(url text: String) throws(DefaultsError) {
+        func bad(_ why: String) -> DefaultsError {
+            DefaultsError(.cloud, message: "'\(text)' is not a cloud address: \(why); expected etcd://host:port[,host:port…]/namespace")
+        }
+        if text.hasPrefix("etcds://") { throw bad("TLS endpoints (etcds://) are not supported yet") }
+        guard text.hasPrefix("etcd://") else { throw bad("it does not start with etcd://") }
+        let scheme = "http"
+        var rest = Substring(text.drop(while: { $0 != "/" }).dropFirst(2))
+        guard let slash = rest.firstIndex(of: "/") else { throw bad("the namespace after the hosts is missing") }
+        let namespace = String(rest[rest.index(after: slash)...])
+        rest = rest[..<slash]
+        var user: String?, password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let credentials = rest[..<at].split(separator: ":", maxSplits: 1).map { $0.removingPercentEncoding ?? String($0) }
+            user = credentials.first
+            password = credentials.count > 1 ? credentials[1] : nil
+            rest = rest[rest.index(after: at)...]
+        }
+        var endpoints: [URL] = []
+        for host in rest.split(separator: ",") {
+            guard let url = URL(string: "\(scheme)://\(host)"), url.host != nil, url.port != nil else {
+                throw bad("'\(host)' is not host:port")
+            }
+            endpoints.append(url)
+        }
+        guard !endpoints.isEmpty else { throw bad("no host is given") }
+        guard !namespace.isEmpty else { throw bad("the namespace is empty") }
+        self.init(endpoints: endpoints, namespace: namespace, user: user, password: password)
+    }
+
+    /// The etcd key prefix of this namespace (`namespace/`).
+    var keyPrefix: String { namespace + "/" }
+}
+
+/// Where cloud stores keep their local copies.
+enum CloudStateDirectory {
+    /// The explicit directory, else `$OBSERVABLE_DEFAULTS_STATE_DIRECTORY`, else
+    /// `$XDG_STATE_HOME/observable-defaults`, else `~/.local/state/observable-defaults`; with `cloud/` under it.
+    static func resolve(_ explicit: URL?) -> URL {
+        (explicit ?? base(ProcessInfo.processInfo.environment)).appendingPathComponent("cloud", isDirectory: true)
+    }
+
+    /// The state directory `environment` names (without `cloud/`).
+    static func base(_ environment: [String: String]) -> URL {
+        let base: URL
+        if let variable = environment["OBSERVABLE_DEFAULTS_STATE_DIRECTORY"], variable.hasPrefix("/") {
+            base = URL(fileURLWithPath: variable, isDirectory: true)
+        } else if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            base = URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent("observable-defaults")
+        } else {
+            base = FileManager.default.homeDirectoryForCurrentUser
+                .appendingPathComponent(".local/state/observable-defaults", isDirectory: true)
+        }
+        return base
+    }
+
+    /// The local copy's file for an endpoint set and namespace: readable prefix plus a stable hash, so a
+    /// different cluster address or namespace never reads another's copy.
+    static func localCopyName(endpoints: [URL], namespace: String) -> String {
+        let identity = endpoints.map(\.absoluteString).sorted().joined(separator: ",") + "\n" + namespace
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike Hasher
+        for byte in identity.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let readable = String(namespace.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }.prefix(60))
+        return "etcd-\(readable)-\(String(hash, radix: 16)).json"
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+/// The cloud store without a server: development mode, the local-only store, configuration, value text.
+@Suite struct CloudStoreTests {
+    let directory = TemporaryDirectory()
+
+    @Test func developmentModeIsSharedInTheProcessAndAnnouncesOnlySimulatedChangesWithTheirReason() throws {
+        let store = CloudKeyValueStore.development
+        #expect(store.mode == .development)
+        let key = "dev-\(UInt32.random(in: 0 ... .max))"
+        let recorder = CloudRecorder()
+        let observation = store.observe(prefix: key) { recorder.record($0) }
+        defer { observation.cancel() }
+        let posted = Locked<[(reason: Int?, keys: [String]?)]>([])
+        let notification = NotificationCenter.default.addObserver(
+            forName: CloudKeyValueStore.didChangeExternallyNotification, object: store, queue: nil
+        ) { note in
+            let keys = note.userInfo?[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String]
+            if keys?.first?.hasPrefix(key) == true {
+                posted.withLock { $0.append((note.userInfo?[NSUbiquitousKeyValueStoreChangeReasonKey] as? Int, keys)) }
+            }
+        }
+        defer { NotificationCenter.default.removeObserver(notification) }
+
+        store.set(Int64(3), forKey: key + ".own")                           // own writes: silent
+        #expect(CloudKeyValueStore.development.longLong(forKey: key + ".own") == 3)
+        try store.simulateExternalChange([key + ".a": .string("x"), key + ".own": nil], reason: .serverChange)
+        try store.simulateExternalChange([key + ".b": .bool(true)], reason: .accountChange)
+        try store.simulateExternalChange([key + ".c": .integer(1)], reason: .quotaViolation)  // announced only
+        #expect(store.synchronize())
+        #expect(recorder.changes == [
+            CloudChange(keys: [key + ".a", key + ".own"], reason: .serverChange),
+            CloudChange(keys: [key + ".b"], reason: .accountChange),
+            CloudChange(keys: [key + ".c"], reason: .quotaViolation),
+        ])
+        #expect(store.string(forKey: key + ".a") == "x")
+        #expect(store.object(forKey: key + ".own") == nil)
+        #expect(store.bool(forKey: key + ".b"))
+        #expect(store.object(forKey: key + ".c") == nil)
+        #expect(eventually { posted.withLock { $0.count } == 3 })
+        let reasons = posted.withLock { $0 }.map(\.reason)
+        #expect(reasons == [NSUbiquitousKeyValueStoreServerChange, NSUbiquitousKeyValueStoreAccountChange, NSUbiquitousKeyValueStoreQuotaViolationChange])
+        #expect(posted.withLock { $0 }.first?.keys == [key + ".a", key + ".own"])
+    }
+
+    @Test func onlyTheDevelopmentStoreAcceptsSimulatedChanges() {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        #expect(throws: DefaultsError.self) { try store.simulateExternalChange(["a": .integer(1)]) }
+    }
+
+    @Test func theLocalOnlyStoreKeepsValuesInAFileAndSaysOnceThatItDoesNotSync() throws {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        let errors = CloudErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        store.set("debug", forKey: "level")
+        store.set(["a", "b"] as [Any], forKey: "tags")
+        store.set(Data([1, 2]), forKey: "blob")
+        #expect(store.synchronize())
+        #expect(eventually { errors.errors.count == 1 })
+        #expect(errors.errors.first?.message.contains("no cloud is configured") == true)
+        #expect(errors.errors.first?.message.contains(directory.url.path) == true)
+
+        let again = CloudKeyValueStore.localOnly(directory: directory.url)
+        #expect(again.string(forKey: "level") == "debug")
+        #expect(again.array(forKey: "tags") as? [String] == ["a", "b"])
+        #expect(again.data(forKey: "blob") == Data([1, 2]))
+        #expect(again.value(forKey: "blob") == .string("AQI="))         // data is base64 text, as in a JSON suite
+        #expect(try contentsOnDisk(try #require(again.localCopyURL))["values"]?.dictionaryValue?["level"] == .string("debug"))
+    }
+
+    @Test func aDamagedLocalCopyIsMovedAsideAndReported() throws {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        let file = try #require(store.localCopyURL)
+        store.set(1, forKey: "a")
+        try Data("{ broken".utf8).write(to: file)
+        let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
+        #expect(reopened.currentErrors.contains { $0.description.contains("local copy is damaged") && $0.description.contains(".broken") })
+        #expect(FileManager.default.fileExists(atPath: file.path + ".broken"))
+        #expect(reopened.values().isEmpty)
+    }
+
+    @Test func unsupportedValuesAndNaNAreReportedAndChangeNothing() {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        let errors = CloudErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        store.set(Double.nan, forKey: "ratio")
+        store.set(NSObject(), forKey: "thing")
+        #expect(errors.waitFor("key 'thing'"))
+        #expect(errors.errors.contains { $0.key == "ratio" && $0.kind == .unsupportedValue })
+        #expect(store.values().isEmpty)
+    }
+
+    @Test func theCloudAddressNamesEndpointsNamespaceAndCredentials() throws {
+        let configuration = try EtcdConfiguration(url: "etcd://ops:s%40cret@10.0.0.1:2379,10.0.0.2:2379/fleet/web")
+        #expect(configuration.endpoints.map(\.absoluteString) == ["http://10.0.0.1:2379", "http://10.0.0.2:2379"])
+        #expect(configuration.namespace == "fleet/web")
+        #expect(configuration.user == "ops" && configuration.password == "s@cret")
+        for bad in ["http://h:1/ns", "etcd://h:1", "etcd://h/ns", "etcd://h:1/", "etcds://h:1/ns"] {
+            #expect(throws: DefaultsError.self, "\(bad)") { try EtcdConfiguration(url: bad) }
+        }
+        #expect(throws: DefaultsError.self) { try CloudKeyValueStore(etcd: EtcdConfiguration(endpoints: [], namespace: "n")) }
+    }
+
+    @Test func theDefaultStoreFollowsTheEnvironment() throws {
+        let state = directory.url.path
+        let cloud = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_CLOUD": "etcd://127.0.0.1:1/fleet", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
+        #expect(cloud.mode == .etcd)
+        #expect(cloud.configuration?.namespace == "fleet")
+        #expect(cloud.localCopyURL?.path.hasPrefix(state + "/cloud/etcd-fleet-") == true)
+        let local = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
+        #expect(local.mode == .localOnly)
+        #expect(local.localCopyURL?.path == state + "/cloud/local.json")
+        let misconfigured = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_CLOUD": "redis://x", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
+        #expect(misconfigured.mode == .localOnly)
+        #expect(misconfigured.currentErrors.contains { $0.message.hasPrefix("OBSERVABLE_DEFAULTS_CLOUD: 'redis://x' is not a cloud address") })
+        #expect(CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_DEV_MODE": "true"]) === CloudKeyValueStore.development)
+        #expect(CloudKeyValueStore.fromEnvironment(["XCODE_RUNNING_FOR_PREVIEWS": "1"]) === CloudKeyValueStore.development)
+    }
+
+    @Test func localCopiesAreSeparatePerEndpointSetAndNamespace() {
+        let a = CloudStateDirectory.localCopyName(endpoints: [URL(string: "http://a:1")!, URL(string: "http://b:1")!], namespace: "n")
+        let sameSetOtherOrder = CloudStateDirectory.localCopyName(endpoints: [URL(string: "http://b:1")!, URL(string: "http://a:1")!], namespace: "n")
+        let otherNamespace = CloudStateDirectory.localCopyName(endpoints: [URL(string: "http://a:1")!, URL(string: "http://b:1")!], namespace: "m")
+        #expect(a == sameSetOtherOrder)
+        #expect(a != otherNamespace)
+    }
+
+    @Test func aValueIsTheSameJSONTextAsInASuiteAndReadsBack() throws {
+        let value = DefaultsValue.dictionary(["b": .array([.integer(1), .double(2)]), "a": .string("x\n\"y\"")])
+        let text = String(decoding: CloudValueText.encode(value), as: UTF8.self)
+        #expect(text == "{\n  \"a\": \"x\\n\\\"y\\\"\",\n  \"b\": [\n    1,\n    2.0\n  ]\n}")
+        #expect(try CloudValueText.decode(Data(text.utf8), key: "k") == value)
+        #expect(String(decoding: CloudValueText.encode(.string("plain")), as: UTF8.self) == "\"plain\"")
+        #expect(throws: DefaultsError.self) { try CloudValueText.decode(Data("nul".utf8), key: "k") }
+        #expect(throws: DefaultsError.self) { try CloudValueText.decode(Data("null".utf8), key: "k") }
+    }
+
+    @Test func malformedServerAnswersAreErrorsNamingTheRequestNotCrashes() throws {
+        for text in ["[]", "{\"header\":{\"revision\":\"x\"}}", "{\"kvs\":[{\"key\":\"!!\"}]}", "not json"] {
+            #expect(throws: DefaultsError.self, "\(text)") {
+                let answer = try EtcdAnswer(data: Data(text.utf8), context: "/v3/kv/range at http://h:1")
+                _ = try answer.header()
+                _ = try answer.keyValues()
+            }
+        }
+        #expect(EtcdRequest.prefixEnd("ns/") == Data("ns0".utf8).base64EncodedString())
+    }
+}

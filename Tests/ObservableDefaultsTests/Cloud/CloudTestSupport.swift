@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+/// Records every change a cloud observation delivers, from any thread.
+final class CloudRecorder: Sendable {
+    private let received = Locked<[CloudChange]>([])
+
+    var changes: [CloudChange] { received.withLock { $0 } }
+
+    func record(_ change: CloudChange) { received.withLock { $0.append(change) } }
+
+    /// Waits until a change containing `key` (with `reason`, if given) has arrived.
+    func waitFor(key: String, reason: CloudChangeReason? = nil, timeout: Duration = .seconds(15)) -> Bool {
+        eventually(timeout: timeout) { changes.contains { $0.keys.contains(key) && (reason == nil || $0.reason == reason) } }
+    }
+
+    /// Every change before the first one holding `marker`, the marker taken out (see ``ChangeRecorder``).
+    func changes(before marker: String) -> [CloudChange] {
+        var result: [CloudChange] = []
+        for var change in changes {
+            let isMarker = change.keys.remove(marker) != nil
+            if !change.keys.isEmpty { result.append(change) }
+            if isMarker { break }
+        }
+        return result
+    }
+}
+
+/// Records errors from a store's error channel.
+final class CloudErrorRecorder: Sendable {
+    private let received = Locked<[DefaultsError]>([])
+    var errors: [DefaultsError] { received.withLock { $0 } }
+    func record(_ error: DefaultsError) { received.withLock { $0.append(error) } }
+    func waitFor(_ text: String, timeout: Duration = .seconds(15)) -> Bool {
+        eventually(timeout: timeout) { errors.contains { $0.description.contains(text) } }
+    }
+}
+
+/// One "machine": an etcd store with its own state directory.
+func cloudMachine(
+    _ endpoints: [URL], namespace: String, state: URL, user: String? = nil, password: String? = nil,
+    limits: CloudLimits = .iCloud
+) throws -> CloudKeyValueStore {
+    try CloudKeyValueStore(etcd: EtcdConfiguration(
+        endpoints: endpoints, namespace: namespace, user: user, password: password, stateDirectory: state,
+        limits: limits, requestTimeout: 2, probeInterval: 0.5))
+}
+
+/// A namespace no other test uses.
+func freshNamespace(_ label: String = #function) -> String {
+    "test-\(label.filter { $0.isLetter })-\(UInt32.random(in: 0 ... .max))"
+}
+
+/// A raw etcd read of `namespace/key`: its value text, or nil when absent.
+func rawEtcdValue(_ endpoint: URL, _ namespace: String, _ key: String, token: String? = nil) throws -> String? {
+    let body = "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\"}"
+    guard let answer = try synchronousPost(endpoint, "/v3/kv/range", body, headers: token.map { ["Authorization": $0] } ?? [:]),
+        let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
+        let kvs = object["kvs"] as? [[String: Any]], let value = kvs.first?["value"] as? String
+    else { return nil }
+    return String(decoding: Data(base64Encoded: value) ?? Data(), as: UTF8.self)
+}
+
+/// A raw etcd put of `namespace/key` = `text` (no library code), e.g. what `etcdctl put` does.
+@discardableResult
+func rawEtcdPut(_ endpoint: URL, _ namespace: String, _ key: String, _ text: String) throws -> Bool {
+    let body = "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\",\"value\":\"\(Data(text.utf8).base64EncodedString())\"}"
+    return try synchronousPost(endpoint, "/v3/kv/put", body) != nil
+}

@@ -1,0 +1,286 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Cloud stores while etcd members die, hang or restart, and while the cluster is replaced: each test has
+/// its own etcd processes.
+@Suite(.serialized, EtcdCluster.required) struct EtcdFailureTests {
+    let directory = TemporaryDirectory()
+
+    @Test func killingTheWatchedMemberLosesNoneOfAnotherProcesssHundredWrites() throws {
+        let cluster = try EtcdCluster(members: 3)
+        let namespace = freshNamespace()
+        let watcher = try cloudMachine(cluster.endpoints, namespace: namespace, state: directory.file("watcher"))
+        #expect(watcher.synchronize())
+        let arrivals = Locked<[(keys: Set<String>, at: ContinuousClock.Instant)]>([])
+        let observation = watcher.observe { change in arrivals.withLock { $0.append((change.keys, .now)) } }
+        defer { observation.cancel() }
+
+        // The writer talks to another member than the one the watcher watches (m0).
+        let writerEndpoints = [cluster.endpoints[1], cluster.endpoints[2], cluster.endpoints[0]].map(\.absoluteString)
+        let (writer, _) = try TestAgent.start(["cloud", writerEndpoints.joined(separator: ","), namespace, directory.file("writer").path, "write-series", "v", "100"])
+        #expect(eventually { arrivals.withLock { $0.count } >= 20 })
+        let status = try synchronousPost(cluster.endpoints[0], "/v3/maintenance/status", "{}") ?? ""
+        let memberID = status.split(separator: "\"member_id\":\"").dropFirst().first?.split(separator: "\"").first
+        let wasLeader = memberID != nil && status.contains("\"leader\":\"\(memberID!)\"")
+        cluster.kill(0)
+        let killedAt = ContinuousClock.now
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        #expect(eventually(timeout: .seconds(20)) { (0..<100).allSatisfy { watcher.longLong(forKey: "v\($0)") == Int64($0) } })
+
+        // Every value arrived once, in order (changes in one watch message may share an event).
+        let indices = arrivals.withLock { $0 }.map { $0.keys.map { Int($0.dropFirst())! }.sorted() }
+        #expect(indices.flatMap { $0 } == Array(0..<100))
+        let firstAfterKill = arrivals.withLock { $0 }.first { $0.at > killedAt }?.at
+        if let firstAfterKill { print("cloud fail-over gap: \(firstAfterKill - killedAt) from kill -9 of the watched member (\(wasLeader ? "the leader" : "a follower")) to the next value") }
+    }
+
+    @Test func aHungWatchedMemberIsFoundByProbingAndTheWatchMovesOn() throws {
+        let cluster = try EtcdCluster(members: 3)
+        let namespace = freshNamespace()
+        let watcher = try cloudMachine(cluster.endpoints, namespace: namespace, state: directory.file("watcher"))
+        let writer = try cloudMachine([cluster.endpoints[1], cluster.endpoints[2]], namespace: namespace, state: directory.file("writer"))
+        #expect(watcher.synchronize() && writer.synchronize())
+        let recorder = CloudRecorder()
+        let errors = CloudErrorRecorder()
+        let observations = [watcher.observe { recorder.record($0) }, watcher.observeErrors { errors.record($0) }]
+        defer { observations.forEach { $0.cancel() } }
+
+        cluster.pause(0)                                     // SIGSTOP: the stream stays open and silent
+        defer { cluster.pause(0, resume: true) }
+        let pausedAt = ContinuousClock.now
+        writer.set("after the hang", forKey: "k")
+        #expect(writer.synchronize(timeout: 20))
+        #expect(recorder.waitFor(key: "k", timeout: .seconds(20)))
+        print("cloud hung-member gap: \(ContinuousClock.now - pausedAt) from SIGSTOP of the watched member to the value")
+        #expect(watcher.string(forKey: "k") == "after the hang")
+        #expect(errors.errors.contains { $0.message.contains("does not answer") })
+    }
+
+    @Test func whileEveryMemberIsDownWritesAreKeptAndReconciledAfterTheRestart() throws {
+        let cluster = try EtcdCluster(members: 3)
+        let namespace = freshNamespace()
+        let store = try cloudMachine(cluster.endpoints, namespace: namespace, state: directory.file("a"))
+        let errors = CloudErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        store.set(1, forKey: "x")
+        #expect(store.synchronize())
+
+        for index in 0..<3 { cluster.kill(index) }
+        store.set(2, forKey: "x")
+        store.set("kept", forKey: "y")
+        #expect(store.longLong(forKey: "x") == 2)           // the app keeps working on its values
+        #expect(store.synchronize(timeout: 1) == false)
+        #expect(store.hasPendingChanges)
+        #expect(errors.waitFor("cannot be reached"))
+        let onDisk = try contentsOnDisk(try #require(store.localCopyURL))
+        #expect(onDisk["pending"]?.dictionaryValue?.keys.sorted() == ["x", "y"])
+
+        for index in 0..<3 { try cluster.restart(index, waitForHealth: false) }
+        for index in 0..<3 { try cluster.waitUntilHealthy(index) }
+        #expect(eventually(timeout: .seconds(20)) { !store.hasPendingChanges })
+        #expect(try rawEtcdValue(cluster.endpoints[1], namespace, "x") == "2")
+        #expect(try rawEtcdValue(cluster.endpoints[2], namespace, "y") == #""kept""#)
+        #expect(eventually { store.currentErrors.isEmpty })
+    }
+
+    @Test func theSameKeyEditedOnTwoMachinesWhilePartitionedIsWonByTheServer() throws {
+        let cluster = try EtcdCluster(members: 3)
+        let namespace = freshNamespace()
+        let here = try cloudMachine([cluster.endpoints[0]], namespace: namespace, state: directory.file("here"))
+        let cutOff = try cloudMachine([cluster.endpoints[2]], namespace: namespace, state: directory.file("cut-off"))
+        here.set("start", forKey: "mode")
+        #expect(here.synchronize())
+        #expect(eventually { cutOff.string(forKey: "mode") == "start" })
+        let recorder = CloudRecorder()
+        let observation = cutOff.observe { recorder.record($0) }
+        defer { observation.cancel() }
+
+        cluster.pause(2)                                     // the cut-off machine's only member hangs
+        cutOff.set("local edit", forKey: "mode")
+        here.set("server edit", forKey: "mode")
+        #expect(here.synchronize(timeout: 20))             // a new leader is elected first if m2 led
+        #expect(cutOff.synchronize(timeout: 1) == false)
+        cluster.pause(2, resume: true)
+
+        // (The recorder may also hear the arrival of "start", announced just after it became readable.)
+        #expect(eventually(timeout: .seconds(20)) { cutOff.string(forKey: "mode") == "server edit" })
+        #expect(cutOff.synchronize())
+        #expect(recorder.changes.last == CloudChange(keys: ["mode"], reason: .serverChange))
+        #expect(eventually { !cutOff.hasPendingChanges })
+        #expect(try rawEtcdValue(cluster.endpoints[0], namespace, "mode") == #""server edit""#)
+        #expect(here.string(forKey: "mode") == "server edit")
+    }
+
+    @Test func aWatchResumingBehindACompactionReReadsAndAnnouncesOnlyTheDifferences() throws {
+        let cluster = try EtcdCluster(members: 3)
+        let namespace = freshNamespace()
+        let writer = try cloudMachine([cluster.endpoints[0]], namespace: namespace, state: directory.file("w"))
+        let reader = try cloudMachine([cluster.endpoints[2]], namespace: namespace, state: directory.file("r"))
+        writer.set(1, forKey: "same")
+        writer.set(1, forKey: "changed")
+        writer.set(1, forKey: "removed")
+        #expect(writer.synchronize())
+        #expect(eventually { reader.longLong(forKey: "removed") == 1 })
+        let recorder = CloudRecorder()
+        let observation = reader.observe { recorder.record($0) }
+        defer { observation.cancel() }
+
+        cluster.kill(2)                                      // the reader's only member
+        writer.set(2, forKey: "changed")
+        writer.set(3, forKey: "changed")
+        writer.removeObject(forKey: "removed")
+        writer.set(1, forKey: "added")
+        #expect(writer.synchronize())
+        let status = try #require(try synchronousPost(cluster.endpoints[0], "/v3/kv/range", #"{"key":"AA=="}"#))
+        let revision = try #require(status.split(separator: "\"revision\":\"").dropFirst().first?.split(separator: "\"").first)
+        #expect(try synchronousPost(cluster.endpoints[0], "/v3/kv/compaction", #"{"revision":"\#(revision)","physical":true}"#) != nil)
+        try cluster.restart(2)
+
+        #expect(recorder.waitFor(key: "added", timeout: .seconds(20)))
+        #expect(recorder.changes == [CloudChange(keys: ["changed", "removed", "added"], reason: .serverChange)])
+        #expect(reader.values() == ["same": .integer(1), "changed": .integer(3), "added": .integer(1)])
+    }
+
+    @Test func aRestartedProcessStartsFromItsLocalCopyAndItsUnsentWritesSurvive() throws {
+        let node = try EtcdCluster(members: 1)
+        let namespace = freshNamespace()
+        let state = directory.file("state")
+        do {
+            let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+            store.set("synced", forKey: "a")
+            #expect(store.synchronize())
+        }
+        node.kill(0)
+        do {
+            let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+            #expect(store.string(forKey: "a") == "synced")  // no server to answer: the local copy
+            store.set("unsent", forKey: "b")
+            #expect(store.hasPendingChanges)
+        }
+        try node.restart(0)
+        let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+        #expect(store.string(forKey: "b") == "unsent")
+        #expect(store.synchronize(timeout: 10))
+        #expect(try rawEtcdValue(node.endpoints[0], namespace, "b") == #""unsent""#)
+    }
+
+    @Test func keysThatChangedWhileTheProcessWasAwayAreAnnouncedAsAnInitialSync() throws {
+        let node = try EtcdCluster(members: 1)
+        let namespace = freshNamespace()
+        let state = directory.file("state")
+        do {
+            let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+            store.set(1, forKey: "x")
+            store.set(1, forKey: "y")
+            #expect(store.synchronize())
+        }
+        #expect(try rawEtcdPut(node.endpoints[0], namespace, "y", "2"))  // another machine, meanwhile
+        node.pause(0)                                        // hold the first answer until observing
+        defer { node.pause(0, resume: true) }
+        let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+        let recorder = CloudRecorder()
+        let observation = store.observe { recorder.record($0) }
+        defer { observation.cancel() }
+        #expect(store.longLong(forKey: "y") == 1)           // the local copy
+        node.pause(0, resume: true)
+        #expect(recorder.waitFor(key: "y", reason: .initialSync))
+        #expect(store.synchronize())
+        #expect(recorder.changes == [CloudChange(keys: ["y"], reason: .initialSync)])
+        #expect(store.longLong(forKey: "y") == 2 && store.longLong(forKey: "x") == 1)
+    }
+
+    @Test func aLocalCopyFromAnotherClusterIsReplacedAsAnAccountChange() throws {
+        let node = try EtcdCluster(members: 1)
+        let namespace = freshNamespace()
+        let state = directory.file("state")
+        do {
+            let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+            store.set("old cluster", forKey: "a")
+            store.set(1, forKey: "same")
+            #expect(store.synchronize())
+        }
+        try node.replaceWithNewCluster()
+        #expect(try rawEtcdPut(node.endpoints[0], namespace, "same", "1"))
+        #expect(try rawEtcdPut(node.endpoints[0], namespace, "c", #""new cluster""#))
+
+        node.pause(0)                                        // hold the first answer until observing
+        defer { node.pause(0, resume: true) }
+        let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
+        let recorder = CloudRecorder()
+        let observation = store.observe { recorder.record($0) }
+        defer { observation.cancel() }
+        #expect(store.string(forKey: "a") == "old cluster")  // the local copy, until the server answers
+        node.pause(0, resume: true)
+        #expect(recorder.waitFor(key: "c", reason: .accountChange))
+        #expect(recorder.changes == [CloudChange(keys: ["a", "c"], reason: .accountChange)])
+        #expect(store.values() == ["same": .integer(1), "c": .string("new cluster")])
+    }
+
+    @Test func aWrongPasswordIsAClearErrorAndTheRightOneSyncs() throws {
+        let node = try EtcdCluster(members: 1)
+        try enableAuthentication(node.endpoints[0])
+        let namespace = freshNamespace()
+        let wrong = try cloudMachine(node.endpoints, namespace: namespace, state: directory.file("w"), user: "root", password: "guess")
+        let errors = CloudErrorRecorder()
+        let observation = wrong.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        wrong.set(1, forKey: "a")
+        #expect(wrong.synchronize(timeout: 2) == false)
+        #expect(errors.waitFor("etcd refused the login of user 'root'"))
+        #expect(errors.errors.contains { $0.kind == .cloud && $0.message.contains("check the user and password") })
+        #expect(wrong.longLong(forKey: "a") == 1)
+
+        let right = try cloudMachine(node.endpoints, namespace: namespace, state: directory.file("r"), user: "root", password: "secret")
+        right.set(2, forKey: "a")
+        #expect(right.synchronize())
+    }
+
+    @Test func anExpiredTokenMeansANewLoginAndTheWriteStillLands() throws {
+        let node = try EtcdCluster(members: 1, extraArguments: ["--auth-token-ttl", "1"])
+        let endpoint = node.endpoints[0]
+        try enableAuthentication(endpoint)
+        let namespace = freshNamespace()
+        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
+            endpoints: node.endpoints, namespace: namespace, user: "root", password: "secret",
+            stateDirectory: directory.file("s"), requestTimeout: 2, probeInterval: 600))  // no probes to keep the token alive
+        store.set(1, forKey: "a")
+        #expect(store.synchronize())
+
+        // A token taken now expires about when the store's does (a use renews it, so look rarely).
+        let token = try #require(try synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
+            .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init))
+        let deadline = ContinuousClock.now + .seconds(15)
+        var expired = false
+        while !expired, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 1.5)
+            expired = try synchronousPost(endpoint, "/v3/kv/range", #"{"key":"AA=="}"#, headers: ["Authorization": token]) == nil
+        }
+        #expect(expired)
+        store.set(2, forKey: "a")
+        #expect(store.synchronize())
+        #expect(try rawEtcdValue(endpoint, namespace, "a", token: loginToken(endpoint)) == "2")
+    }
+}
+
+/// Adds user root (password "secret") with the root role and turns authentication on.
+func enableAuthentication(_ endpoint: URL) throws {
+    for (path, body) in [
+        ("/v3/auth/user/add", #"{"name":"root","password":"secret"}"#), ("/v3/auth/role/add", #"{"name":"root"}"#),
+        ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}"),
+    ] {
+        guard try synchronousPost(endpoint, path, body) != nil else { throw EtcdTestError("\(path) failed") }
+    }
+}
+
+/// A fresh token of root.
+func loginToken(_ endpoint: URL) throws -> String? {
+    try synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
+        .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init)
+}
