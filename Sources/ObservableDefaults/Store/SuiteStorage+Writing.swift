@@ -106,8 +106,7 @@ extension SuiteStorage {
         do {
             let paths = try SuiteFileIO.checkedWritePaths(for: fileURL.path, fileURL: fileURL)
             return try SuiteLock.withLock(at: paths.lock, fileURL: fileURL, waitLimit: waitLimit) { () throws(DefaultsError) -> WriteOutcome in
-                var info = stat()
-                let existing: stat? = stat(paths.file, &info) == 0 ? info : nil
+                let existing = FileStatus.ifPresent(at: paths.file)
                 if existing.map(FileIdentity.init) != knownIdentity {
                     let current = try decodeCurrentFile(&newlyBroken, spellings: &spellings)
                     reread = (contents, current)
