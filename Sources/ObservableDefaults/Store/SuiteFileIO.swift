@@ -38,20 +38,6 @@ enum SuiteFileIO {
         return Snapshot(bytes: bytes, identity: FileIdentity(status))
     }
 
-    /// The path writes go to: the final target of a symlinked suite file (so a symlink to a dotfiles
-    /// repository stays a symlink), else the path itself. The watcher uses it to watch the right directory.
-    static func writeTarget(for url: URL) -> URL {
-        let path = url.path
-        let target = writeTargetPath(for: path)
-        return target == path ? url : URL(fileURLWithPath: target, isDirectory: false)
-    }
-
-    /// ``writeTarget(for:)`` on paths. Only a suite file that is itself a symlink needs resolving (one
-    /// `lstat`; the common case); a symlinked directory above it leads to the same directory either way.
-    static func writeTargetPath(for path: String) -> String {
-        FileSystem.symlinkTarget(of: path)
-    }
-
     /// The sidecar paths a write of the suite file at `path` uses, after the checks that keep other users
     /// from steering the write (see ``SuiteDirectoryPolicy``): the suite's directory must not be writable
     /// by other users unless it is sticky, and a symlink at the suite path is followed only where the

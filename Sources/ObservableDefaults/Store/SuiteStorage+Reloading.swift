@@ -3,11 +3,8 @@ import Synchronization
 
 /// Re-reading a suite's file after an outside change and announcing the keys that differ.
 extension SuiteStorage {
-    /// Decides, once the file has been read, whether what was read may be applied (the file watcher's
-    /// check that no writer was still busy with the file). `suspect` is true when the file was absent,
-    /// empty or did not parse: states a save in progress passes through. Returning `false` drops the read
-    /// without changing anything; whoever refused it reads again later.
-    typealias ReadGate = (_ suspect: Bool) -> Bool
+    /// See ``WatchEvent/ReadGate``.
+    typealias ReadGate = WatchEvent.ReadGate
 
     /// Re-reads the file if it changed since this process last read or wrote it, and announces the keys
     /// whose value differs as outside changes. Pending changes kept while the file was broken are written

@@ -49,7 +49,7 @@ final class SuiteStorage: Sendable {
         /// Why outside changes cannot be seen now (the directory is gone or cannot be watched), until the
         /// watch is back.
         var watchError: DefaultsError?
-        /// The watcher update `watchError` comes from (see ``FileWatcher/WatchChanges/generation``).
+        /// The watcher update `watchError` comes from (see ``WatchEvent/watchLost(_:generation:)``).
         var watchGeneration: UInt64 = 0
         var lastError: DefaultsError?
         var batchDepth = 0
@@ -76,8 +76,8 @@ final class SuiteStorage: Sendable {
     /// Serialises this process's reads and writes of the file, so a slow re-read can never overwrite
     /// memory with a version older than one just written.
     let fileAccess = NSLock()
-    /// Whether ``FileWatcher`` has this storage (see ``updateWatching()``).
-    let watching = Locked(false)
+    /// The file's registration with ``FileWatcher`` while it is watched (see ``updateWatching()``).
+    let watching = Locked<WatchToken?>(nil)
 
     typealias Entry = SuiteFormat.Entry
 
@@ -113,6 +113,7 @@ final class SuiteStorage: Sendable {
     /// what is lost if that fails too (see ``PendingChangesAtExit``).
     deinit {
         PendingChangesAtExit.writeOrReport(self)
+        if let token = watching.withLock({ $0 }) { FileWatcher.shared.unwatch(token) }
     }
 
     // MARK: Reading

@@ -36,7 +36,8 @@ enum FileSystem {
     }
 
     /// The final target of `path` when it is a symlink (`realpath`), `path` itself otherwise or when the
-    /// link cannot be resolved (dangling).
+    /// link cannot be resolved (dangling). Only a last component that is a link needs resolving (one
+    /// `lstat` in the common case); a symlinked directory above it leads to the same directory either way.
     static func symlinkTarget(of path: String) -> String {
         guard isSymlink(path) else { return path }
         return (try? resolvedPath(path)) ?? path
