@@ -103,7 +103,7 @@ extension SuiteFile {
                 let announcement = merge(.adopted(AdoptedVersion(
                     contents: document.values, changedKeys: outsideChanges, written: request.pending,
                     update: request.update.map { ($0.key, updatedValue) })))
-                publish(identity)
+                makeKnown(identity)
                 return announcement
             }
         } catch {

@@ -109,7 +109,7 @@ final class SuiteFile: Sendable {
         document.members = nil
         document.spellings = spellings
         let announcement = merge(.adopted(AdoptedVersion(contents: contents, changedKeys: nil)))
-        publish(identity)
+        makeKnown(identity)
         return .adopted(announcement, released: nil)
     }
 
@@ -145,7 +145,7 @@ final class SuiteFile: Sendable {
         document.members = outcome.members
         document.spellings = spellings
         let announcement = merge(.adopted(AdoptedVersion(contents: document.values, changedKeys: outcome.changed)))
-        publish(identity)
+        makeKnown(identity)
         return .adopted(announcement, released: released)
     }
 
@@ -158,7 +158,7 @@ final class SuiteFile: Sendable {
 
     /// Makes `identity` the known version, after memory has merged it (so a check that finds it known
     /// finds memory holding it). It parsed, so no broken version is kept.
-    func publish(_ identity: FileIdentity?) {
+    func makeKnown(_ identity: FileIdentity?) {
         known.withLock {
             $0.identity = identity
             $0.brokenIdentity = nil

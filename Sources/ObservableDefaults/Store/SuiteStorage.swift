@@ -64,8 +64,6 @@ final class SuiteStorage: Sendable {
     /// The file's registration with ``FileWatcher`` while it is watched (see ``updateWatching()``).
     let watching = Locked<WatchToken?>(nil)
 
-    typealias Entry = SuiteFormat.Entry
-
     /// Opens the storage and loads the file. Throws for problems with the path itself (a directory where
     /// the file should be, no permission to read); a file whose contents do not parse is not fatal: the
     /// suite starts empty and ``fileError`` reports it.
