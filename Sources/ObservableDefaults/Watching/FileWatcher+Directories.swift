@@ -57,8 +57,7 @@ extension FileWatcher {
                         continue
                     }
                     problems[directory] = DefaultsError(
-                        .fileSystem, message: "cannot watch the directory \(path) for outside changes; retrying",
-                        fileURL: URL(fileURLWithPath: path), errorNumber: error.errno.rawValue)
+                        error, "cannot watch the directory \(path) for outside changes; retrying", fileURL: URL(fileURLWithPath: path))
                     break
                 }
                 state.watchDescriptors[path] = watch
