@@ -78,8 +78,9 @@ final class SuiteFile: Sendable {
             guard let snapshot else {
                 return adopt(&document, contents: [:], bytes: nil, spellings: JSONNumberSpellings(), identity: nil, merge: merge)
             }
+            // JSON keeps the bytes read, for the next re-read to compare with (see `rereadIncrementally`).
             var bytes: [UInt8]?
-            if format == .json {
+            if format == .json, document.bytes != nil {
                 let newBytes = [UInt8](snapshot.bytes)
                 if let adopted = rereadIncrementally(&document, newBytes, identity: snapshot.identity, merge: merge) {
                     return adopted
@@ -94,6 +95,8 @@ final class SuiteFile: Sendable {
                 if let gate, !gate(true) { return .unchanged }
                 return .broken(merge(.broken(recordBroken(error, identity: snapshot.identity))))
             }
+            // Copied after the parse on a first read (as opening did before), not before it.
+            if format == .json && bytes == nil { bytes = [UInt8](snapshot.bytes) }
             return adopt(&document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity, merge: merge)
         }
     }
