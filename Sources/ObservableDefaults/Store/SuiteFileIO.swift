@@ -106,14 +106,15 @@ enum SuiteFileIO {
     /// bits and, where we may set them (as root, or a group we are in), its owner and group. An existing
     /// file without write permission is not replaced: the write fails with `EACCES`, as in an editor (also
     /// for root, who would otherwise bypass the bits). With `synchronize`, the file and its directory are
-    /// fsync'ed so the change survives power loss. `existing` is the file's `stat` when the caller has just
-    /// taken it, saving another.
+    /// fsync'ed so the change survives power loss. `existing` is the version of the file the new contents
+    /// were made from, `nil` when there was no file: the commit replaces exactly that, or throws
+    /// ``changedUnderneath`` (never stat the path again here: a file another writer created meanwhile
+    /// would pass the check and be overwritten without its keys).
     /// - Returns: the identity of the new file.
     @discardableResult
     static func replace<Bytes: ContiguousBytes>(
         _ paths: SidecarPaths, with bytes: Bytes, existing: FileStatus?, synchronize: Bool, lockWaitLimit: Duration
     ) throws(DefaultsError) -> FileIdentity {
-        let existing = existing ?? FileStatus.ifPresent(at: paths.file)
         if let existing {
             try checkReplaceable(existing, paths)
         }
