@@ -56,7 +56,7 @@ import Glibc
         let changes = ChangeRecorder(), errors = ErrorRecorder()
         let observations = [suite.observe { changes.record($0) }, suite.observeErrors { errors.record($0) }]
         defer { observations.forEach { $0.cancel() } }
-        FileWatcher.shared.simulateReaderFailure(reportingTo: suite.storage)
+        FileWatcher.shared.simulateReaderFailure(reportingTo: try #require(suite.storage.watchToken))
         #expect(eventually { errors.errors.contains { $0.message.contains("watching for outside changes failed") } })
         #expect(try TestAgent.run(["set", suite.fileURL.path, "after", "int:1"]) == 0)
         #expect(changes.waitFor(key: "after"))

@@ -1,12 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// What happens to changes a suite could not write (the file does not parse, the disk is full) when the
 /// process exits or the suite is released: one last attempt to write them, and if that fails too, a
 /// message on standard error naming the file, the keys and the reason, so no write is lost silently.
@@ -22,7 +16,7 @@ enum PendingChangesAtExit {
     /// Registers the exit handler (once per process).
     static func install() {
         guard !installed.exchange(true, ordering: .relaxed) else { return }
-        atexit {
+        CurrentProcess.runAtExit {
             PendingChangesAtExit.exiting.store(true, ordering: .sequentiallyConsistent)
             for storage in SuiteRegistry.liveStorages { PendingChangesAtExit.attemptWrite(storage) }
         }

@@ -1,12 +1,6 @@
 import Dispatch
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Removes the temporary files that writers killed mid-write left behind
 /// (`.<file name>.<pid>.<n>.tmp` whose process no longer exists).
 ///
@@ -29,9 +23,10 @@ enum StaleTemporaryFiles {
         for name in names where name.hasPrefix(".") && name.hasSuffix(".tmp") {
             let fields = name.dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
             // "", <file name parts...>, <pid>, <n>
-            guard fields.count >= 4, let pid = pid_t(fields[fields.count - 2]), UInt32(fields[fields.count - 1]) != nil,
+            guard fields.count >= 4, let pid = Int32(fields[fields.count - 2]), UInt32(fields[fields.count - 1]) != nil,
                   pid > 0 else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + name) }
+            // Another process may remove it first; nothing else needs to know.
+            if CurrentProcess.hasEnded(pid) { try? FileSystem.removeFile(directory + "/" + name) }
         }
     }
 }

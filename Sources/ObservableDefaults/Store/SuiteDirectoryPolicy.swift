@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The rules that keep other users of a shared directory from steering our writes.
 ///
 /// - A suites directory writable by other users must be sticky (like `/tmp`): otherwise anyone could
@@ -16,29 +10,30 @@ import Musl
 ///   their owner can change (a Kubernetes ConfigMap volume, a dotfiles checkout), links are followed.
 enum SuiteDirectoryPolicy {
     /// Throws unless suites may be written in `directory`; returns its `stat`.
-    static func check(directory: String, fileURL: URL) throws(DefaultsError) -> stat {
-        var info = stat()
-        guard stat(directory, &info) == 0 else {
-            throw DefaultsError(.fileSystem, message: "cannot stat the suite's directory \(directory)", fileURL: fileURL, errorNumber: errno)
+    static func check(directory: String, fileURL: URL) throws(DefaultsError) -> FileStatus {
+        let info: FileStatus
+        do {
+            info = try FileStatus(path: directory)
+        } catch {
+            throw DefaultsError(error, "cannot stat the suite's directory \(directory)", fileURL: fileURL)
         }
-        if info.st_mode & S_IWOTH != 0 && info.st_mode & S_ISVTX == 0 {
-            let mode = String(info.st_mode & 0o7777, radix: 8)
+        if info.isWritableByOthers && !info.isSticky {
+            let mode = String(info.permissions, radix: 8)
             throw DefaultsError(
                 .fileSystem,
                 message: "the suite's directory \(directory) is writable by other users and not sticky (mode \(mode)); refusing to write there (remove write access for others, or set the sticky bit)",
-                fileURL: fileURL, errorNumber: EPERM)
+                fileURL: fileURL, errorNumber: Errno.notPermitted.rawValue)
         }
         return info
     }
 
     /// Throws unless the symlink `link` (its `lstat`) at `path` in a directory described by `directory`
     /// may be followed.
-    static func checkSymlink(_ link: stat, at path: String, in directory: stat, fileURL: URL) throws(DefaultsError) {
-        let othersMayWrite = directory.st_mode & S_IWOTH != 0
-        if !othersMayWrite || link.st_uid == geteuid() || link.st_uid == directory.st_uid { return }
+    static func checkSymlink(_ link: FileStatus, at path: String, in directory: FileStatus, fileURL: URL) throws(DefaultsError) {
+        if !directory.isWritableByOthers || link.owner == CurrentProcess.effectiveUser || link.owner == directory.owner { return }
         throw DefaultsError(
             .fileSystem,
-            message: "the suite file \(path) is a symlink owned by another user (uid \(link.st_uid)) in a directory others can write; refusing to follow it",
-            fileURL: fileURL, errorNumber: EPERM)
+            message: "the suite file \(path) is a symlink owned by another user (uid \(link.owner)) in a directory others can write; refusing to follow it",
+            fileURL: fileURL, errorNumber: Errno.notPermitted.rawValue)
     }
 }

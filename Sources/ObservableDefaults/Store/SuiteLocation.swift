@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Where suite files live, and which names are allowed.
 ///
 /// The suites directory is resolved in this order:
@@ -94,11 +88,13 @@ enum SuiteLocation {
         }
         let parent = directory.deletingLastPathComponent()
         if parent.path != directory.path { try createDirectory(parent) }
-        if mkdir(directory.path, 0o700) != 0 {
-            if errno == EEXIST { return }
-            throw DefaultsError(.fileSystem, message: "cannot create the suites directory", fileURL: directory, errorNumber: errno)
+        do {
+            try FileSystem.makeDirectory(directory.path, permissions: 0o700)
+        } catch where error.errno == .exists && error.call == "mkdir" {
+            return
+        } catch {
+            throw DefaultsError(error, "cannot create the suites directory", fileURL: directory)
         }
-        chmod(directory.path, 0o700)
     }
 
     /// The name of ``DefaultsSuite/standard``: `OBSERVABLE_DEFAULTS_STANDARD_SUITE`, else the process name

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The cross-process writers' lock of a suite: an exclusive `flock` on the sidecar file `.<file>.lock`.
 ///
 /// The lock file is opened for each write and closed after it (an idle suite holds no descriptor), never
@@ -25,10 +19,9 @@ enum SuiteLock {
     static func withLock<R>(
         at lockPath: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
     ) throws(DefaultsError) -> R {
-        let descriptor = try acquire(lockPath, fileURL: fileURL, waitLimit: waitLimit)
-        // Closing the descriptor releases the lock.
-        defer { close(descriptor) }
-        return try body()
+        // Closing the descriptor (at the end of this scope) releases the lock.
+        let lock = try acquire(lockPath, fileURL: fileURL, waitLimit: waitLimit)
+        return try withExtendedLifetime(lock) { () throws(DefaultsError) in try body() }
     }
 
     /// Runs `body`, the commit of a write (checking that the file is still the version read, then
@@ -42,103 +35,100 @@ enum SuiteLock {
     static func withCommitLock<R>(
         directory: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
     ) throws(DefaultsError) -> R {
-        let descriptor = systemOpen(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if descriptor < 0 {
-            throw DefaultsError(.fileSystem, message: "cannot open the suite's directory \(directory) to lock it", fileURL: fileURL, errorNumber: errno)
+        let lock: FileDescriptor
+        do {
+            lock = try FileDescriptor(opening: directory, .directory)
+        } catch {
+            throw DefaultsError(error, "cannot open the suite's directory \(directory) to lock it", fileURL: fileURL)
         }
-        defer { close(descriptor) }
-        guard try lock(descriptor, path: directory, fileURL: fileURL, until: ContinuousClock.now + waitLimit) else {
+        guard try Self.lock(lock, fileURL: fileURL, until: ContinuousClock.now + waitLimit) else {
             throw DefaultsError(
                 .fileSystem,
-                message: "timed out after \(waitLimit) waiting for the lock on the directory \(directory)\(holderDescription(of: descriptor)); the change stays pending and is retried",
-                fileURL: fileURL, errorNumber: EWOULDBLOCK)
+                message: "timed out after \(waitLimit) waiting for the lock on the directory \(directory)\(holderDescription(of: lock)); the change stays pending and is retried",
+                fileURL: fileURL, errorNumber: Errno.wouldBlock.rawValue)
         }
-        return try body()
+        return try withExtendedLifetime(lock) { () throws(DefaultsError) in try body() }
     }
 
     /// Opens and locks the lock file; returns the locked descriptor.
-    static func acquire(_ lockPath: String, fileURL: URL, waitLimit: Duration) throws(DefaultsError) -> Int32 {
+    static func acquire(_ lockPath: String, fileURL: URL, waitLimit: Duration) throws(DefaultsError) -> FileDescriptor {
         let deadline = ContinuousClock.now + waitLimit
         while true {
-            let descriptor = try openLockFile(lockPath, fileURL: fileURL)
-            let locked: Bool
-            do {
-                locked = try lock(descriptor, path: lockPath, fileURL: fileURL, until: deadline)
-            } catch {
-                close(descriptor)
-                throw error
-            }
-            guard locked else {
-                let holder = holderDescription(of: descriptor)
-                close(descriptor)
+            let lock = try openLockFile(lockPath, fileURL: fileURL)
+            guard try Self.lock(lock, fileURL: fileURL, until: deadline) else {
                 throw DefaultsError(
                     .fileSystem,
-                    message: "timed out after \(waitLimit) waiting for the lock file \(lockPath)\(holder); the change stays pending and is retried",
-                    fileURL: fileURL, errorNumber: EWOULDBLOCK)
+                    message: "timed out after \(waitLimit) waiting for the lock file \(lockPath)\(holderDescription(of: lock)); the change stays pending and is retried",
+                    fileURL: fileURL, errorNumber: Errno.wouldBlock.rawValue)
             }
-            if isStillAtPath(descriptor, lockPath) { return descriptor }
-            close(descriptor)
+            if isStillAtPath(lock, lockPath) { return lock }
         }
     }
 
     /// Opens (creating 0600) the lock file, read-only: `flock` needs no write access, so a lock file made
     /// read-only by an extreme umask or owned by another user of a shared suite still works. Non-blocking,
     /// so a FIFO planted at the path cannot stall the open; anything but a regular file is refused.
-    private static func openLockFile(_ lockPath: String, fileURL: URL) throws(DefaultsError) -> Int32 {
-        var descriptor = systemOpen(lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        if descriptor < 0 && errno == ENOENT {
-            descriptor = systemOpen(lockPath, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-            if descriptor >= 0 {
-                fchmod(descriptor, 0o600)
-            } else if errno == EEXIST {
-                descriptor = systemOpen(lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+    private static func openLockFile(_ lockPath: String, fileURL: URL) throws(DefaultsError) -> FileDescriptor {
+        let lock: FileDescriptor
+        do {
+            lock = try openOrCreate(lockPath)
+        } catch {
+            let reason = error.errno == .symlinkLoop ? "the lock file \(lockPath) is a symlink; refusing to follow it" : "cannot open the lock file \(lockPath)"
+            throw DefaultsError(error, reason, fileURL: fileURL)
+        }
+        let status = try? lock.status()
+        guard let status, status.kind == .regular else {
+            let isDirectory = status?.kind == .directory
+            throw DefaultsError(.fileSystem, message: "the lock file \(lockPath) is not a regular file", fileURL: fileURL, errorNumber: (isDirectory ? Errno.isDirectory : .invalidArgument).rawValue)
+        }
+        return lock
+    }
+
+    /// Opens the lock file, creating it exactly 0600 when it does not exist (another writer may create
+    /// it at the same moment).
+    private static func openOrCreate(_ lockPath: String) throws(SystemCallError) -> FileDescriptor {
+        let options: FileDescriptor.Options = [.readOnly, .noFollow, .nonBlocking]
+        do {
+            return try FileDescriptor(opening: lockPath, options)
+        } catch where error.errno == .noSuchFile {
+            do {
+                let created = try FileDescriptor(opening: lockPath, options.union([.create, .exclusive]), mode: 0o600)
+                try created.setPermissions(0o600)
+                return created
+            } catch where error.errno == .exists {
+                return try FileDescriptor(opening: lockPath, options)
             }
         }
-        if descriptor < 0 {
-            let error = errno
-            let reason = error == ELOOP ? "the lock file \(lockPath) is a symlink; refusing to follow it" : "cannot open the lock file \(lockPath)"
-            throw DefaultsError(.fileSystem, message: reason, fileURL: fileURL, errorNumber: error)
-        }
-        var info = stat()
-        if fstat(descriptor, &info) != 0 || (info.st_mode & S_IFMT) != S_IFREG {
-            close(descriptor)
-            let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
-            throw DefaultsError(.fileSystem, message: "the lock file \(lockPath) is not a regular file", fileURL: fileURL, errorNumber: isDirectory ? EISDIR : EINVAL)
-        }
-        return descriptor
     }
 
     /// Polls a non-blocking `flock` with a growing pause (1 ms to 50 ms) until `deadline`.
     /// - Returns: whether the lock was taken.
-    private static func lock(_ descriptor: Int32, path: String, fileURL: URL, until deadline: ContinuousClock.Instant) throws(DefaultsError) -> Bool {
+    private static func lock(_ descriptor: borrowing FileDescriptor, fileURL: URL, until deadline: ContinuousClock.Instant) throws(DefaultsError) -> Bool {
         var pause: UInt32 = 1_000
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let error = errno
-            if error == EINTR { continue }
-            guard error == EWOULDBLOCK else {
-                throw DefaultsError(.fileSystem, message: "cannot lock \(path)", fileURL: fileURL, errorNumber: error)
+        while true {
+            do {
+                if try descriptor.tryLockExclusively() { return true }
+            } catch {
+                throw DefaultsError(error, "cannot lock \(descriptor.path)", fileURL: fileURL)
             }
             if ContinuousClock.now >= deadline { return false }
-            usleep(pause)
+            CurrentProcess.pause(microseconds: pause)
             pause = min(pause * 2, 50_000)
         }
-        return true
     }
 
     /// Whether the locked file is still the file at `path` (not removed, replaced or re-pointed meanwhile).
-    private static func isStillAtPath(_ descriptor: Int32, _ path: String) -> Bool {
-        var locked = stat(), current = stat()
-        guard fstat(descriptor, &locked) == 0, lstat(path, &current) == 0 else { return false }
-        return locked.st_dev == current.st_dev && locked.st_ino == current.st_ino
+    private static func isStillAtPath(_ descriptor: borrowing FileDescriptor, _ path: String) -> Bool {
+        guard let locked = try? descriptor.status(), let current = try? FileStatus(linkAt: path) else { return false }
+        return locked.node == current.node
     }
 
     /// ` (held by process 123, defaults-test-a)` from `/proc/locks`, or `""` when it cannot be known.
-    static func holderDescription(of descriptor: Int32) -> String {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0,
+    static func holderDescription(of descriptor: borrowing FileDescriptor) -> String {
+        guard let status = try? descriptor.status(),
               let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return "" }
         // Matched by inode only: on overlay file systems the device in `/proc/locks` is not `st_dev`.
-        let inode = ":\(info.st_ino)"
+        let inode = ":\(status.node.inode)"
         // "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; blocked waiters are marked "->".
         for line in table.split(separator: "\n") where !line.contains("->") {
             let fields = line.split(separator: " ")
@@ -149,9 +139,4 @@ enum SuiteLock {
         }
         return ""
     }
-}
-
-/// `open(2)` (a name of its own: inside ``SuiteLock``, `open` is taken).
-private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
-    open(path, flags, mode)
 }

@@ -26,17 +26,52 @@ extension SuiteStorage {
     /// - Returns: whether watching started.
     @discardableResult
     func updateWatching() -> Bool {
-        watching.withLock { isWatched -> Bool in
+        watching.withLock { token -> Bool in
             let wanted = state.withLock { state in
                 state.observers.values.contains { $0.scope == .allProcesses }
                     || (state.fileError != nil && !state.pending.isEmpty)
             }
-            guard wanted != isWatched else { return false }
-            isWatched = wanted
-            if wanted { FileWatcher.shared.watch(self) } else { FileWatcher.shared.unwatch(self) }
+            guard wanted != (token != nil) else { return false }
+            if wanted {
+                token = FileWatcher.shared.watch(file: fileURL.path) { [weak self] event in self?.handle(event) }
+            } else if let watched = token.take() {
+                FileWatcher.shared.unwatch(watched)
+            }
             return wanted
         }
     }
+
+    /// What the watcher says about the file: re-read it, or a watch lost, back, or restarted.
+    private func handle(_ event: WatchEvent) {
+        switch event {
+        case .fileMayHaveChanged(let gate):
+            reloadFromDisk(gate: gate)
+        case .watchLost(var error, let generation):
+            // Each suite hears about its directory under its own file's name.
+            error.fileURL = fileURL
+            raiseWatchError(error, generation: generation)
+        case .watchRestored(let generation):
+            clearWatchError(generation: generation)
+        case .watcherFailed(var error):
+            error.fileURL = fileURL
+            report(error)
+        }
+    }
+
+    /// Stops watching while `body` runs and starts again after, if it was watching (for tests: a change
+    /// made meanwhile reaches no watch).
+    func withWatchingSuspended(_ body: () throws -> Void) rethrows {
+        let wasWatched = watching.withLock { token -> Bool in
+            guard let watched = token.take() else { return false }
+            FileWatcher.shared.unwatch(watched)
+            return true
+        }
+        try body()
+        if wasWatched { updateWatching() }
+    }
+
+    /// The registration with ``FileWatcher`` while the file is watched (for tests).
+    var watchToken: WatchToken? { watching.withLock { $0 } }
 
     /// Adds an error handler and calls it at once with each problem that persists now (see
     /// ``currentErrors``), so an observer that comes late still hears why the suite is unhealthy.

@@ -26,30 +26,15 @@ final class SuiteStorage: Sendable {
         // Keys compare by their bytes (see ``ExactKey``), as the file tells them apart.
         /// What readers see: the file's contents with pending changes applied.
         var values: [ExactKey: DefaultsValue] = [:]
-        /// The file's contents as last read or written by this process.
-        var fileValues: [ExactKey: DefaultsValue] = [:]
-        /// `fileValues` sorted by key (the order the writers use), once a write has needed them.
-        var fileEntries: [Entry]?
-        /// The bytes `fileValues` came from: last written, or last read from a JSON file. `fileEntries`'
-        /// fragments point into them (set only by a write).
-        var fileBytes: [UInt8]?
-        /// Where the top-level members of `fileBytes` are (JSON), once a re-read has needed them: the next
-        /// re-read compares the new file's members with these and parses only those that changed.
-        var fileMembers: [JSONSuiteIndex.Member]?
-        /// The text of numbers in the file that the writer would spell differently (JSON), kept by writes.
-        var numberSpellings = JSONNumberSpellings()
-        /// The version of the file `fileValues` came from; `nil` when there was no file.
-        var fileIdentity: FileIdentity?
-        /// The version of the file that failed to parse, so it is reported once, not on every event.
-        var brokenIdentity: FileIdentity?
         /// Changes made here that are not in the file yet (`nil` value: the key was removed).
         var pending: [ExactKey: DefaultsValue?] = [:]
         var registered: [ExactKey: DefaultsValue] = [:]
+        /// Why the file's current version cannot be used (it does not parse), until a version that does.
         var fileError: DefaultsError?
         /// Why outside changes cannot be seen now (the directory is gone or cannot be watched), until the
         /// watch is back.
         var watchError: DefaultsError?
-        /// The watcher update `watchError` comes from (see ``FileWatcher/WatchChanges/generation``).
+        /// The watcher update `watchError` comes from (see ``WatchEvent/watchLost(_:generation:)``).
         var watchGeneration: UInt64 = 0
         var lastError: DefaultsError?
         var batchDepth = 0
@@ -72,14 +57,12 @@ final class SuiteStorage: Sendable {
 
     let fileURL: URL
     let format: SuiteFormat
+    /// Memory: the suite as this process sees it (the file lives in ``file``).
     let state = Locked(State())
-    /// Serialises this process's reads and writes of the file, so a slow re-read can never overwrite
-    /// memory with a version older than one just written.
-    let fileAccess = NSLock()
-    /// Whether ``FileWatcher`` has this storage (see ``updateWatching()``).
-    let watching = Locked(false)
-
-    typealias Entry = SuiteFormat.Entry
+    /// The file: its known version, and writing and re-reading it.
+    let file: SuiteFile
+    /// The file's registration with ``FileWatcher`` while it is watched (see ``updateWatching()``).
+    let watching = Locked<WatchToken?>(nil)
 
     /// Opens the storage and loads the file. Throws for problems with the path itself (a directory where
     /// the file should be, no permission to read); a file whose contents do not parse is not fatal: the
@@ -87,24 +70,18 @@ final class SuiteStorage: Sendable {
     init(fileURL: URL, format: SuiteFormat) throws(DefaultsError) {
         self.fileURL = fileURL
         self.format = format
-        guard let snapshot = try SuiteFileIO.readSnapshot(fileURL) else { return }
-        do {
-            var spellings = JSONNumberSpellings()
-            var contents = try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
-            let bytes = format == .json ? [UInt8](snapshot.bytes) : nil
-            state.withLock {
-                $0.values = contents
-                $0.adoptFileVersion(
-                    values: &contents, entries: nil, bytes: bytes, members: nil, spellings: spellings,
-                    identity: snapshot.identity)
-            }
-        } catch {
+        file = SuiteFile(url: fileURL, format: format)
+        switch file.reread(gate: nil, merge: merge) {
+        case .unchanged:
+            // No file yet: nothing to load.
+            return
+        case .unreadable(let error):
+            throw error
+        case .broken(let announcement):
             // Published like any later error; nobody observes yet, so new error observers get it at once.
-            state.withLock {
-                $0.fileError = error
-                $0.lastError = error
-                $0.brokenIdentity = snapshot.identity
-            }
+            announce(announcement)
+        case .adopted:
+            break
         }
         PendingChangesAtExit.install()
     }
@@ -113,6 +90,7 @@ final class SuiteStorage: Sendable {
     /// what is lost if that fails too (see ``PendingChangesAtExit``).
     deinit {
         PendingChangesAtExit.writeOrReport(self)
+        if let token = watching.withLock({ $0 }) { FileWatcher.shared.unwatch(token) }
     }
 
     // MARK: Reading
@@ -129,9 +107,7 @@ final class SuiteStorage: Sendable {
 
     var storedValues: [ExactKey: DefaultsValue] { state.withLock { $0.values } }
     /// The file's contents as this process last read or wrote them (for tests).
-    var fileContents: [ExactKey: DefaultsValue] {
-        (try? withFileAccess { state.withLock { $0.fileValues } }) ?? [:]
-    }
+    var fileContents: [ExactKey: DefaultsValue] { file.knownValues }
     var registeredDefaults: [ExactKey: DefaultsValue] { state.withLock { $0.registered } }
     var fileError: DefaultsError? { state.withLock { $0.fileError } }
     var lastError: DefaultsError? { state.withLock { $0.lastError } }
@@ -242,24 +218,5 @@ final class SuiteStorage: Sendable {
             if closed { persistReportingErrors() }
         }
         return try body()
-    }
-}
-
-extension SuiteStorage.State {
-    /// Makes a version of the file, read or just written, the one memory knows: its contents (moved in from
-    /// `values`, which gets the old ones back), the format's document (sorted entries, bytes, member
-    /// positions, number spellings) and its identity. It parsed, so no parse error is kept.
-    mutating func adoptFileVersion(
-        values: inout [ExactKey: DefaultsValue], entries: [SuiteStorage.Entry]?, bytes: [UInt8]?,
-        members: [JSONSuiteIndex.Member]?, spellings: JSONNumberSpellings, identity: FileIdentity?
-    ) {
-        swap(&fileValues, &values)
-        fileEntries = entries
-        fileBytes = bytes
-        fileMembers = members
-        numberSpellings = spellings
-        fileIdentity = identity
-        brokenIdentity = nil
-        fileError = nil
     }
 }

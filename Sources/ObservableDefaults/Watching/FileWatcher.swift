@@ -1,52 +1,38 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The process's one inotify instance, the directories it watches, and its reader thread
-/// (``WatchLoop``).
+/// (``WatchLoop``): a service that knows paths and callbacks, nothing about suites.
 ///
 /// It watches **directories**, not files: editors and our own writer replace a file by renaming another
-/// over it, which a watch on the file itself would lose. An event whose name is a watched suite's file
-/// triggers a check of that suite (one `stat`, and a re-read plus diff only if the file really changed).
-/// Symlinked suites (the Kubernetes ConfigMap layout `app.json -> ..data/app.json`) are checked on any
-/// name in their directory, because the swap renames `..data`, not the file; the directory of the
-/// symlink's target is watched as well.
+/// over it, which a watch on the file itself would lose. An event whose name is a watched file triggers
+/// ``WatchEvent/fileMayHaveChanged(gate:)`` for it. Symlinked files (the Kubernetes ConfigMap layout
+/// `app.json -> ..data/app.json`) are told on any name in their directory, because the swap renames
+/// `..data`, not the file; the directory of the symlink's target is watched as well.
 ///
-/// A suite directory that does not exist (removed, moved away, not created yet) is reported on its
-/// suites' error channels and its nearest existing ancestor is watched instead, until the directory
-/// appears again; then it is watched, its suites are re-read and the error is cleared. A directory that
-/// cannot be watched for another reason (the inotify watch limit, `ENOSPC`) is reported on its own suites
-/// and retried with backoff, and at once when one of our watches is freed.
+/// A watched file's directory that does not exist (removed, moved away, not created yet) is reported as
+/// ``WatchEvent/watchLost(_:generation:)`` and its nearest existing ancestor is watched instead, until the
+/// directory appears again; then it is watched, and its files hear ``WatchEvent/watchRestored(generation:)``
+/// and are checked. A directory that cannot be watched for another reason (the inotify watch limit,
+/// `ENOSPC`) is reported to its own files and retried with backoff, and at once when one of our watches
+/// is freed. A failure of the thread itself (`poll`, `read`) is reported to every file as
+/// ``WatchEvent/watcherFailed(_:)``, and a new inotify instance takes over.
 final class FileWatcher: Sendable {
     static let shared = FileWatcher()
 
-    /// How long a suite file may stay absent, empty or unparseable (states a save passes through) before
+    /// How long a watched file may stay absent, empty or unparseable (states a save passes through) before
     /// that state is applied.
     static let settleDelay: Duration = .milliseconds(500)
     /// The first and the longest wait before watching a directory that failed is tried again.
     static let retryDelays: (first: Duration, longest: Duration) = (.milliseconds(100), .seconds(5))
 
     struct Registration {
-        weak var storage: SuiteStorage?
-        /// `(directory, file name)` pairs whose events concern this suite.
+        /// The watched file's path, as given.
+        var file: String
+        var onEvent: @Sendable (WatchEvent) -> Void
+        /// `(directory, file name)` pairs whose events concern this file.
         var names: Set<WatchedName>
-        /// The suite file is a symlink: any event in its directory may have re-pointed it.
+        /// The file is a symlink: any event in its directory may have re-pointed it.
         var isSymlink: Bool
-    }
-
-    struct DirectoryIdentity: Equatable {
-        var device: UInt64
-        var inode: UInt64
-
-        init?(path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
-        }
     }
 
     struct WatchedName: Hashable {
@@ -55,66 +41,72 @@ final class FileWatcher: Sendable {
     }
 
     struct State {
-        var descriptor: Int32 = -1
-        /// A pipe whose read end the reader thread polls too, so other threads can wake it.
-        var wakeReader: Int32 = -1
-        var wakeWriter: Int32 = -1
+        /// Replaced by a new instance after the reader thread fails; `nil` while none could be made.
+        var inotify: Inotify?
+        /// Polled by the reader thread too, so other threads can wake it.
+        var wakePipe: WakePipe?
         var threadStarted = false
-        var registrations: [ObjectIdentifier: Registration] = [:]
-        /// Watched paths: suite directories, and ancestors of missing ones.
+        var nextToken: UInt64 = 0
+        var registrations: [WatchToken: Registration] = [:]
+        /// Watched paths: watched files' directories, and ancestors of missing ones.
         var watchDescriptors: [String: Int32] = [:]
         var directoriesByWatch: [Int32: String] = [:]
         /// The directory each path held when its watch was added. The kernel reports a deleted directory
         /// (`IN_DELETE_SELF`) only once nothing uses it any more (a file in it still open delays that), so
         /// a path whose directory is a different one, or none, is found by comparing.
-        var watchedIdentities: [String: DirectoryIdentity] = [:]
-        /// Suite directories that are not watched now, and why.
+        var watchedNodes: [String: FileStatus.Node] = [:]
+        /// Watched files' directories that are not watched now, and why.
         var unwatched: [String: DefaultsError] = [:]
         var retryAt: ContinuousClock.Instant?
         var retryDelay = FileWatcher.retryDelays.first
         /// Work handed to the reader thread by other threads.
         var rereadAllRequested = false
-        /// A simulated reader failure, reported only to this suite.
-        var failureRequested: ObjectIdentifier?
+        /// A simulated reader failure, reported only to this registration.
+        var failureRequested: WatchToken?
         /// Counts updates of the watched set (see ``WatchChanges/generation``).
         var generation: UInt64 = 0
     }
 
     let state = Locked(State())
 
-    static let eventMask = UInt32(
-        IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB
-            | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+    static let eventMask: Inotify.Mask = [
+        .closedAfterWriting, .modified, .movedTo, .movedFrom, .created, .deleted, .attributesChanged,
+        .deletedSelf, .movedSelf, .onlyDirectory,
+    ]
 
     /// Test hook: directories for which `inotify_add_watch` fails with the given `errno`, as if the system
     /// refused (the watch limit cannot be lowered for one process without changing the whole machine).
     static let simulatedWatchFailures = Locked<[String: Int32]>([:])
 
-    /// Starts delivering file events for `storage`.
-    func watch(_ storage: SuiteStorage) {
-        let outcome = state.withLock { state -> (changes: WatchChanges, failure: DefaultsError?) in
-            if let failure = startIfNeeded(&state, fileURL: storage.fileURL) {
+    /// Starts telling `onEvent` about the file at `file` (see ``WatchEvent``). `onEvent` may be called
+    /// before this returns (a directory that cannot be watched), and must not call back into the watcher.
+    func watch(file: String, onEvent: @escaping @Sendable (WatchEvent) -> Void) -> WatchToken {
+        let outcome = state.withLock { state -> (token: WatchToken, changes: WatchChanges, failure: DefaultsError?) in
+            state.nextToken += 1
+            let token = WatchToken(id: state.nextToken)
+            if let failure = startIfNeeded(&state) {
                 state.generation += 1
-                return (WatchChanges(generation: state.generation), failure)
+                return (token, WatchChanges(generation: state.generation), failure)
             }
-            state.registrations[ObjectIdentifier(storage)] = Self.registration(for: storage)
-            return (Self.updateWatches(&state), nil)
+            state.registrations[token] = Self.registration(file: file, onEvent: onEvent)
+            return (token, Self.updateWatches(&state), nil)
         }
         if let failure = outcome.failure {
-            storage.raiseWatchError(failure, generation: outcome.changes.generation)
+            onEvent(.watchLost(failure, generation: outcome.changes.generation))
         } else {
             _ = deliver(outcome.changes)
         }
         wake()
+        return outcome.token
     }
 
-    /// Stops delivering file events for `storage`; directories no suite needs any more are unwatched.
-    func unwatch(_ storage: SuiteStorage) {
-        let changes = state.withLock { state -> WatchChanges in
-            state.registrations.removeValue(forKey: ObjectIdentifier(storage))
-            return Self.updateWatches(&state)
+    /// Stops telling the registration of `token`; directories no file needs any more are unwatched.
+    /// Its callback hears ``WatchEvent/watchRestored(generation:)``: nothing is lost for it any more.
+    func unwatch(_ token: WatchToken) {
+        let (removed, changes) = state.withLock { state in
+            (state.registrations.removeValue(forKey: token), Self.updateWatches(&state))
         }
-        storage.clearWatchError(generation: changes.generation)
+        removed?.onEvent(.watchRestored(generation: changes.generation))
         _ = deliver(changes)
         wake()
     }
@@ -124,7 +116,7 @@ final class FileWatcher: Sendable {
         state.withLock { Set($0.watchDescriptors.keys) }
     }
 
-    /// Makes the reader thread re-read every watched suite, as after `IN_Q_OVERFLOW` (for tests: a real
+    /// Makes the reader thread check every watched file, as after `IN_Q_OVERFLOW` (for tests: a real
     /// overflow needs more queued events than the system limit).
     func simulateQueueOverflow() {
         state.withLock { $0.rereadAllRequested = true }
@@ -132,30 +124,19 @@ final class FileWatcher: Sendable {
     }
 
     /// Makes the reader thread act as if `poll` had failed (for tests). The restart is real; the report
-    /// goes to `storage` only, so tests running in parallel on other suites do not hear about it.
-    func simulateReaderFailure(reportingTo storage: SuiteStorage) {
-        state.withLock { $0.failureRequested = ObjectIdentifier(storage) }
+    /// goes to `token`'s registration only, so tests running in parallel on other files do not hear it.
+    func simulateReaderFailure(reportingTo token: WatchToken) {
+        state.withLock { $0.failureRequested = token }
         wake()
     }
 
     /// Creates the inotify instance, the wake-up pipe and the reader thread the first time.
-    private func startIfNeeded(_ state: inout State, fileURL: URL) -> DefaultsError? {
-        if state.descriptor < 0 {
-            state.descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-            if state.descriptor < 0 {
-                return DefaultsError(.fileSystem, message: "cannot start watching for outside changes (inotify_init1 failed)", fileURL: fileURL, errorNumber: errno)
-            }
-        }
-        if state.wakeReader < 0 {
-            var ends: [Int32] = [-1, -1]
-            if pipe(&ends) != 0 {
-                return DefaultsError(.fileSystem, message: "cannot start watching for outside changes (pipe failed)", fileURL: fileURL, errorNumber: errno)
-            }
-            for end in ends {
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(end, F_SETFL, O_NONBLOCK)
-            }
-            (state.wakeReader, state.wakeWriter) = (ends[0], ends[1])
+    private func startIfNeeded(_ state: inout State) -> DefaultsError? {
+        do throws(SystemCallError) {
+            if state.inotify == nil { state.inotify = try Inotify() }
+            if state.wakePipe == nil { state.wakePipe = try WakePipe() }
+        } catch {
+            return DefaultsError(error, "cannot start watching for outside changes", fileURL: nil)
         }
         if !state.threadStarted {
             state.threadStarted = true
@@ -168,21 +149,19 @@ final class FileWatcher: Sendable {
 
     /// Wakes the reader thread so it takes in requests and new retry times.
     func wake() {
-        let writer = state.withLock { $0.wakeWriter }
-        guard writer >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = write(writer, &byte, 1)
+        // A pipe that cannot be written (it is full, or gone) has nobody waiting to be woken by it.
+        try? state.withLock { $0.wakePipe }?.wake()
     }
 
-    static func registration(for storage: SuiteStorage) -> Registration {
-        let linkPath = storage.fileURL.path
-        var names: Set<WatchedName> = [WatchedName(directory: directoryPart(of: linkPath), name: namePart(of: linkPath))]
-        let isSymlink = Self.isSymlink(linkPath)
+    /// Which names concern the file at `file`: its own, and for a symlink its target's too.
+    static func registration(file: String, onEvent: @escaping @Sendable (WatchEvent) -> Void) -> Registration {
+        var names: Set<WatchedName> = [WatchedName(directory: directoryPart(of: file), name: namePart(of: file))]
+        let isSymlink = FileSystem.isSymlink(file)
         if isSymlink {
-            let target = SuiteFileIO.writeTarget(for: storage.fileURL).path
+            let target = FileSystem.symlinkTarget(of: file)
             names.insert(WatchedName(directory: directoryPart(of: target), name: namePart(of: target)))
         }
-        return Registration(storage: storage, names: names, isSymlink: isSymlink)
+        return Registration(file: file, onEvent: onEvent, names: names, isSymlink: isSymlink)
     }
 
     static func directoryPart(of path: String) -> String {
@@ -191,10 +170,5 @@ final class FileWatcher: Sendable {
 
     static func namePart(of path: String) -> String {
         (path as NSString).lastPathComponent
-    }
-
-    static func isSymlink(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
     }
 }

@@ -1,13 +1,8 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
-/// The reader thread of ``FileWatcher``: reads inotify events, decides which suites to check, and checks
-/// them. Everything here is touched by that thread only.
+/// The reader thread of ``FileWatcher``: reads inotify events, decides which watched files to check, and
+/// tells their owners (``WatchEvent/fileMayHaveChanged(gate:)``). Everything here is touched by that thread
+/// only. "Suite" below means a watched file's registration.
 ///
 /// **In-place saves.** A save that truncates the file and writes into it (nano, `cp`, shell `>`) shows
 /// the file empty or half written for a while. A modification (`IN_MODIFY`) marks the suite as being
@@ -19,45 +14,51 @@ import Musl
 final class WatchLoop {
     private let watcher: FileWatcher
     /// Suites whose file was modified in place and not closed since.
-    private var writing = Set<ObjectIdentifier>()
+    private var writing = Set<WatchToken>()
     /// Per suite: how many in-place modifications were seen (a read is valid only if none arrived
     /// during it), and how many events of any kind (a settled state is applied only if none arrived).
-    private var modifications: [ObjectIdentifier: UInt64] = [:]
-    private var events: [ObjectIdentifier: UInt64] = [:]
+    private var modifications: [WatchToken: UInt64] = [:]
+    private var events: [WatchToken: UInt64] = [:]
     /// Suites whose file was read absent, empty or unparseable: when to apply that, if no event came.
-    private var settling: [ObjectIdentifier: (deadline: ContinuousClock.Instant, events: UInt64)] = [:]
+    private var settling: [WatchToken: (deadline: ContinuousClock.Instant, events: UInt64)] = [:]
     /// Suites to check.
-    private var due = Set<ObjectIdentifier>()
+    private var due = Set<WatchToken>()
     private var refreshNeeded = false
     /// When to check that watched directories are still there: a while after a name in one was deleted
     /// or moved away (its own deletion may be the next step, reported late or not at all).
     private var verifyAt: ContinuousClock.Instant?
-    private let bufferSize = 64 * 1024
-    private let buffer: UnsafeMutableRawPointer
+    private let buffer: UnsafeMutableRawBufferPointer
 
     init(watcher: FileWatcher) {
         self.watcher = watcher
-        buffer = .allocate(byteCount: bufferSize, alignment: 8)
+        buffer = .allocate(byteCount: 64 * 1024, alignment: MemoryLayout<UInt32>.alignment)
     }
 
     deinit { buffer.deallocate() }
 
     func run() {
         while true {
-            let (descriptor, wakeReader, retryAt) = watcher.state.withLock { ($0.descriptor, $0.wakeReader, $0.retryAt) }
-            var descriptors = [
-                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
-            ]
-            let ready = poll(&descriptors, 2, timeout(retryAt: retryAt))
-            if ready < 0 && errno != EINTR {
-                recover(call: "poll", errorNumber: errno)
+            let (inotify, wakePipe, retryAt) = watcher.state.withLock { ($0.inotify, $0.wakePipe, $0.retryAt) }
+            // Both exist once the thread runs; an instance that could not be replaced is retried by
+            // `refreshWatches` (its directories are reported as refused meanwhile).
+            let pollable = [inotify?.pollable ?? -1, wakePipe?.pollable ?? -1]
+            let ready: [Bool]
+            do {
+                ready = try Poll.readable(pollable, timeout: timeout(retryAt: retryAt))
+            } catch {
+                recover(error)
                 continue
             }
-            if descriptors[1].revents != 0 { drainWakeUps(wakeReader) }
-            if let failure = drainEvents(descriptor) {
-                recover(call: "read", errorNumber: failure)
-                continue
+            if ready[1] {
+                do { try wakePipe?.drain() } catch { recover(error) }
+            }
+            if let inotify {
+                do {
+                    try drainEvents(inotify)
+                } catch {
+                    recover(error)
+                    continue
+                }
             }
             takeRequests()
             if refreshNeeded {
@@ -94,11 +95,6 @@ final class WatchLoop {
         return Int32(min(milliseconds, 1000))
     }
 
-    private func drainWakeUps(_ descriptor: Int32) {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while read(descriptor, &bytes, bytes.count) > 0 {}
-    }
-
     /// Requests from other threads, and a retry that is due.
     private func takeRequests() {
         let (rereadAll, failure, retryDue) = watcher.state.withLock { state in
@@ -109,7 +105,7 @@ final class WatchLoop {
             return (state.rereadAllRequested, state.failureRequested, state.retryAt.map { $0 <= .now } ?? false)
         }
         if rereadAll { overflowed() }
-        if let failure { recover(call: "poll", errorNumber: EIO, reportingOnlyTo: failure) }
+        if let failure { recover(SystemCallError("poll", path: "", errno: .ioError), reportingOnlyTo: failure) }
         if retryDue { refreshNeeded = true }
         if let verifyAt, verifyAt <= .now {
             self.verifyAt = nil
@@ -117,26 +113,17 @@ final class WatchLoop {
         }
     }
 
-    /// A failed `poll` or `read` must not end watching silently: every suite hears about it, and a new
-    /// inotify instance takes over (everything is re-read, as changes may have been missed).
-    private func recover(call: String, errorNumber: Int32, reportingOnlyTo only: ObjectIdentifier? = nil) {
-        let error = DefaultsError(.fileSystem, message: "watching for outside changes failed (\(call)); restarted the watch", errorNumber: errorNumber)
+    /// A failed `poll` or `read` must not end watching silently: every watched file hears about it, and a
+    /// new inotify instance takes over (everything is checked, as changes may have been missed).
+    private func recover(_ failure: SystemCallError, reportingOnlyTo only: WatchToken? = nil) {
+        let error = DefaultsError(failure, "watching for outside changes failed; restarted the watch", fileURL: nil)
         writing.removeAll()
         due.formUnion(watcher.restart(after: error, reportingOnlyTo: only))
     }
 
-    /// Reads and classifies every queued event; returns the `errno` of a failed read.
-    private func drainEvents(_ descriptor: Int32) -> Int32? {
-        while true {
-            let count = read(descriptor, buffer, bufferSize)
-            if count > 0 {
-                classify(UnsafeRawBufferPointer(start: buffer, count: count))
-                continue
-            }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EBADF { return errno }
-            return nil
-        }
+    /// Reads and classifies every queued event.
+    private func drainEvents(_ inotify: Inotify) throws(SystemCallError) {
+        try inotify.drainEvents(into: buffer) { handle($0) }
     }
 
     private func overflowed() {
@@ -147,35 +134,19 @@ final class WatchLoop {
         refreshNeeded = true
     }
 
-    private func classify(_ buffer: UnsafeRawBufferPointer) {
-        var offset = 0
-        let headerSize = MemoryLayout<inotify_event>.size
-        while offset + headerSize <= buffer.count {
-            let watch = buffer.load(fromByteOffset: offset, as: Int32.self)
-            let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
-            let nameLength = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
-            var name = ""
-            if nameLength > 0 {
-                let start = buffer.baseAddress!.advanced(by: offset + headerSize).assumingMemoryBound(to: CChar.self)
-                name = String(cString: start)
-            }
-            offset += headerSize + nameLength
-            handle(watch: watch, mask: mask, name: name)
-        }
-    }
-
-    private func handle(watch: Int32, mask: UInt32, name: String) {
-        if mask & UInt32(IN_Q_OVERFLOW) != 0 { return overflowed() }
-        if mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+    private func handle(_ event: Inotify.Event) {
+        let (watch, mask, name) = (event.watch, event.mask, event.name)
+        if mask.contains(.queueOverflowed) { return overflowed() }
+        if !mask.isDisjoint(with: [.watchEnded, .deletedSelf, .movedSelf]) {
             // The directory is gone or elsewhere: watch its nearest existing ancestor until it is back.
-            watcher.forget(watch: watch, remove: mask & UInt32(IN_MOVE_SELF) != 0)
+            watcher.forget(watch: watch, remove: mask.contains(.movedSelf))
             refreshNeeded = true
             return
         }
-        let (directory, exact, others, waitingForDirectories) = watcher.state.withLock { state -> (String, [ObjectIdentifier], [ObjectIdentifier], Bool) in
+        let (directory, exact, others, waitingForDirectories) = watcher.state.withLock { state -> (String, [WatchToken], [WatchToken], Bool) in
             guard let directory = state.directoriesByWatch[watch] else { return ("", [], [], false) }
             let watchedName = FileWatcher.WatchedName(directory: directory, name: name)
-            var exact: [ObjectIdentifier] = [], others: [ObjectIdentifier] = []
+            var exact: [WatchToken] = [], others: [WatchToken] = []
             for (id, registration) in state.registrations {
                 if registration.names.contains(watchedName) {
                     exact.append(id)
@@ -185,55 +156,58 @@ final class WatchLoop {
             }
             return (directory, exact, others, !state.unwatched.isEmpty)
         }
-        if waitingForDirectories && mask & UInt32(IN_ISDIR) != 0 && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+        if waitingForDirectories && mask.contains(.isDirectory) && !mask.isDisjoint(with: [.created, .movedTo]) {
             refreshNeeded = true
         }
-        if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 && !directory.isEmpty {
+        if !mask.isDisjoint(with: [.deleted, .movedFrom]) && !directory.isEmpty {
             verifyAt = ContinuousClock.now.advanced(by: FileWatcher.settleDelay)
         }
         for id in exact + others { events[id, default: 0] += 1 }
-        if mask & UInt32(IN_MODIFY) != 0 {
+        if mask.contains(.modified) {
             for id in exact {
                 modifications[id, default: 0] += 1
                 writing.insert(id)
             }
         }
-        if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) != 0 {
+        if !mask.isDisjoint(with: [.closedAfterWriting, .movedTo, .deleted, .movedFrom]) {
             // Closed, or another file (or none) is in place now.
             for id in exact { writing.remove(id) }
         }
-        let finishing = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_ATTRIB | IN_DELETE | IN_MOVED_FROM)
-        if mask & finishing != 0 || (mask & UInt32(IN_CREATE) != 0 && FileWatcher.isSymlink(directory + "/" + name)) {
+        let finishing: Inotify.Mask = [.closedAfterWriting, .movedTo, .attributesChanged, .deleted, .movedFrom]
+        if !mask.isDisjoint(with: finishing) || (mask.contains(.created) && FileSystem.isSymlink(directory + "/" + name)) {
             due.formUnion(exact)
             due.formUnion(others)
         }
         // A regular file being created is read when its writer closes it (IN_CLOSE_WRITE).
     }
 
-    /// Re-reads one suite if its file changed, unless a writer is busy with it, and follows a re-pointed
-    /// symlink to its new directory.
-    private func check(_ id: ObjectIdentifier, acceptSuspect: Bool) {
-        guard !writing.contains(id), let storage = watcher.state.withLock({ $0.registrations[id]?.storage }) else { return }
-        let modificationsBefore = modifications[id, default: 0]
-        storage.reloadFromDisk { [self] suspect in
+    /// Tells the owner of one watched file to check it, unless a writer is busy with it, and follows a
+    /// re-pointed symlink to its new directory.
+    private func check(_ token: WatchToken, acceptSuspect: Bool) {
+        guard !writing.contains(token), let onEvent = watcher.state.withLock({ $0.registrations[token]?.onEvent }) else { return }
+        let modificationsBefore = modifications[token, default: 0]
+        onEvent(.fileMayHaveChanged { [self] suspect in
             // Take in what happened while the file was read.
-            _ = drainEvents(watcher.state.withLock { $0.descriptor })
-            if modifications[id, default: 0] != modificationsBefore {
+            if let inotify = watcher.state.withLock({ $0.inotify }) {
+                // A failed read here is seen again, and recovered from, by the loop's own read.
+                try? drainEvents(inotify)
+            }
+            if modifications[token, default: 0] != modificationsBefore {
                 // Read while a writer was busy: its close (or a check already due) reads again.
-                if !writing.contains(id) { due.insert(id) }
+                if !writing.contains(token) { due.insert(token) }
                 return false
             }
             if suspect && !acceptSuspect {
-                settling[id] = (ContinuousClock.now.advanced(by: FileWatcher.settleDelay), events[id, default: 0])
+                settling[token] = (ContinuousClock.now.advanced(by: FileWatcher.settleDelay), events[token, default: 0])
                 return false
             }
             return true
-        }
+        })
         let changes = watcher.state.withLock { state -> FileWatcher.WatchChanges? in
-            guard let old = state.registrations[id], old.isSymlink || old.names.count > 1 else { return nil }
-            let fresh = FileWatcher.registration(for: storage)
+            guard let old = state.registrations[token], old.isSymlink || old.names.count > 1 else { return nil }
+            let fresh = FileWatcher.registration(file: old.file, onEvent: old.onEvent)
             guard fresh.names != old.names || fresh.isSymlink != old.isSymlink else { return nil }
-            state.registrations[id] = fresh
+            state.registrations[token] = fresh
             return FileWatcher.updateWatches(&state)
         }
         if let changes { due.formUnion(watcher.deliver(changes)) }

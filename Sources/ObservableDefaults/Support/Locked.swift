@@ -22,11 +22,13 @@ final class Locked<Value> {
         self.value.initialize(to: value)
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        let result = pthread_mutex_init(mutex, nil)
+        precondition(result == 0, "pthread_mutex_init failed (\(result))")
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
+        // Fails only for a mutex still locked, which no one can hold once the value is released.
+        _ = pthread_mutex_destroy(mutex)
         mutex.deinitialize(count: 1)
         mutex.deallocate()
         value.deinitialize(count: 1)
@@ -35,8 +37,14 @@ final class Locked<Value> {
 
     /// Runs `body` with exclusive access to the value. `body` must not call back into this lock.
     func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        // These fail only for a mutex that is not initialised or not held: a bug here, not a condition
+        // to recover from.
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "pthread_mutex_lock failed (\(locked))")
+        defer {
+            let unlocked = pthread_mutex_unlock(mutex)
+            precondition(unlocked == 0, "pthread_mutex_unlock failed (\(unlocked))")
+        }
         return try body(&value.pointee)
     }
 }

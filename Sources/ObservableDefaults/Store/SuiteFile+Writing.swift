@@ -1,0 +1,157 @@
+import Foundation
+
+/// Writing pending changes into the file: a key-granular read-modify-write under the cross-process lock.
+extension SuiteFile {
+    /// A read-modify-write of one key: `transform` gets the key's value as the file holds it (with this
+    /// process's pending changes), read under the cross-process lock, and returns the new one (`nil`
+    /// removes the key).
+    struct AtomicUpdate {
+        var key: ExactKey
+        var transform: (DefaultsValue?) -> DefaultsValue?
+    }
+
+    /// What to write, taken from memory once the file's lock is held.
+    struct WriteRequest {
+        /// Changes not in the file yet (`nil` value: remove the key).
+        var pending: [ExactKey: DefaultsValue?]
+        var update: AtomicUpdate?
+        /// `fsync` the file and its directory.
+        var synchronize: Bool
+        var lockWaitLimit: Duration
+    }
+
+    /// Writes what `request` returns (nothing when it returns `nil`) in one transaction: under the
+    /// cross-process lock, the file is re-read if it is not the known version, the changes are applied
+    /// to its contents and the result replaces it atomically. The written version goes to `merge`, then
+    /// becomes the known one; `merge`'s announcement is returned. A file that does not parse is never
+    /// overwritten (its version goes to `merge` as broken, and the write fails).
+    func write<Merged: Sendable>(_ request: () -> WriteRequest?, merge: (FileChange) -> Merged) throws(WriteFailure<Merged>) -> Merged? {
+        try document.withLock { (document) throws(WriteFailure<Merged>) -> Merged? in
+            guard let request = request() else { return nil }
+            // Starts over when the file was replaced under a removed lock file (see SuiteFileIO.replace).
+            var attempts = 0
+            var broken: Merged?
+            while true {
+                do throws(DefaultsError) {
+                    return try transaction(&document, request, merge: merge, broken: &broken)
+                } catch {
+                    attempts += 1
+                    if error != SuiteFileIO.changedUnderneath || attempts == 100 { throw WriteFailure(error: error, broken: broken) }
+                }
+            }
+        }
+    }
+
+    /// One attempt of ``write(_:merge:)``. The contents are changed in place (no copy of the whole suite,
+    /// no sorting it again, and only changed entries encoded again) and put back as they were when the
+    /// attempt fails. `broken` receives the merge of a version that does not parse.
+    private func transaction<Merged>(
+        _ document: inout Document, _ request: WriteRequest, merge: (FileChange) -> Merged,
+        broken: inout Merged?
+    ) throws(DefaultsError) -> Merged {
+        let knownIdentity = known.withLock { $0.identity }
+        var spellings = document.spellings
+        var entries = document.entries.take()
+        var previousBytes = document.bytes.take()
+        document.members = nil
+        // When the file changed since our last read or write: what it held then, and what it holds now.
+        var reread: (previous: [ExactKey: DefaultsValue], current: [ExactKey: DefaultsValue])?
+        var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
+        do throws(DefaultsError) {
+            let paths = try SuiteFileIO.checkedWritePaths(for: url.path, fileURL: url)
+            return try SuiteLock.withLock(at: paths.lock, fileURL: url, waitLimit: request.lockWaitLimit) { () throws(DefaultsError) -> Merged in
+                let existing = FileStatus.ifPresent(at: paths.file)
+                if existing.map(FileIdentity.init) != knownIdentity {
+                    let current = try decodeCurrentFile(spellings: &spellings, merge: merge, broken: &broken)
+                    reread = (document.values, current)
+                    document.values = current
+                    entries = nil
+                    previousBytes = nil
+                }
+                var changes = request.pending
+                var updatedValue: DefaultsValue?
+                if let update = request.update {
+                    // Pending changes first: the transform sees this process's latest value too.
+                    let current = request.pending[update.key] ?? document.values[update.key]
+                    updatedValue = update.transform(current).map(format.normalize)
+                    changes[update.key] = .some(updatedValue)
+                }
+                replaced.reserveCapacity(changes.count)
+                for (key, value) in changes {
+                    let old = if let value { document.values.updateValue(value, forKey: key) } else { document.values.removeValue(forKey: key) }
+                    replaced.append((key, old))
+                    if entries != nil { Self.update(&entries!, key: key, value: value) }
+                }
+                if entries == nil {
+                    entries = SuiteFormat.sortedEntries(of: document.values)
+                }
+                let bytes = try format.encodeBytes(
+                    &entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256,
+                    spellings: spellings, fileURL: url)
+                let identity = try SuiteFileIO.replace(
+                    paths, with: bytes, existing: existing, synchronize: request.synchronize, lockWaitLimit: request.lockWaitLimit)
+                StaleTemporaryFiles.cleanUpOnce(in: paths.directory)
+                document.entries = entries.take()
+                document.bytes = bytes
+                document.spellings = spellings
+                var outsideChanges: [ExactKey] = []
+                if case let (previous, current)? = reread {
+                    for key in Set(previous.keys).union(current.keys) where previous[key] != current[key] {
+                        outsideChanges.append(key)
+                    }
+                }
+                let announcement = merge(.adopted(AdoptedVersion(
+                    contents: document.values, changedKeys: outsideChanges, written: request.pending,
+                    update: request.update.map { ($0.key, updatedValue) })))
+                makeKnown(identity)
+                return announcement
+            }
+        } catch {
+            // Put back the contents as last read or written; the sorted entries are rebuilt next time.
+            if case let (previous, _)? = reread {
+                document.values = previous
+            } else {
+                for (key, old) in replaced.reversed() {
+                    if let old { document.values[key] = old } else { document.values.removeValue(forKey: key) }
+                }
+            }
+            throw error
+        }
+    }
+
+    /// Reads and decodes the file as it is now (an absent file is empty). A version that does not parse
+    /// goes to `merge` as broken (its announcement into `broken`), and its error is thrown. `spellings`
+    /// receives the file's number spellings (see ``JSONNumberSpellings``).
+    private func decodeCurrentFile<Merged>(
+        spellings: inout JSONNumberSpellings, merge: (FileChange) -> Merged, broken: inout Merged?
+    ) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
+        guard let snapshot = try SuiteFileIO.readSnapshot(url) else {
+            spellings = JSONNumberSpellings()
+            return [:]
+        }
+        do {
+            return try format.decode(snapshot.bytes, fileURL: url, spellings: &spellings)
+        } catch {
+            broken = merge(.broken(recordBroken(error, identity: snapshot.identity)))
+            throw error
+        }
+    }
+
+    /// Sets (`nil`: removes) `key` in `entries`, which are sorted by the bytes of their keys.
+    static func update(_ entries: inout [Entry], key: ExactKey, value: DefaultsValue?) {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ExactKey(entries[middle].key) < key { low = middle + 1 } else { high = middle }
+        }
+        let found = low < entries.count && ExactKey(entries[low].key) == key
+        switch (value, found) {
+        case (let value?, true):
+            entries[low].value = value
+            entries[low].fragment = nil
+        case (let value?, false): entries.insert(Entry(key: key.string, value: value), at: low)
+        case (nil, true): entries.remove(at: low)
+        case (nil, false): break
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+
+/// One suite file as this process knows it: the version last read or written (its identity, values and
+/// the format's document) and the two things done with it, each serialised with the other by
+/// ``document``'s lock: writing pending changes in a cross-process transaction
+/// (``write(_:merge:)``), and re-reading it after an outside change (``reread(gate:merge:)``).
+///
+/// It keeps no memory of the suite's own: what memory makes of a new version is decided by the
+/// `merge` the caller passes (``SuiteStorage/merge(_:)``), run while the lock is held so that two
+/// versions are merged in the order they were adopted.
+final class SuiteFile: Sendable {
+    typealias Entry = SuiteFormat.Entry
+
+    /// The format's document of the known version: changed in place by writes and re-reads.
+    struct Document {
+        /// The file's contents.
+        var values: [ExactKey: DefaultsValue] = [:]
+        /// `values` sorted by key (the order the writers use), once a write has needed them.
+        var entries: [Entry]?
+        /// The bytes `values` came from: last written, or last read from a JSON file. `entries`'
+        /// fragments point into them (set only by a write).
+        var bytes: [UInt8]?
+        /// Where the top-level members of `bytes` are (JSON), once a re-read has needed them: the next
+        /// re-read compares the new file's members with these and parses only those that changed.
+        var members: [JSONSuiteIndex.Member]?
+        /// The text of numbers in the file that the writer would spell differently (JSON), kept by writes.
+        var spellings = JSONNumberSpellings()
+    }
+
+    /// Which versions of the file are known, readable without waiting for a write under way.
+    struct KnownVersions {
+        /// The version `Document` holds; `nil` when there was no file.
+        var identity: FileIdentity?
+        /// The version that failed to parse, and why, so it is reported once, not on every event.
+        var brokenIdentity: FileIdentity?
+        var brokenError: DefaultsError?
+    }
+
+    let url: URL
+    let format: SuiteFormat
+    /// Held for the whole of a write or re-read: serialises this process's reads and writes of the file,
+    /// so a slow re-read can never overwrite memory with a version older than one just written.
+    let document = Locked(Document())
+    let known = Locked(KnownVersions())
+
+    init(url: URL, format: SuiteFormat) {
+        self.url = url
+        self.format = format
+    }
+
+    /// The file's contents as last read or written (for tests).
+    var knownValues: [ExactKey: DefaultsValue] { document.withLock { $0.values } }
+
+    /// Whether `identity` is the version the document holds, or the broken one already reported.
+    func isKnownVersion(_ identity: FileIdentity?) -> Bool {
+        known.withLock { identity == $0.identity || (identity != nil && identity == $0.brokenIdentity) }
+    }
+
+    /// Whether the file at the path is a version already known (one `stat`). The event of our own
+    /// write, or a touch that changed nothing, ends here without waiting for a write under way.
+    var isUnchangedOnDisk: Bool { isKnownVersion(FileIdentity.of(path: url.path)) }
+
+    // MARK: Re-reading
+
+    /// Re-reads the file if it is not a known version (incrementally for JSON when possible, else with a
+    /// full parse), and hands the new version to `merge` before it becomes the known one.
+    /// `gate` sees every read before anything is applied (see ``WatchEvent/ReadGate``).
+    func reread<Merged>(gate: WatchEvent.ReadGate?, merge: (FileChange) -> Merged) -> ReadResult<Merged> {
+        document.withLock { document in
+            if isUnchangedOnDisk { return .unchanged }
+            let snapshot: SuiteFileIO.Snapshot?
+            do throws(DefaultsError) {
+                snapshot = try SuiteFileIO.readSnapshot(url)
+            } catch {
+                return .unreadable(error)
+            }
+            if let gate, !gate(snapshot.map { Self.isBlank($0.bytes) } ?? true) { return .unchanged }
+            guard let snapshot else {
+                return adopt(&document, contents: [:], bytes: nil, spellings: JSONNumberSpellings(), identity: nil, merge: merge)
+            }
+            // JSON keeps the bytes read, for the next re-read to compare with (see `rereadIncrementally`).
+            var bytes: [UInt8]?
+            if format == .json, document.bytes != nil {
+                let newBytes = [UInt8](snapshot.bytes)
+                if let adopted = rereadIncrementally(&document, newBytes, identity: snapshot.identity, merge: merge) {
+                    return adopted
+                }
+                bytes = newBytes
+            }
+            var spellings = JSONNumberSpellings()
+            let contents: [ExactKey: DefaultsValue]
+            do throws(DefaultsError) {
+                contents = try format.decode(snapshot.bytes, fileURL: url, spellings: &spellings)
+            } catch {
+                if let gate, !gate(true) { return .unchanged }
+                return .broken(merge(.broken(recordBroken(error, identity: snapshot.identity))))
+            }
+            // Copied after the parse on a first read (as opening did before), not before it.
+            if format == .json && bytes == nil { bytes = [UInt8](snapshot.bytes) }
+            return adopt(&document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity, merge: merge)
+        }
+    }
+
+    /// A fully read version becomes the known one; every key may differ from memory.
+    private func adopt<Merged>(
+        _ document: inout Document, contents: [ExactKey: DefaultsValue], bytes: [UInt8]?,
+        spellings: JSONNumberSpellings, identity: FileIdentity?, merge: (FileChange) -> Merged
+    ) -> ReadResult<Merged> {
+        document.values = contents
+        document.entries = nil
+        document.bytes = bytes
+        document.members = nil
+        document.spellings = spellings
+        let announcement = merge(.adopted(AdoptedVersion(contents: contents, changedKeys: nil)))
+        makeKnown(identity)
+        return .adopted(announcement, released: nil)
+    }
+
+    /// The re-read of a JSON file that parses only the members whose bytes differ from those of the bytes
+    /// last read or written (see ``JSONSuiteIndex``). Returns `nil` (the document unchanged) when the full
+    /// parse must decide: no previous bytes, a file that does not scan, a changed member that does not
+    /// parse, duplicate keys or `null`. The sorted entries a write kept are handed back to be released
+    /// once observers have heard (their fragments point into the previous bytes, so they are not kept).
+    private func rereadIncrementally<Merged>(
+        _ document: inout Document, _ bytes: [UInt8], identity: FileIdentity, merge: (FileChange) -> Merged
+    ) -> ReadResult<Merged>? {
+        guard let previousBytes = document.bytes else { return nil }
+        var spellings = document.spellings
+        let outcome = previousBytes.withUnsafeBufferPointer { previous in
+            bytes.withUnsafeBufferPointer { current -> (changed: [ExactKey], members: [JSONSuiteIndex.Member])? in
+                // After a write, the members are found from the writer's fragments (only keys scanned).
+                guard let previousMembers = document.members
+                    ?? document.entries.flatMap({ JSONSuiteIndex.members(ofWritten: previous, entries: $0) })
+                    ?? JSONSuiteIndex.scan(previous),
+                    previousMembers.count == document.values.count,
+                    let scan = JSONSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
+                    let changed = JSONSuiteIndex.reread(
+                        previousBytes: previous, previousMembers: previousMembers, values: &document.values,
+                        spellings: &spellings, newBytes: current, newMembers: scan.members,
+                        sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
+                else { return nil }
+                return (changed, scan.members)
+            }
+        }
+        guard let outcome else { return nil }
+        let released = document.entries.take()
+        document.bytes = bytes
+        document.members = outcome.members
+        document.spellings = spellings
+        let announcement = merge(.adopted(AdoptedVersion(contents: document.values, changedKeys: outcome.changed)))
+        makeKnown(identity)
+        return .adopted(announcement, released: released)
+    }
+
+    /// Whether the file holds nothing but whitespace (an empty suite, or the first moment of a save).
+    static func isBlank(_ bytes: Data) -> Bool {
+        bytes.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+    }
+
+    // MARK: Known versions
+
+    /// Makes `identity` the known version, after memory has merged it (so a check that finds it known
+    /// finds memory holding it). It parsed, so no broken version is kept.
+    func makeKnown(_ identity: FileIdentity?) {
+        known.withLock {
+            $0.identity = identity
+            $0.brokenIdentity = nil
+            $0.brokenError = nil
+        }
+    }
+
+    /// Records that the version `identity` does not parse; whether that is news (a new version of the file
+    /// or a new error) decides whether it is published.
+    func recordBroken(_ error: DefaultsError, identity: FileIdentity) -> BrokenVersion {
+        known.withLock { known in
+            defer {
+                known.brokenError = error
+                known.brokenIdentity = identity
+            }
+            return BrokenVersion(error: error, isNews: known.brokenIdentity != identity || known.brokenError != error)
+        }
+    }
+}

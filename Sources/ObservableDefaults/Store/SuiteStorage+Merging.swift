@@ -1,0 +1,93 @@
+/// The one place memory takes in a version of the file that ``SuiteFile`` read or wrote.
+extension SuiteStorage {
+    /// What a merge changed in memory, announced once the locks are released (see ``announce(_:)``).
+    struct Announcement {
+        /// Keys whose value changed because the file changed outside this process.
+        var outsideChanges: Set<ExactKey> = []
+        /// The key an ``SuiteFile/AtomicUpdate`` changed in memory.
+        var updatedKey: ExactKey?
+        /// The value an ``SuiteFile/AtomicUpdate`` stored, unless a newer change of the key is pending.
+        var updatedValue: DefaultsValue?
+        var observers: [Observer] = []
+        /// Pending changes kept while the file was broken, to be written now that it parses.
+        var mustWritePending = false
+        /// A file error to publish (a version that does not parse, seen for the first time).
+        var error: DefaultsError?
+    }
+
+    /// Takes a new version of the file into memory: memory is the file with the pending changes on top.
+    /// Runs under ``SuiteFile``'s lock, so versions are merged in the order they were adopted.
+    func merge(_ change: FileChange) -> Announcement {
+        state.withLock { state in
+            switch change {
+            case .broken(let broken):
+                state.fileError = broken.error
+                return Announcement(error: broken.isNews ? broken.error : nil)
+            case .adopted(let version):
+                var announcement = Announcement()
+                for (key, written) in version.written where state.pending[key].map({ $0 == written }) == true {
+                    state.pending.removeValue(forKey: key)
+                }
+                if let changedKeys = version.changedKeys {
+                    // A pending key (written now, or changed again since) keeps memory's value; only keys
+                    // whose file value changed can differ from memory.
+                    for key in changedKeys
+                    where version.written[key] == nil && state.pending[key] == nil && key != version.update?.key {
+                        let value = version.contents[key]
+                        if state.values[key] != value {
+                            state.values[key] = value
+                            announcement.outsideChanges.insert(key)
+                        }
+                    }
+                } else {
+                    var merged = version.contents
+                    for (key, value) in state.pending { merged[key] = value }
+                    // Nobody to tell: no need to compare (opening a large suite).
+                    if !state.observers.isEmpty { announcement.outsideChanges = Self.changedKeys(from: state.values, to: merged) }
+                    state.values = merged
+                }
+                // A change another thread made meanwhile (still pending) comes after the update.
+                if let update = version.update, state.pending[update.key] == nil {
+                    announcement.updatedValue = update.value
+                    if state.values[update.key] != update.value {
+                        state.values[update.key] = update.value
+                        announcement.updatedKey = update.key
+                    }
+                }
+                announcement.mustWritePending = state.fileError != nil && !state.pending.isEmpty
+                state.fileError = nil
+                if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
+                    announcement.observers = Array(state.observers.values)
+                }
+                return announcement
+            }
+        }
+    }
+
+    /// Publishes a merge's error and notifies its observers: outside changes first, then the update.
+    func announce(_ announcement: Announcement) {
+        if let error = announcement.error { publish(error) }
+        if !announcement.outsideChanges.isEmpty {
+            Self.notify(announcement.observers, keys: announcement.outsideChanges, origin: .outside)
+        }
+        if let key = announcement.updatedKey { Self.notify(announcement.observers, keys: [key], origin: .thisProcess) }
+    }
+
+    static func changedKeys(from old: [ExactKey: DefaultsValue], to new: [ExactKey: DefaultsValue]) -> Set<ExactKey> {
+        var changed = Set<ExactKey>()
+        var common = 0
+        for (key, value) in new {
+            if let oldValue = old[key] {
+                common += 1
+                if oldValue != value { changed.insert(key) }
+            } else {
+                changed.insert(key)
+            }
+        }
+        // Old keys missing from `new` exist only if fewer than all of them were found there.
+        if common < old.count {
+            for key in old.keys where new[key] == nil { changed.insert(key) }
+        }
+        return changed
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The typed system-call layer (`System/`) on real files and a real inotify instance.
+@Suite struct SystemLayerTests {
+    let directory = TemporaryDirectory()
+
+    @Test func fileDescriptorClosesWhenItsValueEnds() throws {
+        let path = directory.file("closed").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        var raw: Int32 = -1
+        do {
+            let file = try FileDescriptor(opening: path, .readOnly)
+            raw = file.rawValue
+            #expect(fcntl(raw, F_GETFD) != -1, "open while the value lives")
+            #expect(fcntl(raw, F_GETFD) & FD_CLOEXEC != 0, "never leaks into a child process")
+        }
+        #expect(fcntl(raw, F_GETFD) == -1 && errno == EBADF, "closed when the value ended")
+    }
+
+    @Test func failedCallsNameTheCallThePathAndTheErrno() throws {
+        let missing = directory.file("missing/file").path
+        let failure = try #require(throws: SystemCallError.self) { _ = try FileDescriptor(opening: missing, .readOnly) }
+        #expect(failure == SystemCallError("open", path: missing, errno: .noSuchFile))
+        let error = DefaultsError(failure, "cannot open the suite file for reading", fileURL: nil)
+        #expect(error.kind == .fileSystem)
+        #expect(error.errorNumber == ENOENT)
+        #expect(error.message == "cannot open the suite file for reading (open \(missing))")
+        // A message that names the path already gets only the call.
+        let named = DefaultsError(failure, "cannot open \(missing)", fileURL: nil)
+        #expect(named.message == "cannot open \(missing) (open)")
+    }
+
+    @Test func fileStatusTellsKindsPermissionsAndIdentity() throws {
+        let file = directory.file("status")
+        try Data("12345".utf8).write(to: file)
+        #expect(chmod(file.path, 0o640) == 0)
+        let link = directory.file("link").path
+        #expect(symlink(file.path, link) == 0)
+        let status = try FileStatus(path: file.path)
+        #expect(status.kind == .regular)
+        #expect(status.permissions == 0o640)
+        #expect(status.size == 5)
+        #expect(try FileStatus(path: link).node == status.node, "stat follows the link")
+        #expect(try FileStatus(linkAt: link).kind == .symlink, "lstat does not")
+        #expect(try FileStatus(path: directory.url.path).kind == .directory)
+        #expect(FileStatus.ifPresent(at: directory.file("none").path) == nil)
+        #expect(FileSystem.symlinkTarget(of: link) == file.resolvingSymlinksInPath().path)
+        #expect(FileSystem.symlinkTarget(of: file.path) == file.path)
+    }
+
+    @Test func inotifyEventsAreDecodedWithTheirNames() throws {
+        let inotify = try Inotify()
+        let watch = try inotify.addWatch(directory.url.path, mask: [.created, .deleted, .onlyDirectory])
+        // Names of several lengths, so the kernel pads them differently.
+        let names = ["a", "settings.json", String(repeating: "n", count: 200)]
+        // Created in place (`FileManager` would write a temporary file and rename it).
+        for name in names { #expect(close(open(directory.file(name).path, O_CREAT | O_WRONLY, 0o600)) == 0) }
+        try FileManager.default.removeItem(at: directory.file("a"))
+        var events: [Inotify.Event] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 4)
+        defer { buffer.deallocate() }
+        #expect(eventually {
+            try? inotify.drainEvents(into: buffer) { events.append($0) }
+            return events.count >= 4
+        })
+        #expect(events.map(\.name) == names + ["a"])
+        #expect(events.allSatisfy { $0.watch == watch })
+        #expect(events.prefix(3).allSatisfy { $0.mask.contains(.created) })
+        #expect(events[3].mask.contains(.deleted))
+        try inotify.drainEvents(into: buffer) { Issue.record("unexpected event \($0)") }
+    }
+
+    @Test func aRefusedWatchIsATypedFailure() throws {
+        let inotify = try Inotify()
+        let file = directory.file("plain")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        let failure = try #require(throws: SystemCallError.self) { try inotify.addWatch(file.path, mask: [.created, .onlyDirectory]) }
+        #expect(failure.call == "inotify_add_watch" && failure.errno == .notDirectory)
+    }
+}
