@@ -130,18 +130,33 @@ enum SuiteFileIO {
         defer {
             if !succeeded { try? FileSystem.removeFile(temporaryPath) }
         }
+        // Watchers of the directory (our own among them) are woken by every event of a save; a write that
+        // is not needed, and a close after the rename (IN_CLOSE_WRITE on the suite's own name, which makes
+        // every watcher check the suite a second time), are avoided. The identity is taken after the rename
+        // through a read-only descriptor, whose close is not a watched event.
+        // Opened while the file is still ours with mode 0600, so any mode set below cannot refuse it.
+        let afterRename: FileDescriptor
+        do {
+            afterRename = try FileDescriptor(opening: temporaryPath, [.readOnly, .noFollow])
+        } catch {
+            throw DefaultsError(error, "cannot open the temporary file \(temporaryPath) again to read its identity", fileURL: paths.url)
+        }
         do throws(SystemCallError) {
             try file.writeAll(bytes)
             if let existing, existing.owner != CurrentProcess.effectiveUser || existing.group != CurrentProcess.effectiveGroup {
                 // Fails harmlessly (EPERM) when we may not give the file away; it is then ours.
                 try? file.setOwner(existing.owner, group: existing.group)
             }
-            // After `fchown`, which clears set-id bits; explicit, so the umask cannot narrow the mode.
-            try file.setPermissions(permissions)
+            // After `fchown`, which clears set-id bits; explicit, so the umask cannot narrow the mode. Skipped
+            // when the mode is already right (the usual case), which saves watchers an IN_ATTRIB.
+            if try file.status().permissions != permissions {
+                try file.setPermissions(permissions)
+            }
             if synchronize { try file.synchronize() }
         } catch {
             throw DefaultsError(error, writeFailureMessage(error.call, temporaryPath), fileURL: paths.url)
         }
+        file.close()
         // Only the lock holder writes, but someone may remove or replace the lock file while we hold
         // it; a writer that locked the new one may have replaced the file since we read it, and our
         // contents would drop its changes. Then the caller reads the file again and starts over.
@@ -159,7 +174,7 @@ enum SuiteFileIO {
         do throws(SystemCallError) {
             // Taken after the rename, which changes the file's ctime, so the identity matches what a later
             // stat of the path sees and our own write is recognised without re-reading it.
-            let identity = try FileIdentity(file.status())
+            let identity = try FileIdentity(afterRename.status())
             if synchronize { try FileSystem.synchronizeDirectory(paths.directory) }
             return identity
         } catch {

@@ -174,6 +174,8 @@ final class WatchLoop {
             for id in exact { writing.remove(id) }
         }
         let finishing: Inotify.Mask = [.closedAfterWriting, .movedTo, .attributesChanged, .deleted, .movedFrom]
+        // Names no one watches (a writer's temporary file) end here, without an `lstat`.
+        if exact.isEmpty && others.isEmpty { return }
         if !mask.isDisjoint(with: finishing) || (mask.contains(.created) && FileSystem.isSymlink(directory + "/" + name)) {
             due.formUnion(exact)
             due.formUnion(others)
