@@ -50,7 +50,8 @@ extension SuiteStorage {
     }
 
     /// The body of ``reloadFromDisk()``, run holding `fileAccess`: reads the file if it is not the known
-    /// version, incrementally for JSON when possible, else with a full parse and diff.
+    /// version, incrementally when possible (see ``SuiteFormat/reread(previous:previousMembers:entries:values:spellings:current:)``),
+    /// else with a full parse and diff.
     /// `gate` sees every read before anything is applied (a file that does not parse: see
     /// ``reloadFromDisk(gate:)``).
     private func readChangedFile(gate: ReadGate?) -> ReloadOutcome {
@@ -63,13 +64,11 @@ extension SuiteStorage {
             let read = try SuiteFileIO.readSnapshot(fileURL)
             if let gate, !gate(read.map { Self.isBlank($0.bytes) } ?? true) { return .unchanged }
             if let snapshot = read {
-                if format == .json {
-                    let newBytes = [UInt8](snapshot.bytes)
-                    if let (changed, observers, mustWritePending, released) = rereadIncrementally(newBytes, identity: snapshot.identity) {
-                        return .loaded(changed, observers, mustWritePending: mustWritePending, released: released)
-                    }
-                    bytes = newBytes
+                let newBytes = [UInt8](snapshot.bytes)
+                if let (changed, observers, mustWritePending, released) = rereadIncrementally(newBytes, identity: snapshot.identity) {
+                    return .loaded(changed, observers, mustWritePending: mustWritePending, released: released)
                 }
+                bytes = newBytes
                 do {
                     contents = try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
                 } catch {
@@ -95,11 +94,10 @@ extension SuiteStorage {
         return .loaded(changed, observers, mustWritePending: mustWritePending, released: nil)
     }
 
-    /// The re-read of a JSON file that parses only the members whose bytes differ from those of the bytes
-    /// last read or written (see ``JSONSuiteIndex``), run holding `fileAccess`. Returns what
-    /// ``reloadFromDisk()`` announces, or `nil` (nothing changed in the state) when the full parse must
-    /// decide: no previous bytes, a file that does not scan, a changed member that does not parse,
-    /// duplicate keys or `null`.
+    /// The re-read that parses only the members whose bytes differ from those of the bytes last read or
+    /// written (see ``SuiteIndex``), run holding `fileAccess`. Returns what ``reloadFromDisk()``
+    /// announces, or `nil` (nothing changed in the state) when the full parse must decide: no previous
+    /// bytes, a file that does not scan, a changed member that does not parse, duplicate keys or `null`.
     /// The sorted entries a write kept are handed back to be released once observers have heard (their
     /// fragments point into the previous bytes, so they are not kept).
     func rereadIncrementally(_ bytes: [UInt8], identity: FileIdentity) -> (Set<ExactKey>, [Observer], Bool, [Entry]?)? {
@@ -113,19 +111,10 @@ extension SuiteStorage {
         }
         var spellings = knownSpellings
         let outcome = previousBytes?.withUnsafeBufferPointer { previous in
-            bytes.withUnsafeBufferPointer { current -> (changed: [ExactKey], members: [JSONSuiteIndex.Member])? in
-                // After a write, the members are found from the writer's fragments (only keys scanned).
-                guard let previousMembers = knownMembers
-                    ?? entries.flatMap({ JSONSuiteIndex.members(ofWritten: previous, entries: $0) })
-                    ?? JSONSuiteIndex.scan(previous),
-                    previousMembers.count == contents.count,
-                    let scan = JSONSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
-                    let changed = JSONSuiteIndex.reread(
-                        previousBytes: previous, previousMembers: previousMembers, values: &contents, spellings: &spellings,
-                        newBytes: current, newMembers: scan.members,
-                        sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
-                else { return nil }
-                return (changed, scan.members)
+            bytes.withUnsafeBufferPointer { current in
+                format.reread(
+                    previous: previous, previousMembers: knownMembers, entries: entries, values: &contents,
+                    spellings: &spellings, current: current)
             }
         }
         guard let outcome else {

@@ -30,12 +30,12 @@ final class SuiteStorage: Sendable {
         var fileValues: [ExactKey: DefaultsValue] = [:]
         /// `fileValues` sorted by key (the order the writers use), once a write has needed them.
         var fileEntries: [Entry]?
-        /// The bytes `fileValues` came from: last written, or last read from a JSON file. `fileEntries`'
-        /// fragments point into them (set only by a write).
+        /// The bytes `fileValues` came from: last written or read. `fileEntries`' fragments point into them
+        /// (set only by a write).
         var fileBytes: [UInt8]?
-        /// Where the top-level members of `fileBytes` are (JSON), once a re-read has needed them: the next
-        /// re-read compares the new file's members with these and parses only those that changed.
-        var fileMembers: [JSONSuiteIndex.Member]?
+        /// Where the top-level members of `fileBytes` are, once a re-read has needed them: the next re-read
+        /// compares the new file's members with these and parses only those that changed.
+        var fileMembers: [SuiteIndex.Member]?
         /// The text of numbers in the file that the writer would spell differently (JSON), kept by writes.
         var numberSpellings = JSONNumberSpellings()
         /// The version of the file `fileValues` came from; `nil` when there was no file.
@@ -91,7 +91,7 @@ final class SuiteStorage: Sendable {
         do {
             var spellings = JSONNumberSpellings()
             var contents = try format.decode(snapshot.bytes, fileURL: fileURL, spellings: &spellings)
-            let bytes = format == .json ? [UInt8](snapshot.bytes) : nil
+            let bytes = [UInt8](snapshot.bytes)
             state.withLock {
                 $0.values = contents
                 $0.adoptFileVersion(
@@ -263,7 +263,7 @@ extension SuiteStorage.State {
     /// positions, number spellings) and its identity. It parsed, so no parse error is kept.
     mutating func adoptFileVersion(
         values: inout [ExactKey: DefaultsValue], entries: [SuiteStorage.Entry]?, bytes: [UInt8]?,
-        members: [JSONSuiteIndex.Member]?, spellings: JSONNumberSpellings, identity: FileIdentity?
+        members: [SuiteIndex.Member]?, spellings: JSONNumberSpellings, identity: FileIdentity?
     ) {
         swap(&fileValues, &values)
         fileEntries = entries
