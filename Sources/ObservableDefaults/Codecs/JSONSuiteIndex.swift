@@ -13,11 +13,17 @@ enum JSONSuiteIndex {
     /// the error). Whitespace only is an empty suite. Values are delimited, not checked: one whose bytes
     /// are not those of a member already parsed is parsed before it is used.
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
+        scan(bytes, end: nil)?.members
+    }
+
+    /// ``scan(_:)``, ending early at a member where a previous member starts in the bytes the previous
+    /// version ends with (see ``SuiteIndex/CommonEnd``); `sameAtEnd` is how many members it took from there.
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, end: SuiteIndex.CommonEnd?) -> (members: [Member], sameAtEnd: Int)? {
         var index = 0
         let count = bytes.count
         if count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
         skipWhitespace(bytes, &index)
-        guard index < count else { return [] }
+        guard index < count else { return ([], 0) }
         guard bytes[index] == UInt8(ascii: "{") else { return nil }
         index += 1
         skipWhitespace(bytes, &index)
@@ -25,12 +31,12 @@ enum JSONSuiteIndex {
         if index < count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             skipWhitespace(bytes, &index)
-            return index == count ? members : nil
+            return index == count ? (members, 0) : nil
         }
         guard let member = scanMember(bytes, &index) else { return nil }
         members.append(member)
-        guard scanRest(bytes, from: index, into: &members, end: nil) != nil else { return nil }
-        return members
+        guard let taken = scanRest(bytes, from: index, into: &members, end: end) else { return nil }
+        return (members, taken)
     }
 
     /// The members of bytes ``JSONWriter`` wrote, from its entries' fragments (`  "key": value` each, in
@@ -54,7 +60,7 @@ enum JSONSuiteIndex {
     /// ``scan(_:)`` of `bytes`, given the previous file and its members (which ``scan(_:)`` found): only
     /// the members between the bytes both files start and end with are scanned (see ``SuiteIndex/Scan``).
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>, previous: UnsafeBufferPointer<UInt8>, previousMembers: [Member]) -> Scan? {
-        SuiteIndex.scan(bytes, previous: previous, previousMembers: previousMembers, scanAll: scan) { start, members, end in
+        SuiteIndex.scan(bytes, previous: previous, previousMembers: previousMembers, scanAll: { scan($0, end: $1) }) { start, members, end in
             scanRest(bytes, from: start, into: &members, end: end)
         }
     }

@@ -18,6 +18,9 @@ struct PropertyListXMLReader {
     private var index = 0
     /// The first definite error met; parsing then unwinds by returning `nil`.
     private var failure: DefaultsError?
+    /// The rest of the document after the top-level value was read before (a scan that reached the bytes
+    /// the previous version ends with): ``parseDocument(_:)`` does not check it again.
+    private var restWasRead = false
 
     /// Containers nested deeper than this are rejected (as in ``JSONReader``).
     static let maximumDepth = 512
@@ -113,6 +116,7 @@ struct PropertyListXMLReader {
         index += 1
         skipWhitespace()
         guard let value = parseTop(&self) else { return nil }
+        if restWasRead { return value }
         skipWhitespace()
         guard consume("</plist>") else { return nil }
         skipWhitespace()
@@ -383,17 +387,24 @@ struct PropertyListXMLReader {
     /// element after it, delimited, not read (one whose bytes are not those of a member read before is
     /// read with ``memberValue(in:at:)``). Whitespace only: none. `nil` when the document is not one this
     /// reader reads, with a dictionary at the top.
-    static func scanSuiteMembers(_ bytes: UnsafeBufferPointer<UInt8>) -> [SuiteIndex.Member]? {
+    ///
+    /// With `end`, the scan stops at a member where a previous member starts in the bytes the previous
+    /// version ends with (see ``SuiteIndex/CommonEnd``); `sameAtEnd` is how many members it took from there.
+    static func scanSuiteMembers(
+        _ bytes: UnsafeBufferPointer<UInt8>, end: SuiteIndex.CommonEnd? = nil
+    ) -> (members: [SuiteIndex.Member], sameAtEnd: Int)? {
         var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
         reader.skipWhitespace()
-        if reader.index == bytes.count { return [] }
-        let members = reader.parseDocument { reader -> [SuiteIndex.Member]? in
-            if reader.consume("<dict/>") { return [] }
+        if reader.index == bytes.count { return ([], 0) }
+        let scan = reader.parseDocument { reader -> (members: [SuiteIndex.Member], sameAtEnd: Int)? in
+            if reader.consume("<dict/>") { return ([], 0) }
             guard reader.consume("<dict>") else { return nil }
             var members: [SuiteIndex.Member] = []
-            return reader.scanMembers(into: &members, end: nil) == nil ? nil : members
+            guard let taken = reader.scanMembers(into: &members, end: end) else { return nil }
+            reader.restWasRead = taken > 0
+            return (members, taken)
         }
-        return reader.failure == nil ? members : nil
+        return reader.failure == nil ? scan : nil
     }
 
     /// Scans the members of the top-level dictionary from `start` (just after a member) to the end of the

@@ -13,13 +13,15 @@ enum PropertyListXMLSuiteIndex {
     /// The members of a suite file in order (whitespace only: none), or `nil` when it is not an XML
     /// property list with a dictionary at the top in the layout the reader handles.
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
-        PropertyListXMLReader.scanSuiteMembers(bytes)
+        PropertyListXMLReader.scanSuiteMembers(bytes)?.members
     }
 
     /// ``scan(_:)`` of `bytes`, given the previous file and its members: only the members between the
     /// bytes both files start and end with are scanned (see ``SuiteIndex/Scan``).
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>, previous: UnsafeBufferPointer<UInt8>, previousMembers: [Member]) -> SuiteIndex.Scan? {
-        SuiteIndex.scan(bytes, previous: previous, previousMembers: previousMembers, scanAll: scan) { start, members, end in
+        SuiteIndex.scan(bytes, previous: previous, previousMembers: previousMembers, scanAll: { bytes, end in
+            PropertyListXMLReader.scanSuiteMembers(bytes, end: end)
+        }) { start, members, end in
             PropertyListXMLReader.scanSuiteMembers(bytes, from: start, into: &members, end: end)
         }
     }

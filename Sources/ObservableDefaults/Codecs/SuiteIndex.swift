@@ -58,10 +58,11 @@ enum SuiteIndex {
     /// The members of `bytes` given the previous file and its members: those before the first member that
     /// is not wholly in the common start are kept; `scanRest` (the format's scanner) continues after
     /// them, ending early at the common end, and returns how many members it took from there (`nil`: the
-    /// file does not scan). Without a kept member, `scanAll` scans the whole file.
+    /// file does not scan). Without a kept member, `scanAll` scans the file from its start, ending early at
+    /// the common end too.
     static func scan(
         _ bytes: UnsafeBufferPointer<UInt8>, previous: UnsafeBufferPointer<UInt8>, previousMembers: [Member],
-        scanAll: (UnsafeBufferPointer<UInt8>) -> [Member]?,
+        scanAll: (UnsafeBufferPointer<UInt8>, CommonEnd) -> (members: [Member], sameAtEnd: Int)?,
         scanRest: (_ from: Int, _ members: inout [Member], _ end: CommonEnd) -> Int?
     ) -> Scan? {
         let limit = min(bytes.count, previous.count)
@@ -70,11 +71,13 @@ enum SuiteIndex {
         // A member is the same if its bytes and the one after them (which ends a JSON number or literal)
         // are in the common prefix.
         let kept = partitionPoint(previousMembers.count) { previousMembers[$0].value.upperBound >= prefix }
-        guard kept > 0 else { return scanAll(bytes).map { Scan(members: $0, sameAtStart: 0, sameAtEnd: 0) } }
+        let end = CommonEnd(start: bytes.count - suffix, shift: bytes.count - previous.count, previousMembers: previousMembers)
+        guard kept > 0 else {
+            return scanAll(bytes, end).map { Scan(members: $0.members, sameAtStart: 0, sameAtEnd: $0.sameAtEnd) }
+        }
         var members: [Member] = []
         members.reserveCapacity(previousMembers.count + 1)
         members.append(contentsOf: previousMembers[0..<kept])
-        let end = CommonEnd(start: bytes.count - suffix, shift: bytes.count - previous.count, previousMembers: previousMembers)
         guard let sameAtEnd = scanRest(previousMembers[kept - 1].value.upperBound, &members, end) else { return nil }
         return Scan(members: members, sameAtStart: kept, sameAtEnd: sameAtEnd)
     }
