@@ -47,7 +47,7 @@ public typealias NSUbiquitousKeyValueStore = CloudKeyValueStore
 #endif
 
 /// The `userInfo` key of ``CloudKeyValueStore/didChangeExternallyNotification`` holding the reason as an
-/// `Int` (``CloudChangeReason/rawValue``), as on Apple platforms.
+/// `Int` (the raw value of a ``CloudChangeReason``), as on Apple platforms.
 public let NSUbiquitousKeyValueStoreChangeReasonKey = "NSUbiquitousKeyValueStoreChangeReasonKey"
 /// The `userInfo` key of ``CloudKeyValueStore/didChangeExternallyNotification`` holding the changed keys as `[String]`.
 public let NSUbiquitousKeyValueStoreChangedKeysKey = "NSUbiquitousKeyValueStoreChangedKeysKey"

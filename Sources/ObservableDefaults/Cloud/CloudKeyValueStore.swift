@@ -11,7 +11,7 @@ import Foundation
 ///   once and is uploaded in the background as a compare-and-swap on the revision it was based on; when
 ///   another machine changed the key first, the server wins and observers hear a server change. Changes
 ///   from elsewhere arrive through a watch that resumes from the last seen revision.
-/// - ``localOnly(directory:)``: a local file that never syncs, like iCloud without an account.
+/// - ``localOnly(directory:limits:)``: a local file that never syncs, like iCloud without an account.
 ///
 /// ``default`` picks one from the environment (see ``default``). Observers hear only changes that did not
 /// come from this store's own writes, with iCloud's reasons (``CloudChangeReason``); each change is also
