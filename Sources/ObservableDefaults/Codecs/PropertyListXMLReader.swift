@@ -18,6 +18,9 @@ struct PropertyListXMLReader {
     private var index = 0
     /// The first definite error met; parsing then unwinds by returning `nil`.
     private var failure: DefaultsError?
+    /// The rest of the document after the top-level value was read before (a scan that reached the bytes
+    /// the previous version ends with): ``parseDocument(_:)`` does not check it again.
+    private var restWasRead = false
 
     /// Containers nested deeper than this are rejected (as in ``JSONReader``).
     static let maximumDepth = 512
@@ -113,6 +116,7 @@ struct PropertyListXMLReader {
         index += 1
         skipWhitespace()
         guard let value = parseTop(&self) else { return nil }
+        if restWasRead { return value }
         skipWhitespace()
         guard consume("</plist>") else { return nil }
         skipWhitespace()
@@ -356,6 +360,114 @@ struct PropertyListXMLReader {
         for byte in text where !isWhitespace(byte) { compact.append(byte) }
         guard let data = Data(base64Encoded: Data(compact)) else { return nil }
         return .data(data)
+    }
+
+    // MARK: - Members (the incremental re-read, see PropertyListXMLSuiteIndex)
+
+    /// The key of the `<key>` element at `range` (with its tags), or `nil` when it is not one this reader reads.
+    static func key(in bytes: UnsafeBufferPointer<UInt8>, at range: Range<Int>) -> String? {
+        var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
+        reader.index = range.lowerBound
+        guard reader.consume("<key>"), let key = reader.parseText(closing: "</key>"),
+            reader.index == range.upperBound, reader.failure == nil
+        else { return nil }
+        return key
+    }
+
+    /// The value of the element at `range`, read as a value of the top-level dictionary; `nil` when this
+    /// reader leaves it to `PropertyListSerialization` or it is an error (a full parse then decides).
+    static func memberValue(in bytes: UnsafeBufferPointer<UInt8>, at range: Range<Int>) -> DefaultsValue? {
+        var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
+        reader.index = range.lowerBound
+        guard let value = reader.parseValue(depth: 2), reader.index == range.upperBound, reader.failure == nil else { return nil }
+        return value
+    }
+
+    /// The members of a suite document: each `<key>` element of the top-level dictionary and the value
+    /// element after it, delimited, not read (one whose bytes are not those of a member read before is
+    /// read with ``memberValue(in:at:)``). Whitespace only: none. `nil` when the document is not one this
+    /// reader reads, with a dictionary at the top.
+    ///
+    /// With `end`, the scan stops at a member where a previous member starts in the bytes the previous
+    /// version ends with (see ``SuiteIndex/CommonEnd``); `sameAtEnd` is how many members it took from there.
+    static func scanSuiteMembers(
+        _ bytes: UnsafeBufferPointer<UInt8>, end: SuiteIndex.CommonEnd? = nil
+    ) -> (members: [SuiteIndex.Member], sameAtEnd: Int)? {
+        var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
+        reader.skipWhitespace()
+        if reader.index == bytes.count { return ([], 0) }
+        let scan = reader.parseDocument { reader -> (members: [SuiteIndex.Member], sameAtEnd: Int)? in
+            if reader.consume("<dict/>") { return ([], 0) }
+            guard reader.consume("<dict>") else { return nil }
+            var members: [SuiteIndex.Member] = []
+            guard let taken = reader.scanMembers(into: &members, end: end) else { return nil }
+            reader.restWasRead = taken > 0
+            return (members, taken)
+        }
+        return reader.failure == nil ? scan : nil
+    }
+
+    /// Scans the members of the top-level dictionary from `start` (just after a member) to the end of the
+    /// document; see ``SuiteIndex/scan(_:previous:previousMembers:scanAll:scanRest:)``. Returns how many
+    /// members were taken from the common end, or `nil`.
+    static func scanSuiteMembers(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, into members: inout [SuiteIndex.Member], end: SuiteIndex.CommonEnd
+    ) -> Int? {
+        var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
+        reader.index = start
+        guard let taken = reader.scanMembers(into: &members, end: end) else { return nil }
+        // Members taken from the common end are followed by the previous file's end, which was read.
+        if taken > 0 { return taken }
+        reader.skipWhitespace()
+        guard reader.consume("</plist>") else { return nil }
+        reader.skipWhitespace()
+        return reader.index == bytes.count ? 0 : nil
+    }
+
+    /// Members up to and including `</dict>`; with `end`, a member where a previous one starts in the
+    /// common end begins the previous file's last members (see ``SuiteIndex/CommonEnd``).
+    private mutating func scanMembers(into members: inout [SuiteIndex.Member], end: SuiteIndex.CommonEnd?) -> Int? {
+        while true {
+            skipWhitespace()
+            if consume("</dict>") { return 0 }
+            if let end, let taken = end.appendMembers(startingAt: index, to: &members) { return taken }
+            let keyStart = index
+            guard consume("<key>") else { return nil }
+            while index < bytes.count, bytes[index] != UInt8(ascii: "<") { index += 1 }
+            guard consume("</key>") else { return nil }
+            let key = keyStart..<index
+            skipWhitespace()
+            let valueStart = index
+            guard skipElement() else { return nil }
+            members.append(SuiteIndex.Member(key: key, value: valueStart..<index))
+        }
+    }
+
+    /// Moves past the element starting at `index` and everything inside it (text is skipped, nested
+    /// elements counted); `false` at a comment, CDATA section, processing instruction or the end.
+    private mutating func skipElement() -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else { return false }
+        var depth = 0
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "<") else {
+                index += 1
+                continue
+            }
+            guard index + 1 < bytes.count else { return false }
+            let next = bytes[index + 1]
+            if next == UInt8(ascii: "!") || next == UInt8(ascii: "?") { return false }
+            var close = index + 1
+            while close < bytes.count, bytes[close] != UInt8(ascii: ">") { close += 1 }
+            guard close < bytes.count else { return false }
+            if next == UInt8(ascii: "/") {
+                depth -= 1
+            } else if bytes[close - 1] != UInt8(ascii: "/") {
+                depth += 1
+            }
+            index = close + 1
+            if depth <= 0 { return depth == 0 }
+        }
+        return false
     }
 
     // MARK: - Helpers

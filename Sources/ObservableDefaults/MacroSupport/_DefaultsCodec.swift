@@ -6,7 +6,7 @@ import Foundation
 /// Implementation detail of the macros; not API.
 public struct _DefaultsCodec<Value> {
     /// The stored form; `nil` removes the key (Optional `nil`).
-    let encode: (Value) throws -> DefaultsValue?
+    @usableFromInline let encode: (Value) throws -> DefaultsValue?
     /// The value of a stored form, or `nil` when it does not fit.
     let decode: (DefaultsValue) -> Value?
 }

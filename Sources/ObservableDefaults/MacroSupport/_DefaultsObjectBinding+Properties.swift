@@ -56,15 +56,23 @@ extension _DefaultsObjectBinding {
         registrar: Observation.ObservationRegistrar,
         willSet: ((Host, Value) -> Void)?, didSet: ((Host, Value) -> Void)?
     ) {
-        guard let resolved = slot.resolve(in: suite, fullKey: fullKey, keepingOnMismatch: true) else { return }
-        let old = slot.snapshot
-        if old.stored == resolved.stored { return }
-        willSet?(host, resolved.value)
-        // The copy changes before Observation hears of it (as in the Apple library, whose getter reads the
-        // store that already changed): a change handler that runs at once on another thread — the task
-        // iterating `Observations` — must read the new value, or it keeps an old one and hears nothing more.
-        slot.store(resolved)
-        registrar.withMutation(of: host, keyPath: keyPath) {}
-        didSet?(host, old.value)
+        var basis = suite.storedValue(forKey: fullKey)
+        while true {
+            guard let resolved = slot.resolve(basis, in: suite, fullKey: fullKey, keepingOnMismatch: true) else { return }
+            let old = slot.snapshot
+            if old.stored == resolved.stored { return }
+            willSet?(host, resolved.value)
+            // The copy changes before Observation hears of it (as in the Apple library, whose getter reads the
+            // store that already changed): a change handler that runs at once on another thread — the task
+            // iterating `Observations` — must read the new value, or it keeps an old one and hears nothing more.
+            slot.store(resolved)
+            registrar.withMutation(of: host, keyPath: keyPath) {}
+            didSet?(host, old.value)
+            // A write of this object between reading memory and storing the copy (it is not announced back
+            // to the object) left the copy older than memory: apply what memory holds now.
+            let now = suite.storedValue(forKey: fullKey)
+            if now == basis { return }
+            basis = now
+        }
     }
 }

@@ -24,6 +24,10 @@ public final class _DefaultsObjectBinding: Sendable {
         var applying: Set<String> = []
         var applyAgain: Set<String> = []
         var observation: DefaultsObservation?
+        /// The suite observer of `observation`, which the object's own writes skip (see ``set(_:slot:keyPath:on:registrar:willSet:didSet:)``).
+        var observerToken: UInt64?
+        /// Full keys that more than one property is mapped to: a write of one must reach the others.
+        var sharedKeys: Set<String> = []
         /// The object is main-actor isolated (seen from `observerStarter`'s isolation).
         var appliesOnMainActor = false
     }
@@ -65,11 +69,18 @@ public final class _DefaultsObjectBinding: Sendable {
 
     /// The suite and prefix in use (the suite is opened on first use).
     var target: (suite: DefaultsSuite, prefix: String) {
+        let target = writeTarget
+        return (target.suite, target.prefix)
+    }
+
+    /// ``target``, with what a property write needs besides: the object's own suite observer and the keys
+    /// it must not skip.
+    var writeTarget: (suite: DefaultsSuite, prefix: String, observer: UInt64?, sharedKeys: Set<String>) {
         state.withLock { state in
-            if let suite = state.suite { return (suite, state.prefix) }
+            if let suite = state.suite { return (suite, state.prefix, state.observerToken, state.sharedKeys) }
             let suite = Self.open(state.suiteName)
             state.suite = suite
-            return (suite, state.prefix)
+            return (suite, state.prefix, state.observerToken, state.sharedKeys)
         }
     }
 
@@ -81,44 +92,6 @@ public final class _DefaultsObjectBinding: Sendable {
             FileHandle.standardError.write(Data("ObservableDefaults: cannot open suite '\(name)' (\(error)); using the standard suite\n".utf8))
             return .standard
         }
-    }
-
-    // MARK: - Writes
-
-    /// A property write: `willSet`, the copy updated inside Observation's `withMutation` for that property
-    /// only, the suite written, `didSet`.
-    ///
-    /// The copy then holds what a new object would read: assigning `nil` to an Optional removes the key, and
-    /// the property reads the registered default, else the declaration default. The suite is written
-    /// whenever it holds something else than the new value, even when the copy already equals it (an
-    /// outside change may not have reached the copy yet); observers are told only when the copy changes.
-    /// A value the suite's format cannot store (NaN in a JSON suite, say) is refused as the suite refuses it:
-    /// reported on the suite's error channel, the property and the file unchanged.
-    public func set<Host: Observation.Observable & AnyObject, Value>(
-        _ newValue: Value, slot: _DefaultsSlot<Value>, keyPath: KeyPath<Host, Value>, on host: Host,
-        registrar: Observation.ObservationRegistrar,
-        willSet: ((Value) -> Void)? = nil, didSet: ((Value) -> Void)? = nil
-    ) {
-        let (suite, prefix) = target
-        let fullKey = prefix + slot.key
-        let stored: DefaultsValue?
-        do {
-            stored = try slot.codec.encode(newValue)
-        } catch {
-            suite.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(Value.self): \(error)", key: fullKey))
-            return
-        }
-        if let stored, !suite.storage.isWritable(stored, forKey: fullKey) { return }
-        let next = stored == nil ? slot.fallback(in: suite, fullKey: fullKey) : .init(value: newValue, stored: stored)
-        let old = slot.snapshot
-        let copyChanges = old.stored != next.stored
-        guard copyChanges || suite.storedValue(forKey: fullKey) != stored else { return }
-        if copyChanges {
-            willSet?(newValue)
-            registrar.withMutation(of: host, keyPath: keyPath) { slot.store(next) }
-        }
-        suite.storage.apply(stored, forKey: fullKey, validated: true)
-        if copyChanges { didSet?(old.value) }
     }
 
     // MARK: - Start
@@ -143,16 +116,24 @@ public final class _DefaultsObjectBinding: Sendable {
         }
         let limit = state.withLock { state in
             state.updaters = updaters
+            state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
             state.appliesOnMainActor = onMainActor
             state.observation?.cancel()
             state.observation = nil
+            state.observerToken = nil
             return state.limitToInstance
         }
         guard !updaters.isEmpty else { return }
-        let observation = suite.observe(keys: Set(updaters.keys), scope: limit ? .thisProcess : .allProcesses) { [weak self] change in
-            self?.handle(change)
+        // Added to the storage directly (not with `observe`) to learn the token the object's writes skip.
+        let storage = suite.storage
+        let token = storage.addObserver(.init(
+            filter: DefaultsKeyFilter(keys: Set(updaters.keys), prefix: nil), scope: limit ? .thisProcess : .allProcesses,
+            handler: { [weak self] change in self?.handle(change) }))
+        let observation = DefaultsObservation { storage.removeObserver(token) }
+        state.withLock { state in
+            state.observation = observation
+            state.observerToken = token
         }
-        state.withLock { $0.observation = observation }
     }
 
     /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys). Silent

@@ -11,7 +11,7 @@ public final class _DefaultsSlot<Value> {
     public let key: String
     /// The declaration-time default.
     let declarationDefault: Value
-    let codec: _DefaultsCodec<Value>
+    @usableFromInline let codec: _DefaultsCodec<Value>
     @usableFromInline let state: _DefaultsLocked<State>
 
     @usableFromInline
@@ -37,6 +37,7 @@ public final class _DefaultsSlot<Value> {
     @inlinable
     public var value: Value { state.mutex.withLock { $0.wrapped.value } }
 
+    @inlinable
     var snapshot: State { state.withLock { $0 } }
 
     func store(_ value: Value, stored: DefaultsValue?) {
@@ -48,12 +49,20 @@ public final class _DefaultsSlot<Value> {
         store(resolve(in: suite, fullKey: fullKey, keepingOnMismatch: false)!)
     }
 
-    func store(_ state: State) { store(state.value, stored: state.stored) }
+    @inlinable
+    func store(_ next: State) { state.withLock { $0 = next } }
 
     /// Takes what the suite now holds for `fullKey`, without notifying anyone; a value of the wrong type
     /// is reported and the copy kept.
+    /// Like an applied change, it repeats when memory changed meanwhile (see `_DefaultsObjectBinding.apply`).
     func follow(_ suite: DefaultsSuite, fullKey: String) {
-        if let resolved = resolve(in: suite, fullKey: fullKey, keepingOnMismatch: true) { store(resolved) }
+        var basis = suite.storedValue(forKey: fullKey)
+        while let resolved = resolve(basis, in: suite, fullKey: fullKey, keepingOnMismatch: true) {
+            store(resolved)
+            let now = suite.storedValue(forKey: fullKey)
+            if now == basis { return }
+            basis = now
+        }
     }
 
     /// The value the suite holds for `fullKey`: the stored value, else the registered default, else the
@@ -64,7 +73,12 @@ public final class _DefaultsSlot<Value> {
     /// (`keepingOnMismatch`, the result is `nil`), and a new object uses the registered default, then the
     /// declaration default.
     func resolve(in suite: DefaultsSuite, fullKey: String, keepingOnMismatch: Bool) -> State? {
-        guard let stored = suite.storedValue(forKey: fullKey) else { return fallback(in: suite, fullKey: fullKey) }
+        resolve(suite.storedValue(forKey: fullKey), in: suite, fullKey: fullKey, keepingOnMismatch: keepingOnMismatch)
+    }
+
+    /// ``resolve(in:fullKey:keepingOnMismatch:)`` for the value `stored` the suite held for `fullKey`.
+    func resolve(_ stored: DefaultsValue?, in suite: DefaultsSuite, fullKey: String, keepingOnMismatch: Bool) -> State? {
+        guard let stored else { return fallback(in: suite, fullKey: fullKey) }
         if let value = codec.decode(stored) { return State(value: value, stored: stored) }
         suite.report(_DefaultsMismatch.error(for: stored, expected: Value.self, key: fullKey, in: suite,
                                              consequence: keepingOnMismatch ? "keeping the current value" : "using the default"))
@@ -73,6 +87,7 @@ public final class _DefaultsSlot<Value> {
 
     /// What the property reads when the key is not stored: the registered default (when it fits), else the
     /// declaration default.
+    @usableFromInline
     func fallback(in suite: DefaultsSuite, fullKey: String) -> State {
         if let registered = suite.registeredDefaults[fullKey], let value = codec.decode(registered) {
             return State(value: value, stored: registered)

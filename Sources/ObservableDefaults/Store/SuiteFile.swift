@@ -17,12 +17,12 @@ final class SuiteFile: Sendable {
         var values: [ExactKey: DefaultsValue] = [:]
         /// `values` sorted by key (the order the writers use), once a write has needed them.
         var entries: [Entry]?
-        /// The bytes `values` came from: last written, or last read from a JSON file. `entries`'
-        /// fragments point into them (set only by a write).
+        /// The bytes `values` came from: last written or read. `entries`' fragments point into them (set
+        /// only by a write).
         var bytes: [UInt8]?
-        /// Where the top-level members of `bytes` are (JSON), once a re-read has needed them: the next
-        /// re-read compares the new file's members with these and parses only those that changed.
-        var members: [JSONSuiteIndex.Member]?
+        /// Where the top-level members of `bytes` are, once a re-read has needed them: the next re-read
+        /// compares the new file's members with these and parses only those that changed.
+        var members: [SuiteIndex.Member]?
         /// The text of numbers in the file that the writer would spell differently (JSON), kept by writes.
         var spellings = JSONNumberSpellings()
     }
@@ -62,7 +62,8 @@ final class SuiteFile: Sendable {
 
     // MARK: Re-reading
 
-    /// Re-reads the file if it is not a known version (incrementally for JSON when possible, else with a
+    /// Re-reads the file if it is not a known version (incrementally when possible, see
+    /// ``SuiteFormat/reread(previous:previousMembers:entries:values:spellings:current:)``, else with a
     /// full parse), and hands the new version to `merge` before it becomes the known one.
     /// `gate` sees every read before anything is applied (see ``WatchEvent/ReadGate``).
     func reread<Merged>(gate: WatchEvent.ReadGate?, merge: (FileChange) -> Merged) -> ReadResult<Merged> {
@@ -78,9 +79,9 @@ final class SuiteFile: Sendable {
             guard let snapshot else {
                 return adopt(&document, contents: [:], bytes: nil, spellings: JSONNumberSpellings(), identity: nil, merge: merge)
             }
-            // JSON keeps the bytes read, for the next re-read to compare with (see `rereadIncrementally`).
+            // The bytes read are kept, for the next re-read to compare with (see `rereadIncrementally`).
             var bytes: [UInt8]?
-            if format == .json, document.bytes != nil {
+            if document.bytes != nil {
                 let newBytes = [UInt8](snapshot.bytes)
                 if let adopted = rereadIncrementally(&document, newBytes, identity: snapshot.identity, merge: merge) {
                     return adopted
@@ -96,7 +97,7 @@ final class SuiteFile: Sendable {
                 return .broken(merge(.broken(recordBroken(error, identity: snapshot.identity))))
             }
             // Copied after the parse on a first read (as opening did before), not before it.
-            if format == .json && bytes == nil { bytes = [UInt8](snapshot.bytes) }
+            if bytes == nil { bytes = [UInt8](snapshot.bytes) }
             return adopt(&document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity, merge: merge)
         }
     }
@@ -116,8 +117,8 @@ final class SuiteFile: Sendable {
         return .adopted(announcement, released: nil)
     }
 
-    /// The re-read of a JSON file that parses only the members whose bytes differ from those of the bytes
-    /// last read or written (see ``JSONSuiteIndex``). Returns `nil` (the document unchanged) when the full
+    /// The re-read that parses only the members whose bytes differ from those of the bytes last read or
+    /// written (see ``SuiteIndex``). Returns `nil` (the document unchanged) when the full
     /// parse must decide: no previous bytes, a file that does not scan, a changed member that does not
     /// parse, duplicate keys or `null`. The sorted entries a write kept are handed back to be released
     /// once observers have heard (their fragments point into the previous bytes, so they are not kept).
@@ -127,19 +128,10 @@ final class SuiteFile: Sendable {
         guard let previousBytes = document.bytes else { return nil }
         var spellings = document.spellings
         let outcome = previousBytes.withUnsafeBufferPointer { previous in
-            bytes.withUnsafeBufferPointer { current -> (changed: [ExactKey], members: [JSONSuiteIndex.Member])? in
-                // After a write, the members are found from the writer's fragments (only keys scanned).
-                guard let previousMembers = document.members
-                    ?? document.entries.flatMap({ JSONSuiteIndex.members(ofWritten: previous, entries: $0) })
-                    ?? JSONSuiteIndex.scan(previous),
-                    previousMembers.count == document.values.count,
-                    let scan = JSONSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
-                    let changed = JSONSuiteIndex.reread(
-                        previousBytes: previous, previousMembers: previousMembers, values: &document.values,
-                        spellings: &spellings, newBytes: current, newMembers: scan.members,
-                        sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
-                else { return nil }
-                return (changed, scan.members)
+            bytes.withUnsafeBufferPointer { current in
+                format.reread(
+                    previous: previous, previousMembers: document.members, entries: document.entries,
+                    values: &document.values, spellings: &spellings, current: current)
             }
         }
         guard let outcome else { return nil }

@@ -130,6 +130,15 @@ extension SuiteStorage {
         for handler in handlers { handler(error) }
     }
 
+    /// ``notify(_:keys:origin:)`` for one key that every observer given matches.
+    static func notify(_ observers: [Observer], key: ExactKey, origin: DefaultsChangeOrigin) {
+        let change = DefaultsChange(keys: [key.string], origin: origin)
+        for observer in observers {
+            if origin == .outside && observer.scope == .thisProcess { continue }
+            if observer.isActive.isSet { observer.handler(change) }
+        }
+    }
+
     static func notify(_ observers: [Observer], keys: Set<ExactKey>, origin: DefaultsChangeOrigin) {
         for observer in observers {
             if origin == .outside && observer.scope == .thisProcess { continue }

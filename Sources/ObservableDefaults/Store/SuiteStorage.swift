@@ -147,14 +147,22 @@ final class SuiteStorage: Sendable {
         if writeNow { persistReportingErrors() }
     }
 
-    /// ``apply(_:)`` for one key, the common case: no dictionary or set is built unless an observer
-    /// needs the key set, and memory is looked up once. `validated`: the caller has checked
+    /// ``apply(_:)`` for one key, the common case: no dictionary or set is built, memory is looked up once,
+    /// and only observers whose filter passes the key are called. `validated`: the caller has checked
     /// ``isWritable(_:forKey:)`` already (an object of the macros, before changing its copy).
-    func apply(_ newValue: DefaultsValue?, forKey string: String, validated: Bool = false) {
+    ///
+    /// For an object of the macros: `alongside` runs holding the state lock, whether or not memory changes,
+    /// so the object's copy changes in the same order as memory when threads write the key at once; the
+    /// observer `skipping` (the object's own) is not told, because the object already changed its copy.
+    func apply(
+        _ newValue: DefaultsValue?, forKey string: String, validated: Bool = false,
+        skipping skipped: UInt64? = nil, alongside: () -> Void = {}
+    ) {
         if !validated, let newValue, !isWritable(newValue, forKey: string) { return }
         let key = ExactKey(string)
         let normalized = newValue.map(format.normalize)
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
+            alongside()
             // An equal value is left as it is (strings equal by canonical equivalence may differ in bytes,
             // and memory keeps what the file holds).
             if let index = state.values.index(forKey: key) {
@@ -169,10 +177,14 @@ final class SuiteStorage: Sendable {
                 state.values[key] = normalized
             }
             state.pending[key] = .some(normalized)
-            return (state.observers.isEmpty ? [] : Array(state.observers.values), state.batchDepth == 0)
+            var observers: [Observer] = []
+            for (token, observer) in state.observers where token != skipped && observer.filter.matches(key) {
+                observers.append(observer)
+            }
+            return (observers, state.batchDepth == 0)
         }
         guard let delivery else { return }
-        if !delivery.observers.isEmpty { Self.notify(delivery.observers, keys: [key], origin: .thisProcess) }
+        if !delivery.observers.isEmpty { Self.notify(delivery.observers, key: key, origin: .thisProcess) }
         if delivery.writeNow { persistReportingErrors() }
     }
 

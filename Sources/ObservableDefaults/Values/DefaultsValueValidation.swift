@@ -25,8 +25,6 @@ extension SuiteFormat {
     /// (JSON has no such numbers); in property lists, strings and keys holding characters XML 1.0 does not
     /// allow (control characters other than tab, line feed and carriage return; U+FFFE; U+FFFF).
     func validate(_ value: DefaultsValue, forKey key: String, fileURL: URL?) throws(DefaultsError) {
-        // Depth-first with an explicit stack; a path is only built for the value that fails.
-        var stack: [(value: DefaultsValue, depth: Int, path: [PathStep])] = [(value, 0, [])]
         func failure(_ message: String, _ path: [PathStep]) -> DefaultsError {
             let place = path.isEmpty ? "" : "at " + path.map(\.description).joined() + ": "
             return DefaultsError(.unsupportedValue, message: place + message, fileURL: fileURL, key: key)
@@ -34,6 +32,14 @@ extension SuiteFormat {
         if self == .propertyList, let bad = Self.firstCharacterXMLRejects(in: key) {
             throw failure("the key contains \(bad), which an XML property list cannot hold (XML 1.0 allows no control characters other than tab, line feed and carriage return, nor U+FFFE or U+FFFF); nothing was written", [])
         }
+        // Values that cannot fail (most writes: numbers, booleans, data, JSON strings) skip the stack's allocation.
+        switch value {
+        case .integer, .bool, .data: return
+        case .string where self == .json: return
+        default: break
+        }
+        // Depth-first with an explicit stack; a path is only built for the value that fails.
+        var stack: [(value: DefaultsValue, depth: Int, path: [PathStep])] = [(value, 0, [])]
         while let (value, depth, path) = stack.popLast() {
             switch value {
             case .string(let string):

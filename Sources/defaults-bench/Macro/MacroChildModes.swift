@@ -3,7 +3,8 @@ import ObservableDefaults
 
 /// Profiling aid for the macro write path (run under `perf record`; not used by the groups):
 ///
-///     macro-set-loop FILE COUNT      COUNT write-through writes of a new value to an @ObservableDefaults property
+///     macro-set-loop FILE COUNT        COUNT write-through writes of a new value to an @ObservableDefaults property
+///     macro-batch-set-loop FILE COUNT  the same inside one `performBatchUpdates` (the in-memory part only)
 enum MacroChildModes {
     static func run(_ arguments: [String]) -> Bool {
         switch arguments.first {
@@ -11,6 +12,14 @@ enum MacroChildModes {
             guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
             let object = MacroSettings(userDefaults: openSuite(URL(fileURLWithPath: arguments[1])))
             for index in 0..<count { object.count = index }
+            return true
+        case "macro-batch-set-loop" where arguments.count == 3:
+            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+            let suite = openSuite(URL(fileURLWithPath: arguments[1]))
+            let object = MacroSettings(userDefaults: suite)
+            suite.performBatchUpdates {
+                for index in 0..<count { object.count = index }
+            }
             return true
         default:
             return false
