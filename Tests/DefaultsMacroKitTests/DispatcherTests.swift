@@ -77,7 +77,7 @@ import Testing
     /// `MacroName` lists exactly the macros the library declares, each with the attribute name users write.
     @Test func macroNamesMatchTheLibrarysDeclarations() throws {
         let declarations = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources/ObservableDefaults/Macros/ObservableDefaultsMacros.swift")
+            .deletingLastPathComponent().appendingPathComponent("Sources/ObservableDefaults/Macros/Declarations/ObservableDefaultsMacros.swift")
         let text = try String(contentsOf: declarations, encoding: .utf8)
         var declared: [String: String] = [:]
         for match in text.matches(of: /public macro (\w+)\([^#]*#externalMacro\(module: "ObservableDefaultsMacros", type: "(\w+)"\)/) {
