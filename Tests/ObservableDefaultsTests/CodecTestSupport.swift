@@ -128,3 +128,29 @@ func parseJSON(_ text: String) throws -> [String: DefaultsValue] {
 func jsonText(_ values: [String: DefaultsValue]) throws -> String {
     String(decoding: try SuiteFormat.json.encode(values.exactKeyed), as: UTF8.self)
 }
+
+/// The edits both incremental re-read property tests (JSON and XML plist) make to a document's top-level
+/// members: `choice` 0…2 changes a value, 3 inserts, 4 removes, 5 moves, 6 shuffles. Returns `false` when
+/// `choice` is none of these or cannot apply to `members` (too few), so the caller makes its own edit.
+func applyMemberEdit(
+    _ choice: Int, to members: inout [(key: String, value: String)], _ random: inout SeededGenerator,
+    key: (inout SeededGenerator) -> String, value: (inout SeededGenerator) -> String
+) -> Bool {
+    let count = members.count
+    switch choice {
+    case 0...2 where count > 0:
+        members[random.int(0...count - 1)].value = value(&random)
+    case 3:
+        members.insert((key(&random), value(&random)), at: random.int(0...count))
+    case 4 where count > 0:
+        members.remove(at: random.int(0...count - 1))
+    case 5 where count > 1:
+        let member = members.remove(at: random.int(0...count - 1))
+        members.insert(member, at: random.int(0...count - 1))
+    case 6 where count > 1:
+        members.shuffle(using: &random)
+    default:
+        return false
+    }
+    return true
+}

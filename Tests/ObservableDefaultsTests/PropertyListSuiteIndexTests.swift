@@ -137,18 +137,11 @@ import Testing
     /// keep, or one left to Foundation).
     static func edit(_ document: inout Document, _ random: inout SeededGenerator) -> Bool {
         let count = document.members.count
-        switch random.int(0...13) {
-        case 0...2 where count > 0:
-            document.members[random.int(0...count - 1)].value = value(&random, depth: 0)
-        case 3:
-            document.members.insert((key(&random), value(&random, depth: 0)), at: random.int(0...count))
-        case 4 where count > 0:
-            document.members.remove(at: random.int(0...count - 1))
-        case 5 where count > 1:
-            let member = document.members.remove(at: random.int(0...count - 1))
-            document.members.insert(member, at: random.int(0...count - 1))
-        case 6 where count > 1:
-            document.members.shuffle(using: &random)
+        let choice = random.int(0...13)
+        if applyMemberEdit(choice, to: &document.members, &random, key: { key(&$0) }, value: { value(&$0, depth: 0) }) {
+            return false
+        }
+        switch choice {
         case 7:
             document.separators.shuffle(using: &random)
             document.prolog = prologs[random.int(0...prologs.count - 1)]
