@@ -1,0 +1,100 @@
+import EtcdLauncher
+import Foundation
+import ObservableDefaults
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `defaults cloud …` against a real etcd node: every command is its own process, as two machines' shells.
+@Suite(.serialized, ToolEtcd.required) struct CloudToolTests {
+    /// Runs `defaults cloud ARGUMENTS` with `OBSERVABLE_DEFAULTS_CLOUD=address`.
+    private func cloud(_ address: String, _ arguments: String...) throws -> RunResult {
+        try Built.run("defaults", ["cloud"] + arguments, directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": address])
+    }
+
+    @Test func writeInOneProcessReadInAnother() throws {
+        let address = try ToolEtcd.freshAddress()
+        let write = try cloud(address, "write", "workers", "-int", "8")
+        #expect(write.status == 0, "\(write)")
+        let list = try cloud(address, "write", "hosts", "-array", "a", "b")
+        #expect(list.status == 0, "\(list)")
+        let added = try cloud(address, "write", "hosts", "-array-add", "c")
+        #expect(added.status == 0, "\(added)")
+
+        let one = try cloud(address, "read", "workers")
+        #expect(one.status == 0 && one.stdout == "8\n", "\(one)")
+        let all = try cloud(address, "read", "--json")
+        #expect(all.status == 0, "\(all)")
+        let parsed = try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [String: Any]
+        #expect(parsed?["workers"] as? Int == 8, "\(all)")
+        #expect(parsed?["hosts"] as? [String] == ["a", "b", "c"], "\(all)")
+
+        let delete = try cloud(address, "delete", "workers")
+        #expect(delete.status == 0, "\(delete)")
+        let gone = try cloud(address, "read", "workers")
+        #expect(gone.status == 1 && gone.stderr.contains("Key 'workers' does not exist in the cloud"), "\(gone)")
+    }
+
+    @Test func watchInAChildProcessSeesAWriteFromAnotherProcess() throws {
+        let address = try ToolEtcd.freshAddress()
+        // --cloud instead of the environment variable: both name the cluster.
+        let watch = try StreamingProcess("defaults", ["cloud", "watch", "theme", "--json", "--cloud", address], directory: nil)
+        #expect(watch.waitUntil { $0.stderr.contains("Watching the cloud") }, "watch did not start: \(watch.stderr)")
+
+        #expect(try cloud(address, "write", "other", "x").status == 0)
+        #expect(try cloud(address, "write", "theme", "dark").status == 0)
+        #expect(watch.waitForLine(containing: "\"key\":\"theme\""), "no line for the write: \(watch.stdout) \(watch.stderr)")
+        #expect(try cloud(address, "delete", "theme").status == 0)
+        #expect(watch.waitForLine(containing: "\"removed\":true"), "no line for the delete: \(watch.stdout)")
+
+        #expect(watch.stop(signal: SIGINT) == 0)
+        let events = try watch.lines.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
+        }
+        // Only the watched key, each change once, with its reason.
+        #expect(events.count == 2, "\(watch.stdout)")
+        guard events.count == 2 else { return }
+        #expect(events[0]["key"] as? String == "theme" && events[0]["value"] as? String == "dark")
+        #expect(events[0]["reason"] as? String == "serverChange")
+        #expect(events[1]["removed"] as? Bool == true)
+    }
+
+    @Test func unreachableEndpointFailsWithTheReason() throws {
+        let address = "etcd://127.0.0.1:\(freeLoopbackPort())/nobody"
+        let write = try cloud(address, "write", "k", "v")
+        #expect(write.status == 1, "\(write)")
+        #expect(write.stderr.contains("cannot sync with the cloud (namespace 'nobody' at http://127.0.0.1:"), "\(write)")
+        #expect(write.stderr.contains("cannot be reached"), "\(write)")
+        let read = try cloud(address, "read")
+        #expect(read.status == 1 && read.stderr.contains("nothing was read"), "\(read)")
+    }
+
+    @Test func writePastTheLimitsIsRefused() throws {
+        let address = try ToolEtcd.freshAddress()
+        let key = String(repeating: "k", count: 65)
+        let write = try cloud(address, "write", key, "v")
+        #expect(write.status == 1, "\(write)")
+        #expect(write.stderr.contains("refused key '\(key)', nothing was written"), "\(write)")
+        #expect(write.stderr.contains("more than the limit of 64"), "\(write)")
+        let read = try cloud(address, "read", "--json")
+        #expect(read.status == 0 && read.stdout == "{}\n", "\(read)")
+    }
+}
+
+/// The cloud verb's command-line errors need no etcd.
+@Suite struct CloudToolUsageTests {
+    @Test func noCloudConfigured() throws {
+        let result = try Built.run("defaults", ["cloud", "read"], directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": ""])
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr.contains("no cloud is configured: pass --cloud etcd://host:2379/namespace or set OBSERVABLE_DEFAULTS_CLOUD"), "\(result)")
+    }
+
+    @Test func badAddressAndUnknownCloudVerb() throws {
+        let bad = try Built.run("defaults", ["cloud", "read", "--cloud", "http://x:1/n"], directory: nil)
+        #expect(bad.status == 1 && bad.stderr.contains("is not a cloud address"), "\(bad)")
+        let unknown = try Built.run("defaults", ["cloud", "list", "--cloud", "etcd://127.0.0.1:1/n"], directory: nil)
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown cloud verb 'list'"), "\(unknown)")
+    }
+}
