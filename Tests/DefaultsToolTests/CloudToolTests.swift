@@ -98,3 +98,28 @@ import Glibc
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown cloud verb 'list'"), "\(unknown)")
     }
 }
+
+/// A cluster with authentication: a wrong password is a clear error, the right one works.
+@Suite(.serialized, ToolEtcd.required) struct CloudToolAuthenticationTests {
+    @Test func wrongPasswordFailsWithTheReasonAndTheRightOneWrites() throws {
+        let node = try EtcdNode()
+        defer { node.stop() }
+        // User root (password "secret") with the root role, then authentication on.
+        for (path, body) in [
+            ("/v3/auth/user/add", #"{"name":"root","password":"secret"}"#), ("/v3/auth/role/add", #"{"name":"root"}"#),
+            ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}"),
+        ] {
+            #expect(etcdPost(node.endpoint, path, body) != nil, "\(path) failed")
+        }
+        let hostPort = "\(node.endpoint.host!):\(node.endpoint.port!)"
+        let wrong = try Built.run("defaults", ["cloud", "write", "k", "v", "--cloud", "etcd://root:guess@\(hostPort)/auth"], directory: nil)
+        #expect(wrong.status == 1, "\(wrong)")
+        #expect(wrong.stderr.contains("cannot sync with the cloud (namespace 'auth'"), "\(wrong)")
+        #expect(wrong.stderr.contains("etcd refused the login of user 'root'"), "\(wrong)")
+
+        let right = try Built.run("defaults", ["cloud", "write", "k", "v", "--cloud", "etcd://root:secret@\(hostPort)/auth"], directory: nil)
+        #expect(right.status == 0, "\(right)")
+        let read = try Built.run("defaults", ["cloud", "read", "k", "--cloud", "etcd://root:secret@\(hostPort)/auth"], directory: nil)
+        #expect(read.status == 0 && read.stdout == "v\n", "\(read)")
+    }
+}
