@@ -75,9 +75,10 @@ public enum EtcdBinary {
 }
 
 /// Kills the etcd processes still registered when this process exits, by PID (SIGCONT first, so a
-/// paused member dies too).
+/// paused member dies too), waits for them, and then removes the directories registered for removal.
 public enum EtcdProcessReaper {
     private static let pids = Mutex<Set<Int32>>([])
+    private static let directories = Mutex<Set<URL>>([])
     private static let installed: Void = { atexit { EtcdProcessReaper.killAll() } }()
 
     /// Kill `pid` at exit unless it is unregistered first.
@@ -89,12 +90,24 @@ public enum EtcdProcessReaper {
     /// Forget `pid` (it was stopped and reaped).
     public static func unregister(_ pid: Int32) { pids.withLock { _ = $0.remove(pid) } }
 
-    /// Kills every registered process.
+    /// Remove `directory` at exit (after the processes are dead) unless it is unregistered first.
+    public static func register(directory: URL) {
+        _ = installed
+        directories.withLock { _ = $0.insert(directory) }
+    }
+
+    /// Forget `directory` (it was removed).
+    public static func unregister(directory: URL) { directories.withLock { _ = $0.remove(directory) } }
+
+    /// Kills every registered process, waits for each, and removes the registered directories.
     public static func killAll() {
-        for pid in pids.withLock({ $0 }) {
+        let running = pids.withLock { $0 }
+        for pid in running {
             kill(pid, SIGCONT)
             kill(pid, SIGKILL)
         }
+        for pid in running { _ = waitpid(pid, nil, 0) }  // ECHILD when already reaped: then it is gone too
+        for directory in directories.withLock({ $0 }) { try? FileManager.default.removeItem(at: directory) }
     }
 }
 

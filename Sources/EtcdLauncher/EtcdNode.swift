@@ -3,7 +3,7 @@ import Synchronization
 
 /// A throwaway single-node etcd on a free loopback port, with its data in a temporary directory: started
 /// by the initializer (which waits, bounded, until it has a leader), stopped by PID and its directory
-/// removed by ``stop()`` (or when released, or at exit).
+/// removed by ``stop()`` (or when released, or by ``EtcdProcessReaper`` at exit).
 public final class EtcdNode: Sendable {
     /// The node's client URL (`http://127.0.0.1:PORT`).
     public let endpoint: URL
@@ -18,6 +18,7 @@ public final class EtcdNode: Sendable {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("etcd-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        EtcdProcessReaper.register(directory: directory)
         let member = EtcdMember(name: "node", in: directory)
         endpoint = member.clientURL
         let logFile = directory.appendingPathComponent("etcd.log")
@@ -37,6 +38,7 @@ public final class EtcdNode: Sendable {
         guard let running = process.withLock({ value -> Process? in defer { value = nil }; return value }) else { return }
         stopEtcdProcess(running)
         try? FileManager.default.removeItem(at: directory)
+        EtcdProcessReaper.unregister(directory: directory)
     }
 
     deinit { stop() }

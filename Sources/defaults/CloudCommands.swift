@@ -52,19 +52,39 @@ struct CloudCommands {
     }
 
     /// Opens the store in a temporary state directory, runs `body` with it and a description of where it
-    /// syncs, and removes the directory.
+    /// syncs, releases the store (which stops its sync thread) and removes the directory.
     private func withStore(_ body: (CloudKeyValueStore, String) throws(ToolError) -> Void) throws(ToolError) {
-        let (store, state, place) = try open()
-        defer { try? FileManager.default.removeItem(at: state) }
-        try body(store, place)
+        let state = Self.stateDirectory()
+        defer { Self.remove(state) }
+        // In a function of its own, so the store is released before the directory is removed.
+        func use() throws(ToolError) {
+            let (store, place) = try open(state: state)
+            try body(store, place)
+        }
+        try use()
     }
 
-    private func open() throws(ToolError) -> (CloudKeyValueStore, URL, String) {
+    /// `$TMPDIR/defaults-cloud-PID`: the tool's state directory, private to this process.
+    static func stateDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("defaults-cloud-\(getpid())", isDirectory: true)
+    }
+
+    private func open(state: URL) throws(ToolError) -> (CloudKeyValueStore, String) {
         var configuration = try configuration()
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("defaults-cloud-\(getpid())", isDirectory: true)
         configuration.stateDirectory = state
         let place = "namespace '\(configuration.namespace)' at \(configuration.endpoints.map(\.absoluteString).joined(separator: ","))"
-        do { return (try CloudKeyValueStore(etcd: configuration), state, place) } catch { throw ToolError(error) }
+        do { return (try CloudKeyValueStore(etcd: configuration), place) } catch { throw ToolError(error) }
+    }
+
+    /// Removes the temporary state directory. The store's sync thread may still be saving its local copy
+    /// into it (a late watch event), which makes one removal fail with the directory not empty; so it is
+    /// retried, a bounded number of times, until the directory is gone.
+    static func remove(_ state: URL) {
+        for _ in 0 ..< 100 {
+            try? FileManager.default.removeItem(at: state)
+            if !FileManager.default.fileExists(atPath: state.path) { return }
+            usleep(10_000)
+        }
     }
 
     /// Waits for the server; throws naming the cluster and what the store reported when it does not answer.
@@ -141,7 +161,8 @@ struct CloudCommands {
     }
 
     private func watch(keys: Set<String>?, prefix: String?) throws(ToolError) -> Never {
-        let (store, state, place) = try open()
+        let state = Self.stateDirectory()
+        let (store, place) = try open(state: state)
         let json = self.json
         let errors = store.observeErrors { error in
             guard !error.description.contains("no cloud is configured") else { return }
@@ -160,7 +181,7 @@ struct CloudCommands {
         let signalSources = SignalExit.install {
             observation.cancel()
             errors.cancel()
-            try? FileManager.default.removeItem(at: state)
+            Self.remove(state)
         }
         withExtendedLifetime((signalSources, store)) { dispatchMain() }
     }

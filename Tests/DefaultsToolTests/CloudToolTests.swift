@@ -9,10 +9,16 @@ import Glibc
 
 /// `defaults cloud …` against a real etcd node: every command is its own process, as two machines' shells.
 @Suite(.serialized, ToolEtcd.required) struct CloudToolTests {
+    /// The children's `TMPDIR`, where the tool keeps its store's local copy while it runs.
+    private let temporary = SuitesDirectory()
+
     /// Runs `defaults cloud ARGUMENTS` with `OBSERVABLE_DEFAULTS_CLOUD=address`.
     private func cloud(_ address: String, _ arguments: String...) throws -> RunResult {
-        try Built.run("defaults", ["cloud"] + arguments, directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": address])
+        try Built.run("defaults", ["cloud"] + arguments, directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": address, "TMPDIR": temporary.path])
     }
+
+    /// What the tool left in its `TMPDIR` (nothing, when it cleans up).
+    private func leftovers() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] }
 
     @Test func writeInOneProcessReadInAnother() throws {
         let address = try ToolEtcd.freshAddress()
@@ -35,12 +41,13 @@ import Glibc
         #expect(delete.status == 0, "\(delete)")
         let gone = try cloud(address, "read", "workers")
         #expect(gone.status == 1 && gone.stderr.contains("Key 'workers' does not exist in the cloud"), "\(gone)")
+        #expect(leftovers().isEmpty, "the tool left \(leftovers()) behind")
     }
 
     @Test func watchInAChildProcessSeesAWriteFromAnotherProcess() throws {
         let address = try ToolEtcd.freshAddress()
         // --cloud instead of the environment variable: both name the cluster.
-        let watch = try StreamingProcess("defaults", ["cloud", "watch", "theme", "--json", "--cloud", address], directory: nil)
+        let watch = try StreamingProcess("defaults", ["cloud", "watch", "theme", "--json", "--cloud", address], directory: nil, environment: ["TMPDIR": temporary.path])
         #expect(watch.waitUntil { $0.stderr.contains("Watching the cloud") }, "watch did not start: \(watch.stderr)")
 
         #expect(try cloud(address, "write", "other", "x").status == 0)
@@ -59,6 +66,7 @@ import Glibc
         #expect(events[0]["key"] as? String == "theme" && events[0]["value"] as? String == "dark")
         #expect(events[0]["reason"] as? String == "serverChange")
         #expect(events[1]["removed"] as? Bool == true)
+        #expect(leftovers().isEmpty, "the tool left \(leftovers()) behind")
     }
 
     @Test func unreachableEndpointFailsWithTheReason() throws {
