@@ -16,6 +16,8 @@ let package = Package(
         // The macro plugin: only the compiler's message loop.
         .macro(name: "ObservableDefaultsMacros", dependencies: ["DefaultsMacroKit"]),
         .target(name: "ObservableDefaults", dependencies: ["ObservableDefaultsMacros"]),
+        // Starts throwaway etcd processes on loopback ports for the tests and the demo (not a product).
+        .target(name: "EtcdLauncher"),
         .executableTarget(
             name: "defaults-test-agent",
             dependencies: ["ObservableDefaults"],
@@ -28,7 +30,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "defaults-demo",
-            dependencies: ["ObservableDefaults", "defaults"],
+            dependencies: ["ObservableDefaults", "defaults", "EtcdLauncher"],
             path: "Sources/defaults-demo"
         ),
         .executableTarget(
@@ -44,11 +46,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ObservableDefaultsTests",
-            dependencies: ["ObservableDefaults", "defaults-test-agent"]
+            dependencies: ["ObservableDefaults", "defaults-test-agent", "EtcdLauncher"]
         ),
         .testTarget(
             name: "DefaultsToolTests",
-            dependencies: ["ObservableDefaults", "defaults", "defaults-demo"]
+            dependencies: ["ObservableDefaults", "defaults", "defaults-demo", "EtcdLauncher"]
         ),
         .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
         // Loaded with the test binary: points the suites directory at a temporary one before any test runs.

@@ -29,7 +29,7 @@ struct ParsedArguments {
     private var literalStart: Int?
 
     /// Options that are valid for each verb beyond the global ones, and whether they take a value.
-    static let verbSpecificOptions: [String: Set<String>] = ["watch": ["prefix"]]
+    static let verbSpecificOptions: [String: Set<String>] = ["watch": ["prefix"], "cloud": ["cloud", "prefix"]]
 
     init(_ arguments: [String]) throws(ToolError) {
         var index = 0

@@ -17,6 +17,7 @@ enum HelpText {
       import suite file|-           replace a suite's contents with a JSON or plist file (- is stdin)
       export suite file|-           write a suite as an XML plist or JSON file (- is stdout)
       watch suite [key...]          print every change as it happens, from any process or a hand edit
+      cloud read|write|delete|watch the cloud store (etcd) shared across machines; see 'defaults cloud --help'
 
     Options (any verb):
       --directory DIR   the suites directory; default: $OBSERVABLE_DEFAULTS_DIRECTORY, else
@@ -134,6 +135,26 @@ enum HelpText {
                       removals have "removed":true and no value.
             The suite does not need to exist yet. A file that stops parsing is reported on stderr, and
             watching goes on.
+            """
+        case "cloud": return """
+            Usage: defaults cloud read [key] [--json]
+                   defaults cloud write key [type flag] value
+                   defaults cloud delete key
+                   defaults cloud watch [key...] [--prefix p] [--json]
+            Option: --cloud etcd://host:2379[,host2:2379]/namespace (default: $OBSERVABLE_DEFAULTS_CLOUD)
+
+            The cloud store (CloudKeyValueStore) of every machine configured with the same etcd address and
+            namespace. Values use the same syntax and output as read and write (type flags, -array, -dict,
+            -array-add, -dict-add; a bare value is property-list text, else a string).
+              read     waits for the server, then prints every key or one value
+              write    stores a value and waits (5 seconds at most) until the server has it
+              delete   removes a key and waits until the server has the removal
+              watch    prints one line per key changed from elsewhere, with its reason, until interrupted:
+                human:  12:30:00.250 serverChange theme = dark    (or: theme deleted)
+                --json: {"time":"…","reason":"serverChange","key":"theme","value":"dark","type":"string"}
+            A cluster that does not answer (unreachable endpoints, a wrong password) is an error with exit
+            status 1 naming the cluster and the reason; a write it did not confirm is not uploaded later (the
+            tool keeps no local copy). 'watch' reports such errors on stderr and keeps trying.
             """
         default: return nil
         }

@@ -34,11 +34,19 @@ struct WatchCommand {
         withExtendedLifetime(signalSources) { dispatchMain() }
     }
 
-    /// `12:30:00.250 outside   key = value` (`key deleted` for a removal), or one JSON object.
+    /// `12:30:00.250 outside theme = value` (`key deleted` for a removal), or one JSON object.
     static func line(key: String, value: DefaultsValue?, origin: DefaultsChangeOrigin, json: Bool, now: Date = Date()) -> String {
-        let originText = origin == .outside ? "outside" : "this-process"
+        WatchLine.text(key: key, value: value, sourceField: "origin", source: origin == .outside ? "outside" : "this-process", json: json, now: now)
+    }
+}
+
+/// One line of `watch` output, shared by `watch` and `cloud watch`: the time, where the change came from
+/// (`source`, a JSON field named `sourceField`), the key and its value.
+enum WatchLine {
+    /// `12:30:00.250 SOURCE key = value` (`key deleted` for a removal), or one JSON object.
+    static func text(key: String, value: DefaultsValue?, sourceField: String, source: String, json: Bool, now: Date = Date()) -> String {
         if json {
-            var fields: [(String, DefaultsValue)] = [("time", .string(DateText.iso8601(now))), ("origin", .string(originText)), ("key", .string(key))]
+            var fields: [(String, DefaultsValue)] = [("time", .string(DateText.iso8601(now))), (sourceField, .string(source)), ("key", .string(key))]
             if let value {
                 fields.append(("value", value))
                 fields.append(("type", .string(value.typeName)))
@@ -52,9 +60,8 @@ struct WatchCommand {
         formatter.dateFormat = "HH:mm:ss.SSS"
         let time = formatter.string(from: now)
         let keyText = HumanFormat.quoted(key)
-        guard let value else { return "\(time) \(originText) \(keyText) deleted" }
-        let rendered = HumanFormat.inline(value)
-        return "\(time) \(originText) \(keyText) = \(rendered)"
+        guard let value else { return "\(time) \(source) \(keyText) deleted" }
+        return "\(time) \(source) \(keyText) = \(HumanFormat.inline(value))"
     }
 }
 

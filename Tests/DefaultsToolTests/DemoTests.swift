@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `defaults-demo` (the README's first command) runs by itself, reports each change reaching its
 /// `@ObservableDefaults` object, and cleans up.
 @Suite struct DemoTests {
@@ -22,5 +26,36 @@ import Testing
         let pid = demo.process.processIdentifier
         let leftover = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("observable-defaults-demo-\(pid)")
         #expect(!FileManager.default.fileExists(atPath: leftover.path))
+    }
+}
+
+/// `defaults-demo cloud`: two processes sync through a throwaway etcd node, or, without etcd, the
+/// development store and the install hint.
+@Suite struct CloudDemoTests {
+    @Test(ToolEtcd.required) func twoMachinesSyncThroughAThrowawayEtcdNode() throws {
+        let demo = try StreamingProcess("defaults-demo", ["cloud"], directory: nil)
+        let status = demo.waitForExit(timeout: .seconds(60))
+        let output = demo.stdout
+        #expect(status == 0, "\(output)\n\(demo.stderr)")
+        #expect(output.contains("→ machine B: volume = 8 arrived "), "\(output)")
+        #expect(output.contains("ms after machine A's set (reason serverChange)"), "\(output)")
+        #expect(output.contains("→ machine A: greeting = \"hello from machine B\" arrived "), "\(output)")
+        #expect(output.contains("Changes heard: machine A [\"greeting\"], machine B [\"volume\"]"), "\(output)")
+        // The node was stopped by PID and its data directory removed.
+        let started = try #require(output.split(separator: "\n").first { $0.hasPrefix("Started a throwaway etcd node") }, "\(output)")
+        let pid = try #require(Int32(started.split(separator: "(pid ")[1].split(separator: ",")[0]))
+        #expect(kill(pid, 0) != 0, "etcd \(pid) still runs")
+        let data = String(started.split(separator: "data in ")[1].dropLast(2))
+        #expect(!FileManager.default.fileExists(atPath: data), "\(data) is left behind")
+    }
+
+    @Test func withoutEtcdItRunsInDevelopmentModeAndSaysHowToInstall() throws {
+        let demo = try StreamingProcess("defaults-demo", ["cloud"], directory: nil, environment: ["PATH": "/nonexistent"])
+        let status = demo.waitForExit(timeout: .seconds(30))
+        let output = demo.stdout
+        #expect(status == 0, "\(output)\n\(demo.stderr)")
+        #expect(output.contains("etcd is not installed, so this runs in development mode"), "\(output)")
+        #expect(output.contains("apt-get install -y etcd-server"), "\(output)")
+        #expect(output.contains("→ greeting = \"hello from elsewhere\" arrived "), "\(output)")
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @Suite struct HelpTests {
-    static let verbs = ["read", "read-type", "domains", "find", "path", "write", "delete", "rename", "import", "export", "watch"]
+    static let verbs = ["read", "read-type", "domains", "find", "path", "write", "delete", "rename", "import", "export", "watch", "cloud"]
 
     @Test func overviewNamesEveryVerbAndOption() throws {
         for arguments in [["--help"], ["-h"], ["help"]] {

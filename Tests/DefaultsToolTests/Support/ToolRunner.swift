@@ -159,12 +159,12 @@ final class StreamingProcess: Sendable {
     private let output = TextBuffer()
     private let errors = TextBuffer()
 
-    init(_ name: String, _ arguments: [String], directory: SuitesDirectory?) throws {
+    init(_ name: String, _ arguments: [String], directory: SuitesDirectory?, environment extra: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = Built.executable(name)
         process.arguments = arguments
         process.currentDirectoryURL = directory?.url ?? URL(fileURLWithPath: NSTemporaryDirectory())
-        process.environment = Built.environment(directory: directory)
+        process.environment = Built.environment(directory: directory, extra: extra)
         let outPipe = Pipe(), errPipe = Pipe()
         process.standardOutput = outPipe
         process.standardError = errPipe

@@ -1,3 +1,4 @@
+import EtcdLauncher
 import Foundation
 import Testing
 @testable import ObservableDefaults
@@ -8,26 +9,18 @@ import Glibc
 
 /// Real etcd processes for the cloud tests: one node or a cluster of members on free loopback ports, each
 /// member in its own temporary data directory, stopped by PID when the cluster is released (and at exit).
+/// Starting one member and waiting for it is the `EtcdLauncher` target's (shared with the demo); killing,
+/// pausing, restarting and replacing members is the tests' own.
 ///
 /// Tests that need etcd carry ``EtcdCluster/required``: without an `etcd` binary they are skipped with the
 /// install command, except under `CI=true`, where they run and fail.
 final class EtcdCluster: Sendable {
-    /// One etcd process.
-    struct Member: Sendable {
-        let name: String
-        let clientURL: URL
-        let peerURL: URL
-        let dataDirectory: URL
-    }
+    typealias Member = EtcdMember
 
-    static let installCommand = "apt-get install -y etcd-server"
+    static let installCommand = EtcdBinary.installCommand
 
     /// The `etcd` binary on `PATH`, if any.
-    static let executable: URL? = {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("etcd") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
+    static let executable: URL? = EtcdBinary.find()
 
     /// Whether the etcd tests run: etcd is installed, or CI demands them (and then they fail without it).
     static var shouldRun: Bool {
@@ -59,13 +52,7 @@ final class EtcdCluster: Sendable {
         }
         let directory = TemporaryDirectory("etcd")
         self.directory = directory
-        members = (0..<count).map { index in
-            Member(
-                name: "m\(index)", clientURL: URL(string: "http://127.0.0.1:\(freeLoopbackPort())")!,
-                peerURL: URL(string: "http://127.0.0.1:\(freeLoopbackPort())")!,
-                dataDirectory: directory.url.appendingPathComponent("m\(index)")
-            )
-        }
+        members = (0..<count).map { Member(name: "m\($0)", in: directory.url) }
         processes = Locked([:])
         generation = Locked(0)
         self.executable = executable
@@ -81,40 +68,24 @@ final class EtcdCluster: Sendable {
 
     private func launch(_ index: Int) throws {
         let member = members[index]
-        let cluster = members.map { "\($0.name)=\($0.peerURL.absoluteString)" }.joined(separator: ",")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [
-            "--name", member.name, "--data-dir", member.dataDirectory.path,
-            "--listen-client-urls", member.clientURL.absoluteString,
-            "--advertise-client-urls", member.clientURL.absoluteString,
-            "--listen-peer-urls", member.peerURL.absoluteString,
-            "--initial-advertise-peer-urls", member.peerURL.absoluteString,
-            "--initial-cluster", cluster, "--initial-cluster-state", "new",
-            "--initial-cluster-token", directory.url.lastPathComponent + "-\(generation.withLock { $0 })",
-            "--logger", "zap", "--log-outputs", directory.url.appendingPathComponent("\(member.name).log").path,
-        ] + extraArguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try member.launch(
+            cluster: members, token: directory.url.lastPathComponent + "-\(generation.withLock { $0 })",
+            executable: executable, logFile: directory.url.appendingPathComponent("\(member.name).log"),
+            extraArguments: extraArguments)
         processes.withLock { $0[index] = process }
-        EtcdProcessReaper.register(process.processIdentifier)
     }
 
     /// Polls the member's status until it reports a leader (at most `timeout`).
     func waitUntilHealthy(_ index: Int, timeout: Duration = .seconds(20)) throws {
-        let healthy = eventually(timeout: timeout) {
-            (try? synchronousPost(members[index].clientURL, "/v3/maintenance/status", "{}"))?.contains("\"leader\"") == true
+        guard members[index].waitUntilHealthy(timeout: timeout) else {
+            throw EtcdTestError("etcd member \(members[index].name) at \(members[index].clientURL) did not become healthy within \(timeout)")
         }
-        guard healthy else { throw EtcdTestError("etcd member \(members[index].name) at \(members[index].clientURL) did not become healthy within \(timeout)") }
     }
 
     /// kill -9 of one member.
     func kill(_ index: Int) {
         guard let process = processes.withLock({ $0.removeValue(forKey: index) }) else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        EtcdProcessReaper.unregister(process.processIdentifier)
+        stopEtcdProcess(process)
     }
 
     /// SIGSTOP (`resume: false`) or SIGCONT of one member: a hung member keeps its connections open.
@@ -139,56 +110,11 @@ final class EtcdCluster: Sendable {
     }
 
     deinit {
-        for (_, process) in processes.withLock({ $0 }) {
-            Glibc.kill(process.processIdentifier, SIGCONT)
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            EtcdProcessReaper.unregister(process.processIdentifier)
-        }
-    }
-}
-
-/// Kills the etcd processes still running when the test process exits (the shared node, or a cluster a
-/// failed test left behind), by PID.
-enum EtcdProcessReaper {
-    private static let pids = Locked<Set<Int32>>([])
-    private static let installed: Void = { atexit { EtcdProcessReaper.killAll() } }()
-
-    static func register(_ pid: Int32) {
-        _ = installed
-        pids.withLock { _ = $0.insert(pid) }
-    }
-
-    static func unregister(_ pid: Int32) { pids.withLock { _ = $0.remove(pid) } }
-
-    static func killAll() {
-        for pid in pids.withLock({ $0 }) {
-            Glibc.kill(pid, SIGCONT)
-            Glibc.kill(pid, SIGKILL)
-        }
+        for (_, process) in processes.withLock({ $0 }) { stopEtcdProcess(process) }
     }
 }
 
 struct EtcdTestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// A loopback TCP port nobody listens on now (bound to port 0, read back, released).
-func freeLoopbackPort() -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    precondition(descriptor >= 0, "socket failed")
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-            bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-        }
-    }
-    precondition(bound, "bind to a loopback port failed")
-    return Int(UInt16(bigEndian: address.sin_port))
 }

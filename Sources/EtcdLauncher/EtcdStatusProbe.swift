@@ -1,0 +1,77 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback TCP port nobody listens on now (bound to port 0, read back, released).
+public func freeLoopbackPort() -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    precondition(descriptor >= 0, "socket failed")
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+            bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+        }
+    }
+    precondition(bound, "bind to a loopback port failed")
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A blocking POST of a JSON `body` to `path` of the etcd member at `endpoint` (an IPv4 `http://`
+/// address) over a plain HTTP/1.0 socket — no library code, no `URLSession` — with a two-second timeout:
+/// the answer's body when the status was 200, else nil. For harness requests (status, auth setup).
+public func etcdPost(_ endpoint: URL, _ path: String, _ body: String) -> String? {
+    guard let host = endpoint.host, let port = endpoint.port else { return nil }
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var timeout = timeval(tv_sec: 2, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr(host)
+    address.sin_port = UInt16(port).bigEndian
+    let connected = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+    guard connected else { return nil }
+    let request = Array("POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+    var sent = 0
+    while sent < request.count {
+        let count = request[sent...].withUnsafeBufferPointer { send(descriptor, $0.baseAddress, $0.count, 0) }
+        if count < 0 && errno == EINTR { continue }
+        if count <= 0 { return nil }
+        sent += count
+    }
+    var answer = [UInt8]()
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = recv(descriptor, &chunk, chunk.count, 0)
+        if count < 0 && errno == EINTR { continue }
+        if count <= 0 { break }
+        answer += chunk[0 ..< count]
+    }
+    let text = String(decoding: answer, as: UTF8.self)
+    guard let statusLine = text.split(separator: "\r\n", maxSplits: 1).first,
+        statusLine.split(separator: " ").dropFirst().first == "200",
+        let headerEnd = text.range(of: "\r\n\r\n")
+    else { return nil }
+    return String(text[headerEnd.upperBound...])
+}
+
+/// Asks an etcd member whether it has a leader.
+enum EtcdStatusProbe {
+    /// Whether the member at `url` answers its status with a leader, within two seconds.
+    static func hasLeader(_ url: URL) -> Bool {
+        etcdPost(url, "/v3/maintenance/status", "{}")?.contains("\"leader\"") == true
+    }
+}
