@@ -76,15 +76,10 @@ struct CloudCommands {
         do { return (try CloudKeyValueStore(etcd: configuration), place) } catch { throw ToolError(error) }
     }
 
-    /// Removes the temporary state directory. The store's sync thread may still be saving its local copy
-    /// into it (a late watch event), which makes one removal fail with the directory not empty; so it is
-    /// retried, a bounded number of times, until the directory is gone.
+    /// Removes the temporary state directory. The store was released before, which stopped its local copy's writes,
+    /// so its sync thread can no longer write into the directory.
     static func remove(_ state: URL) {
-        for _ in 0 ..< 100 {
-            try? FileManager.default.removeItem(at: state)
-            if !FileManager.default.fileExists(atPath: state.path) { return }
-            usleep(10_000)
-        }
+        try? FileManager.default.removeItem(at: state)
     }
 
     /// Waits for the server; throws naming the cluster and what the store reported when it does not answer.

@@ -111,7 +111,12 @@ public final class CloudKeyValueStore: Sendable {
         sync?.start()
     }
 
-    deinit { sync?.stop() }
+    deinit {
+        sync?.stop()
+        // Everything written through this store was saved when it was written; what the sync thread still
+        // finds after this point belongs to the next process to load the copy from the server.
+        core.localCopy?.stopWriting()
+    }
 
     private func postNotifications() {
         let sender: @Sendable (CloudChange) -> Void = { [weak self] change in

@@ -40,7 +40,14 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
-    /// Writes `state` unless a newer one (higher `sequence`) was written already.
+    /// Ends writing: every later ``save(_:sequence:)`` does nothing. Waits for a save in progress, so when it
+    /// returns the file and its directory are left alone (a sync thread that outlives its released store
+    /// would otherwise write, and re-create the directory, after its owner removed it).
+    func stopWriting() {
+        written.withLock { $0 = .max }
+    }
+
+    /// Writes `state` unless a newer one (higher `sequence`) was written already, or writing was stopped.
     func save(_ state: CloudState, sequence: Int) throws(DefaultsError) {
         try written.withLock { (last: inout Int) throws(DefaultsError) in
             guard sequence > last else { return }

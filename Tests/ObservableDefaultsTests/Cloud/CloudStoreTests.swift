@@ -149,4 +149,17 @@ import Testing
         }
         #expect(EtcdRequest.prefixEnd("ns/") == Data("ns0".utf8).base64EncodedString())
     }
+
+    /// A sync thread can outlive its released store by one round; what it saves then must not land in a
+    /// directory the owner has removed meanwhile (the `defaults cloud` tool removes its state directory).
+    @Test func aLocalCopyWritesNothingOnceStopped() throws {
+        let state = directory.file("stopped")
+        let copy = CloudLocalCopy(fileURL: state.appendingPathComponent("copy.json"))
+        try copy.save(CloudState(), sequence: 1)
+        #expect(FileManager.default.fileExists(atPath: copy.fileURL.path))
+        copy.stopWriting()
+        try FileManager.default.removeItem(at: state)
+        try copy.save(CloudState(), sequence: 2)
+        #expect(!FileManager.default.fileExists(atPath: state.path), "a save after stopWriting re-created the directory")
+    }
 }
