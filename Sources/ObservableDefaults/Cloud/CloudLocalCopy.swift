@@ -33,7 +33,7 @@ final class CloudLocalCopy: Sendable {
             return try Self.decode(JSONReader.parseSuite(data, fileURL: fileURL).stringKeyed)
         } catch {
             let aside = fileURL.appendingPathExtension("broken")
-            _ = rename(fileURL.path, aside.path)
+            try? FileSystem.rename(fileURL.path, to: aside.path)
             var moved = error
             moved.message = "the cloud store's local copy is damaged (\(error.message)); it was moved to \(aside.path) and the store starts from the server"
             throw moved
@@ -61,16 +61,15 @@ final class CloudLocalCopy: Sendable {
             }
             let bytes = JSONWriter.encodeSuite(Self.encode(state))
             let temporary = directory.appendingPathComponent(".\(fileURL.lastPathComponent).\(getpid()).tmp")
-            let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else {
-                throw DefaultsError(.fileSystem, message: "cannot write the cloud store's local copy", fileURL: temporary, errorNumber: errno)
-            }
-            let complete = bytes.withUnsafeBytes { raw in write(descriptor, raw.baseAddress, raw.count) == raw.count }
-            let failure = errno
-            close(descriptor)
-            guard complete, rename(temporary.path, fileURL.path) == 0 else {
-                unlink(temporary.path)
-                throw DefaultsError(.fileSystem, message: "cannot write the cloud store's local copy", fileURL: fileURL, errorNumber: complete ? errno : failure)
+            do throws(SystemCallError) {
+                do {
+                    let file = try FileDescriptor(opening: temporary.path, [.writeOnly, .create, .truncate, .noFollow], mode: 0o600)
+                    try file.writeAll(bytes)
+                }
+                try FileSystem.rename(temporary.path, to: fileURL.path)
+            } catch {
+                try? FileSystem.removeFile(temporary.path)
+                throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: fileURL)
             }
             last = sequence
         }

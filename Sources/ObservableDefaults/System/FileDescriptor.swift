@@ -19,6 +19,8 @@ struct FileDescriptor: ~Copyable, Sendable {
         static let create = Options(rawValue: O_CREAT)
         /// With ``create``: fail if the file exists.
         static let exclusive = Options(rawValue: O_EXCL)
+        /// Empty an existing file on open.
+        static let truncate = Options(rawValue: O_TRUNC)
         /// Fail (`ELOOP`) if the last component is a symlink.
         static let noFollow = Options(rawValue: O_NOFOLLOW)
         static let nonBlocking = Options(rawValue: O_NONBLOCK)
