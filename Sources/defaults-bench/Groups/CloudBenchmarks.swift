@@ -70,6 +70,7 @@ enum CloudBenchmarks {
         [("read.plain", readPlainName), ("read.cloud-macro", readMacroName),
          ("propagation.floor", "propagation, floor: " + CloudSubjects.floor.name),
          ("propagation.library", "propagation, library: " + CloudSubjects.library.name),
+         ("propagation.library-write", "propagation, library write → raw watch event"), ("propagation.library-observe", "propagation, raw put → library observer"),
          ("propagation.floor.call", "write call in A until it returns, floor"), ("propagation.library.call", "write call in A until it returns, library")]
             + ["floor", "library"].flatMap { role in
                 [("fanout.\(role).all", fanOutName(role, "all arrivals", sizes)), ("fanout.\(role).last", fanOutName(role, "last arrival per write", sizes))]
@@ -123,8 +124,17 @@ enum CloudBenchmarks {
 
     private static func propagation(_ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult) {
         context.progress("9. cloud (etcd): propagation, starting")
-        let sides = [("floor", CloudSubjects.floor), ("library", CloudSubjects.library)].map { role, subject in
-            CloudSide(context, subject: subject, role: "propagation-\(role)", endpoint: node.endpoint, observers: 1)
+        let floor = CloudSubjects.floor, library = CloudSubjects.library
+        // The last two mix the ends, to show which end the library's extra time is spent at.
+        let pairs: [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)] = [
+            ("propagation.floor", "propagation, floor: " + floor.name, floor, floor),
+            ("propagation.library", "propagation, library: " + library.name, library, library),
+            ("propagation.library-write", "propagation, library write → raw watch event (the writing end's share)", library, floor),
+            ("propagation.library-observe", "propagation, raw put → library observer (the observing end's share)", floor, library),
+        ]
+        let sides = pairs.map {
+            CloudSide(context, writer: $0.writer, observer: $0.observer, role: $0.id.replacingOccurrences(of: ".", with: "-"),
+                      endpoint: node.endpoint, observers: 1)
         }
         let rounds = context.settings.quick ? 1 : 5
         for side in sides { side.sample(sizes.warmUpWrites, keep: false) }
@@ -134,9 +144,10 @@ enum CloudBenchmarks {
             for side in round % 2 == 0 ? sides : sides.reversed() { side.sample(chunk, keep: true) }
         }
         for side in sides { side.stop() }
-        group.append(sides[0].row(id: "propagation.floor", name: "propagation, floor: " + CloudSubjects.floor.name, pooled: true))
-        group.append(sides[1].row(id: "propagation.library", name: "propagation, library: " + CloudSubjects.library.name, pooled: true))
-        group.relate("propagation.library", to: "propagation.floor")
+        for (pair, side) in zip(pairs, sides) {
+            group.append(side.row(id: pair.id, name: pair.name, pooled: true))
+            if pair.id != "propagation.floor" { group.relate(pair.id, to: "propagation.floor") }
+        }
         group.append(sides[0].callRow(id: "propagation.floor.call", name: "write call in A until it returns, floor (the put answered)"))
         group.append(sides[1].callRow(id: "propagation.library.call", name: "write call in A until it returns, library"))
     }
@@ -151,7 +162,7 @@ enum CloudBenchmarks {
     private static func fanOut(_ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult) {
         for (role, subject) in [("floor", CloudSubjects.floor), ("library", CloudSubjects.library)] {
             context.progress("9. cloud (etcd): fan-out, \(role): starting \(sizes.fanOutProcesses) observer processes")
-            let side = CloudSide(context, subject: subject, role: "fanout-\(role)", endpoint: node.endpoint, observers: sizes.fanOutProcesses)
+            let side = CloudSide(context, writer: subject, observer: subject, role: "fanout-\(role)", endpoint: node.endpoint, observers: sizes.fanOutProcesses)
             side.sample(sizes.warmUpWrites, keep: false)
             context.progress("9. cloud (etcd): fan-out, \(role): \(sizes.fanOutWrites) writes")
             side.sample(sizes.fanOutWrites, keep: true)
@@ -164,9 +175,9 @@ enum CloudBenchmarks {
     }
 }
 
-/// One subject measured in this run: its writer here and its observer processes, and the samples taken.
+/// One pair measured in this run: a subject's writer here, a subject's observer processes (the same subject,
+/// or the other one to split the time between the ends), and the samples taken.
 final class CloudSide {
-    let subject: any CloudSubject.Type
     private let writer: any CloudStampWriter
     private let observers: CloudObserverProcesses
     /// Per kept write: each observer's latency (`nil`: it did not arrive in time).
@@ -175,17 +186,16 @@ final class CloudSide {
     private var calls: [Double] = []
     private var writeErrors: [String] = []
 
-    /// Sets up `subject` in namespace `bench-ROLE`: the writer here, then `observers` processes, each with
-    /// its own state directory; ends the run if they cannot start.
-    init(_ context: BenchContext, subject: any CloudSubject.Type, role: String, endpoint: URL, observers count: Int) {
-        self.subject = subject
+    /// Sets up namespace `bench-ROLE`: `writer`'s writing end here, then `observers` processes with `observer`'s
+    /// observing end, each with its own state directory; ends the run if they cannot start.
+    init(_ context: BenchContext, writer: any CloudSubject.Type, observer: any CloudSubject.Type, role: String, endpoint: URL, observers count: Int) {
         let directory = context.directory("cloud-\(role)")
         func place(_ name: String) -> CloudPlace {
             CloudPlace(endpoint: endpoint, namespace: "bench-\(role)", stateDirectory: directory.appendingPathComponent(name, isDirectory: true))
         }
         do {
-            writer = try subject.writer(place("writer"))
-            observers = try CloudObserverProcesses(subject: subject, places: (0..<count).map { place("observer-\($0)") })
+            self.writer = try writer.writer(place("writer"))
+            observers = try CloudObserverProcesses(subject: observer, places: (0..<count).map { place("observer-\($0)") })
         } catch {
             fail("cloud group, \(role): \(error)")
         }

@@ -31,14 +31,15 @@ enum EtcdGateway {
 
     static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
 
-    /// Every integer value in one watch message (`"value":"<base64>"`; a delete carries none).
+    /// Every integer value in one watch message (`"value":"<base64>"`; a delete carries none). The library
+    /// stores an integer as its JSON text, so the floor's watch reads the library's writes too.
     static func integerValues(in line: ArraySlice<UInt8>) -> [Int] {
         let marker = Array("\"value\":\"".utf8)
         var values: [Int] = []
         var index = line.startIndex
         while let start = line[index...].firstRange(of: marker)?.upperBound {
             guard let end = line[start...].firstIndex(of: UInt8(ascii: "\"")) else { break }
-            if let data = Data(base64Encoded: Data(line[start..<end])), let value = Int(String(decoding: data, as: UTF8.self)) {
+            if let data = Data(base64Encoded: Data(line[start..<end])), let value = Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
                 values.append(value)
             }
             index = end
