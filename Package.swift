@@ -35,14 +35,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "defaults-bench",
-            dependencies: ["ObservableDefaults"],
+            dependencies: ["ObservableDefaults", "EtcdLauncher"],
             path: "Sources/defaults-bench",
             // Macro/ holds every @ObservableDefaults row; the generator and compile-time scripts are not sources.
             exclude: ["Macro/generate-fanout-classes.sh", "Compile/time-macro-compile.sh"]
         ),
         .testTarget(
             name: "DefaultsBenchTests",
-            dependencies: ["defaults-bench"]
+            dependencies: ["defaults-bench", "EtcdLauncher"]
         ),
         .testTarget(
             name: "ObservableDefaultsTests",

@@ -62,7 +62,7 @@ import Testing
 
         #expect(process.terminationStatus == 0)
         for title in ["## 1. Property read", "## 2. Property write", "## 3. Outside-change fan-out", "## 4. Cross-process latency",
-                      "## 5. Hand-edit latency", "## 6. Scale", "## 7. Concurrent writers", "## Machine", "## Targets (issue 5)"] {
+                      "## 5. Hand-edit latency", "## 6. Scale", "## 7. Concurrent writers", "## 9. Cloud (etcd)", "## Machine", "## Targets (issue 5)"] {
             #expect(text.contains(title), "missing \(title)")
         }
         #expect(text.contains("| Benchmark | p50 | p90 | p99 | n | Ratio (p50) | Note |"))
@@ -70,7 +70,7 @@ import Testing
 
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any]
         let groups = json?["groups"] as? [[String: Any]]
-        #expect(groups?.count == 7)
+        #expect(groups?.count == 8)
         #expect((groups ?? []).allSatisfy { !(($0["rows"] as? [Any]) ?? []).isEmpty })
     }
 }

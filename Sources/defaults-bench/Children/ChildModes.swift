@@ -13,6 +13,7 @@ import ObservableDefaults
 ///     load FILE WARMUP               load the small suite WARMUP and drop it (faults in code, runtime and
 ///                                    Foundation state), then print "rss-before B", load FILE, print
 ///                                    "rss-after B" and "load-ns T"
+///     cloud-observer …               the cloud group's observer processes (CloudChildModes.swift)
 ///
 /// Profiling aids (run under `perf record`; not used by the groups):
 ///
@@ -115,7 +116,7 @@ enum ChildModes {
             exit(0)
 
         default:
-            if MacroChildModes.run(arguments) { exit(0) }
+            if MacroChildModes.run(arguments) || CloudChildModes.run(arguments) { exit(0) }
             fail("unknown child mode: \(arguments.joined(separator: " "))")
         }
     }

@@ -37,14 +37,22 @@ final class ChildProcess {
         try? input.fileHandleForWriting.close()
     }
 
-    /// The next line the child printed, or `nil` when it closed its output.
-    func readLine() -> String? {
+    /// The next line the child printed, or `nil` when it closed its output or, given a `deadline` on the
+    /// monotonic clock, when none was complete by then.
+    func readLine(deadline: Int? = nil) -> String? {
         let descriptor = output.fileHandleForReading.fileDescriptor
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
                 buffer.removeSubrange(...newline)
                 return line
+            }
+            if let deadline {
+                let milliseconds = (deadline - monotonicNanoseconds() + 999_999) / 1_000_000
+                var pollDescriptor = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let ready = milliseconds > 0 ? poll(&pollDescriptor, 1, Int32(milliseconds)) : 0
+                if ready < 0 && errno == EINTR { continue }
+                if ready == 0 { return nil }
             }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }

@@ -75,9 +75,16 @@ struct MachineDescription: Sendable, Codable {
 
     /// `swift --version` when the toolchain is on `PATH`, else the compiler version this binary was built with.
     private static func swiftVersion() -> String {
+        // The swift driver leaves a `TemporaryDirectory.*` behind in its TMPDIR: give it one to remove.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("defaults-bench-swift-version-\(getpid())", isDirectory: true)
+        try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swift", "--version"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = scratch.path
+        process.environment = environment
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

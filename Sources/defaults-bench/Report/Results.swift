@@ -81,6 +81,8 @@ struct TargetResult: Sendable, Codable {
         case met
         case notMet = "not met"
         case notMeasured = "not measured"
+        /// Numbers shown for comparison; there is no threshold to meet.
+        case reported = "reported (no target)"
     }
 
     var target: String

@@ -85,6 +85,9 @@ enum Targets {
                 results.append(TargetResult(target: "100,000-key JSON suite loads in < 500 ms", status: .notMeasured, evidence: "100,000-key suites are skipped in --quick"))
             }
         }
+        if let cloud = group(CloudBenchmarks.number) {
+            results.append(contentsOf: CloudTargets.evaluate(cloud))
+        }
         if let compile = group(CompileTimeResults.number) {
             results.append(CompileTimeResults.target(compile))
         }

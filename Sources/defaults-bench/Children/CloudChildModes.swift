@@ -1,0 +1,57 @@
+import Foundation
+
+/// The observer processes of the cloud group (group 9):
+///
+///     cloud-observer SUBJECT ENDPOINT NAMESPACE STATE_DIRECTORY
+///                                    observe SUBJECT's key (see CloudSubjects.swift) at the etcd member
+///                                    ENDPOINT; print "ready" once observing, then "arrived STAMP T" for each
+///                                    stamp that reaches the observer (T: the monotonic clock when it did);
+///                                    "error WHY" if it cannot start; exit at end of input
+///
+/// Profiling aid (run under `strace -f -tt` or `perf record`; not used by the group):
+///
+///     cloud-set-loop ENDPOINT NAMESPACE STATE_DIRECTORY COUNT PAUSE_MS
+///                                    COUNT `CloudKeyValueStore.set`s of a new integer to "stamp", PAUSE_MS
+///                                    apart (so each upload is on its own)
+enum CloudChildModes {
+    static func run(_ arguments: [String]) -> Bool {
+        if arguments.first == "cloud-set-loop", arguments.count == 6 {
+            setLoop(Array(arguments.dropFirst()))
+            return true
+        }
+        guard arguments.first == "cloud-observer", arguments.count == 5 else { return false }
+        guard let subject = CloudSubjects.named(arguments[1]) else { fail("cloud-observer: unknown subject \(arguments[1])") }
+        guard let endpoint = URL(string: arguments[2]), endpoint.host != nil else { fail("cloud-observer: \(arguments[2]) is not a URL") }
+        let place = CloudPlace(endpoint: endpoint, namespace: arguments[3], stateDirectory: URL(fileURLWithPath: arguments[4]))
+        let observer: AnyObject
+        do {
+            observer = try subject.observe(place) { stamp in
+                let now = monotonicNanoseconds()
+                emit("arrived \(stamp) \(now)")
+            }
+        } catch {
+            emit("error \(error)")
+            exit(1)
+        }
+        emit("ready")
+        while readLine() != nil {}
+        withExtendedLifetime(observer) {}
+        return true
+    }
+
+    private static func setLoop(_ arguments: [String]) {
+        guard let endpoint = URL(string: arguments[0]), let count = Int(arguments[3]), let pause = Int(arguments[4]) else {
+            fail("cloud-set-loop: expected ENDPOINT NAMESPACE STATE_DIRECTORY COUNT PAUSE_MS")
+        }
+        let place = CloudPlace(endpoint: endpoint, namespace: arguments[1], stateDirectory: URL(fileURLWithPath: arguments[2]))
+        do {
+            let writer = try CloudStoreSubject.writer(place)
+            for _ in 0..<count {
+                try writer.write(stamp: monotonicNanoseconds())
+                sleepNanoseconds(pause * 1_000_000)
+            }
+        } catch {
+            fail("cloud-set-loop: \(error)")
+        }
+    }
+}

@@ -1,0 +1,281 @@
+import EtcdLauncher
+import Foundation
+import ObservableDefaults
+
+/// Group 9: the cloud store through a real (throwaway, single-node) etcd, beside the floor of raw etcd
+/// traffic: a write in this process reaching an observer in another (propagation), one write reaching many
+/// processes (fan-out), and a property read. The subjects are in CloudSubjects.swift.
+enum CloudBenchmarks {
+    static let number = 9
+
+    /// How much the group measures.
+    struct Sizes {
+        var propagationSamples: Int
+        var warmUpWrites: Int
+        var fanOutProcesses: Int
+        var fanOutWrites: Int
+
+        static func of(_ settings: RunSettings) -> Sizes {
+            settings.quick
+                ? Sizes(propagationSamples: 20, warmUpWrites: 3, fanOutProcesses: 10, fanOutWrites: 5)
+                : Sizes(propagationSamples: 200, warmUpWrites: 20, fanOutProcesses: 50, fanOutWrites: 30)
+        }
+    }
+
+    /// How long one write may take to reach every observer before it counts as missed.
+    static let arrivalTimeoutNanoseconds = 5_000_000_000
+
+    static func run(_ context: BenchContext) -> GroupResult {
+        let sizes = Sizes.of(context.settings)
+        var group = GroupResult(
+            number: number, title: "Cloud (etcd)",
+            method: "One throwaway single-node etcd on a loopback port. This process (A) stamps `CLOCK_MONOTONIC` and writes "
+                + "the stamp; observer processes (B) read the same clock when the stamp reaches them. One write in flight at a "
+                + "time. The floor does the same with no library code: a put over a kept-alive plain socket and the event read "
+                + "from a raw `/v3/watch` stream. Library: \(CloudSubjects.library.name), each process with its own store and "
+                + "local copy. Propagation sides alternate in rounds; the fan-out sides run one after the other "
+                + "(\(sizes.fanOutProcesses) processes each, started in parallel).")
+        guard let executable = EtcdBinary.find() else {
+            let reason = "skipped: etcd is not installed; install it with `\(EtcdBinary.installCommand)`"
+            context.progress("9. cloud (etcd): \(reason)")
+            group.rows = rowNames(sizes).map { ResultRow.missing(id: $0.id, name: $0.name, reason: reason) }
+            group.notes.append("Group 9 was \(reason).")
+            return group
+        }
+        context.progress("9. cloud (etcd): starting a throwaway etcd node")
+        let node: EtcdNode
+        do {
+            node = try EtcdNode(executable: executable)
+        } catch {
+            let reason = "etcd did not start: \(error)"
+            group.rows = rowNames(sizes).map { ResultRow.missing(id: $0.id, name: $0.name, reason: reason) }
+            return group
+        }
+        defer { node.stop() }
+
+        readRows(context, into: &group)
+        propagation(context, node: node, sizes: sizes, into: &group)
+        fanOut(context, node: node, sizes: sizes, into: &group)
+        group.notes.append("The library's write returns once memory and the local copy are updated; the upload (a compare-and-swap "
+            + "transaction on a new connection) follows on the store's sync thread. The observer's store applies the watch event, "
+            + "then calls the observer on its delivery queue.")
+        group.notes.append("Fan-out \"all arrivals\" pools every process's arrival of every write; \"last arrival\" is, per write, "
+            + "the time until the last of the processes had it (with \(sizes.fanOutProcesses) processes the nearest-rank p99 of one "
+            + "write's arrivals is its last one).")
+        return group
+    }
+
+    /// Every row the group reports, for the skip path.
+    private static func rowNames(_ sizes: Sizes) -> [(id: String, name: String)] {
+        [("read.plain", readPlainName), ("read.cloud-macro", readMacroName),
+         ("propagation.floor", "propagation, floor: " + CloudSubjects.floor.name),
+         ("propagation.library", "propagation, library: " + CloudSubjects.library.name),
+         ("propagation.library-write", "propagation, library write → raw watch event"), ("propagation.library-observe", "propagation, raw put → library observer"),
+         ("propagation.floor.call", "write call in A until it returns, floor"), ("propagation.library.call", "write call in A until it returns, library")]
+            + ["floor", "library"].flatMap { role in
+                [("fanout.\(role).all", fanOutName(role, "all arrivals", sizes)), ("fanout.\(role).last", fanOutName(role, "last arrival per write", sizes))]
+            }
+    }
+
+    // MARK: Read
+
+    private static let readPlainName = "read: Int, plain `@Observable`"
+    private static let readMacroName = "read: Int, `@ObservableCloud` property"
+
+    /// LEAD, after the cloud macros are merged: return the `@ObservableCloud` row here — an object of an
+    /// `@ObservableCloud` class with `var count = 42` (development store), `("cloud-macro", readMacroName,
+    /// { n in var sum = 0; for _ in 0..<n { sum &+= object.count }; return sum })` — and the read target in
+    /// `CloudTargets` is evaluated from it (row id `read.cloud-macro`).
+    private static func cloudMacroRead(_ context: BenchContext) -> PropertyReadBenchmarks.Entry? {
+        nil
+    }
+
+    /// A property read, interleaved with the same read of plain `@Observable` (as group 1 does), and the
+    /// store's own getter for reference.
+    private static func readRows(_ context: BenchContext, into group: inout GroupResult) {
+        context.progress("9. cloud (etcd): property read")
+        let plain = opaque(PlainSettings())
+        let store = CloudKeyValueStore.development
+        store.set(Int64(42), forKey: "bench.read.count")
+        var entries: [PropertyReadBenchmarks.Entry] = [
+            ("plain", readPlainName, { n in
+                var sum = 0
+                for _ in 0..<n { sum &+= plain.count }
+                return sum
+            }),
+            ("store", "read: Int, `CloudKeyValueStore.longLong(forKey:)` (from memory)", { n in
+                var sum = 0
+                for _ in 0..<n { sum &+= Int(store.longLong(forKey: "bench.read.count")) }
+                return sum
+            }),
+        ]
+        if let macro = cloudMacroRead(context) { entries.insert(macro, at: 1) }
+        let statistics = Sampler.interleaved(context.settings, entries.map { Sampler.Candidate(body: $0.body) })
+        for (entry, stats) in zip(entries, statistics) {
+            group.append(ResultRow(id: "read.\(entry.variant)", name: entry.name, statistics: stats))
+        }
+        if group.row("read.cloud-macro") == nil {
+            group.append(.missing(id: "read.cloud-macro", name: readMacroName, reason: "needs the cloud macros (`@ObservableCloud` is not merged yet)"))
+        }
+        for entry in entries where entry.variant != "plain" { group.relate("read.\(entry.variant)", to: "read.plain") }
+    }
+
+    // MARK: Propagation
+
+    private static func propagation(_ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult) {
+        context.progress("9. cloud (etcd): propagation, starting")
+        let floor = CloudSubjects.floor, library = CloudSubjects.library
+        // The last two mix the ends, to show which end the library's extra time is spent at.
+        let pairs: [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)] = [
+            ("propagation.floor", "propagation, floor: " + floor.name, floor, floor),
+            ("propagation.library", "propagation, library: " + library.name, library, library),
+            ("propagation.library-write", "propagation, library write → raw watch event (the writing end's share)", library, floor),
+            ("propagation.library-observe", "propagation, raw put → library observer (the observing end's share)", floor, library),
+        ]
+        let sides = pairs.map {
+            CloudSide(context, writer: $0.writer, observer: $0.observer, role: $0.id.replacingOccurrences(of: ".", with: "-"),
+                      endpoint: node.endpoint, observers: 1)
+        }
+        let rounds = context.settings.quick ? 1 : 5
+        for side in sides { side.sample(sizes.warmUpWrites, keep: false) }
+        for round in 0..<rounds {
+            context.progress("9. cloud (etcd): propagation, round \(round + 1)/\(rounds)")
+            let chunk = sizes.propagationSamples / rounds + (round < sizes.propagationSamples % rounds ? 1 : 0)
+            for side in round % 2 == 0 ? sides : sides.reversed() { side.sample(chunk, keep: true) }
+        }
+        for side in sides { side.stop() }
+        for (pair, side) in zip(pairs, sides) {
+            group.append(side.row(id: pair.id, name: pair.name, pooled: true))
+            if pair.id != "propagation.floor" { group.relate(pair.id, to: "propagation.floor") }
+        }
+        group.append(sides[0].callRow(id: "propagation.floor.call", name: "write call in A until it returns, floor (the put answered)"))
+        group.append(sides[1].callRow(id: "propagation.library.call", name: "write call in A until it returns, library"))
+    }
+
+    // MARK: Fan-out
+
+    private static func fanOutName(_ role: String, _ what: String, _ sizes: Sizes) -> String {
+        let subject = role == "floor" ? CloudSubjects.floor : CloudSubjects.library
+        return "fan-out to \(sizes.fanOutProcesses) processes, \(what), \(role): " + subject.name
+    }
+
+    private static func fanOut(_ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult) {
+        for (role, subject) in [("floor", CloudSubjects.floor), ("library", CloudSubjects.library)] {
+            context.progress("9. cloud (etcd): fan-out, \(role): starting \(sizes.fanOutProcesses) observer processes")
+            let side = CloudSide(context, writer: subject, observer: subject, role: "fanout-\(role)", endpoint: node.endpoint, observers: sizes.fanOutProcesses)
+            side.sample(sizes.warmUpWrites, keep: false)
+            context.progress("9. cloud (etcd): fan-out, \(role): \(sizes.fanOutWrites) writes")
+            side.sample(sizes.fanOutWrites, keep: true)
+            side.stop()
+            group.append(side.row(id: "fanout.\(role).all", name: fanOutName(role, "all arrivals", sizes), pooled: true))
+            group.append(side.row(id: "fanout.\(role).last", name: fanOutName(role, "last arrival per write", sizes), pooled: false))
+        }
+        group.relate("fanout.library.all", to: "fanout.floor.all")
+        group.relate("fanout.library.last", to: "fanout.floor.last")
+    }
+}
+
+/// One pair measured in this run: a subject's writer here, a subject's observer processes (the same subject,
+/// or the other one to split the time between the ends), and the samples taken.
+final class CloudSide {
+    private let writer: any CloudStampWriter
+    private let observers: CloudObserverProcesses
+    /// Per kept write: each observer's latency (`nil`: it did not arrive in time).
+    private var writes: [[Double?]] = []
+    /// Per kept write: how long the write call took to return in A.
+    private var calls: [Double] = []
+    private var writeErrors: [String] = []
+
+    /// Sets up namespace `bench-ROLE`: `writer`'s writing end here, then `observers` processes with `observer`'s
+    /// observing end, each with its own state directory; ends the run if they cannot start.
+    init(_ context: BenchContext, writer: any CloudSubject.Type, observer: any CloudSubject.Type, role: String, endpoint: URL, observers count: Int) {
+        let directory = context.directory("cloud-\(role)")
+        func place(_ name: String) -> CloudPlace {
+            CloudPlace(endpoint: endpoint, namespace: "bench-\(role)", stateDirectory: directory.appendingPathComponent(name, isDirectory: true))
+        }
+        do {
+            self.writer = try writer.writer(place("writer"))
+            observers = try CloudObserverProcesses(subject: observer, places: (0..<count).map { place("observer-\($0)") })
+        } catch {
+            fail("cloud group, \(role): \(error)")
+        }
+    }
+
+    /// Writes `count` stamps, one at a time, waiting each time until every observer had it (or the timeout).
+    func sample(_ count: Int, keep: Bool) {
+        for _ in 0..<count {
+            let stamp = monotonicNanoseconds()
+            do {
+                try writer.write(stamp: stamp)
+            } catch {
+                writeErrors.append("\(error)")
+            }
+            let returned = monotonicNanoseconds()
+            if keep { calls.append(Double(returned - stamp)) }
+            let arrivals = observers.arrivals(of: stamp, deadline: stamp + CloudBenchmarks.arrivalTimeoutNanoseconds)
+            if keep { writes.append(arrivals.map { $0.map { Double($0 - stamp) } }) }
+        }
+    }
+
+    func stop() { observers.stop() }
+
+    /// The row of the write call's own time in A (from the stamp until it returned).
+    func callRow(id: String, name: String) -> ResultRow {
+        ResultRow(id: id, name: name, statistics: Statistics(calls))
+    }
+
+    /// The row of every arrival (`pooled`) or of each write's last arrival, with what was missed in its note.
+    func row(id: String, name: String, pooled: Bool) -> ResultRow {
+        let samples = pooled ? writes.flatMap { $0.compactMap { $0 } } : writes.compactMap { $0.contains(nil) ? nil : $0.compactMap { $0 }.max() }
+        var notes: [String] = []
+        let expected = writes.count * (pooled ? observers.count : 1)
+        if samples.count != expected { notes.append("\(samples.count) of \(expected) arrived within 5 s") }
+        if let last = writeErrors.last { notes.append("\(writeErrors.count) writes failed, e.g. \(last)") }
+        if pooled, let maximum = samples.max() { notes.append("max \(Formatting.duration(maximum))") }
+        return ResultRow(id: id, name: name, statistics: Statistics(samples), note: notes.joined(separator: "; "))
+    }
+}
+
+/// Observer processes of one subject (`defaults-bench --child cloud-observer …`), started together, and the
+/// arrival times they report.
+final class CloudObserverProcesses {
+    private let children: [ChildProcess]
+    var count: Int { children.count }
+
+    /// Starts one process per place and waits (bounded: 60 s for all) until each printed "ready".
+    init(subject: any CloudSubject.Type, places: [CloudPlace]) throws {
+        children = try places.map {
+            try ChildProcess(["cloud-observer", subject.id, $0.endpoint.absoluteString, $0.namespace, $0.stateDirectory.path])
+        }
+        let deadline = monotonicNanoseconds() + 60_000_000_000
+        for (index, child) in children.enumerated() {
+            guard let line = child.readLine(deadline: deadline) else {
+                stop()
+                throw EtcdGatewayError("observer process \(index) of \(subject.id) was not ready within 60 s")
+            }
+            guard line == "ready" else {
+                stop()
+                throw EtcdGatewayError("observer process \(index) of \(subject.id) did not start: \(line)")
+            }
+        }
+    }
+
+    /// When each process saw `stamp` (`nil`: not by `deadline`). Older stamps a process reports late are skipped.
+    func arrivals(of stamp: Int, deadline: Int) -> [Int?] {
+        children.map { child in
+            while let line = child.readLine(deadline: deadline) {
+                let fields = line.split(separator: " ")
+                guard fields.count == 3, fields[0] == "arrived", let seen = Int(fields[1]), let time = Int(fields[2]) else { continue }
+                if seen == stamp { return time }
+                if seen > stamp { return nil }
+            }
+            return nil
+        }
+    }
+
+    /// Ends every process (end of input) and waits for it.
+    func stop() {
+        for child in children { child.closeInput() }
+        for child in children { child.wait() }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import ObservableDefaults
+
+/// Where one side of the cloud group works: the etcd member, the namespace its key lives in, and a state
+/// directory of its own (each process's local copy; unused by the floor).
+struct CloudPlace: Sendable {
+    var endpoint: URL
+    var namespace: String
+    var stateDirectory: URL
+}
+
+/// The writing end of a cloud subject, in process A: writes one stamp (an integer) so that it travels
+/// through etcd to the observers.
+protocol CloudStampWriter: AnyObject {
+    func write(stamp: Int) throws
+}
+
+/// One way of carrying a stamp from a writer in process A to observers in other processes through etcd.
+///
+/// The harness (``CloudBenchmarks``) takes the stamp from the monotonic clock just before
+/// ``CloudStampWriter/write(stamp:)`` and each observer process reads the clock in `arrive`; the difference
+/// is the sample. To measure another pair of write and observation (say an `@ObservableCloud` property
+/// write → that property's `withObservationTracking` `onChange`), add a conforming type here and point
+/// ``CloudSubjects/library`` at it: the harness, the child mode and the rows stay as they are.
+protocol CloudSubject {
+    /// The child mode's name for it (`defaults-bench --child cloud-observer ID …`).
+    static var id: String { get }
+    /// What is written and what is observed, as the report shows it.
+    static var name: String { get }
+    /// Process A: prepares a writer (synchronised with the server when it returns).
+    static func writer(_ place: CloudPlace) throws -> any CloudStampWriter
+    /// An observer process: starts observing and returns once every later write will be seen, calling
+    /// `arrive` with each stamp that reaches the observer (on any thread). The result keeps it alive.
+    static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject
+}
+
+/// The subjects of the cloud group.
+enum CloudSubjects {
+    /// No library code: a raw put → the raw watch event.
+    static var floor: any CloudSubject.Type { RawEtcdSubject.self }
+    /// The library, measured against the floor (propagation and fan-out rows).
+    static var library: any CloudSubject.Type { CloudStoreSubject.self }
+
+    static func named(_ id: String) -> (any CloudSubject.Type)? {
+        [floor, library].first { $0.id == id }
+    }
+}
+
+/// The floor: `POST /v3/kv/put` over a kept-alive plain socket in A → the event read from a `/v3/watch`
+/// stream on a plain socket in B.
+enum RawEtcdSubject: CloudSubject {
+    static let id = "raw"
+    static let name = "raw put → raw watch event (plain sockets, no library code)"
+
+    private final class Writer: CloudStampWriter {
+        let putter: EtcdRawPutter
+        init(_ putter: EtcdRawPutter) { self.putter = putter }
+        func write(stamp: Int) throws { try putter.put(stamp) }
+    }
+
+    private final class Observer {
+        let watch: EtcdRawWatch
+        init(_ watch: EtcdRawWatch) { self.watch = watch }
+        deinit { watch.stop() }
+    }
+
+    static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
+        let putter = EtcdRawPutter(endpoint: place.endpoint, key: place.namespace + "/stamp")
+        try putter.put(0)  // connects, and the key exists before anyone measures
+        return Writer(putter)
+    }
+
+    static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
+        Observer(try EtcdRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp", onValue: arrive))
+    }
+}
+
+/// The library today: `CloudKeyValueStore.set` in A → the `observe(keys:)` callback in B, each process
+/// with its own `CloudKeyValueStore(etcd:)` and local copy.
+enum CloudStoreSubject: CloudSubject {
+    static let id = "store"
+    static let name = "`CloudKeyValueStore.set` → `observe(keys:)` callback"
+
+    private final class Writer: CloudStampWriter {
+        let store: CloudKeyValueStore
+        init(_ store: CloudKeyValueStore) { self.store = store }
+        func write(stamp: Int) throws { store.set(Int64(stamp), forKey: "stamp") }
+    }
+
+    private final class Observer {
+        let store: CloudKeyValueStore
+        var observation: DefaultsObservation?
+        init(_ store: CloudKeyValueStore) { self.store = store }
+        deinit { observation?.cancel() }
+    }
+
+    static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
+        Writer(try open(place))
+    }
+
+    static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
+        let observer = Observer(try open(place))
+        let store = observer.store
+        observer.observation = store.observe(keys: ["stamp"]) { _ in arrive(Int(store.longLong(forKey: "stamp"))) }
+        return observer
+    }
+
+    private static func open(_ place: CloudPlace) throws -> CloudKeyValueStore {
+        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
+            endpoints: [place.endpoint], namespace: place.namespace, stateDirectory: place.stateDirectory))
+        guard store.synchronize(timeout: 20) else {
+            throw EtcdGatewayError("the store of namespace \(place.namespace) did not sync with \(place.endpoint.absoluteString) within 20 s: "
+                + store.currentErrors.map(\.description).joined(separator: "; "))
+        }
+        return store
+    }
+}

@@ -1,0 +1,44 @@
+/// The cloud group's targets (issue 11): propagation within 1.3× of the raw etcd floor, a cloud property
+/// read within 1.5× of plain `@Observable`, and the fan-out numbers beside the floor's (no target).
+enum CloudTargets {
+    static let propagation = "Cloud propagation p50 within 1.3× of the raw etcd floor"
+    static let read = "Cloud property read within 1.5× of plain `@Observable`"
+    static let fanOut = "Cloud fan-out: one write reaching every observer process (p50/p99, beside the floor's)"
+
+    static func evaluate(_ group: GroupResult) -> [TargetResult] {
+        func time(_ value: Double) -> String { Formatting.duration(value) }
+        func reason(_ id: String, otherwise: String) -> String { group.rows.first { $0.id == id }?.note ?? otherwise }
+        var results: [TargetResult] = []
+
+        if let library = group.row("propagation.library"), let floor = group.row("propagation.floor"), floor.statistics.p50 > 0 {
+            let ratio = library.statistics.p50 / floor.statistics.p50
+            results.append(TargetResult(
+                target: propagation, status: ratio <= 1.3 ? .met : .notMet,
+                evidence: "p50 \(time(library.statistics.p50)) vs floor \(time(floor.statistics.p50)) = \(Formatting.ratio(ratio)); "
+                    + "p99 \(time(library.statistics.p99)) vs \(time(floor.statistics.p99)) (\(library.statistics.count) and \(floor.statistics.count) samples)"))
+        } else {
+            results.append(TargetResult(target: propagation, status: .notMeasured, evidence: reason("propagation.library", otherwise: "propagation rows missing")))
+        }
+
+        if let macro = group.row("read.cloud-macro"), let plain = group.row("read.plain"), plain.statistics.p50 > 0 {
+            let ratio = macro.statistics.p50 / plain.statistics.p50
+            results.append(TargetResult(
+                target: read, status: ratio <= 1.5 ? .met : .notMet,
+                evidence: "\(time(macro.statistics.p50)) vs \(time(plain.statistics.p50)) = \(Formatting.ratio(ratio))"))
+        } else {
+            results.append(TargetResult(target: read, status: .notMeasured, evidence: reason("read.cloud-macro", otherwise: "read rows missing")))
+        }
+
+        if let library = group.row("fanout.library.all"), let floor = group.row("fanout.floor.all") {
+            var evidence = "library p50 \(time(library.statistics.p50)), p99 \(time(library.statistics.p99)); "
+                + "floor p50 \(time(floor.statistics.p50)), p99 \(time(floor.statistics.p99)) (all arrivals)"
+            if let libraryLast = group.row("fanout.library.last"), let floorLast = group.row("fanout.floor.last") {
+                evidence += "; last arrival per write p50 \(time(libraryLast.statistics.p50)) vs floor \(time(floorLast.statistics.p50))"
+            }
+            results.append(TargetResult(target: fanOut, status: .reported, evidence: evidence))
+        } else {
+            results.append(TargetResult(target: fanOut, status: .notMeasured, evidence: reason("fanout.library.all", otherwise: "fan-out rows missing")))
+        }
+        return results
+    }
+}

@@ -1,0 +1,130 @@
+import EtcdLauncher
+import Foundation
+import Synchronization
+import Testing
+
+/// Group 9 (cloud, etcd) of `defaults-bench`, run as a subprocess with a temporary directory of its own
+/// (`TMPDIR`): every row is there with sane values, nothing is left behind (no etcd or observer process, no
+/// scratch or data directory), and without `etcd` on `PATH` the group says it was skipped and how to
+/// install etcd. No timing targets are asserted: numbers from a test run mean nothing.
+@Suite(.serialized) struct CloudBenchTests {
+    /// Like the library's etcd tests: skipped without etcd, run (and failing) under `CI=true`.
+    static var etcdRequired: ConditionTrait {
+        .enabled(if: EtcdBinary.find() != nil || ProcessInfo.processInfo.environment["CI"] == "true",
+                 "etcd is not installed; install it with `\(EtcdBinary.installCommand)` to run the cloud benchmark test")
+    }
+
+    /// Runs the bench with `arguments`, `TMPDIR` set to `temporary` and `PATH` replaced when given.
+    static func run(_ arguments: [String], temporary: URL, path: String? = nil) throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = DefaultsBenchSmokeTests.executableURL
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporary.path
+        if let path { environment["PATH"] = path }
+        process.environment = environment
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Read standard error on another thread, so neither pipe can fill up and stall the bench.
+        let errorData = Mutex(Data())
+        let errorsRead = DispatchSemaphore(value: 0)
+        let errorHandle = errors.fileHandleForReading
+        DispatchQueue.global().async {
+            let data = errorHandle.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            errorsRead.signal()
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        errorsRead.wait()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+    }
+
+    static func makeTemporaryDirectory() throws -> URL {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("defaults-bench-cloud-test-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Processes whose command line mentions `text` (the bench's etcd and observer processes name paths
+    /// under its temporary directory).
+    static func processes(mentioning text: String) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.filter { $0.allSatisfy(\.isNumber) }.compactMap { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+            let commandLine = String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+            return commandLine.contains(text) ? "\(pid): \(commandLine)" : nil
+        }
+    }
+
+    @Test(etcdRequired) func quickRunMeasuresEveryRowAndLeavesNothingBehind() throws {
+        #expect(EtcdBinary.find() != nil, "etcd is required here: \(EtcdBinary.installCommand)")
+        let temporary = try Self.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let jsonURL = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("defaults-bench-cloud-\(getpid()).json")
+        defer { try? FileManager.default.removeItem(at: jsonURL) }
+
+        let result = try Self.run(["--quick", "--only", "9", "--json", jsonURL.path], temporary: temporary)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.contains("## 9. Cloud (etcd)"))
+
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any]
+        let groups = json?["groups"] as? [[String: Any]] ?? []
+        try #require(groups.count == 1)
+        #expect(groups[0]["number"] as? Int == 9)
+        let rows = Dictionary((groups[0]["rows"] as? [[String: Any]] ?? []).map { ($0["id"] as? String ?? "", $0) }) { first, _ in first }
+
+        // --quick: 20 propagation samples, 5 fan-out writes to 10 processes.
+        let expectedCounts = ["read.plain": nil, "propagation.floor": 20, "propagation.library": 20,
+                              "propagation.library-write": 20, "propagation.library-observe": 20, "propagation.library.call": 20,
+                              "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5]
+        for (id, expectedCount) in expectedCounts {
+            let row = try #require(rows[id], "row \(id) is missing: \(rows.keys.sorted())")
+            #expect(row["isMissing"] as? Bool == false, "\(id): \(row["note"] ?? "")")
+            let statistics = row["statistics"] as? [String: Any] ?? [:]
+            let p50 = statistics["p50"] as? Double ?? 0, p99 = statistics["p99"] as? Double ?? 0
+            #expect(p50 > 0, "\(id): p50 \(p50)")
+            #expect(p99 >= p50, "\(id): p99 \(p99) < p50 \(p50)")
+            if let expectedCount {
+                #expect(statistics["count"] as? Int == expectedCount, "\(id): \(statistics["count"] ?? "?") samples, note: \(row["note"] ?? "")")
+                // A cross-process latency over loopback etcd is more than 50 µs and (even on a busy machine) under 5 s.
+                #expect((id.hasSuffix(".call") || p50 > 50_000) && p99 < 5_000_000_000, "\(id): p50 \(p50) p99 \(p99)")
+            }
+        }
+        let macro = try #require(rows["read.cloud-macro"])
+        #expect(macro["isMissing"] as? Bool == true)
+        #expect((macro["note"] as? String ?? "").contains("needs the cloud macros"))
+
+        let targets = json?["targets"] as? [[String: Any]] ?? []
+        func status(_ prefix: String) -> String? { targets.first { ($0["target"] as? String ?? "").hasPrefix(prefix) }?["status"] as? String }
+        #expect(["met", "not met"].contains(status("Cloud propagation p50") ?? ""), "\(targets)")
+        #expect(status("Cloud property read") == "not measured")
+        #expect(status("Cloud fan-out") == "reported (no target)")
+
+        #expect(Self.processes(mentioning: temporary.path).isEmpty, "left running: \(Self.processes(mentioning: temporary.path))")
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+        #expect(leftovers.isEmpty, "left in TMPDIR: \(leftovers)")
+    }
+
+    @Test func withoutEtcdTheGroupIsSkippedWithTheInstallCommand() throws {
+        let temporary = try Self.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let emptyPath = temporary.appendingPathComponent("empty-path", isDirectory: true)
+        try FileManager.default.createDirectory(at: emptyPath, withIntermediateDirectories: true)
+
+        let result = try Self.run(["--quick", "--only", "9"], temporary: temporary, path: emptyPath.path)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.contains("## 9. Cloud (etcd)"))
+        #expect(result.output.contains("skipped: etcd is not installed; install it with `apt-get install -y etcd-server`"), "\(result.output)")
+        #expect(result.errors.contains("9. cloud (etcd): skipped: etcd is not installed"), "\(result.errors)")
+        #expect(result.output.contains("| Cloud propagation p50 within 1.3× of the raw etcd floor | not measured |"))
+
+        try FileManager.default.removeItem(at: emptyPath)
+        #expect(Self.processes(mentioning: temporary.path).isEmpty)
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+        #expect(leftovers.isEmpty, "left in TMPDIR: \(leftovers)")
+    }
+}
