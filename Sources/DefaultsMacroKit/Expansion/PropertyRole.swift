@@ -1,6 +1,6 @@
-/// How a member of an `@ObservableDefaults` class is treated.
+/// How a member of a class macro's class (`@ObservableDefaults`, `@ObservableCloud`) is treated.
 public enum PropertyRole: Equatable, Sendable {
-    /// Stored in the suite and observable (`@DefaultsBacked`, explicit or implied).
+    /// Stored and observable (`@DefaultsBacked` / `@CloudBacked`, explicit or implied).
     case persisted
     /// Observable only (`@ObservableOnly`, explicit or implied by `observeFirst`).
     case observableOnly
@@ -10,11 +10,13 @@ public enum PropertyRole: Equatable, Sendable {
     case notApplicable
 
     /// The role of `member`; `explicit` says whether an attribute the user wrote decided it.
-    /// The family's persisted attribute (`@DefaultsBacked`) marks a property as persisted.
+    /// The family's persisted attribute (`@DefaultsBacked`) marks a property as persisted; another family's
+    /// (`@CloudBacked` in an `@ObservableDefaults` class) leaves it alone, since the class macro reports it.
     public static func of(_ member: MemberSyntax, observeFirst: Bool, family: MacroFamily = .defaults) -> (role: PropertyRole, explicit: Bool) {
         if member.hasAttribute(MacroName.ignore.attributeName) || member.hasAttribute("ObservationIgnored") { return (.ignored, true) }
         if member.hasAttribute(MacroName.observableOnly.attributeName) { return (.observableOnly, true) }
         if member.hasAttribute(family.persistedAttribute) { return (.persisted, true) }
+        if family.others.contains(where: { member.hasAttribute($0.persistedAttribute) }) { return (.ignored, true) }
         guard member.kind == .variable, !member.isStatic, !member.hasModifier("lazy"),
               !member.hasModifier("weak"), !member.hasModifier("unowned"),
               !member.bindings.isEmpty, member.bindings.allSatisfy({ $0.isStored && $0.name != nil }),
