@@ -79,7 +79,8 @@ import Testing
     }
 
     /// The defaults family's attributes in a cloud class: one error each with a fix-it to the cloud
-    /// counterpart (label included), and the property is left alone (no slot, no `@CloudBacked`).
+    /// counterpart (label included); the property gets a slot under its name (its own accessors name it, so
+    /// they add no error) and no second persisted attribute.
     @Test func defaultsAttributesInACloudClass() throws {
         let decl = "@ObservableCloud final class C {\n    @DefaultsKey(userDefaultsKey: \"k\") var a = 1\n    @DefaultsBacked(userDefaultsKey: Keys.b) var b = 2\n    @DefaultsBacked var c = 3\n}"
         let result = members(decl)
@@ -96,7 +97,8 @@ import Testing
             == offset(of: "@DefaultsKey", in: decl)..<offset(of: " var a", in: decl))
         let source = try #require(result.source)
         #expect(source.contains("_od_a = ObservableDefaults::_defaultsSlot(key: \"a\", 1)"), "a @DefaultsKey is no cloud key")
-        #expect(!source.contains("_od_b ") && !source.contains("_od_c ") && !source.contains("(_od_b,") && !source.contains("(_od_c,"))
+        #expect(source.contains("_od_b = ObservableDefaults::_defaultsSlot(key: \"b\", 2)") && source.contains("_od_c = ObservableDefaults::_defaultsSlot(key: \"c\", 3)"))
+        #expect(source.contains("_od_binding.property(_od_b, keyPath: \\C.b,") && source.contains("_od_binding.property(_od_c, keyPath: \\C.c,"))
         #expect(ClassExpansion.memberAttributes(member: "@DefaultsBacked var c = 3", parent: decl, attribute: "@ObservableCloud", family: .cloud) == .empty)
     }
 
@@ -114,6 +116,8 @@ import Testing
             #expect(diagnostic.offset == start && diagnostic.highlights == [start..<end])
             #expect(diagnostic.fixIts.first?.changes == [.init(start: start, end: end, newText: "")])
             #expect(ClassExpansion.memberAttributes(member: "var x = 1", parent: decl, attribute: "@\(second)", family: family) == .empty)
+            #expect(ClassExpansion.extensions(decl: decl, extendedType: "C", conformances: nil, family: family) == .empty)
+            #expect(ClassExpansion.extensions(decl: decl, extendedType: "C", conformances: nil, family: other).source?.hasPrefix("extension C:") == true)
             let firstResult = ClassExpansion.members(decl: decl, declLocator: locator, attribute: "@\(first)", attributeLocator: locator, family: other)
             #expect(firstResult.diagnostics.isEmpty && firstResult.source != nil)
             #expect(ClassExpansion.memberAttributes(member: "var x = 1", parent: decl, attribute: "@\(first)", family: other).source == "@" + other.persistedAttribute)

@@ -175,8 +175,9 @@ import Testing
         #expect(result.diagnostics[1].fixIts.first?.changes == [
             .init(start: offset(of: "@CloudBacked", in: decl), end: offset(of: " var b", in: decl), newText: "@DefaultsBacked"),
         ])
-        // The other family's persisted property gets neither a slot nor this family's attribute.
-        #expect(result.source?.contains("private let _od_b ") == false && result.source?.contains("(_od_b,") == false)
+        // The other family's persisted property gets a slot (its accessors name it) but not this family's attribute.
+        #expect(result.source?.contains("private let _od_b = ObservableDefaults::_defaultsSlot(key: \"b\", 2)") == true)
+        #expect(result.source?.contains("_od_binding.property(_od_b, keyPath: \\C.b,") == true)
         #expect(ClassExpansion.memberAttributes(member: "@CloudBacked var b = 2", parent: decl, attribute: "@ObservableDefaults") == .empty)
     }
 

@@ -32,7 +32,7 @@ public enum PropertyExpansion {
     /// An error when a property macro is used outside a class of a class macro (the generated accessors need
     /// the class's registrar and binding); `enclosingType` is the innermost lexical context. A property macro
     /// of another family than the class's (`@CloudBacked` in an `@ObservableDefaults` class) is no problem
-    /// here: the class macro reports it, with a fix-it.
+    /// here: the class macro reports it, with a fix-it, and declares its slot, so its accessors compile.
     /// - Parameters:
     ///   - macroName: The property macro's attribute name, for the message.
     ///   - enclosingType: The source of the innermost enclosing declaration.

@@ -10,13 +10,13 @@ public enum PropertyRole: Equatable, Sendable {
     case notApplicable
 
     /// The role of `member`; `explicit` says whether an attribute the user wrote decided it.
-    /// The family's persisted attribute (`@DefaultsBacked`) marks a property as persisted; another family's
-    /// (`@CloudBacked` in an `@ObservableDefaults` class) leaves it alone, since the class macro reports it.
+    /// A persisted attribute (`@DefaultsBacked`) marks a property as persisted; also another family's
+    /// (`@CloudBacked` in an `@ObservableDefaults` class): the class macro reports it, and its slot keeps
+    /// the attribute's own accessors from adding errors of their own.
     public static func of(_ member: MemberSyntax, observeFirst: Bool, family: MacroFamily = .defaults) -> (role: PropertyRole, explicit: Bool) {
         if member.hasAttribute(MacroName.ignore.attributeName) || member.hasAttribute("ObservationIgnored") { return (.ignored, true) }
         if member.hasAttribute(MacroName.observableOnly.attributeName) { return (.observableOnly, true) }
-        if member.hasAttribute(family.persistedAttribute) { return (.persisted, true) }
-        if family.others.contains(where: { member.hasAttribute($0.persistedAttribute) }) { return (.ignored, true) }
+        if MacroFamily.all.contains(where: { member.hasAttribute($0.persistedAttribute) }) { return (.persisted, true) }
         guard member.kind == .variable, !member.isStatic, !member.hasModifier("lazy"),
               !member.hasModifier("weak"), !member.hasModifier("unowned"),
               !member.bindings.isEmpty, member.bindings.allSatisfy({ $0.isStored && $0.name != nil }),

@@ -54,17 +54,12 @@ public enum MacroDispatcher {
         case (.classMacro, .extension), (.classMacro, .conformance):
             return ClassExpansion.extensions(
                 decl: decl.source, extendedType: request.extendedTypeSyntax?.source ?? "",
-                conformances: request.conformanceListSyntax?.source)
+                conformances: request.conformanceListSyntax?.source, family: family)
         case (.persistedProperty, .accessor), (.observableOnlyProperty, .accessor):
             if let enclosing = request.lexicalContext?.first, let problem = PropertyExpansion.contextProblem(
                 macroName: macro.attributeName, enclosingType: enclosing.source, attribute: attribute,
                 families: macro.family.map { [$0] } ?? MacroFamily.all) {
                 return ExpansionResult(source: nil, diagnostics: [problem])
-            }
-            if macro.kind == .persistedProperty, let enclosingFamily = enclosingFamily(request), enclosingFamily != family {
-                // Another family's class: its macro reports the attribute with a fix-it; adding accessors that
-                // name a slot the class does not have would only add errors.
-                return .empty
             }
             return macro.kind == .persistedProperty
                 ? PropertyExpansion.defaultsBackedAccessors(decl: decl.source, locator: decl.locator, attributeName: macro.attributeName)
