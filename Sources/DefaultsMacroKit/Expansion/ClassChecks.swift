@@ -6,7 +6,7 @@ extension ClassExpansion {
         var warnings: [MacroDiagnostic] = []
         var owners: [String: String] = [:]
         for member in type.members {
-            let role = PropertyRole.of(member, observeFirst: observeFirst, family: family).role
+            let role = PropertyRole.of(member, observeFirst: observeFirst).role
             if role != .persisted, let key = member.attribute(family.keyAttribute), let name = member.bindings.first?.name {
                 let hint = observeFirst ? " (in observeFirst mode, mark it '@\(family.persistedAttribute)')" : ""
                 warnings.append(MacroDiagnostic(

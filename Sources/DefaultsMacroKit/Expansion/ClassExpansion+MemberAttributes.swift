@@ -17,7 +17,7 @@ extension ClassExpansion {
         let (options, _) = family.options.readOptions(attributeSyntax, locator: SourceLocator(nodeOffset: 0, triviaLength: 0))
         var parser = DeclParser(member)
         guard let syntax = parser.parseMember() else { return .empty }
-        let (role, explicit) = PropertyRole.of(syntax, observeFirst: options.observeFirst, family: family)
+        let (role, explicit) = PropertyRole.of(syntax, observeFirst: options.observeFirst)
         // Several bindings in one declaration are reported by the member role (an accessor macro cannot apply).
         guard !explicit, syntax.bindings.count == 1 else { return .empty }
         switch role {

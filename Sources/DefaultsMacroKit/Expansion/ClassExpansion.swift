@@ -62,7 +62,7 @@ public enum ClassExpansion {
         }
         diagnostics += mixedFamilies(type, family: family, locator: declLocator)
         for member in type.members where member.bindings.count > 1 {
-            let role = PropertyRole.of(member, observeFirst: context.options.observeFirst, family: family).role
+            let role = PropertyRole.of(member, observeFirst: context.options.observeFirst).role
             guard role != .notApplicable && role != .ignored else { continue }
             diagnostics.append(severalBindings(member, source: decl, locator: declLocator, macroName: macroName))
         }

@@ -48,7 +48,8 @@ extension ObservableCloudOptions {
                 }
             }
             """]
-        let slots = ClassExpansion.slotDeclarations(context).joined()
+        let properties = ClassExpansion.persistedProperties(context)
+        let slots = ClassExpansion.slotDeclarations(context, properties).joined()
         if !slots.isEmpty { blocks.append(String(slots.dropLast())) }
         if ClassExpansion.generatesInit(context) {
             blocks.append("""
@@ -61,7 +62,7 @@ extension ObservableCloudOptions {
         blocks.append("""
             private func _od_startCloudObservation() -> ObservableDefaults::DefaultsObservation? {
                 let _od_properties = ObservableDefaults::_CloudPropertyList()
-            \(ClassExpansion.registrationLines(context))    return _od_binding.start(_od_properties, isolation: #isolation)
+            \(ClassExpansion.registrationLines(context, properties))    return _od_binding.start(_od_properties, isolation: #isolation)
             }
             """)
         return blocks.joined(separator: "\n\n")

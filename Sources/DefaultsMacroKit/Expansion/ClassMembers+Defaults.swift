@@ -38,11 +38,12 @@ extension ObservableDefaultsOptions {
 
                 """
         }
-        for slot in ClassExpansion.slotDeclarations(context) {
+        let properties = ClassExpansion.persistedProperties(context)
+        for slot in ClassExpansion.slotDeclarations(context, properties) {
             text += "\n" + slot
         }
         let body = "    let _od_properties = ObservableDefaults::_DefaultsPropertyList()\n"
-            + ClassExpansion.registrationLines(context)
+            + ClassExpansion.registrationLines(context, properties)
             + "    _od_binding.start(_od_properties, ignoring: observableKeysBlacklist.map { $0 as Swift::AnyKeyPath }, isolation: #isolation)\n"
         text += """
 

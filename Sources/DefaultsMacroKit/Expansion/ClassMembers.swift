@@ -19,7 +19,7 @@ extension ClassExpansion {
     /// The persisted properties whose expansion can be generated, in declaration order.
     static func persistedProperties(_ context: Context) -> [PropertyExpansion.Property] {
         context.type.members.compactMap { member in
-            guard PropertyRole.of(member, observeFirst: context.options.observeFirst, family: context.family).role == .persisted,
+            guard PropertyRole.of(member, observeFirst: context.options.observeFirst).role == .persisted,
                   PropertyRole.isExpandable(member, needsInitializer: true) else { return nil }
             return PropertyExpansion.property(member)
         }
@@ -29,18 +29,18 @@ extension ClassExpansion {
     /// with a newline. They are declared by the class's member role rather than by the persisted attribute's
     /// peer role, because the compiler does not expand a property macro whose arguments do not type-check, and
     /// the registration would then name a slot that does not exist (a second error for one mistake).
-    static func slotDeclarations(_ context: Context) -> [String] {
-        persistedProperties(context).compactMap { property in
+    static func slotDeclarations(_ context: Context, _ properties: [PropertyExpansion.Property]) -> [String] {
+        properties.compactMap { property in
             PropertyExpansion.slotDeclaration(property.member, family: context.family).map { wrap($0, in: property.member.ifConfig, indent: "") }
         }
     }
 
     /// The lines that register each persisted property with the binding (`property` or, for a main-actor
     /// class, `mainActorProperty`), indented for a function body, each inside its member's `#if` clauses.
-    static func registrationLines(_ context: Context) -> String {
+    static func registrationLines(_ context: Context, _ properties: [PropertyExpansion.Property]) -> String {
         let register = context.isMainActor ? "mainActorProperty" : "property"
         var lines = ""
-        for property in persistedProperties(context) {
+        for property in properties {
             var arguments = "\(PropertyExpansion.storageName(property.name)), keyPath: \\\(context.type.name).\(property.binding.nameText), on: self, registrar: _od_registrar"
             if property.observerType != nil {
                 if property.hasWillSet { arguments += ", willSet: { $0.\(PropertyExpansion.willSetName(property.name))($1) }" }
