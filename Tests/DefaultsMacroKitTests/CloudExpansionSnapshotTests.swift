@@ -3,7 +3,8 @@ import Testing
 
 /// Expansion snapshots of the cloud family (`@ObservableCloud`, `@CloudBacked`, `@CloudKey`) for every
 /// parameter. `cloud-member-contract.txt` is the member role of the interface contract with the runtime,
-/// copied verbatim: the runtime's tests hand-write that expansion, so it must not change by accident.
+/// copied verbatim but for one token (`nonisolated(unsafe)` on `_cloudObserver`, so that a `Sendable` class
+/// compiles): the runtime's tests hand-write that expansion, so it must not change by accident.
 @Suite struct CloudExpansionSnapshotTests {
     static let classBody = """
         final class Settings {
@@ -21,6 +22,15 @@ import Testing
         let result = ClassExpansion.members(decl: decl, declLocator: Self.locator, attribute: attribute, attributeLocator: Self.locator, family: .cloud)
         #expect(!result.hasErrors, "\(result.diagnostics)")
         return result.source ?? "<nil>"
+    }
+
+    /// A `Sendable` cloud class compiles only if the one generated stored `var` is `nonisolated(unsafe)`
+    /// (checked with the compiler: a plain `private var` is "stored property '_cloudObserver' of
+    /// 'Sendable'-conforming class is mutable").
+    @Test func cloudObserverIsTheOnlyStoredVarAndIsNonisolatedUnsafe() {
+        let lines = members("@ObservableCloud").split(separator: "\n")
+        let storedVars = lines.filter { $0.contains("var ") && !$0.hasSuffix("{") && !$0.contains("{ _od_binding") }
+        #expect(storedVars == ["nonisolated(unsafe) private var _cloudObserver: CloudObservation? = nil"])
     }
 
     @Test func contractExample() {

@@ -7,6 +7,8 @@ extension ObservableCloudOptions {
     ///
     /// Observation is started by creating a `CloudObservation` (as on Apple platforms, so a custom initializer
     /// writes the same line); it holds the binding's observation token for as long as the object lives.
+    /// `_cloudObserver` is the only stored `var`: `nonisolated(unsafe)` lets a `Sendable` class compile (it is
+    /// set in the initializer and never read), as every other generated stored property is a `let`.
     func memberText(_ context: ClassExpansion.Context) -> String {
         let access = ClassExpansion.accessModifier(context.type)
         let selfType = context.type.name
@@ -38,7 +40,7 @@ extension ObservableCloudOptions {
                 set { _od_binding.configure(store: newValue) }
             }
 
-            private var _cloudObserver: CloudObservation? = nil
+            nonisolated(unsafe) private var _cloudObserver: CloudObservation? = nil
 
             private final class CloudObservation {
                 private let observation: ObservableDefaults::DefaultsObservation?
