@@ -165,13 +165,20 @@ import Testing
     }
 
     @Test func mixingCloudAttributes() throws {
-        let decl = "@ObservableCloud @ObservableDefaults final class C {\n    @CloudKey(keyValueStoreKey: \"k\") var a = 1\n    @CloudBacked var b = 2\n}"
+        let decl = "@ObservableDefaults final class C {\n    @CloudKey(keyValueStoreKey: \"k\") var a = 1\n    @CloudBacked var b = 2\n}"
         let result = ClassExpansion.members(decl: decl, declLocator: locator, attribute: "@ObservableDefaults", attributeLocator: locator)
         #expect(result.hasErrors)
-        #expect(result.diagnostics.map(\.offset) == [offset(of: "@ObservableCloud", in: decl), offset(of: "@CloudKey", in: decl), offset(of: "@CloudBacked", in: decl)])
-        #expect(result.diagnostics[1].fixIts.first?.changes == [
-            .init(start: offset(of: "@CloudKey", in: decl), end: offset(of: "@CloudKey", in: decl) + 9, newText: "@DefaultsKey"),
+        #expect(result.diagnostics.map(\.offset) == [offset(of: "@CloudKey", in: decl), offset(of: "@CloudBacked", in: decl)])
+        #expect(result.diagnostics[0].fixIts.first?.changes == [
+            .init(start: offset(of: "@CloudKey", in: decl), end: offset(of: " var a", in: decl), newText: "@DefaultsKey(userDefaultsKey: \"k\")"),
         ])
+        #expect(result.diagnostics[1].fixIts.first?.changes == [
+            .init(start: offset(of: "@CloudBacked", in: decl), end: offset(of: " var b", in: decl), newText: "@DefaultsBacked"),
+        ])
+        // The other family's persisted property gets a slot (its accessors name it) but not this family's attribute.
+        #expect(result.source?.contains("private let _od_b = ObservableDefaults::_defaultsSlot(key: \"b\", 2)") == true)
+        #expect(result.source?.contains("_od_binding.property(_od_b, keyPath: \\C.b,") == true)
+        #expect(ClassExpansion.memberAttributes(member: "@CloudBacked var b = 2", parent: decl, attribute: "@ObservableDefaults") == .empty)
     }
 
     @Test func observersNeedAType() throws {

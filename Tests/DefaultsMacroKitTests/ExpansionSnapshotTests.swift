@@ -120,7 +120,7 @@ import Testing
             accessors = PropertyExpansion.defaultsBackedAccessors(decl: decl, locator: Self.locator)
             peers = PropertyExpansion.defaultsBackedPeers(decl: decl)
             var parser = DeclParser(attribute + " " + decl)
-            slot = parser.parseMember().flatMap(PropertyExpansion.slotDeclaration)
+            slot = parser.parseMember().flatMap { PropertyExpansion.slotDeclaration($0) }
         } else {
             accessors = PropertyExpansion.observableOnlyAccessors(decl: decl, locator: Self.locator)
             peers = PropertyExpansion.observableOnlyPeers(decl: decl)

@@ -1,14 +1,14 @@
 // The diagnostics of the class macro's member role.
 extension ClassExpansion {
-    /// Warnings for keys that cannot work as written: `@DefaultsKey` on a property that is not stored, and two
-    /// stored properties under one key.
-    static func keyWarnings(_ type: TypeDeclSyntax, options: ObservableDefaultsOptions, family: MacroFamily, locator: SourceLocator) -> [MacroDiagnostic] {
+    /// Warnings for keys that cannot work as written: the family's key attribute (`@DefaultsKey`) on a property
+    /// that is not stored, and two stored properties under one key.
+    static func keyWarnings(_ type: TypeDeclSyntax, observeFirst: Bool, family: MacroFamily, locator: SourceLocator) -> [MacroDiagnostic] {
         var warnings: [MacroDiagnostic] = []
         var owners: [String: String] = [:]
         for member in type.members {
-            let role = PropertyRole.of(member, observeFirst: options.observeFirst, family: family).role
+            let role = PropertyRole.of(member, observeFirst: observeFirst).role
             if role != .persisted, let key = member.attribute(family.keyAttribute), let name = member.bindings.first?.name {
-                let hint = options.observeFirst ? " (in observeFirst mode, mark it '@\(family.persistedAttribute)')" : ""
+                let hint = observeFirst ? " (in observeFirst mode, mark it '@\(family.persistedAttribute)')" : ""
                 warnings.append(MacroDiagnostic(
                     .warning, "'@\(family.keyAttribute)' has no effect: '\(name)' is not stored\(hint)",
                     at: locator.file(key.start), highlights: [locator.file(key.start)..<locator.file(key.end)]))
@@ -27,30 +27,50 @@ extension ClassExpansion {
         return warnings
     }
 
-    /// Errors for another family's class macro on the same class, and for another family's property
-    /// attributes on its members (with a fix-it naming this family's counterpart).
+    /// The error for a second class macro on one class (`@ObservableDefaults @ObservableCloud`), reported by
+    /// the one written second, at its attribute; `nil` when `family`'s class macro is the first. The first one
+    /// expands as usual and the second adds nothing, so the compiler reports one error, not a clash of
+    /// generated members.
+    static func classMacroConflict(_ type: TypeDeclSyntax, family: MacroFamily, locator: SourceLocator) -> MacroDiagnostic? {
+        guard let first = MacroFamily.of(type), first != family,
+              let own = type.attributes.first(where: { $0.name == family.classAttribute }) else { return nil }
+        let start = locator.file(own.start), end = locator.file(own.end)
+        return MacroDiagnostic(
+            .error, "'@\(first.classAttribute)' and '@\(family.classAttribute)' cannot be applied to the same class",
+            at: start, highlights: [start..<end],
+            fixIts: [.init(message: "remove '@\(family.classAttribute)'", changes: [.init(start: start, end: end, newText: "")])])
+    }
+
+    /// Errors for another family's property attributes on the members (with a fix-it naming this family's
+    /// counterpart).
     static func mixedFamilies(_ type: TypeDeclSyntax, family: MacroFamily, locator: SourceLocator) -> [MacroDiagnostic] {
         var errors: [MacroDiagnostic] = []
         for other in family.others {
-            if let foreign = type.attributes.first(where: { $0.name == other.classAttribute }) {
-                errors.append(MacroDiagnostic(
-                    .error, "'@\(other.classAttribute)' and '@\(family.classAttribute)' cannot be applied to the same class",
-                    at: locator.file(foreign.start), highlights: [locator.file(foreign.start)..<locator.file(foreign.end)]))
-            }
             for member in type.members {
                 for attribute in member.attributes {
                     guard let replacement = family.counterpart(of: attribute.name, in: other) else { continue }
-                    let start = locator.file(attribute.start)
+                    let start = locator.file(attribute.start), end = locator.file(attribute.end)
                     errors.append(MacroDiagnostic(
                         .error, "'@\(attribute.name)' belongs to '@\(other.classAttribute)'; use '@\(replacement)' in an '@\(family.classAttribute)' class",
-                        at: start, highlights: [start..<locator.file(attribute.end)],
+                        at: start, highlights: [start..<end],
                         fixIts: [.init(message: "use '@\(replacement)'", changes: [
-                            .init(start: start, end: start + attribute.name.utf8.count + 1, newText: "@" + replacement),
+                            .init(start: start, end: end, newText: "@" + replacement + translatedArguments(attribute, from: other, to: family)),
                         ])]))
                 }
             }
         }
         return errors
+    }
+
+    /// The arguments of another family's attribute with that family's key label replaced by this family's
+    /// (`(keyValueStoreKey: "k")` → `(userDefaultsKey: "k")`); empty when it has no argument list.
+    private static func translatedArguments(_ attribute: AttributeSyntax, from other: MacroFamily, to family: MacroFamily) -> String {
+        guard let arguments = attribute.arguments else { return "" }
+        let list = arguments.map { argument in
+            guard let label = argument.label else { return argument.valueText }
+            return (label == other.keyLabel ? family.keyLabel : label) + ": " + argument.valueText
+        }
+        return "(" + list.joined(separator: ", ") + ")"
     }
 
     /// Why a suite name cannot name a file in the suites directory (the store's rules), or `nil`.

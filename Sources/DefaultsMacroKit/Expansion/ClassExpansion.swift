@@ -1,11 +1,11 @@
-/// Expansions of `@ObservableDefaults` on a class: members (registrar, binding, initializer,
-/// `observerStarter`), member attributes (`@DefaultsBacked` / `@ObservableOnly`) and the `Observable`
-/// conformance.
+/// Expansions of a class macro (`@ObservableDefaults`, `@ObservableCloud`): members (registrar, binding,
+/// initializer, the family's configuration members and observation starter), member attributes
+/// (`@DefaultsBacked` / `@CloudBacked` / `@ObservableOnly`) and the `Observable` conformance.
 public enum ClassExpansion {
     struct Context {
         let family: MacroFamily
         let type: TypeDeclSyntax
-        let options: ObservableDefaultsOptions
+        let options: any ClassMacroOptions
         let optionDiagnostics: [MacroDiagnostic]
 
         var isMainActor: Bool {
@@ -18,22 +18,23 @@ public enum ClassExpansion {
         guard let type = parser.parseTypeDecl() else { return nil }
         var attributeParser = DeclParser(attribute)
         let attributeSyntax = attributeParser.parseAttributes().first
-        let (options, diagnostics) = ObservableDefaultsOptions.read(attributeSyntax, locator: attributeLocator)
+        let (options, diagnostics) = family.options.readOptions(attributeSyntax, locator: attributeLocator)
         return Context(family: family, type: type, options: options, optionDiagnostics: diagnostics)
     }
 
     // MARK: - member
 
-    /// The member role: the registrar, the binding, the Apple library's configuration members (`_userDefaults`,
-    /// `_prefix`, `_isExternalNotificationDisabled`, for custom initializers), the slots of the persisted
-    /// properties, the initializer (with `autoInit`), `observerStarter` and `update(_:_:)`.
+    /// The member role: the registrar, the binding, the family's configuration members (for custom
+    /// initializers), the slots of the persisted properties, the initializer (with `autoInit`) and what starts
+    /// the observation (`observerStarter` and `update(_:_:)`; for the cloud family `CloudObservation`).
     /// - Parameters:
     ///   - decl: The class declaration's source.
     ///   - declLocator: Maps offsets in `decl` to file offsets (for diagnostics).
-    ///   - attribute: The `@ObservableDefaults(…)` attribute's source.
+    ///   - attribute: The class macro's attribute source (`@ObservableDefaults(…)`).
     ///   - attributeLocator: Maps offsets in `attribute` to file offsets.
     ///   - family: The macro family of the class macro.
-    /// - Returns: The generated members and the diagnostics; no source when the declaration is not a class.
+    /// - Returns: The generated members and the diagnostics; no source when the declaration is not a class,
+    ///   or when another family's class macro comes first on it.
     public static func members(
         decl: String, declLocator: SourceLocator, attribute: String, attributeLocator: SourceLocator, family: MacroFamily = .defaults
     ) -> ExpansionResult {
@@ -56,20 +57,17 @@ public enum ClassExpansion {
                 ])] : []))
             return ExpansionResult(source: nil, diagnostics: diagnostics)
         }
-        if let name = context.options.suiteName, let problem = suiteNameProblem(name) {
-            var reader = DeclParser(attribute)
-            let argument = reader.parseAttributes().first?.argument("suiteName")
-            let start = attributeLocator.file(argument?.start ?? 0), end = attributeLocator.file(argument?.end ?? 0)
-            diagnostics.append(MacroDiagnostic(.error, "invalid suite name: \(problem)", at: start, highlights: [start..<end]))
+        if let conflict = classMacroConflict(type, family: family, locator: declLocator) {
+            return ExpansionResult(source: nil, diagnostics: [conflict])
         }
         diagnostics += mixedFamilies(type, family: family, locator: declLocator)
         for member in type.members where member.bindings.count > 1 {
-            let role = PropertyRole.of(member, observeFirst: context.options.observeFirst, family: family).role
+            let role = PropertyRole.of(member, observeFirst: context.options.observeFirst).role
             guard role != .notApplicable && role != .ignored else { continue }
             diagnostics.append(severalBindings(member, source: decl, locator: declLocator, macroName: macroName))
         }
-        diagnostics += keyWarnings(type, options: context.options, family: family, locator: declLocator)
+        diagnostics += keyWarnings(type, observeFirst: context.options.observeFirst, family: family, locator: declLocator)
         // Argument and member errors still produce the members, so the compiler reports only the real problem.
-        return ExpansionResult(source: memberText(context), diagnostics: diagnostics)
+        return ExpansionResult(source: context.options.memberText(context), diagnostics: diagnostics)
     }
 }

@@ -40,7 +40,7 @@ struct ArgumentReader {
 
 /// The arguments of `@ObservableDefaults`, with the Apple library's defaults (except `limitToInstance`,
 /// which is `false` on this platform).
-public struct ObservableDefaultsOptions: Equatable, Sendable {
+public struct ObservableDefaultsOptions: Equatable, Sendable, ClassMacroOptions {
     /// Generate `init(userDefaults:ignoreExternalChanges:prefix:ignoredKeyPathsForExternalUpdates:)`.
     public var autoInit = true
     /// Do not observe the suite: the object hears only its own writes.
@@ -70,6 +70,11 @@ public struct ObservableDefaultsOptions: Equatable, Sendable {
         options.observeFirst = reader.bool("observeFirst", default: false)
         options.limitToInstance = reader.bool("limitToInstance", default: false)
         options.defaultIsolationIsMainActor = reader.bool("defaultIsolationIsMainActor", default: false)
-        return (options, reader.diagnostics)
+        var diagnostics = reader.diagnostics
+        if let name = options.suiteName, let problem = ClassExpansion.suiteNameProblem(name), let argument = attribute?.argument("suiteName") {
+            let start = locator.file(argument.start), end = locator.file(argument.end)
+            diagnostics.append(MacroDiagnostic(.error, "invalid suite name: \(problem)", at: start, highlights: [start..<end]))
+        }
+        return (options, diagnostics)
     }
 }

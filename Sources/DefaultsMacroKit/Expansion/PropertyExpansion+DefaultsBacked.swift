@@ -1,4 +1,4 @@
-// `@DefaultsBacked`: a persisted property.
+// `@DefaultsBacked` and `@CloudBacked` (the same expansion): a persisted property.
 extension PropertyExpansion {
     /// The accessor role of `@DefaultsBacked`: the getter and setter that go through the property's slot.
     ///
@@ -45,12 +45,12 @@ extension PropertyExpansion {
 
     /// The slot (`_od_<name>`) of a persisted property: its key, declaration default and storage rule;
     /// `nil` when the property cannot be persisted.
-    static func slotDeclaration(_ member: MemberSyntax) -> String? {
+    static func slotDeclaration(_ member: MemberSyntax, family: MacroFamily = .defaults) -> String? {
         guard let property = property(member),
               let initializer = property.binding.initializer ?? (property.type.map(isOptional) == true ? "nil" : nil)
         else { return nil }
         let key: String
-        switch PropertyKey.source(of: member, attribute: nil) {
+        switch PropertyKey.source(of: member, attribute: nil, family: family) {
         case .literal(let literal): key = StringLiteral.quote(literal)
         case .expression(let expression):
             key = "ObservableDefaults::_defaultsKey(\(expression), property: \(StringLiteral.quote(property.name)))"

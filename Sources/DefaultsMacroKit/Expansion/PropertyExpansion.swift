@@ -1,4 +1,5 @@
-/// Expansions of the property macros `@DefaultsBacked` and `@ObservableOnly` (accessor and peer roles).
+/// Expansions of the property macros `@DefaultsBacked` / `@CloudBacked` and `@ObservableOnly` (accessor and
+/// peer roles).
 ///
 /// A property with a declaration default gets its storage initialized inline with that default and plain
 /// `get`/`set` accessors; only an `@ObservableOnly` property without one gets an `init` accessor. The
@@ -28,19 +29,28 @@ public enum PropertyExpansion {
         return Property(member: member, binding: binding, name: name)
     }
 
-    /// An error when a property macro is used outside an `@ObservableDefaults` class (the generated accessors
-    /// need the class's registrar and binding); `enclosingType` is the innermost lexical context.
+    /// An error when a property macro is used outside a class of a class macro (the generated accessors need
+    /// the class's registrar and binding); `enclosingType` is the innermost lexical context. A property macro
+    /// of another family than the class's (`@CloudBacked` in an `@ObservableDefaults` class) is no problem
+    /// here: the class macro reports it, with a fix-it, and declares its slot, so its accessors compile.
+    /// - Parameters:
+    ///   - macroName: The property macro's attribute name, for the message.
+    ///   - enclosingType: The source of the innermost enclosing declaration.
+    ///   - attribute: The property macro's attribute, for the position.
+    ///   - families: The families whose class the macro belongs in, for the message (`@ObservableOnly`: all).
+    /// - Returns: The error, or `nil` when the enclosing declaration is a class with a class macro.
     public static func contextProblem(
-        macroName: String, enclosingType: String, attribute: PluginMessages.Syntax, family: MacroFamily = .defaults
+        macroName: String, enclosingType: String, attribute: PluginMessages.Syntax, families: [MacroFamily] = [.defaults]
     ) -> MacroDiagnostic? {
         var parser = DeclParser(enclosingType)
         guard let type = parser.parseTypeDecl() else { return nil }
-        if type.keyword == "class" && type.attributes.contains(where: { $0.name == family.classAttribute }) { return nil }
+        if type.keyword == "class" && MacroFamily.of(type) != nil { return nil }
         let attributeTokens = Lexer.tokenize(attribute.source)
         let start = attribute.locator.file(attributeTokens.first?.start ?? 0)
         let end = attribute.locator.file(attributeTokens.last?.end ?? 0)
+        let classes = families.map { "'@\($0.classAttribute)'" }.joined(separator: " or ")
         return MacroDiagnostic(
-            .error, "'@\(macroName)' can only be used on a property of an '@\(family.classAttribute)' class",
+            .error, "'@\(macroName)' can only be used on a property of an \(classes) class",
             at: start, highlights: [start..<end])
     }
 

@@ -14,17 +14,17 @@ enum PropertyKey {
         /// Known at compile time: a plain string literal, or the property's name.
         case literal(String)
         /// Any other expression (a constant, an interpolation, a call), evaluated once per object; it may be
-        /// `String?` in `@DefaultsBacked`, where `nil` means the property's name.
+        /// `String?` in the persisted attribute, where `nil` means the property's name.
         case expression(String)
     }
 
     /// The key written in `attribute` (the macro's own), the family's persisted attribute (`@DefaultsBacked`)
-    /// or its key attribute (`@DefaultsKey`), in that order; else the property's name. A `nil` literal counts
-    /// as no key.
+    /// or its key attribute (`@DefaultsKey`), in that order, under the family's label (`userDefaultsKey:`);
+    /// else the property's name. A `nil` literal counts as no key.
     static func source(of member: MemberSyntax, attribute: AttributeSyntax?, family: MacroFamily = .defaults) -> Source {
         let name = member.bindings.first?.name ?? ""
         for candidate in [attribute, member.attribute(family.persistedAttribute), member.attribute(family.keyAttribute)] {
-            guard let argument = candidate?.argument("userDefaultsKey"),
+            guard let argument = candidate?.argument(family.keyLabel),
                   !(argument.value.count == 1 && argument.value[0].isIdentifier("nil")) else { continue }
             if argument.value.count == 1, let value = StringLiteral.value(of: argument.value[0].text) { return .literal(value) }
             return .expression(argument.valueText.trimmed)

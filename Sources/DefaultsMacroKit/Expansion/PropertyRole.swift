@@ -1,6 +1,6 @@
-/// How a member of an `@ObservableDefaults` class is treated.
+/// How a member of a class macro's class (`@ObservableDefaults`, `@ObservableCloud`) is treated.
 public enum PropertyRole: Equatable, Sendable {
-    /// Stored in the suite and observable (`@DefaultsBacked`, explicit or implied).
+    /// Stored and observable (`@DefaultsBacked` / `@CloudBacked`, explicit or implied).
     case persisted
     /// Observable only (`@ObservableOnly`, explicit or implied by `observeFirst`).
     case observableOnly
@@ -10,11 +10,18 @@ public enum PropertyRole: Equatable, Sendable {
     case notApplicable
 
     /// The role of `member`; `explicit` says whether an attribute the user wrote decided it.
-    /// The family's persisted attribute (`@DefaultsBacked`) marks a property as persisted.
-    public static func of(_ member: MemberSyntax, observeFirst: Bool, family: MacroFamily = .defaults) -> (role: PropertyRole, explicit: Bool) {
-        if member.hasAttribute(MacroName.ignore.attributeName) || member.hasAttribute("ObservationIgnored") { return (.ignored, true) }
-        if member.hasAttribute(MacroName.observableOnly.attributeName) { return (.observableOnly, true) }
-        if member.hasAttribute(family.persistedAttribute) { return (.persisted, true) }
+    /// Any family's persisted attribute (`@DefaultsBacked`, `@CloudBacked`) marks a property as persisted:
+    /// in the other family's class the class macro reports it, and the slot it gets keeps the attribute's
+    /// own accessors from adding errors of their own.
+    public static func of(_ member: MemberSyntax, observeFirst: Bool) -> (role: PropertyRole, explicit: Bool) {
+        // Most members have no attribute; this is called several times per member of large classes.
+        if !member.attributes.isEmpty {
+            if member.hasAttribute(MacroName.ignore.attributeName) || member.hasAttribute("ObservationIgnored") { return (.ignored, true) }
+            if member.hasAttribute(MacroName.observableOnly.attributeName) { return (.observableOnly, true) }
+            if member.hasAttribute(MacroFamily.defaults.persistedAttribute) || member.hasAttribute(MacroFamily.cloud.persistedAttribute) {
+                return (.persisted, true)
+            }
+        }
         guard member.kind == .variable, !member.isStatic, !member.hasModifier("lazy"),
               !member.hasModifier("weak"), !member.hasModifier("unowned"),
               !member.bindings.isEmpty, member.bindings.allSatisfy({ $0.isStored && $0.name != nil }),

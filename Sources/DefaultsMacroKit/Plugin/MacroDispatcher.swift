@@ -41,7 +41,8 @@ public enum MacroDispatcher {
             return ExpansionResult(source: nil, diagnostics: [MacroDiagnostic(
                 .error, "this plugin has no macro named '\(request.macro.typeName)'", at: attribute.location.offset)])
         }
-        let family = macro.family
+        // The shared macros (`@ObservableOnly`, `@Ignore`) take the family of the class they are used in.
+        let family = macro.family ?? enclosingFamily(request) ?? .defaults
         switch (macro.kind, MacroRole(rawValue: request.macroRole)) {
         case (.classMacro, .member):
             return ClassExpansion.members(
@@ -53,11 +54,11 @@ public enum MacroDispatcher {
         case (.classMacro, .extension), (.classMacro, .conformance):
             return ClassExpansion.extensions(
                 decl: decl.source, extendedType: request.extendedTypeSyntax?.source ?? "",
-                conformances: request.conformanceListSyntax?.source)
+                conformances: request.conformanceListSyntax?.source, family: family)
         case (.persistedProperty, .accessor), (.observableOnlyProperty, .accessor):
-            if let context = request.lexicalContext?.first,
-               let problem = PropertyExpansion.contextProblem(
-                   macroName: macro.attributeName, enclosingType: context.source, attribute: attribute, family: family) {
+            if let enclosing = request.lexicalContext?.first, let problem = PropertyExpansion.contextProblem(
+                macroName: macro.attributeName, enclosingType: enclosing.source, attribute: attribute,
+                families: macro.family.map { [$0] } ?? MacroFamily.all) {
                 return ExpansionResult(source: nil, diagnostics: [problem])
             }
             return macro.kind == .persistedProperty
@@ -68,8 +69,16 @@ public enum MacroDispatcher {
         case (.observableOnlyProperty, .peer):
             return PropertyExpansion.observableOnlyPeers(decl: decl.source)
         default:
-            // Markers (`@Ignore`, `@DefaultsKey`) expand to nothing, as does a role a macro does not declare.
+            // Markers (`@Ignore`, `@DefaultsKey`, `@CloudKey`) expand to nothing, as does a role a macro does not declare.
             return .empty
         }
+    }
+
+    /// The family of the class macro on the innermost enclosing declaration (the request's lexical context,
+    /// whose body the compiler leaves out), or `nil`.
+    static func enclosingFamily(_ request: PluginMessages.ExpandAttached) -> MacroFamily? {
+        guard let context = request.lexicalContext?.first else { return nil }
+        var parser = DeclParser(context.source)
+        return parser.parseTypeDecl().flatMap(MacroFamily.of)
     }
 }
