@@ -58,7 +58,7 @@ extension SuiteFile {
         var reread: (previous: [ExactKey: DefaultsValue], current: [ExactKey: DefaultsValue])?
         var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
         do throws(DefaultsError) {
-            let paths = try SuiteFileIO.checkedWritePaths(for: url.path, fileURL: url)
+            let paths = try SuiteFileIO.checkedWritePaths(for: path, fileURL: url)
             return try SuiteLock.withLock(at: paths.lock, fileURL: url, waitLimit: request.lockWaitLimit) { () throws(DefaultsError) -> Merged in
                 let existing = FileStatus.ifPresent(at: paths.file)
                 if existing.map(FileIdentity.init) != knownIdentity {
@@ -100,6 +100,7 @@ extension SuiteFile {
                         outsideChanges.append(key)
                     }
                 }
+                known.withLock { $0.adopting = identity }
                 let announcement = merge(.adopted(AdoptedVersion(
                     contents: document.values, changedKeys: outsideChanges, written: request.pending,
                     update: request.update.map { ($0.key, updatedValue) })))

@@ -34,9 +34,16 @@ final class SuiteFile: Sendable {
         /// The version that failed to parse, and why, so it is reported once, not on every event.
         var brokenIdentity: FileIdentity?
         var brokenError: DefaultsError?
+        /// The version a write of this process has just put in place and is merging into memory (between
+        /// the rename and ``makeKnown(_:)``). That write announces whatever the version changed, so the
+        /// watcher's check of it need not wait (see ``isKnownOrBeingAdopted``).
+        var adopting: FileIdentity?
     }
 
     let url: URL
+    /// `url.path`, computed once (`URL.path` percent-decodes on every call, and the watcher's check of
+    /// every own write needs it).
+    let path: String
     let format: SuiteFormat
     /// Held for the whole of a write or re-read: serialises this process's reads and writes of the file,
     /// so a slow re-read can never overwrite memory with a version older than one just written.
@@ -45,6 +52,7 @@ final class SuiteFile: Sendable {
 
     init(url: URL, format: SuiteFormat) {
         self.url = url
+        path = url.path
         self.format = format
     }
 
@@ -58,7 +66,20 @@ final class SuiteFile: Sendable {
 
     /// Whether the file at the path is a version already known (one `stat`). The event of our own
     /// write, or a touch that changed nothing, ends here without waiting for a write under way.
-    var isUnchangedOnDisk: Bool { isKnownVersion(FileIdentity.of(path: url.path)) }
+    var isUnchangedOnDisk: Bool { isKnownVersion(FileIdentity.of(path: path)) }
+
+    /// ``isUnchangedOnDisk``, or the file is the version a write of this process has renamed into place
+    /// and is merging now (one `stat`). For the watcher: that write announces what its version changed
+    /// (other processes' keys it re-read), so the event of our own rename ends here instead of waiting
+    /// for the write to release the document, which made every own write wake the watcher thread a
+    /// second time. A version written by anyone else after ours has another identity and is re-read.
+    /// Not for ``DefaultsSuite/reload()``: memory may not hold such a version yet.
+    var isKnownOrBeingAdopted: Bool {
+        let identity = FileIdentity.of(path: path)
+        return known.withLock { known in
+            identity == known.identity || (identity != nil && (identity == known.brokenIdentity || identity == known.adopting))
+        }
+    }
 
     // MARK: Re-reading
 
@@ -158,6 +179,7 @@ final class SuiteFile: Sendable {
             $0.identity = identity
             $0.brokenIdentity = nil
             $0.brokenError = nil
+            $0.adopting = nil
         }
     }
 
