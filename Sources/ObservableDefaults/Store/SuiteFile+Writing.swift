@@ -89,7 +89,8 @@ extension SuiteFile {
                     &entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256,
                     spellings: spellings, fileURL: url)
                 let identity = try SuiteFileIO.replace(
-                    paths, with: bytes, existing: existing, synchronize: request.synchronize, lockWaitLimit: request.lockWaitLimit)
+                    paths, with: bytes, existing: existing, synchronize: request.synchronize, lockWaitLimit: request.lockWaitLimit,
+                    willRename: { written in known.withLock { $0.adopting = written } })
                 StaleTemporaryFiles.cleanUpOnce(in: paths.directory)
                 document.entries = entries.take()
                 document.bytes = bytes
@@ -100,7 +101,6 @@ extension SuiteFile {
                         outsideChanges.append(key)
                     }
                 }
-                known.withLock { $0.adopting = identity }
                 let announcement = merge(.adopted(AdoptedVersion(
                     contents: document.values, changedKeys: outsideChanges, written: request.pending,
                     update: request.update.map { ($0.key, updatedValue) })))
@@ -108,6 +108,7 @@ extension SuiteFile {
                 return announcement
             }
         } catch {
+            known.withLock { $0.adopting = nil }
             // Put back the contents as last read or written; the sorted entries are rebuilt next time.
             if case let (previous, _)? = reread {
                 document.values = previous

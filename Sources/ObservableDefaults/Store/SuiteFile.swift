@@ -34,9 +34,10 @@ final class SuiteFile: Sendable {
         /// The version that failed to parse, and why, so it is reported once, not on every event.
         var brokenIdentity: FileIdentity?
         var brokenError: DefaultsError?
-        /// The version a write of this process has just put in place and is merging into memory (between
-        /// the rename and ``makeKnown(_:)``). That write announces whatever the version changed, so the
-        /// watcher's check of it need not wait (see ``isKnownOrBeingAdopted``).
+        /// The version a write of this process is renaming into place and merging into memory (set just
+        /// before the rename, cleared by ``makeKnown(_:)`` or when the write fails). That write announces
+        /// whatever the version changed, so the watcher's check of it need not wait (see
+        /// ``isKnownOrBeingAdopted``). Its change time is the one before the rename, which changes it.
         var adopting: FileIdentity?
     }
 
@@ -68,16 +69,19 @@ final class SuiteFile: Sendable {
     /// write, or a touch that changed nothing, ends here without waiting for a write under way.
     var isUnchangedOnDisk: Bool { isKnownVersion(FileIdentity.of(path: path)) }
 
-    /// ``isUnchangedOnDisk``, or the file is the version a write of this process has renamed into place
-    /// and is merging now (one `stat`). For the watcher: that write announces what its version changed
-    /// (other processes' keys it re-read), so the event of our own rename ends here instead of waiting
-    /// for the write to release the document, which made every own write wake the watcher thread a
-    /// second time. A version written by anyone else after ours has another identity and is re-read.
+    /// ``isUnchangedOnDisk``, or the file is the version a write of this process is renaming into place
+    /// and merging now (one `stat`; the change time aside, which the rename changes). For the watcher:
+    /// that write announces what its version changed (other processes' keys it re-read), so the event of
+    /// our own rename ends here instead of waiting for the write to release the document, which parked
+    /// the watcher thread and woke it a second time per own write. A version anyone else wrote has
+    /// another inode, or (written in place) another modification time, and is re-read.
     /// Not for ``DefaultsSuite/reload()``: memory may not hold such a version yet.
     var isKnownOrBeingAdopted: Bool {
         let identity = FileIdentity.of(path: path)
         return known.withLock { known in
-            identity == known.identity || (identity != nil && (identity == known.brokenIdentity || identity == known.adopting))
+            guard let identity else { return known.identity == nil }
+            return identity == known.identity || identity == known.brokenIdentity
+                || known.adopting.map { identity.isSameVersion(ignoringChangeTime: $0) } == true
         }
     }
 
