@@ -136,8 +136,8 @@ enum PropertyWriteBenchmarks {
         }
         // The watched write against the unwatched one, and both against the raw floor's pair.
         group.relate("suite.watched", to: "suite.writethrough")
-        group.relate("suite.writethrough", to: WriteFloors.unwatchedID)
-        for id in WriteFloors.watchedIDs { group.relate(id, to: WriteFloors.unwatchedID) }
+        group.relate("suite.writethrough", to: WriteFloors.saveVariants[0].unwatchedID)
+        for variant in WriteFloors.saveVariants { group.relate(variant.watchedID, to: variant.unwatchedID) }
         group.notes.append("Write-through rows include the key-granular read-modify-write under `flock`, the atomic "
             + "rename and the in-process notification; the 10-key file is rewritten on every `set`.")
         return group

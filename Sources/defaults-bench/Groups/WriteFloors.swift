@@ -9,12 +9,29 @@ import Synchronization
 /// - the least a write-through save costs: ``RawSave`` (our system calls, no library code) into an
 ///   unwatched directory, and the same into a directory a raw inotify reader thread watches
 ///   (``RawDirectoryWatcher``), which shows how much of a watched write's extra cost is the kernel waking a
-///   watcher; and the same again with the temporary file where its writing makes no event the watcher
+///   watcher; and both again with the temporary file where its writing makes no event the watcher
 ///   sees: in a subdirectory, or unnamed (`O_TMPFILE`) until it is linked just before the rename.
 final class WriteFloors {
     static let memoryID = "floor.memory"
-    static let unwatchedID = "floor.save"
-    static let watchedIDs = ["floor.save.watched", "floor.save.watched.subdirectory", "floor.save.watched.unnamed"]
+
+    /// A way of saving, measured unwatched and watched: the watched row's ratio to the unwatched one is
+    /// what watching costs that way of saving.
+    struct SaveVariant {
+        var id: String
+        var temporary: RawSave.Temporary
+        var description: String
+
+        var unwatchedID: String { id }
+        var watchedID: String { id + ".watched" }
+    }
+
+    static let saveVariants = [
+        SaveVariant(id: "floor.save", temporary: .beside, description: "raw save (our system calls, no library code)"),
+        SaveVariant(id: "floor.save.subdirectory", temporary: .subdirectory(".tmp"),
+                    description: "raw save, temporary file in a subdirectory"),
+        SaveVariant(id: "floor.save.unnamed", temporary: .unnamed,
+                    description: "raw save, temporary file unnamed (`O_TMPFILE`, linked just before the rename)"),
+    ]
 
     typealias Row = (id: String, name: String, body: (Int) -> Int)
 
@@ -24,15 +41,6 @@ final class WriteFloors {
 
     /// - Parameter bytes: What each raw save writes (the benchmark suite's file, so the sizes match).
     init(_ context: BenchContext, bytes: [UInt8]) {
-        let unwatched = RawSave(path: context.directory("floor-save").appendingPathComponent("write.json").path, bytes: bytes)
-        let watchedDirectory = context.directory("floor-save-watched").path
-        let watched = RawSave(path: watchedDirectory + "/write.json", bytes: bytes)
-        let subdirectoryDirectory = context.directory("floor-save-watched-subdirectory").path
-        let subdirectory = RawSave(path: subdirectoryDirectory + "/write.json", bytes: bytes, temporary: .subdirectory(".tmp"))
-        let unnamedDirectory = context.directory("floor-save-watched-unnamed").path
-        let unnamed = RawSave(path: unnamedDirectory + "/write.json", bytes: bytes, temporary: .unnamed)
-        for save in [unwatched, watched, subdirectory, unnamed] { _ = save.save() }
-        watchers = [watchedDirectory, subdirectoryDirectory, unnamedDirectory].map { RawDirectoryWatcher(directory: $0) }
         func loop(_ save: RawSave) -> (Int) -> Int {
             { n in
                 var sum = 0
@@ -40,14 +48,20 @@ final class WriteFloors {
                 return sum
             }
         }
-        saveRows = [
-            (Self.unwatchedID, "floor: raw save (our system calls, no library code), directory unwatched", loop(unwatched)),
-            (Self.watchedIDs[0], "floor: raw save, directory watched by a raw inotify reader thread", loop(watched)),
-            (Self.watchedIDs[1], "floor: raw save, temporary file in a subdirectory, directory watched by a raw inotify reader thread",
-             loop(subdirectory)),
-            (Self.watchedIDs[2], "floor: raw save, temporary file unnamed (`O_TMPFILE`, linked just before the rename), directory watched by a raw inotify reader thread",
-             loop(unnamed)),
-        ]
+        var rows: [Row] = [], watchers: [RawDirectoryWatcher] = []
+        for variant in Self.saveVariants {
+            for watched in [false, true] {
+                let id = watched ? variant.watchedID : variant.unwatchedID
+                let directory = context.directory(id).path
+                let save = RawSave(path: directory + "/write.json", bytes: bytes, temporary: variant.temporary)
+                _ = save.save()
+                if watched { watchers.append(RawDirectoryWatcher(directory: directory)) }
+                let name = "floor: \(variant.description), directory " + (watched ? "watched by a raw inotify reader thread" : "unwatched")
+                rows.append((id, name, loop(save)))
+            }
+        }
+        saveRows = rows
+        self.watchers = watchers
 
         let object = opaque(PlainSettings())
         let memory = opaque(FloorMemory())

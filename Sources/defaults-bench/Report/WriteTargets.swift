@@ -26,14 +26,10 @@ enum WriteTargets {
         let watched = "Issue 12: write-through `set` on a watched suite ≤ 1.05× unwatched"
         if let ours = ratio("suite.watched", "suite.writethrough") {
             var evidence = "\(Formatting.ratio(ours))"
-            if let floor = ratio(WriteFloors.watchedIDs[0], WriteFloors.unwatchedID) {
-                evidence += "; raw floor (the same system calls, a raw inotify reader watching) \(Formatting.ratio(floor))"
-            }
-            if let subdirectory = ratio(WriteFloors.watchedIDs[1], WriteFloors.unwatchedID) {
-                evidence += "; raw floor with the temporary file in a subdirectory \(Formatting.ratio(subdirectory))"
-            }
-            if let unnamed = ratio(WriteFloors.watchedIDs[2], WriteFloors.unwatchedID) {
-                evidence += "; raw floor with the temporary file unnamed (`O_TMPFILE`) until just before the rename \(Formatting.ratio(unnamed))"
+            for variant in WriteFloors.saveVariants {
+                if let floor = ratio(variant.watchedID, variant.unwatchedID) {
+                    evidence += "; floor, \(variant.description), watched ÷ unwatched \(Formatting.ratio(floor))"
+                }
             }
             results.append(TargetResult(target: watched, status: ours <= 1.05 ? .met : .notMet, evidence: evidence))
         } else {
