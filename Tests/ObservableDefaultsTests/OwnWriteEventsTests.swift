@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import ObservableDefaults
 
@@ -37,4 +38,73 @@ import Testing
         #expect(mode == 0o640)
         #expect(try DefaultsSuite(name: "mode", directory: directory.url).integer(forKey: "k") == 2)
     }
+
+    /// The watcher's check of our own rename ends at its `stat`, without waiting for the write to finish
+    /// merging: it used to wait on the file's document lock, parking the watcher thread (and every other
+    /// suite's events with it) and waking it a second time per write.
+    @Test func theCheckOfAWriteBeingMergedDoesNotWaitForIt() throws {
+        let suite = try DefaultsSuite(name: "held", directory: directory.url)
+        suite.set(1, forKey: "k")
+        let held = HeldWrite(suite.storage, key: "k", value: .integer(2))
+        #expect(eventually { held.isMerging }, "the write reached its merge")
+
+        // Called as the watcher calls it for the rename's event.
+        let checked = Atomic(false)
+        let checker = Thread { suite.storage.fileMayHaveChanged(gate: { _ in true }); checked.store(true, ordering: .releasing) }
+        checker.start()
+        #expect(eventually(timeout: .seconds(3)) { checked.load(ordering: .acquiring) },
+                "the check of our own rename waited for the write's merge")
+        held.release()
+        #expect(eventually { held.isFinished && checked.load(ordering: .acquiring) })
+        #expect(suite.integer(forKey: "k") == 2)
+    }
+
+    /// A version someone else renamed over ours while our write was still merging it is not taken for
+    /// ours: it is re-read and its keys announced.
+    @Test func aVersionWrittenByOthersWhileOursMergesIsAnnounced() throws {
+        let suite = try DefaultsSuite(name: "held-other", directory: directory.url)
+        suite.set(1, forKey: "k")
+        let recorder = ChangeRecorder()
+        let observation = suite.observe(scope: .allProcesses) { recorder.record($0) }
+        defer { observation.cancel() }
+        let held = HeldWrite(suite.storage, key: "k", value: .integer(2))
+        #expect(eventually { held.isMerging }, "the write reached its merge")
+
+        try HandEdit.renameOver(suite.fileURL, #"{"k": 3, "other": 1}"#)
+        held.release()
+        #expect(recorder.waitFor(key: "other"), "the other writer's version was taken for ours")
+        #expect(eventually { suite.integer(forKey: "k") == 3 && suite.integer(forKey: "other") == 1 })
+        #expect(held.isFinished)
+    }
+}
+
+/// A write of one key through the suite's file (as ``SuiteStorage`` makes it), held inside its merge,
+/// after the rename, until ``release()``: the moment an event of the rename reaches the watcher.
+private final class HeldWrite: Sendable {
+    private let merging = Atomic(false)
+    private let released = Atomic(false)
+    private let finished = Atomic(false)
+
+    init(_ storage: SuiteStorage, key: ExactKey, value: DefaultsValue) {
+        storage.state.withLock { state in
+            state.values[key] = value
+            state.pending[key] = .some(value)
+        }
+        let thread = Thread { [self] in
+            let written = try? storage.file.write({
+                storage.state.withLock { SuiteFile.WriteRequest(pending: $0.pending, update: nil, synchronize: false, lockWaitLimit: .seconds(5)) }
+            }, merge: { change in
+                merging.store(true, ordering: .releasing)
+                while !released.load(ordering: .acquiring) { usleep(1000) }
+                return storage.merge(change)
+            })
+            if let written { storage.announce(written) }
+            finished.store(true, ordering: .releasing)
+        }
+        thread.start()
+    }
+
+    var isMerging: Bool { merging.load(ordering: .acquiring) }
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+    func release() { released.store(true, ordering: .releasing) }
 }

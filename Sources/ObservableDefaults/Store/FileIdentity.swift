@@ -16,6 +16,12 @@ struct FileIdentity: Equatable, Sendable {
         changed = status.changed
     }
 
+    /// The same inode, size and modification time: the same version unless only its change time differs
+    /// (a rename, `chmod` or `chown` changes that alone; a write changes the modification time too).
+    func isSameVersion(ignoringChangeTime other: FileIdentity) -> Bool {
+        node == other.node && size == other.size && modified == other.modified
+    }
+
     /// The identity of the file at `path` (following symlinks), or `nil` when there is none.
     static func of(path: String) -> FileIdentity? {
         FileStatus.ifPresent(at: path).map(FileIdentity.init)

@@ -58,7 +58,7 @@ extension SuiteFile {
         var reread: (previous: [ExactKey: DefaultsValue], current: [ExactKey: DefaultsValue])?
         var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
         do throws(DefaultsError) {
-            let paths = try SuiteFileIO.checkedWritePaths(for: url.path, fileURL: url)
+            let paths = try SuiteFileIO.checkedWritePaths(for: path, fileURL: url)
             return try SuiteLock.withLock(at: paths.lock, fileURL: url, waitLimit: request.lockWaitLimit) { () throws(DefaultsError) -> Merged in
                 let existing = FileStatus.ifPresent(at: paths.file)
                 if existing.map(FileIdentity.init) != knownIdentity {
@@ -89,7 +89,8 @@ extension SuiteFile {
                     &entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256,
                     spellings: spellings, fileURL: url)
                 let identity = try SuiteFileIO.replace(
-                    paths, with: bytes, existing: existing, synchronize: request.synchronize, lockWaitLimit: request.lockWaitLimit)
+                    paths, with: bytes, existing: existing, synchronize: request.synchronize, lockWaitLimit: request.lockWaitLimit,
+                    willRename: { written in known.withLock { $0.adopting = written } })
                 StaleTemporaryFiles.cleanUpOnce(in: paths.directory)
                 document.entries = entries.take()
                 document.bytes = bytes
@@ -107,6 +108,7 @@ extension SuiteFile {
                 return announcement
             }
         } catch {
+            known.withLock { $0.adopting = nil }
             // Put back the contents as last read or written; the sorted entries are rebuilt next time.
             if case let (previous, _)? = reread {
                 document.values = previous

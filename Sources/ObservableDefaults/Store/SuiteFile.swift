@@ -34,9 +34,17 @@ final class SuiteFile: Sendable {
         /// The version that failed to parse, and why, so it is reported once, not on every event.
         var brokenIdentity: FileIdentity?
         var brokenError: DefaultsError?
+        /// The version a write of this process is renaming into place and merging into memory (set just
+        /// before the rename, cleared by ``makeKnown(_:)`` or when the write fails). That write announces
+        /// whatever the version changed, so the watcher's check of it need not wait (see
+        /// ``isKnownOrBeingAdopted``). Its change time is the one before the rename, which changes it.
+        var adopting: FileIdentity?
     }
 
     let url: URL
+    /// `url.path`, computed once (`URL.path` percent-decodes on every call, and the watcher's check of
+    /// every own write needs it).
+    let path: String
     let format: SuiteFormat
     /// Held for the whole of a write or re-read: serialises this process's reads and writes of the file,
     /// so a slow re-read can never overwrite memory with a version older than one just written.
@@ -45,6 +53,7 @@ final class SuiteFile: Sendable {
 
     init(url: URL, format: SuiteFormat) {
         self.url = url
+        path = url.path
         self.format = format
     }
 
@@ -58,7 +67,23 @@ final class SuiteFile: Sendable {
 
     /// Whether the file at the path is a version already known (one `stat`). The event of our own
     /// write, or a touch that changed nothing, ends here without waiting for a write under way.
-    var isUnchangedOnDisk: Bool { isKnownVersion(FileIdentity.of(path: url.path)) }
+    var isUnchangedOnDisk: Bool { isKnownVersion(FileIdentity.of(path: path)) }
+
+    /// ``isUnchangedOnDisk``, or the file is the version a write of this process is renaming into place
+    /// and merging now (one `stat`; the change time aside, which the rename changes). For the watcher:
+    /// that write announces what its version changed (other processes' keys it re-read), so the event of
+    /// our own rename ends here instead of waiting for the write to release the document, which parked
+    /// the watcher thread and woke it a second time per own write. A version anyone else wrote has
+    /// another inode, or (written in place) another modification time, and is re-read.
+    /// Not for ``DefaultsSuite/reload()``: memory may not hold such a version yet.
+    var isKnownOrBeingAdopted: Bool {
+        let identity = FileIdentity.of(path: path)
+        return known.withLock { known in
+            guard let identity else { return known.identity == nil }
+            return identity == known.identity || identity == known.brokenIdentity
+                || known.adopting.map { identity.isSameVersion(ignoringChangeTime: $0) } == true
+        }
+    }
 
     // MARK: Re-reading
 
@@ -158,6 +183,7 @@ final class SuiteFile: Sendable {
             $0.identity = identity
             $0.brokenIdentity = nil
             $0.brokenError = nil
+            $0.adopting = nil
         }
     }
 

@@ -112,8 +112,12 @@ enum SuiteFileIO {
     /// would pass the check and be overwritten without its keys).
     /// - Returns: the identity of the new file.
     @discardableResult
+    ///
+    /// `willRename` gets the identity of the new file just before the rename, change time aside (the
+    /// rename changes it): see ``SuiteFile/KnownVersions/adopting``.
     static func replace<Bytes: ContiguousBytes>(
-        _ paths: SidecarPaths, with bytes: Bytes, existing: FileStatus?, synchronize: Bool, lockWaitLimit: Duration
+        _ paths: SidecarPaths, with bytes: Bytes, existing: FileStatus?, synchronize: Bool, lockWaitLimit: Duration,
+        willRename: (FileIdentity) -> Void = { _ in }
     ) throws(DefaultsError) -> FileIdentity {
         if let existing {
             try checkReplaceable(existing, paths)
@@ -141,6 +145,7 @@ enum SuiteFileIO {
         } catch {
             throw DefaultsError(error, "cannot open the temporary file \(temporaryPath) again to read its identity", fileURL: paths.url)
         }
+        let written: FileStatus
         do throws(SystemCallError) {
             try file.writeAll(bytes)
             if let existing, existing.owner != CurrentProcess.effectiveUser || existing.group != CurrentProcess.effectiveGroup {
@@ -149,7 +154,8 @@ enum SuiteFileIO {
             }
             // After `fchown`, which clears set-id bits; explicit, so the umask cannot narrow the mode. Skipped
             // when the mode is already right (the usual case), which saves watchers an IN_ATTRIB.
-            if try file.status().permissions != permissions {
+            written = try file.status()
+            if written.permissions != permissions {
                 try file.setPermissions(permissions)
             }
             if synchronize { try file.synchronize() }
@@ -164,6 +170,7 @@ enum SuiteFileIO {
             if FileIdentity.of(path: paths.file) != existing.map(FileIdentity.init) {
                 throw changedUnderneath
             }
+            willRename(FileIdentity(written))
             do throws(SystemCallError) {
                 try FileSystem.rename(temporaryPath, to: paths.file)
             } catch {
@@ -191,7 +198,7 @@ enum SuiteFileIO {
         }
     }
 
-    /// Thrown by ``replace(_:with:existing:synchronize:lockWaitLimit:)`` when the file is no longer the
+    /// Thrown by ``replace(_:with:existing:synchronize:lockWaitLimit:willRename:)`` when the file is no longer the
     /// version the new contents were made from; the write starts over.
     static let changedUnderneath = DefaultsError(.fileSystem, message: "the suite file changed while it was being written", errorNumber: Errno.tryAgain.rawValue)
 

@@ -45,7 +45,7 @@ extension SuiteStorage {
     private func handle(_ event: WatchEvent) {
         switch event {
         case .fileMayHaveChanged(let gate):
-            reloadFromDisk(gate: gate)
+            fileMayHaveChanged(gate: gate)
         case .watchLost(var error, let generation):
             // Each suite hears about its directory under its own file's name.
             error.fileURL = fileURL

@@ -1,5 +1,12 @@
 /// Re-reading a suite's file after an outside change and announcing the keys that differ.
 extension SuiteStorage {
+    /// The watcher's event: ``reloadFromDisk(gate:)``, unless the file is the version a write of this
+    /// process is merging now (see ``SuiteFile/isKnownOrBeingAdopted``), which announces it itself.
+    func fileMayHaveChanged(gate: @escaping WatchEvent.ReadGate) {
+        if file.isKnownOrBeingAdopted { return }
+        reloadFromDisk(gate: gate)
+    }
+
     /// Re-reads the file if it changed since this process last read or wrote it, and announces the keys
     /// whose value differs as outside changes. Pending changes kept while the file was broken are written
     /// once it parses again. `gate`: see ``WatchEvent/ReadGate``.

@@ -9,8 +9,10 @@ enum PropertyWriteBenchmarks {
         var group = GroupResult(
             number: 2, title: "Property write",
             method: "One write of a new Int value per operation (values never repeat, so no write is skipped as equal). "
-                + "Our suites hold 10 keys. The write-through rows and the baselines are sampled interleaved; the batch rows "
-                + "after them. Ratios are against the plain `@Observable` write.")
+                + "Our suites hold 10 keys. The write-through rows and their raw floors are sampled interleaved, then the "
+                + "in-memory rows (inside a batch) with the plain `@Observable` write and the in-memory floor. Ratios are "
+                + "against the plain `@Observable` write, except the watched rows (against the same save unwatched) and the "
+                + "write-through `set` (against the raw save).")
 
         let plain = opaque(PlainSettings())
         var counter = 0
@@ -32,17 +34,13 @@ enum PropertyWriteBenchmarks {
         defer { scratch.remove() }
         let defaults = scratch.defaults
         let macro = MacroRows.propertyWrite(context)
+        let floors = WriteFloors(context, bytes: RawFile.readAll(directory.appendingPathComponent("write.json").path) ?? [])
+        defer { floors.stop() }
 
-        // Everything that writes through (and the baselines) is sampled interleaved.
-        context.progress("2. property write: write-through rows, interleaved")
-        let entries: [(id: String, name: String, maxBatch: Int, body: (Int) -> Int)] = [
-            ("plain", "plain `@Observable` property", 1 << 22, { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    plain.count = counter
-                }
-                return plain.count
-            }),
+        // Everything that writes through, with its floors, is sampled interleaved.
+        context.progress("2. property write: write-through rows and their floors, interleaved")
+        typealias Entry = (id: String, name: String, maxBatch: Int, body: (Int) -> Int)
+        let writeThrough: [Entry] = [
             (macro.writeThrough.id, macro.writeThrough.name, 1 << 12, macro.writeThrough.body),
             ("suite.writethrough", "`DefaultsSuite.set` write-through (in the file on return)", 1 << 12, { n in
                 for _ in 0..<n {
@@ -58,6 +56,9 @@ enum PropertyWriteBenchmarks {
                 }
                 return counter
             }),
+        ]
+        let floorRows: [Entry] = floors.saveRows.map { ($0.id, $0.name, 1 << 12, $0.body) }
+        let others: [Entry] = [
             ("suite.fsync", "`DefaultsSuite.set` write-through with `synchronizesToDisk` (fsync)", 1 << 10, { n in
                 for _ in 0..<n {
                     counter &+= 1
@@ -82,23 +83,38 @@ enum PropertyWriteBenchmarks {
                 return synced &+ counter
             }),
         ]
+        let entries = writeThrough + floorRows + others
         let statistics = Sampler.interleaved(settings, entries.map { Sampler.Candidate(maxBatch: $0.maxBatch, body: $0.body) })
         for (entry, stats) in zip(entries, statistics) { group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats)) }
 
-        context.progress("2. property write: inside a batch")
-        group.append(macro.inBatch())
-        // The whole measurement runs inside one open batch: each operation is the in-memory update and the
-        // in-process notification; the single file write happens when the batch closes, after sampling.
-        let inBatch = suite.performBatchUpdates {
-            Sampler.perOperation(settings) { n in
+        // The in-memory rows, with the plain write and the in-memory floor, interleaved: the whole measurement
+        // runs inside one open batch on each suite, so each operation is the in-memory update and the
+        // in-process notification; the single file write happens when the batches close, after sampling.
+        context.progress("2. property write: in-memory rows (inside a batch) and their floor, interleaved")
+        let inMemory: [(id: String, name: String, body: (Int) -> Int)] = [
+            ("plain", "plain `@Observable` property", { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    plain.count = counter
+                }
+                return plain.count
+            }),
+            floors.memoryRow,
+            macro.inBatch,
+            ("suite.batch", "`DefaultsSuite.set` inside `performBatchUpdates` (file write excluded)", { n in
                 for _ in 0..<n {
                     counter &+= 1
                     suite.set(.integer(counter), forKey: BenchKeys.count)
                 }
                 return counter
+            }),
+        ]
+        let inMemoryStatistics = suite.performBatchUpdates {
+            macro.suite.performBatchUpdates {
+                Sampler.interleaved(settings, inMemory.map { Sampler.Candidate(body: $0.body) })
             }
         }
-        group.append(ResultRow(id: "suite.batch", name: "`DefaultsSuite.set` inside `performBatchUpdates` (file write excluded)", statistics: inBatch))
+        for (entry, stats) in zip(inMemory, inMemoryStatistics) { group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats)) }
 
         group.append(ResultRow(
             id: "suite.batch100", name: "batch of 100 `set`s + its one file write, per `set`",
@@ -114,9 +130,14 @@ enum PropertyWriteBenchmarks {
                 return counter
             }.scaled(by: 1.0 / 100)))
 
-        for id in ["macro.writethrough", "macro.batch", "suite.writethrough", "suite.watched", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults", "userdefaults.synchronize"] {
+        for id in ["macro.writethrough", "macro.batch", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults",
+                   "userdefaults.synchronize", WriteFloors.memoryID] {
             group.relate(id, to: "plain")
         }
+        // The watched write against the unwatched one, and both against the raw floor's pair.
+        group.relate("suite.watched", to: "suite.writethrough")
+        group.relate("suite.writethrough", to: WriteFloors.saveVariants[0].unwatchedID)
+        for variant in WriteFloors.saveVariants { group.relate(variant.watchedID, to: variant.unwatchedID) }
         group.notes.append("Write-through rows include the key-granular read-modify-write under `flock`, the atomic "
             + "rename and the in-process notification; the 10-key file is rewritten on every `set`.")
         return group

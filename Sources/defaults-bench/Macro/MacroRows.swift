@@ -7,6 +7,9 @@ import Observation
 enum MacroRows {
     static let isAvailable = true
 
+    /// A row to sample: its id, its name in the report, and the body (`n` operations, returns a checksum).
+    typealias BenchRow = (id: String, name: String, body: (Int) -> Int)
+
     /// Group 1: the property read through the macro's in-memory copy, as a row to sample beside the
     /// others of its type. Row id: `<type>.macro`.
     static func propertyRead(_ context: BenchContext, id: String) -> PropertyReadBenchmarks.Entry {
@@ -43,37 +46,24 @@ enum MacroRows {
         }
     }
 
-    /// Group 2: the property write through the macro: a write-through loop to sample beside the other
-    /// write-through rows, and a function measuring writes inside one open batch.
-    static func propertyWrite(_ context: BenchContext)
-        -> (writeThrough: (id: String, name: String, body: (Int) -> Int), inBatch: () -> ResultRow) {
-        let settings = context.settings
+    /// Group 2: the property write through the macro: a write-through loop, and the same loop for inside a
+    /// batch, which the caller opens on `suite` (so the batch rows can be sampled interleaved).
+    static func propertyWrite(_ context: BenchContext) -> (suite: DefaultsSuite, writeThrough: BenchRow, inBatch: BenchRow) {
         let suite = openSuite(context.directory("macro-write").appendingPathComponent("write.json"))
         suite.performBatchUpdates {
             for index in 0..<9 { suite.set(.string("value \(index)"), forKey: "other\(index)") }
         }
         let object = opaque(MacroSettings(userDefaults: suite))
         var counter = 0
-        let writeThrough: (Int) -> Int = { n in
+        let write: (Int) -> Int = { n in
             for _ in 0..<n {
                 counter &+= 1
                 object.count = counter
             }
             return object.count
         }
-        let inBatch = {
-            let statistics = suite.performBatchUpdates {
-                Sampler.perOperation(settings) { n in
-                    for _ in 0..<n {
-                        counter &+= 1
-                        object.count = counter
-                    }
-                    return object.count
-                }
-            }
-            return ResultRow(id: "macro.batch", name: "`@ObservableDefaults` property inside `performBatchUpdates` (file write excluded)", statistics: statistics)
-        }
-        return (("macro.writethrough", "`@ObservableDefaults` property write-through (in the file on return)", writeThrough), inBatch)
+        return (suite, ("macro.writethrough", "`@ObservableDefaults` property write-through (in the file on return)", write),
+                ("macro.batch", "`@ObservableDefaults` property inside `performBatchUpdates` (file write excluded)", write))
     }
 
     /// Group 3: an `@ObservableDefaults` class with `count` properties; one key changes on disk; time until

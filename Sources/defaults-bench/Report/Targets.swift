@@ -40,6 +40,10 @@ enum Targets {
             }
         }
 
+        if let writes = group(2) {
+            results += WriteTargets.evaluate(writes)
+        }
+
         // Cross-process latency.
         if let latency = group(4), let ours = latency.row("ours") {
             let stats = ours.statistics
