@@ -16,6 +16,9 @@ final class EtcdSyncControl: @unchecked Sendable {
 
     var isStopped: Bool { condition.withLock { stopped } }
 
+    /// Whether the sync thread is waiting out a back-off now (for tests).
+    var isSleepingForTest: Bool { condition.withLock { sleeping } }
+
     func stop() {
         condition.withLock {
             stopped = true
