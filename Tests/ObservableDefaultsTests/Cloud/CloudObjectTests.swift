@@ -282,6 +282,22 @@ import Testing
         #expect(binding.store === second)
     }
 
+    @Test func thePortingTypesNameTheStoreAndItsValues() {
+        let directory = TemporaryDirectory()
+        let store: any ObservableDefaultsCloudStoreProtocol = CloudKeyValueStore.localOnly(directory: directory.url)
+        store.set(Int64(3), forKey: "n")
+        store.set("text", forKey: "s")
+        store.set(["a": 1] as [String: Any], forKey: "d")
+        #expect(store.longLong(forKey: "n") == 3 && store.string(forKey: "s") == "text")
+        #expect(store.dictionary(forKey: "d")?["a"] as? Int == 1)
+        store.removeObject(forKey: "s")
+        #expect(store.object(forKey: "s") == nil && store.dictionaryRepresentation.count == 2 && store.synchronize())
+        func isCloudValue<T: CloudPropertyListValue>(_: T.Type) -> Bool { true }
+        #expect(isCloudValue([String: [Date]].self) && isCloudValue(Int?.self) && isCloudValue(Data.self))
+        let codable: any CodableCloudPropertyListValue = CloudEndpoint(host: "h", port: 1)
+        #expect(codable is CloudEndpoint)
+    }
+
     @Test func syncImmediatelyEndsABackOffWithoutBlockingTheCaller() {
         let control = EtcdSyncControl()
         let slept = Locked<Duration?>(nil)
