@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import ObservableDefaults
 
 /// `cloud ENDPOINTS NAMESPACE STATE_DIR COMMAND…`: the other "machine" of the cloud tests.
@@ -31,7 +32,68 @@ func runCloudCommand(_ arguments: [String]) {
         while FileHandle.standardInput.availableData.count > 0 {}
         observation.cancel()
         exit(0)
+    case "object" where command.count == 1:
+        runCloudObject(store)
     default:
         fail("unknown cloud command: \(command.joined(separator: " "))")
+    }
+}
+
+/// `cloud … object`: a `CloudFleet` (prefix `fleet_`) on the store. Prints its values at once ("values …",
+/// before any network answer), "ready" once synchronized, and "changed NAME" whenever Observation reports a
+/// change of a property. Standard input: `set workers N`, `set logLevel TEXT`, `set hosts A,B`, `values`,
+/// `sync` (prints "synced" or "sync failed"); it exits when standard input closes.
+func runCloudObject(_ store: CloudKeyValueStore) -> Never {
+    let fleet = AgentFleet(CloudFleet(store: store))
+    emit(fleet.values)
+    for name in AgentFleet.names { fleet.track(name) }
+    emit(store.synchronize(timeout: 30) ? "ready" : "ready (not synced)")
+    while let line = readLine() {
+        let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+        switch (words.first, words.count) {
+        case ("set", 3): fleet.set(words[1], words[2])
+        case ("values", 1): emit(fleet.values)
+        case ("sync", 1): emit(store.synchronize(timeout: 30) ? "synced" : "sync failed")
+        default: emit("unknown: \(line)")
+        }
+    }
+    exit(0)
+}
+
+/// The agent's `CloudFleet`, used from the input loop and Observation's change handlers (one at a time: the
+/// handlers only print and re-arm).
+final class AgentFleet: @unchecked Sendable {
+    static let names = ["workers", "logLevel", "limit", "hosts", "endpoint"]
+    let fleet: CloudFleet
+    init(_ fleet: CloudFleet) { self.fleet = fleet }
+
+    var values: String {
+        "values workers=\(fleet.workers) logLevel=\(fleet.logLevel) limit=\(fleet.limit.map { "\($0)" } ?? "nil") "
+            + "hosts=\(fleet.hosts.joined(separator: ",")) endpoint=\(fleet.endpoint.host):\(fleet.endpoint.port)"
+    }
+
+    func set(_ name: String, _ value: String) {
+        switch name {
+        case "workers": fleet.workers = Int(value) ?? 0
+        case "logLevel": fleet.logLevel = value
+        case "hosts": fleet.hosts = value.split(separator: ",").map(String.init)
+        default: emit("unknown property: \(name)")
+        }
+    }
+
+    /// Reports the next change of `name`, then tracks it again.
+    func track(_ name: String) {
+        withObservationTracking {
+            switch name {
+            case "workers": _ = fleet.workers
+            case "logLevel": _ = fleet.logLevel
+            case "limit": _ = fleet.limit
+            case "hosts": _ = fleet.hosts
+            default: _ = fleet.endpoint
+            }
+        } onChange: { [self] in
+            emit("changed \(name)")
+            DispatchQueue.global().async { self.track(name) }
+        }
     }
 }

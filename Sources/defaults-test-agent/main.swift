@@ -30,7 +30,9 @@
 //                                                     (then synchronize; exit 3 if it failed), write-series
 //                                                     PREFIX COUNT (PREFIXi = i for i < COUNT, each synchronized), watch
 //                                                     (print "ready", then "REASON key=value …" per change,
-//                                                     until standard input closes)
+//                                                     until standard input closes), object (a CloudFleet on
+//                                                     the store: prints its values, "ready", "changed NAME"
+//                                                     per Observation change; reads set/values/sync lines)
 import Foundation
 import ObservableDefaults
 

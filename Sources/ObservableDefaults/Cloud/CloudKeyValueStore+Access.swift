@@ -41,17 +41,27 @@ extension CloudKeyValueStore {
     /// with ``CloudChangeReason/quotaViolation``; a value JSON cannot hold (NaN) is reported on the error
     /// channel and changes nothing.
     public func set(_ value: DefaultsValue?, forKey key: String) {
+        write(value, forKey: key, skipping: nil)
+    }
+
+    /// ``set(_:forKey:)`` for this process's writers: `alongside` runs under the store's lock when the
+    /// write is accepted (a property's copy changes with memory), and the write is announced on the
+    /// internal channel of `@ObservableCloud` objects, except to the observer `skipping` (the writer's own).
+    /// Returns whether the write was accepted (also when the store held the value already).
+    @discardableResult
+    func write(_ value: DefaultsValue?, forKey key: String, skipping: Int?, alongside: () -> Void = {}) -> Bool {
         let value = value.map(JSONRepresentation.normalize)
         if let value {
             do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch {
                 core.report(error)
-                return
+                return false
             }
         }
         let size = value.map { CloudValueText.encode($0).count }
         let syncs = sync != nil
         let refusal = core.state.withLock { state -> String?? in
             if value != nil, let why = core.limits.violation(key: key, valueBytes: size, sizes: state.sizes) { return .some(why) }
+            alongside()
             if state.values[key] == value { return .some(nil) }  // nothing to do
             state.setValue(value, forKey: key)
             if syncs {
@@ -59,18 +69,45 @@ extension CloudKeyValueStore {
                 state.pending[key] = PendingWrite(value: value, baseRevision: base, generation: state.nextGeneration)
                 state.nextGeneration += 1
             }
+            core.announceLocalWrite(key, skipping: skipping)
             return nil
         }
         switch refusal {
         case .some(.some(let why)):
-            core.report(DefaultsError(.unsupportedValue, message: "over the cloud store's limits, not stored: \(why)", key: key))
-            core.announce([key], reason: .quotaViolation)
+            reportOverLimits(key: key, why)
+            return false
         case .some(.none):
-            return
+            return true
         case .none:
             core.persist()
             sync?.control.wake()
+            return true
         }
+    }
+
+    /// Why the store would refuse `value` (already in the store's form) under `key` now: a value JSON
+    /// cannot hold, or a write past ``limits``; `nil` when it fits. Checked again when the value is written.
+    func refusal(of value: DefaultsValue?, forKey key: String) -> WriteRefusal? {
+        guard let value else { return nil }
+        do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch { return .invalid(error) }
+        let size = CloudValueText.encode(value).count
+        return core.state.withLock { state in
+            core.limits.violation(key: key, valueBytes: size, sizes: state.sizes).map(WriteRefusal.overLimits)
+        }
+    }
+
+    /// Reports a refused write as ``set(_:forKey:)`` does: on the error channel, and a write past the limits
+    /// also as a quota violation of `key`.
+    func report(_ refusal: WriteRefusal, key: String) {
+        switch refusal {
+        case .invalid(let error): core.report(error)
+        case .overLimits(let why): reportOverLimits(key: key, why)
+        }
+    }
+
+    private func reportOverLimits(key: String, _ why: String) {
+        core.report(DefaultsError(.unsupportedValue, message: "over the cloud store's limits, not stored: \(why)", key: key))
+        core.announce([key], reason: .quotaViolation)
     }
 
     /// Stores any property-list object (`String`, numbers, `Bool`, `Date`, `Data`, `URL`, arrays,
@@ -101,4 +138,12 @@ extension CloudKeyValueStore {
 
     /// Removes `key`.
     public func removeObject(forKey key: String) { set(DefaultsValue?.none, forKey: key) }
+}
+
+/// Why a cloud store refuses a write.
+enum WriteRefusal: Error {
+    /// A value JSON cannot hold (NaN, infinity).
+    case invalid(DefaultsError)
+    /// Past the store's ``CloudLimits``: why.
+    case overLimits(String)
 }

@@ -6,6 +6,9 @@ final class CloudStoreCore: Sendable {
     struct Observer: Sendable {
         var filter: DefaultsKeyFilter
         var handler: @Sendable (CloudChange) -> Void
+        /// Also hears this process's writes through the store (``announceLocalWrite(_:skipping:)``): the
+        /// internal channel of `@ObservableCloud` objects. Public observers hear changes from elsewhere only.
+        var hearsLocalWrites = false
     }
 
     private struct Listeners: Sendable {
@@ -57,6 +60,24 @@ final class CloudStoreCore: Sendable {
                 if !relevant.isEmpty { observer.handler(CloudChange(keys: relevant, reason: reason)) }
             }
             notificationSender.withLock { $0 }?(change)
+        }
+    }
+
+    /// Tells the observers that hear local writes, except `skipping` (the writing object's own), that this
+    /// process wrote `key` through the store. Called under the state lock, so the announcement is ordered
+    /// with the change. Nothing is posted to `NotificationCenter` (iCloud announces outside changes only).
+    func announceLocalWrite(_ key: String, skipping: Int?) {
+        let tokens = listeners.withLock { listeners in
+            listeners.observers.filter { $0.value.hearsLocalWrites && $0.key != skipping }.map(\.key)
+        }
+        guard !tokens.isEmpty else { return }
+        let keys: Set<ExactKey> = [ExactKey(key)]
+        delivery.async { [self] in
+            for token in tokens {
+                guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
+                let relevant = observer.filter.matching(keys)
+                if !relevant.isEmpty { observer.handler(CloudChange(keys: relevant, reason: .serverChange)) }
+            }
         }
     }
 

@@ -6,12 +6,18 @@ final class EtcdSyncControl: @unchecked Sendable {
     // Every stored property is guarded by `condition`.
     private let condition = NSCondition()
     private var wakeRequested = false
+    /// The sync thread is waiting out a back-off (``sleep(_:)``), and whether ``wakeNow()`` ended it.
+    private var sleeping = false
+    private var backOffCut = false
     private var stopped = false
     private var requestedRound = 0
     private var succeededRound = 0
     private var watchEnds: [EtcdWatchStream.End] = []
 
     var isStopped: Bool { condition.withLock { stopped } }
+
+    /// Whether the sync thread is waiting out a back-off now (for tests).
+    var isSleepingForTest: Bool { condition.withLock { sleeping } }
 
     func stop() {
         condition.withLock {
@@ -38,11 +44,24 @@ final class EtcdSyncControl: @unchecked Sendable {
         }
     }
 
-    /// Sleeps `interval` unless stopped first (a back-off that new writes do not cut short).
+    /// Like ``wake()``, and also ends a back-off under way: the next attempt starts at once (a write of
+    /// an object with `syncImmediately: true`). Never blocks.
+    func wakeNow() {
+        condition.withLock {
+            wakeRequested = true
+            if sleeping { backOffCut = true }
+            condition.broadcast()
+        }
+    }
+
+    /// Sleeps `interval` unless stopped first (a back-off that ``wake()`` does not cut short; ``wakeNow()``
+    /// does).
     func sleep(_ interval: TimeInterval) {
         condition.withLock {
             let deadline = Date(timeIntervalSinceNow: interval)
-            while !stopped, condition.wait(until: deadline) {}
+            sleeping = true
+            defer { sleeping = false; backOffCut = false }
+            while !stopped, !backOffCut, condition.wait(until: deadline) {}
         }
     }
 

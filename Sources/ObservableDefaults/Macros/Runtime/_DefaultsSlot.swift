@@ -44,55 +44,62 @@ public final class _DefaultsSlot<Value> {
         state.withLock { $0 = State(value: value, stored: stored) }
     }
 
-    /// Sets the copy to what the suite holds for `fullKey`, without notifying anyone (start-up).
-    func load(from suite: DefaultsSuite, fullKey: String) {
-        store(resolve(in: suite, fullKey: fullKey, keepingOnMismatch: false)!)
+    /// Sets the copy to what the source holds for `fullKey`, without notifying anyone (start-up).
+    func load(from source: some _DefaultsValueSource, fullKey: String) {
+        store(resolve(in: source, fullKey: fullKey, keepingOnMismatch: false)!)
     }
 
     @inlinable
     func store(_ next: State) { state.withLock { $0 = next } }
 
-    /// Takes what the suite now holds for `fullKey`, without notifying anyone; a value of the wrong type
+    /// Takes what the source now holds for `fullKey`, without notifying anyone; a value of the wrong type
     /// is reported and the copy kept.
     /// Like an applied change, it repeats when memory changed meanwhile (see `_DefaultsObjectBinding.apply`).
-    func follow(_ suite: DefaultsSuite, fullKey: String) {
-        var basis = suite.storedValue(forKey: fullKey)
-        while let resolved = resolve(basis, in: suite, fullKey: fullKey, keepingOnMismatch: true) {
+    func follow(_ source: some _DefaultsValueSource, fullKey: String) {
+        var basis = source.storedValue(forKey: fullKey)
+        while let resolved = resolve(basis, in: source, fullKey: fullKey, keepingOnMismatch: true) {
             store(resolved)
-            let now = suite.storedValue(forKey: fullKey)
+            let now = source.storedValue(forKey: fullKey)
             if now == basis { return }
             basis = now
         }
     }
 
-    /// The value the suite holds for `fullKey`: the stored value, else the registered default, else the
+    /// The value the source holds for `fullKey`: the stored value, else the registered default, else the
     /// declaration default — what a newly created object reads.
     ///
-    /// A stored value of the wrong type is reported on the suite's error channel (with the file position of
-    /// the value when it can be found). Then a running object keeps its last good value
+    /// A stored value of the wrong type is reported on the source's error channel (a suite adds the file
+    /// position of the value when it can be found). Then a running object keeps its last good value
     /// (`keepingOnMismatch`, the result is `nil`), and a new object uses the registered default, then the
     /// declaration default.
-    func resolve(in suite: DefaultsSuite, fullKey: String, keepingOnMismatch: Bool) -> State? {
-        resolve(suite.storedValue(forKey: fullKey), in: suite, fullKey: fullKey, keepingOnMismatch: keepingOnMismatch)
+    func resolve(in source: some _DefaultsValueSource, fullKey: String, keepingOnMismatch: Bool) -> State? {
+        resolve(source.storedValue(forKey: fullKey), in: source, fullKey: fullKey, keepingOnMismatch: keepingOnMismatch)
     }
 
-    /// ``resolve(in:fullKey:keepingOnMismatch:)`` for the value `stored` the suite held for `fullKey`.
-    func resolve(_ stored: DefaultsValue?, in suite: DefaultsSuite, fullKey: String, keepingOnMismatch: Bool) -> State? {
-        guard let stored else { return fallback(in: suite, fullKey: fullKey) }
+    /// ``resolve(in:fullKey:keepingOnMismatch:)`` for the value `stored` the source held for `fullKey`.
+    func resolve(
+        _ stored: DefaultsValue?, in source: some _DefaultsValueSource, fullKey: String, keepingOnMismatch: Bool
+    ) -> State? {
+        guard let stored else { return fallback(from: source, fullKey: fullKey) }
         if let value = codec.decode(stored) { return State(value: value, stored: stored) }
-        suite.report(_DefaultsMismatch.error(for: stored, expected: Value.self, key: fullKey, in: suite,
-                                             consequence: keepingOnMismatch ? "keeping the current value" : "using the default"))
-        return keepingOnMismatch ? nil : fallback(in: suite, fullKey: fullKey)
+        source.reportMismatch(stored, expected: Value.self, key: fullKey,
+                              consequence: keepingOnMismatch ? "keeping the current value" : "using the default")
+        return keepingOnMismatch ? nil : fallback(from: source, fullKey: fullKey)
     }
 
     /// What the property reads when the key is not stored: the registered default (when it fits), else the
     /// declaration default.
     @usableFromInline
     func fallback(in suite: DefaultsSuite, fullKey: String) -> State {
-        if let registered = suite.registeredDefaults[fullKey], let value = codec.decode(registered) {
+        fallback(from: suite, fullKey: fullKey)
+    }
+
+    /// ``fallback(in:fullKey:)`` for any source (a cloud store has no registered defaults).
+    func fallback(from source: some _DefaultsValueSource, fullKey: String) -> State {
+        if let registered = source.registeredDefault(forKey: fullKey), let value = codec.decode(registered) {
             return State(value: value, stored: registered)
         }
-        return State(value: declarationDefault, stored: try? codec.encode(declarationDefault))
+        return State(value: declarationDefault, stored: (try? codec.encode(declarationDefault)).map(source.normalized))
     }
 }
 

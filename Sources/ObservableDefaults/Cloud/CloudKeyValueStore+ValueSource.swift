@@ -1,0 +1,21 @@
+import Foundation
+
+/// What `@ObservableCloud` properties read from their store: its values, no registered defaults (the
+/// declaration default is the fallback, as in the Apple library), dates and data as their JSON text, and
+/// type mismatches reported on the store's error channel.
+extension CloudKeyValueStore: _DefaultsValueSource {
+    func storedValue(forKey key: String) -> DefaultsValue? { value(forKey: key) }
+
+    func registeredDefault(forKey key: String) -> DefaultsValue? { nil }
+
+    func normalized(_ stored: DefaultsValue) -> DefaultsValue { JSONRepresentation.normalize(stored) }
+
+    func reportMismatch<Value>(_ stored: DefaultsValue, expected: Value.Type, key: String, consequence: String) {
+        core.report(DefaultsError(
+            .wrongType, message: "\(_DefaultsMismatch.problem(stored, expected: Value.self)); \(consequence)", key: key))
+    }
+
+    /// Asks the sync thread to upload now, also when it is waiting out a back-off after a failed attempt
+    /// (`syncImmediately: true`). Returns at once; nothing to do for stores that do not sync.
+    func uploadNow() { sync?.control.wakeNow() }
+}

@@ -1,0 +1,192 @@
+import Dispatch
+import Foundation
+import Observation
+import Synchronization
+
+/// Connects one `@ObservableCloud` object to its ``CloudKeyValueStore``: configuration (prefix, store,
+/// modes), writes, and the store observation that routes a changed key to the one property mapped to it.
+///
+/// The cloud counterpart of `_DefaultsObjectBinding`, over the same slots and storage rules. Every
+/// `@ObservableCloud` object owns one. Implementation detail of the macros; not API.
+public final class _CloudObjectBinding: Sendable {
+    struct State: Sendable {
+        var prefix: String
+        var syncImmediately: Bool
+        var developmentMode: Bool
+        /// The store set with `store:` / `_cloudStore`.
+        var explicitStore: CloudKeyValueStore?
+        /// The store in use, fixed when the object starts or first writes.
+        var fixedStore: CloudKeyValueStore?
+        /// Full key → properties mapped to it.
+        var updaters: [String: [_CloudPropertyBinding]] = [:]
+        /// The store observer of the running observation, which the object's own writes skip.
+        var observerToken: Int?
+        /// Full keys that more than one property is mapped to: a write of one must reach the others.
+        var sharedKeys: Set<String> = []
+        /// The object is main-actor isolated (seen from `_od_startCloudObservation`'s isolation).
+        var appliesOnMainActor = false
+    }
+
+    let state: Mutex<State>
+    /// Outside changes are applied on the main actor.
+    let mainActor: Bool
+
+    /// Creates the binding with the macro's arguments.
+    /// - Parameters:
+    ///   - prefix: Prepended to every property's key.
+    ///   - syncImmediately: Each property write asks the store to upload at once (see ``configure(prefix:syncImmediately:developmentMode:store:)``).
+    ///   - developmentMode: Use ``CloudKeyValueStore/development`` unless a store is given.
+    ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
+    public init(prefix: String, syncImmediately: Bool, developmentMode: Bool, mainActor: Bool) {
+        state = Mutex(State(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode))
+        self.mainActor = mainActor
+    }
+
+    /// Applies the generated initializer's arguments, or a custom initializer's assignments to `_prefix`,
+    /// `_syncImmediately`, `_developmentMode` and `_cloudStore`; `nil` leaves a setting as it is.
+    ///
+    /// The prefix takes effect when the object starts (`CloudObservation`); the store is fixed once the
+    /// object starts or first writes, and a later `store:` is ignored (the object's values came from the
+    /// first one).
+    public func configure(
+        prefix: String? = nil, syncImmediately: Bool? = nil, developmentMode: Bool? = nil, store: CloudKeyValueStore? = nil
+    ) {
+        state.withLock { state in
+            if let prefix { state.prefix = prefix }
+            if let syncImmediately { state.syncImmediately = syncImmediately }
+            if let developmentMode { state.developmentMode = developmentMode }
+            if let store, state.fixedStore == nil { state.explicitStore = store }
+        }
+    }
+
+    /// The key prefix in use (the generated `_prefix`).
+    public var prefix: String { state.withLock { $0.prefix } }
+    /// Whether each property write asks the store to upload at once (the generated `_syncImmediately`).
+    public var syncImmediately: Bool { state.withLock { $0.syncImmediately } }
+    /// The development-mode flag as given (the generated `_developmentMode`).
+    public var developmentModeRequested: Bool { state.withLock { $0.developmentMode } }
+
+    /// Whether the object runs in development mode (the generated `_developmentMode_`): the flag, or
+    /// `OBSERVABLE_DEFAULTS_DEV_MODE=true`, or `XCODE_RUNNING_FOR_PREVIEWS=1` in the environment.
+    public var isDevelopmentMode: Bool {
+        Self.isDevelopmentMode(requested: developmentModeRequested, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// The store in use (the generated `_cloudStore`): the one given with `store:` / `_cloudStore`, else
+    /// ``CloudKeyValueStore/development`` in development mode, else ``CloudKeyValueStore/default``.
+    public var store: CloudKeyValueStore {
+        let (fixed, choice) = state.withLock { state in
+            (state.fixedStore, Self.storeChoice(explicit: state.explicitStore, developmentMode: state.developmentMode,
+                                               environment: ProcessInfo.processInfo.environment))
+        }
+        return fixed ?? choice.store
+    }
+
+    // MARK: - Choosing the store
+
+    /// Which store an object uses.
+    enum StoreChoice: Equatable {
+        case explicit(CloudKeyValueStore)
+        case development
+        case `default`
+
+        var store: CloudKeyValueStore {
+            switch self {
+            case .explicit(let store): store
+            case .development: .development
+            case .default: .default
+            }
+        }
+
+        static func == (lhs: Self, rhs: Self) -> Bool {
+            switch (lhs, rhs) {
+            case (.explicit(let left), .explicit(let right)): left === right
+            case (.development, .development), (.default, .default): true
+            default: false
+            }
+        }
+    }
+
+    /// The flag, or the environment's request (`OBSERVABLE_DEFAULTS_DEV_MODE=true`, `XCODE_RUNNING_FOR_PREVIEWS=1`).
+    static func isDevelopmentMode(requested: Bool, environment: [String: String]) -> Bool {
+        requested || CloudKeyValueStore.requestsDevelopmentMode(environment)
+    }
+
+    /// The decision behind ``store``, with the environment passed in (tests inject one).
+    static func storeChoice(explicit: CloudKeyValueStore?, developmentMode: Bool, environment: [String: String]) -> StoreChoice {
+        if let explicit { return .explicit(explicit) }
+        return isDevelopmentMode(requested: developmentMode, environment: environment) ? .development : .default
+    }
+
+    /// The store, fixed from now on, and the prefix.
+    var target: (store: CloudKeyValueStore, prefix: String) {
+        let target = writeTarget
+        return (target.store, target.prefix)
+    }
+
+    /// ``target``, with what a property write needs besides.
+    var writeTarget: (store: CloudKeyValueStore, prefix: String, observer: Int?, sharedKeys: Set<String>, syncImmediately: Bool) {
+        state.withLock { state in
+            let store = state.fixedStore ?? Self.storeChoice(
+                explicit: state.explicitStore, developmentMode: state.developmentMode,
+                environment: ProcessInfo.processInfo.environment).store
+            state.fixedStore = store
+            return (store, state.prefix, state.observerToken, state.sharedKeys, state.syncImmediately)
+        }
+    }
+
+    // MARK: - Start
+
+    /// Loads every property from the store's memory (its value, else the declaration default) and observes
+    /// the store for exactly the object's full keys (prefix + key): changes from elsewhere and writes of
+    /// others in this process through the same store.
+    ///
+    /// `isolation` is the caller's (`#isolation` in the generated code): when it is the main actor, changes
+    /// are applied on the main actor. Returns the observation (`CloudObservation` keeps it; releasing it
+    /// stops the updates), or `nil` when the class has no persisted property.
+    public func start(_ list: _CloudPropertyList, isolation: (any Actor)? = nil) -> DefaultsObservation? {
+        let onMainActor = isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } ?? false
+        let (store, prefix) = target
+        var updaters: [String: [_CloudPropertyBinding]] = [:]
+        for property in list.properties {
+            updaters[prefix + property.key, default: []].append(property)
+        }
+        state.withLock { state in
+            state.updaters = updaters
+            state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
+            state.appliesOnMainActor = onMainActor
+            state.observerToken = nil
+        }
+        guard !updaters.isEmpty else { return nil }
+        // Observing before loading: a change arriving meanwhile is applied after the load or finds it done.
+        let core = store.core
+        let token = core.addObserver(.init(
+            filter: DefaultsKeyFilter(keys: Set(updaters.keys), prefix: nil),
+            handler: { [weak self] change in self?.handle(change) },
+            hearsLocalWrites: true))
+        state.withLock { $0.observerToken = token }
+        for (fullKey, properties) in updaters {
+            for property in properties { property.load(store, fullKey) }
+        }
+        return DefaultsObservation { core.removeObserver(token) }
+    }
+
+    /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys).
+    func handle(_ change: CloudChange) {
+        let (store, updaters, onMainActor) = state.withLock { ($0.fixedStore, $0.updaters, $0.appliesOnMainActor) }
+        guard let store else { return }
+        var notified: [(String, _CloudPropertyBinding)] = []
+        for key in change.keys {
+            for property in updaters[key] ?? [] { notified.append((key, property)) }
+        }
+        guard !notified.isEmpty else { return }
+        let work = _DefaultsUnchecked(wrapped: {
+            for (key, property) in notified { property.apply(store, key) }
+        })
+        if !onMainActor || MainQueue.isCurrent {
+            work.wrapped()
+        } else {
+            DispatchQueue.main.async { work.wrapped() }
+        }
+    }
+}

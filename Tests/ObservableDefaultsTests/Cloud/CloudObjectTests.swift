@@ -1,0 +1,329 @@
+import Foundation
+import Observation
+import Testing
+@testable import ObservableDefaults
+
+/// `@ObservableCloud` objects (hand-expanded, see CloudModels.swift) on the development store and a
+/// local-only store: loading, writes, changes from elsewhere and from this process, refusals, lifetime.
+@Suite struct CloudObjectTests {
+    let store = CloudKeyValueStore.development
+
+    @Test func eachPropertyIsObservableAndOnlyTheAssignedOneNotifies() {
+        let prefix = uniqueCloudPrefix()
+        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        #expect(fleet.storeInUse === store)
+        #expect(fleet.workers == 4 && fleet.logLevel == "info" && fleet.limit == nil && fleet.hosts == [])
+
+        let assignments: [(String, (CloudFleet) -> Void)] = [
+            ("workers", { $0.workers = 8 }), ("logLevel", { $0.logLevel = "debug" }), ("limit", { $0.limit = 1.5 }),
+            ("hosts", { $0.hosts = ["a"] }), ("endpoint", { $0.endpoint = CloudEndpoint(host: "h", port: 1) }),
+            ("lastSeen", { $0.lastSeen = 3 }),
+        ]
+        for (name, assign) in assignments {
+            let flags = FleetFlags(fleet)
+            assign(fleet)
+            store.settle()
+            #expect(flags.fired == [name], "assigning \(name)")
+        }
+        #expect(store.value(forKey: prefix + "workers") == .integer(8))
+        #expect(store.value(forKey: prefix + "log-level") == .string("debug"))
+        #expect(store.value(forKey: prefix + "limit") == .double(1.5))
+        #expect(store.value(forKey: prefix + "hosts") == .array([.string("a")]))
+        #expect(store.value(forKey: prefix + "endpoint") == .dictionary(["host": .string("h"), "port": .integer(1)]))
+        #expect(store.value(forKey: prefix + "lastSeen") == nil)  // @ObservableOnly: not stored
+        #expect(store.value(forKey: prefix + "scratch") == nil)   // @Ignore
+        #expect(fleet.events.events == ["willSet [\"a\"]", "didSet [] -> [\"a\"]"])
+
+        // A new object reads what the store holds.
+        let other = CloudFleet(prefix: prefix, developmentMode: true)
+        #expect(other.workers == 8 && other.logLevel == "debug" && other.limit == 1.5 && other.hosts == ["a"])
+        #expect(other.endpoint == CloudEndpoint(host: "h", port: 1) && other.lastSeen == 0)
+    }
+
+    @Test func assigningTheCurrentValueNotifiesNobody() {
+        let fleet = CloudFleet(prefix: uniqueCloudPrefix(), developmentMode: true)
+        fleet.workers = 6
+        fleet.hosts = ["x"]
+        let flags = FleetFlags(fleet)
+        let eventsBefore = fleet.events.events
+        fleet.workers = 6
+        fleet.hosts = ["x"]
+        fleet.lastSeen = 0
+        fleet.endpoint = CloudEndpoint(host: "localhost", port: 80)  // the default, not stored yet
+        store.settle()
+        #expect(flags.fired.isEmpty)
+        #expect(fleet.events.events == eventsBefore)
+    }
+
+    @Test func anOptionalSetToNilRemovesTheKeyAndReadsTheDeclarationDefault() {
+        let prefix = uniqueCloudPrefix()
+        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        fleet.limit = 2.5
+        #expect(store.value(forKey: prefix + "limit") == .double(2.5))
+        var flags = FleetFlags(fleet)
+        fleet.limit = nil
+        store.settle()
+        #expect(flags.fired == ["limit"])
+        #expect(fleet.limit == nil && store.value(forKey: prefix + "limit") == nil)
+        flags = FleetFlags(fleet)
+        fleet.limit = 3
+        store.settle()
+        #expect(flags.fired == ["limit"])
+        #expect(fleet.limit == 3 && store.value(forKey: prefix + "limit") == .double(3))
+    }
+
+    @Test(arguments: [CloudChangeReason.serverChange, .initialSync, .accountChange])
+    func changesFromElsewhereNotifyExactlyTheChangedProperties(reason: CloudChangeReason) throws {
+        let prefix = uniqueCloudPrefix()
+        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        fleet.logLevel = "warn"
+        let flags = FleetFlags(fleet)
+        try store.simulateExternalChange([
+            prefix + "workers": .integer(12), prefix + "hosts": .array([.string("b"), .string("c")]),
+            prefix + "log-level": .string("warn"),  // unchanged: nobody hears it
+            prefix + "unrelated": .integer(1), "elsewhere": .integer(2),
+        ], reason: reason)
+        store.settle()
+        #expect(flags.fired == ["workers", "hosts"])
+        #expect(fleet.workers == 12 && fleet.hosts == ["b", "c"] && fleet.logLevel == "warn")
+        #expect(fleet.events.events.suffix(2) == ["willSet [\"b\", \"c\"]", "didSet [] -> [\"b\", \"c\"]"])
+
+        // A removal from elsewhere: the declaration default, told as a change.
+        let again = FleetFlags(fleet)
+        try store.simulateExternalChange([prefix + "workers": nil], reason: reason)
+        store.settle()
+        #expect(again.fired == ["workers"] && fleet.workers == 4)
+    }
+
+    @Test func aQuotaViolationAnnouncementChangesNoProperty() throws {
+        let prefix = uniqueCloudPrefix()
+        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        fleet.workers = 5
+        let flags = FleetFlags(fleet)
+        try store.simulateExternalChange([prefix + "workers": .integer(99)], reason: .quotaViolation)
+        store.settle()
+        #expect(flags.fired.isEmpty && fleet.workers == 5)
+    }
+
+    @Test func aCodableStructFollowsItsStoredStructure() throws {
+        let prefix = uniqueCloudPrefix()
+        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let flags = FleetFlags(fleet)
+        try store.simulateExternalChange([prefix + "endpoint": .dictionary(["host": .string("db"), "port": .integer(5432)])])
+        store.settle()
+        #expect(flags.fired == ["endpoint"])
+        #expect(fleet.endpoint == CloudEndpoint(host: "db", port: 5432))
+    }
+
+    @Test func twoObjectsOnOneStoreFollowEachOthersWritesAndWritesFromCode() {
+        let prefix = uniqueCloudPrefix()
+        let a = CloudFleet(prefix: prefix, developmentMode: true)
+        let b = CloudFleet(prefix: prefix, developmentMode: true)
+        let heardOutside = CloudRecorder()
+        let observation = store.observe(prefix: prefix) { heardOutside.record($0) }
+        defer { observation.cancel() }
+
+        var flagsA = FleetFlags(a), flagsB = FleetFlags(b)
+        a.workers = 7
+        store.settle()
+        #expect(b.workers == 7)
+        #expect(flagsA.fired == ["workers"] && flagsA.flags["workers"]?.count == 1)  // its own write, once
+        #expect(flagsB.fired == ["workers"])
+
+        flagsA = FleetFlags(a)
+        flagsB = FleetFlags(b)
+        b.hosts = ["z"]
+        store.settle()
+        #expect(a.hosts == ["z"] && flagsA.fired == ["hosts"] && flagsB.fired == ["hosts"])
+        #expect(a.events.events == ["willSet [\"z\"]", "didSet [] -> [\"z\"]"])
+
+        flagsA = FleetFlags(a)
+        flagsB = FleetFlags(b)
+        store.set(.string("error"), forKey: prefix + "log-level")
+        store.settle()
+        #expect(a.logLevel == "error" && b.logLevel == "error")
+        #expect(flagsA.fired == ["logLevel"] && flagsB.fired == ["logLevel"])
+        // The store's public observers hear changes from elsewhere only (iCloud's rule), not these writes.
+        #expect(heardOutside.changes.isEmpty)
+    }
+
+    @Test func aWritePastTheLimitsLeavesPropertyAndStoreUnchangedAndIsReported() {
+        let directory = TemporaryDirectory()
+        let limits = CloudLimits(maximumKeyCount: 10, maximumTotalBytes: 1000, maximumValueBytes: 20, maximumKeyBytes: 64)
+        let local = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
+        let errors = CloudErrorRecorder(), heard = CloudRecorder()
+        let observations = [local.observeErrors { errors.record($0) }, local.observe { heard.record($0) }]
+        defer { observations.forEach { $0.cancel() } }
+        let fleet = CloudFleet(prefix: "q_", store: local)
+        fleet.logLevel = "short"
+        let flags = FleetFlags(fleet)
+
+        fleet.logLevel = String(repeating: "x", count: 40)
+        fleet.hosts = Array(repeating: "host", count: 10)
+        local.settle()
+        #expect(flags.fired.isEmpty)
+        #expect(fleet.logLevel == "short" && fleet.hosts == [])
+        #expect(local.values() == ["q_log-level": .string("short")])
+        #expect(fleet.events.events.isEmpty)
+        #expect(errors.waitFor("q_log-level") && errors.waitFor("q_hosts"))
+        #expect(errors.errors.contains { $0.description.contains("over the cloud store's limits") })
+        #expect(heard.changes == [CloudChange(keys: ["q_log-level"], reason: .quotaViolation),
+                                  CloudChange(keys: ["q_hosts"], reason: .quotaViolation)])
+    }
+
+    @Test func aValueThatCannotBeStoredIsReportedAndChangesNothing() {
+        let prefix = uniqueCloudPrefix()
+        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let errors = CloudErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        fleet.limit = 1
+        let flags = FleetFlags(fleet)
+        fleet.limit = .nan
+        store.settle()
+        #expect(flags.fired.isEmpty && fleet.limit == 1 && store.value(forKey: prefix + "limit") == .double(1))
+        #expect(errors.waitFor(prefix + "limit"))
+    }
+
+    @Test func aValueOfTheWrongTypeKeepsTheLastGoodValueAndIsReported() throws {
+        let prefix = uniqueCloudPrefix()
+        let errors = CloudErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        fleet.workers = 9
+        let flags = FleetFlags(fleet)
+        try store.simulateExternalChange([prefix + "workers": .string("many")])
+        store.settle()
+        #expect(flags.fired.isEmpty && fleet.workers == 9)
+        #expect(errors.waitFor("\"many\" is not an Int; keeping the current value"))
+        #expect(errors.errors.contains { $0.key == prefix + "workers" && $0.kind == .wrongType })
+
+        // A new object uses the declaration default.
+        let newcomer = CloudFleet(prefix: prefix, developmentMode: true)
+        #expect(newcomer.workers == 4)
+        #expect(errors.waitFor("\"many\" is not an Int; using the default"))
+    }
+
+    @Test func aCustomInitializerSetsPrefixSyncAndStoreAndStartsObserving() {
+        let directory = TemporaryDirectory()
+        let local = CloudKeyValueStore.localOnly(directory: directory.url)
+        let model = CloudCustomInitModel(store: local, prefix: "x_")
+        #expect(model.configuration.prefix == "x_" && model.configuration.syncImmediately)
+        #expect(model.configuration.store === local && !model._developmentMode_)
+        model.volume = 11
+        #expect(local.value(forKey: "x_volume") == .integer(11))
+        let flag = trackCloud { _ = model.volume }
+        local.set(.integer(3), forKey: "x_volume")
+        local.settle()
+        #expect(flag.fired && model.volume == 3)
+        // Values survive in the local copy: a new object (as a restarted process) reads them.
+        #expect(CloudCustomInitModel(store: CloudKeyValueStore.localOnly(directory: directory.url), prefix: "x_").volume == 3)
+    }
+
+    @Test func releasingTheObserverStopsUpdatesAndTheObjectDeallocates() throws {
+        let prefix = uniqueCloudPrefix()
+        let kept = CloudFleet(prefix: prefix, developmentMode: true)
+        kept.stopObserving()
+        let flags = FleetFlags(kept)
+        weak var released: CloudFleet?
+        do {
+            let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+            fleet.workers = 2
+            released = fleet
+        }
+        #expect(released == nil)  // no retain cycle through the store
+        try store.simulateExternalChange([prefix + "workers": .integer(30)])
+        store.settle()
+        #expect(flags.fired.isEmpty && kept.workers == 4)  // neither the other object's write nor the outside change
+        // Its own writes still work.
+        kept.workers = 5
+        #expect(store.value(forKey: prefix + "workers") == .integer(5))
+    }
+
+    @MainActor @Test func aMainActorClassGetsChangesFromElsewhereOnTheMainActor() async throws {
+        let prefix = uniqueCloudPrefix()
+        let model = CloudMainActorModel(prefix: prefix, developmentMode: true)
+        let size = trackCloud { _ = model.size }, theme = trackCloud { _ = model.theme }
+        let store = store
+        // From another thread, as a sync thread would.
+        try await Task.detached { try store.simulateExternalChange([prefix + "size": .integer(20)]) }.value
+        #expect(await eventuallyOnMain { model.size == 20 })
+        store.settle()
+        #expect(size.firedOnMain == [true] && !theme.fired)
+        #expect(model.events.events == ["didSet 12 -> 20 on main: true"])
+    }
+
+    @Test func developmentModeIsTheFlagOrTheEnvironment() {
+        let dev = ["OBSERVABLE_DEFAULTS_DEV_MODE": "true"], previews = ["XCODE_RUNNING_FOR_PREVIEWS": "1"]
+        let local = CloudKeyValueStore.localOnly(directory: TemporaryDirectory().url)
+        #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: dev) == .development)
+        #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: previews) == .development)
+        #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: true, environment: [:]) == .development)
+        #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: [:]) == .default)
+        #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: ["OBSERVABLE_DEFAULTS_DEV_MODE": "1"]) == .default)
+        #expect(_CloudObjectBinding.storeChoice(explicit: local, developmentMode: true, environment: dev) == .explicit(local))
+        #expect(_CloudObjectBinding.isDevelopmentMode(requested: false, environment: dev))
+        #expect(!_CloudObjectBinding.isDevelopmentMode(requested: false, environment: [:]))
+        #expect(CloudFleet(prefix: uniqueCloudPrefix(), developmentMode: true)._developmentMode_)
+    }
+
+    @Test func theStoreIsFixedOnceTheObjectStarted() {
+        let directory = TemporaryDirectory()
+        let first = CloudKeyValueStore.localOnly(directory: directory.file("1"))
+        let second = CloudKeyValueStore.localOnly(directory: directory.file("2"))
+        let binding = _CloudObjectBinding(prefix: "", syncImmediately: false, developmentMode: false, mainActor: false)
+        binding.configure(store: first)
+        #expect(binding.store === first)
+        binding.configure(store: second)  // before start: the last one wins
+        #expect(binding.store === second)
+        _ = binding.start(_CloudPropertyList())
+        binding.configure(store: first)
+        #expect(binding.store === second)
+    }
+
+    @Test func thePortingTypesNameTheStoreAndItsValues() {
+        let directory = TemporaryDirectory()
+        let store: any ObservableDefaultsCloudStoreProtocol = CloudKeyValueStore.localOnly(directory: directory.url)
+        store.set(Int64(3), forKey: "n")
+        store.set("text", forKey: "s")
+        store.set(["a": 1] as [String: Any], forKey: "d")
+        #expect(store.longLong(forKey: "n") == 3 && store.string(forKey: "s") == "text")
+        #expect(store.dictionary(forKey: "d")?["a"] as? Int == 1)
+        store.removeObject(forKey: "s")
+        #expect(store.object(forKey: "s") == nil && store.dictionaryRepresentation.count == 2 && store.synchronize())
+        func isCloudValue<T: CloudPropertyListValue>(_: T.Type) -> Bool { true }
+        #expect(isCloudValue([String: [Date]].self) && isCloudValue(Int?.self) && isCloudValue(Data.self))
+        let codable: any CodableCloudPropertyListValue = CloudEndpoint(host: "h", port: 1)
+        #expect(codable is CloudEndpoint)
+    }
+
+    @Test func syncImmediatelyEndsABackOffWithoutBlockingTheCaller() {
+        let control = EtcdSyncControl()
+        let slept = Locked<Duration?>(nil)
+        let thread = Thread {
+            let start = ContinuousClock.now
+            control.sleep(30)
+            slept.withLock { $0 = ContinuousClock.now - start }
+        }
+        thread.start()
+        // A plain wake does not end a back-off; wakeNow does.
+        #expect(eventually { control.isSleepingForTest })
+        control.wake()
+        #expect(!eventually(timeout: .milliseconds(200)) { slept.withLock { $0 } != nil })
+        control.wakeNow()
+        #expect(eventually(timeout: .seconds(10)) { slept.withLock { $0 } != nil })
+        #expect((slept.withLock { $0 } ?? .seconds(30)) < .seconds(20))
+    }
+}
+
+/// Waits on the main actor until `condition` holds (changes reach a main-actor object on the main queue).
+@MainActor
+func eventuallyOnMain(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
