@@ -1,6 +1,6 @@
-// A @CloudBacked key of the wrong type: exactly one error, where the attribute is written. Needs the cloud runtime:
-// to be added to ObservableDefaultsMacroTests/PluginDiagnosticsTests.compilerReportsExactlyOneError once it is
-// merged (checked against a stand-in of the contract's runtime signatures when written).
+// A @CloudBacked key of the wrong type: exactly one error, where the attribute is written
+// (PluginDiagnosticsTests.compilerReportsExactlyOneError): the generated code adds no second error
+// about the same mistake.
 // expect: 11:36: error: cannot convert value of type 'Int' to expected argument type 'String'
 import ObservableDefaults
 

@@ -1,7 +1,5 @@
-// Cloud classes of every shape the cloud macros generate for; must type-check without errors or warnings.
-// Needs the cloud runtime (_CloudObjectBinding): to be wired into ObservableDefaultsMacroTests/PluginDiagnosticsTests
-// (like default-isolation-main-actor.swift) once the runtime is merged. Checked against a stand-in of the
-// contract's runtime signatures when written.
+// Cloud classes of every shape the cloud macros generate for; must type-check without errors or warnings
+// (PluginDiagnosticsTests.validFixtureCompilesCleanly).
 import Foundation
 import ObservableDefaults
 

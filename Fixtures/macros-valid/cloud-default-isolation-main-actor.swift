@@ -1,5 +1,5 @@
-// Compiled with `-default-isolation MainActor`: must type-check without errors or warnings. Needs the cloud
-// runtime: to be wired into ObservableDefaultsMacroTests/PluginDiagnosticsTests once it is merged.
+// Compiled with `-default-isolation MainActor`: must type-check without errors or warnings
+// (PluginDiagnosticsTests.validFixtureCompilesCleanly).
 import ObservableDefaults
 
 @ObservableCloud(defaultIsolationIsMainActor: true)

@@ -36,9 +36,13 @@ import Testing
         return (process.terminationStatus, output)
     }
 
-    @Test func mainActorDefaultIsolationFixtureCompilesCleanly() throws {
-        let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-valid/default-isolation-main-actor.swift")
-        let (status, output) = try Self.typecheck(file, extraArguments: ["-default-isolation", "MainActor"])
+    /// The valid fixtures (`Fixtures/macros-valid`) compile without an error or a warning; those named
+    /// `*default-isolation-main-actor*` in a module whose default isolation is the main actor.
+    @Test(arguments: ["default-isolation-main-actor.swift", "cloud-default-isolation-main-actor.swift", "cloud-classes.swift"])
+    func validFixtureCompilesCleanly(fixture: String) throws {
+        let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-valid/\(fixture)")
+        let isolation = fixture.contains("default-isolation-main-actor") ? ["-default-isolation", "MainActor"] : []
+        let (status, output) = try Self.typecheck(file, extraArguments: isolation)
         #expect(status == 0, "\(output)")
         #expect(!output.contains("warning:"), "\(output)")
     }
@@ -59,7 +63,7 @@ import Testing
 
     /// A mistake in a macro argument that the compiler itself reports is reported once: the generated code
     /// adds no second error about the same thing.
-    @Test(arguments: ["non-string-key.swift", "non-string-backed-key.swift"])
+    @Test(arguments: ["non-string-key.swift", "non-string-backed-key.swift", "non-string-cloud-key.swift", "non-string-cloud-key-attribute.swift"])
     func compilerReportsExactlyOneError(fixture: String) throws {
         let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-one-error/\(fixture)")
         let expectations = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
