@@ -45,7 +45,7 @@ struct SnippetProgram {
         /// The 1-based line in the article of the block's first line of code.
         var firstLine: Int
         var code: String
-        var declaresClass: Bool { code.split(separator: "\n").contains { $0.hasPrefix("@ObservableDefaults") } }
+        var declaresClass: Bool { code.split(separator: "\n").contains { $0.hasPrefix("@ObservableDefaults") || $0.hasPrefix("@ObservableCloud") } }
     }
 
     let article: URL
