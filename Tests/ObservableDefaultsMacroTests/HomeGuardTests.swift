@@ -23,4 +23,23 @@ import TestEnvironment
             #expect(!url.standardizedFileURL.path.hasPrefix(Self.realDirectory), "\(url.path) is in the user's home")
         }
     }
+
+    /// A cloud class without development mode uses `CloudKeyValueStore.default`; with no cloud configured
+    /// that is a local-only store, whose local copy lives in the state directory `TestEnvironment` exported.
+    @Test func cloudLocalCopiesStayInTheTemporaryDirectory() throws {
+        let expected = String(cString: try #require(od_test_suites_directory()))
+        #expect(ProcessInfo.processInfo.environment["OBSERVABLE_DEFAULTS_CLOUD"] == nil)
+        let settings = HomeGuardCloudSettings()
+        settings.value = "guard-\(UUID().uuidString)"
+        let copy = try #require(CloudKeyValueStore.default.localCopyURL).standardizedFileURL.path
+        #expect(copy.hasPrefix(expected + "/state/"), "\(copy) is outside \(expected)/state")
+        let home = FileManager.default.homeDirectoryForCurrentUser.standardizedFileURL.path
+        #expect(!copy.hasPrefix(home + "/.local"), "\(copy) is in the user's home")
+        #expect(CloudKeyValueStore.default.string(forKey: "home-guard.value") == settings.value)
+    }
+}
+
+@ObservableCloud(prefix: "home-guard.")
+final class HomeGuardCloudSettings {
+    var value = ""
 }

@@ -1,6 +1,8 @@
 // Runs when the test binary is loaded, before any test in any test target: points the library's suites
-// directory at a fresh temporary directory (the variable wins over XDG_CONFIG_HOME and HOME), and removes
-// that directory when the process exits. Swift Testing has no process-wide set-up hook; a constructor is
+// directory at a fresh temporary directory (the variable wins over XDG_CONFIG_HOME and HOME) and its cloud
+// state directory (local copies) at a `state` folder inside it, clears a cloud address the developer may
+// have exported (tests must never reach a real cluster by accident), and removes that directory when the
+// process exits. Swift Testing has no process-wide set-up hook; a constructor is
 // the one place that runs before every test whatever the filter or order.
 #define _XOPEN_SOURCE 700
 #include "TestEnvironment.h"
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 static char directory[4096];
+static char state_directory[4200];
 static int created = 0;
 
 const char *od_test_suites_directory(void) { return created ? directory : NULL; }
@@ -35,5 +38,10 @@ __attribute__((constructor)) static void install_test_environment(void) {
     created = 1;
     setenv("OBSERVABLE_DEFAULTS_DIRECTORY", directory, 1);
     unsetenv("OBSERVABLE_DEFAULTS_STANDARD_SUITE");
+    snprintf(state_directory, sizeof state_directory, "%s/state", directory);
+    setenv("OBSERVABLE_DEFAULTS_STATE_DIRECTORY", state_directory, 1);
+    unsetenv("OBSERVABLE_DEFAULTS_CLOUD");
+    unsetenv("OBSERVABLE_DEFAULTS_DEV_MODE");
+    unsetenv("XCODE_RUNNING_FOR_PREVIEWS");
     atexit(remove_directory);
 }
