@@ -1,4 +1,4 @@
-@testable import DefaultsMacroKit
+@testable import ObservableDefaultsMacros
 import Testing
 
 /// Expansion snapshots for every macro role and every `@ObservableDefaults` parameter.

@@ -1,4 +1,4 @@
-@testable import DefaultsMacroKit
+@testable import ObservableDefaultsMacros
 import Testing
 
 @Suite struct ParserTests {

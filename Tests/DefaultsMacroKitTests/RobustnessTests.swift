@@ -1,4 +1,4 @@
-@testable import DefaultsMacroKit
+@testable import ObservableDefaultsMacros
 import Foundation
 import Testing
 

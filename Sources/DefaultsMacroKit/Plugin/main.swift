@@ -1,5 +1,5 @@
-// The macro plugin: the compiler's message loop, nothing else. All logic lives in DefaultsMacroKit.
-import DefaultsMacroKit
+// The compiler's message loop: the plugin's entry point. Everything else (parsing, expansion, the messages)
+// lives in the other files of this module.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
