@@ -11,10 +11,10 @@ let package = Package(
         .executable(name: "defaults-bench", targets: ["defaults-bench"]),
     ],
     targets: [
-        // The macro plugin: lexer, parser, expansions and diagnostics (no swift-syntax) and the compiler's
-        // message loop (Plugin/main.swift). One module: as a separate library target the kit was compiled
-        // twice by a plain `swift build` (for the plugin and again as a library), on the critical path.
-        .macro(name: "ObservableDefaultsMacros", path: "Sources/DefaultsMacroKit"),
+        // Lexer, parser, expansions and diagnostics of the macros (no swift-syntax).
+        .target(name: "DefaultsMacroKit"),
+        // The macro plugin: only the compiler's message loop.
+        .macro(name: "ObservableDefaultsMacros", dependencies: ["DefaultsMacroKit"]),
         .target(name: "ObservableDefaults", dependencies: ["ObservableDefaultsMacros"]),
         // Starts throwaway etcd processes on loopback ports for the tests and the demo (not a product).
         .target(name: "EtcdLauncher"),
@@ -52,7 +52,7 @@ let package = Package(
             name: "DefaultsToolTests",
             dependencies: ["ObservableDefaults", "defaults", "defaults-demo", "EtcdLauncher"]
         ),
-        .testTarget(name: "DefaultsMacroKitTests", dependencies: ["ObservableDefaultsMacros"], exclude: ["Snapshots"]),
+        .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
         // Loaded with the test binary: points the suites directory at a temporary one before any test runs.
         .target(name: "TestEnvironment", path: "Tests/TestEnvironment"),
         .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent", "TestEnvironment"]),

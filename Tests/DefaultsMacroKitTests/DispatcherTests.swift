@@ -1,4 +1,4 @@
-@testable import ObservableDefaultsMacros
+@testable import DefaultsMacroKit
 import Foundation
 import Testing
 

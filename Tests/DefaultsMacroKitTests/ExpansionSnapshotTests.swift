@@ -1,4 +1,4 @@
-@testable import ObservableDefaultsMacros
+@testable import DefaultsMacroKit
 import Testing
 
 /// Expansion snapshots for every macro role and every `@ObservableDefaults` parameter.

@@ -1,5 +1,6 @@
-// The compiler's message loop: the plugin's entry point. Everything else (parsing, expansion, the messages)
-// lives in the other files of this module.
+// The macro plugin: the compiler's message loop, nothing else. All logic lives in DefaultsMacroKit.
+// No Foundation here or in the kit: see PluginJSON.swift.
+import DefaultsMacroKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
