@@ -4,12 +4,17 @@
 /// nothing that uses the macros can start before it, so every second spent compiling it, or importing
 /// Foundation into it, is on the build's critical path. See "Clean debug build" in `Docs/benchmarks.md`.
 public enum PluginJSON: Equatable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number, as its JSON text (the protocol's numbers are integers: offsets and versions).
     case number(String)
+    /// A string, escapes decoded.
     case string(String)
+    /// An array.
     case array([PluginJSON])
+    /// An object; member order is not kept (the writer sorts members by key).
     case object([String: PluginJSON])
 
     /// The member named `key` of an object; `nil` for a missing member or a value that is not an object.
