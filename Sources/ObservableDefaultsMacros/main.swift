@@ -1,11 +1,11 @@
 // The macro plugin: the compiler's message loop, nothing else. All logic lives in DefaultsMacroKit.
+// No Foundation here or in the kit: see PluginJSON.swift.
 import DefaultsMacroKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Foundation
 
 /// Reads and writes the length-prefixed JSON messages on private copies of stdin/stdout; stdout itself is
 /// pointed at stderr so stray output cannot corrupt the channel.
@@ -33,16 +33,16 @@ struct Channel {
         return buffer
     }
 
-    func readMessage() -> Data? {
+    func readMessage() -> [UInt8]? {
         guard let header = readExactly(8) else { return nil }
         var length: UInt64 = 0
         for (index, byte) in header.enumerated() { length |= UInt64(byte) << (8 * UInt64(index)) }
-        if length == 0 { return Data() }
+        if length == 0 { return [] }
         guard let body = readExactly(Int(length)) else { return nil }
-        return Data(body)
+        return body
     }
 
-    func writeMessage(_ data: Data) {
+    func writeMessage(_ data: [UInt8]) {
         var length = UInt64(data.count)
         var bytes = [UInt8](repeating: 0, count: 8)
         for index in 0..<8 {

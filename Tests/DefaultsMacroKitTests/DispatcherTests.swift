@@ -6,7 +6,7 @@ import Testing
 @Suite struct DispatcherTests {
     func respond(_ json: String) throws -> [String: Any] {
         let data = try #require(MacroDispatcher.respond(to: Data(json.utf8)))
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        return try #require(try JSONSerialization.jsonObject(with: Data(data)) as? [String: Any])
     }
 
     @Test func capability() throws {

@@ -1,13 +1,11 @@
-import Foundation
-
 /// Turns one compiler message into the plugin's answer: the whole plugin logic except the framing.
 public enum MacroDispatcher {
     /// The protocol version this plugin speaks.
     public static let protocolVersion = 7
 
-    /// The JSON answer to the JSON `message`, or `nil` when the message needs no answer.
-    public static func respond(to message: Data) -> Data? {
-        guard let host = try? JSONDecoder().decode(PluginMessages.HostMessage.self, from: message) else { return nil }
+    /// The JSON answer to the JSON `message` (UTF-8), or `nil` when the message needs no answer.
+    public static func respond<Message: Collection<UInt8>>(to message: Message) -> [UInt8]? {
+        guard let json = PluginJSON(parsing: message), let host = PluginMessages.HostMessage(json: json) else { return nil }
         let response: PluginMessages.Response
         if host.getCapability != nil {
             response = .getCapabilityResult(.init(capability: .init(protocolVersion: protocolVersion)))
@@ -28,9 +26,7 @@ public enum MacroDispatcher {
         } else {
             return nil
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try? encoder.encode(response)
+        return response.json.serialized
     }
 
     /// Expands one attached macro role.

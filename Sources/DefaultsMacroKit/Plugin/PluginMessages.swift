@@ -1,10 +1,9 @@
-import Foundation
-
 /// The messages of the compiler's macro-plugin protocol (only the fields this plugin uses; unknown keys
-/// are ignored).
+/// are ignored). Read from and written to ``PluginJSON`` by hand (`PluginMessages+JSON.swift`), not with
+/// `Codable`, so the plugin needs no Foundation.
 public enum PluginMessages {
     /// Where a syntax node is in its file.
-    public struct Location: Codable, Sendable {
+    public struct Location: Sendable {
         /// The file's path.
         public var fileName: String
         /// The UTF-8 offset in the file where the node's `source` begins (leading trivia included).
@@ -12,7 +11,7 @@ public enum PluginMessages {
     }
 
     /// A syntax node the compiler sends as source text.
-    public struct Syntax: Codable, Sendable {
+    public struct Syntax: Sendable {
         /// The node's kind, when sent.
         public var kind: String?
         /// The node's source text, leading trivia included.
@@ -28,7 +27,7 @@ public enum PluginMessages {
     }
 
     /// Names the macro being expanded, as in its `#externalMacro` declaration.
-    public struct MacroReference: Codable, Sendable {
+    public struct MacroReference: Sendable {
         /// The plugin module's name.
         public var moduleName: String
         /// The macro's implementation type name.
@@ -38,7 +37,7 @@ public enum PluginMessages {
     }
 
     /// A request to expand an attached macro in one role.
-    public struct ExpandAttached: Codable, Sendable {
+    public struct ExpandAttached: Sendable {
         /// The macro to expand.
         public var macro: MacroReference
         /// The role: `member`, `memberAttribute`, `accessor`, `peer`, `extension`, …
@@ -58,7 +57,7 @@ public enum PluginMessages {
     }
 
     /// A request to expand a freestanding macro (none of this plugin's macros is one).
-    public struct ExpandFreestanding: Codable, Sendable {
+    public struct ExpandFreestanding: Sendable {
         /// The macro to expand.
         public var macro: MacroReference
         /// The macro's use.
@@ -66,22 +65,22 @@ public enum PluginMessages {
     }
 
     /// The compiler's protocol capability.
-    public struct Capability: Codable, Sendable {
+    public struct Capability: Sendable {
         /// The plugin protocol version the compiler speaks.
         public var protocolVersion: Int
     }
 
     /// The compiler's first message: it asks for the plugin's capability.
-    public struct GetCapability: Codable, Sendable {
+    public struct GetCapability: Sendable {
         /// The compiler's own capability, when sent.
         public var capability: Capability?
     }
 
     /// A message without fields.
-    public struct Empty: Codable, Sendable {}
+    public struct Empty: Sendable {}
 
     /// A message from the compiler; exactly one field is set.
-    public struct HostMessage: Decodable, Sendable {
+    public struct HostMessage: Sendable {
         /// Set when the compiler asks for the plugin's capability.
         public var getCapability: GetCapability?
         /// Set for an attached macro to expand.
@@ -94,33 +93,33 @@ public enum PluginMessages {
 
     // MARK: - Responses
 
-    struct Position: Encodable {
+    struct Position {
         var fileName: String
         var offset: Int
     }
 
-    struct Range: Encodable {
+    struct Range {
         var fileName: String
         var startOffset: Int
         var endOffset: Int
     }
 
-    struct Change: Encodable {
+    struct Change {
         var range: Range
         var newText: String
     }
 
-    struct FixIt: Encodable {
+    struct FixIt {
         var message: String
         var changes: [Change]
     }
 
-    struct Note: Encodable {
+    struct Note {
         var position: Position
         var message: String
     }
 
-    struct Diagnostic: Encodable {
+    struct Diagnostic {
         var message: String
         var severity: String
         var position: Position
@@ -142,50 +141,23 @@ public enum PluginMessages {
         }
     }
 
-    struct ExpandResult: Encodable {
+    struct ExpandResult {
         var expandedSource: String?
         var diagnostics: [Diagnostic]
-
-        func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            if let expandedSource { try container.encode(expandedSource, forKey: .expandedSource) } else {
-                try container.encodeNil(forKey: .expandedSource)
-            }
-            try container.encode(diagnostics, forKey: .diagnostics)
-        }
-
-        enum CodingKeys: String, CodingKey { case expandedSource, diagnostics }
     }
 
-    struct CapabilityResult: Encodable {
+    struct CapabilityResult {
         var capability: Capability
     }
 
-    struct LoadResult: Encodable {
+    struct LoadResult {
         var loaded: Bool
         var diagnostics: [Diagnostic]
     }
 
-    enum Response: Encodable {
+    enum Response {
         case getCapabilityResult(CapabilityResult)
         case expandMacroResult(ExpandResult)
         case loadPluginLibraryResult(LoadResult)
-
-        func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
-            switch self {
-            case .getCapabilityResult(let value): try container.encode(value, forKey: Key("getCapabilityResult"))
-            case .expandMacroResult(let value): try container.encode(value, forKey: Key("expandMacroResult"))
-            case .loadPluginLibraryResult(let value): try container.encode(value, forKey: Key("loadPluginLibraryResult"))
-            }
-        }
-
-        struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(_ string: String) { stringValue = string }
-            init?(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
     }
 }

@@ -13,7 +13,7 @@ enum StringLiteral {
         let escape = "\\" + String(repeating: "#", count: hashes)
         var result = ""
         var rest = body
-        while let range = rest.range(of: escape) {
+        while let range = rest.firstRange(of: escape) {
             result += rest[rest.startIndex..<range.lowerBound]
             rest = rest[range.upperBound...]
             guard let next = rest.first else { return nil }
