@@ -2,9 +2,10 @@ import EtcdLauncher
 import Foundation
 import ObservableDefaults
 
-/// Group 9: the cloud store through a real (throwaway, single-node) etcd, beside the floor of raw etcd
-/// traffic: a write in this process reaching an observer in another (propagation), one write reaching many
-/// processes (fan-out), and a property read. The subjects are in CloudSubjects.swift.
+/// Group 9: `@ObservableCloud` objects (and the cloud store alone) through a real (throwaway, single-node)
+/// etcd, beside the floor of raw etcd traffic: a write in this process reaching an observer in another
+/// (propagation), one write reaching many processes (fan-out), and a property read. The subjects are in
+/// CloudSubjects.swift.
 enum CloudBenchmarks {
     static let number = 9
 
