@@ -1,18 +1,21 @@
 import EtcdLauncher
 import Foundation
 import ObservableDefaults
-import Synchronization
 
-/// `defaults-demo cloud`: two processes ("machines"), each with a `CloudKeyValueStore`, synced through a
-/// throwaway single-node etcd; each change is timed from the write in one machine to its arrival in the
-/// other. Without etcd on `PATH`, the development store shows the same observation in one process.
+/// `defaults-demo cloud`: two processes ("machines"), each with a ``CloudDemoSettings`` object on its own
+/// `CloudKeyValueStore`, synced through a throwaway single-node etcd. Each machine observes every property
+/// with `withObservationTracking`; each change is timed from the assignment in one machine to its arrival
+/// in the other, and the observer calls are counted per property. Without etcd on `PATH`, the development
+/// store shows the same in one process, with a simulated other machine.
 struct CloudDemo {
     static let namespace = "observable-defaults-demo"
+    /// Observer calls per property each machine should see: its own write and the other machine's.
+    static let expectedCounts = ["greeting": 1, "volume": 1, "theme": 0]
 
-    /// Runs the demo in `directory` (removed by the caller); returns whether every change arrived.
+    /// Runs the demo in `directory` (removed by the caller); returns whether every change arrived once.
     static func run(directory: URL) -> Bool {
         guard let etcd = EtcdBinary.find() else { return developmentMode() }
-        say("ObservableDefaults cloud demo: two machines share settings through etcd.\n")
+        say("ObservableDefaults cloud demo: two machines share an @ObservableCloud settings object through etcd.\n")
         let node: EtcdNode
         do {
             node = try EtcdNode(executable: etcd)
@@ -30,7 +33,6 @@ struct CloudDemo {
     let directory: URL
 
     private func twoMachines() -> Bool {
-        let arrivals = Mutex<[(key: String, time: Double)]>([])
         let store: CloudKeyValueStore
         do {
             var configuration = try EtcdConfiguration(url: address)
@@ -40,11 +42,6 @@ struct CloudDemo {
             say("defaults-demo: cannot open the cloud store: \(error)")
             return false
         }
-        let observation = store.observe { change in
-            let time = Date().timeIntervalSince1970
-            arrivals.withLock { list in for key in change.keys { list.append((key, time)) } }
-        }
-        defer { observation.cancel() }
         let machineB: MachineProcess
         do {
             machineB = try MachineProcess(address: address, state: directory.appendingPathComponent("machine-b"))
@@ -57,51 +54,65 @@ struct CloudDemo {
             say("   ✗ the machines did not sync with etcd: \(machineB.errorLines)")
             return false
         }
-        say("Machine A is this process; machine B is a second process (pid \(machineB.pid)). Namespace '\(Self.namespace)'.\n")
+        let settings = CloudDemoSettings(store: store)
+        let log = ArrivalLog()
+        settings.trackEachProperty { log.record(Arrival(property: $0, time: $1)) }
+        say("""
+            Machine A is this process; machine B is a second process (pid \(machineB.pid)). Namespace '\(Self.namespace)'.
+            Each holds a CloudDemoSettings object and observes each property with withObservationTracking.
 
-        // 1. A writes, B hears it.
-        say("1. Machine A sets volume = 8.")
-        let start = Date().timeIntervalSince1970
-        store.set(DefaultsValue.integer(8), forKey: "volume")
+            """)
+
+        // 1. A assigns a property; B's observer of that property hears it.
+        say("1. Machine A sets settings.volume = 8.")
+        let start = Date()
+        settings.volume = 8
         var allArrived = true
-        if let line = machineB.waitForLine(prefix: "arrived volume"), let time = Double(line.split(separator: " ")[2]) {
-            say(String(format: "   → machine B: volume = 8 arrived %.1f ms after machine A's set (reason %@)", (time - start) * 1000, String(line.split(separator: " ")[3])))
+        if let line = machineB.waitForLine(prefix: "changed volume "), let change = MachineChange(line) {
+            say(String(format: "   → machine B: settings.volume = %@ arrived %.1f ms after machine A's assignment",
+                       change.value, change.time.timeIntervalSince(start) * 1000))
+            allArrived = change.value == "8"
         } else {
             say("   ✗ machine B did not hear volume within 5 seconds")
             allArrived = false
         }
 
-        // 2. B writes, A hears it.
-        say("\n2. Machine B sets greeting = \"hello from machine B\".")
+        // 2. B assigns a property; A's observer of that property hears it.
+        say("\n2. Machine B sets settings.greeting = \"hello from machine B\".")
+        let seen = log.count
         machineB.send("write greeting hello from machine B")
         let wrote = machineB.waitForLine(prefix: "wrote greeting").flatMap { Double($0.split(separator: " ")[2]) }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
-        var arrival: Double?
-        while arrival == nil && ContinuousClock.now < deadline {
-            arrival = arrivals.withLock { $0.first { $0.key == "greeting" }?.time }
-            if arrival == nil { usleep(500) }
-        }
-        if let wrote, let arrival {
-            say(String(format: "   → machine A: greeting = \"%@\" arrived %.1f ms after machine B's set", store.string(forKey: "greeting") ?? "?", (arrival - wrote) * 1000))
+        if let wrote, let arrival = log.wait(for: "greeting", after: seen) {
+            // Bounded: the value is stored when Observation's `onChange` has already run.
+            let deadline = ContinuousClock.now.advanced(by: .seconds(2))
+            while settings.greeting != "hello from machine B" && ContinuousClock.now < deadline { usleep(200) }
+            say(String(format: "   → machine A: settings.greeting = %@ arrived %.1f ms after machine B's assignment",
+                       settings.describe("greeting"), (arrival.time.timeIntervalSince1970 - wrote) * 1000))
+            allArrived = settings.greeting == "hello from machine B" && allArrived
         } else {
             say("   ✗ machine A did not hear greeting within 5 seconds")
             allArrived = false
         }
-        // Each machine heard exactly the other's one change: no echo of its own write, no extra key.
-        let heardByA = arrivals.withLock { $0.map(\.key) }
-        let heardByB = machineB.lines.filter { $0.hasPrefix("arrived ") }.map { String($0.split(separator: " ")[1]) }
+
+        // Each machine's observers: its own write and the other's, once each; no echo, no other property.
+        machineB.send("counts")
+        let countsB = machineB.waitForLine(prefix: "counts ").map(Self.counts(in:)) ?? [:]
+        let countsA = log.counts()
         say("""
 
-            Changes heard: machine A \(heardByA), machine B \(heardByB) — neither hears its own write.
+            Observer calls per property (each machine's own write included):
+              machine A: \(Self.describe(countsA))
+              machine B: \(Self.describe(countsB))
+            Each change notified only its own property, once on each machine (no echo of a machine's own write).
 
             Try it yourself with a real cluster (etcd on 127.0.0.1:2379), in two terminals:
               swift run defaults cloud watch --cloud etcd://127.0.0.1:2379/\(Self.namespace)
-              swift run defaults cloud write greeting hi --cloud etcd://127.0.0.1:2379/\(Self.namespace)
+              swift run defaults cloud write demo_greeting hi --cloud etcd://127.0.0.1:2379/\(Self.namespace)
             """)
-        return allArrived && heardByA == ["greeting"] && heardByB == ["volume"]
+        return allArrived && Self.matchesExpected(countsA) && Self.matchesExpected(countsB)
     }
 
-    /// Without etcd: the development store (memory only, one process) plays both sides.
+    /// Without etcd: the development store (memory only, one process); the other machine is simulated.
     private static func developmentMode() -> Bool {
         say("""
             ObservableDefaults cloud demo — etcd is not installed, so this runs in development mode:
@@ -111,92 +122,81 @@ struct CloudDemo {
 
             """)
         let store = CloudKeyValueStore.development
-        let heard = Mutex<[(change: CloudChange, time: Double)]>([])
-        let observation = store.observe(keys: ["greeting"]) { change in
-            heard.withLock { $0.append((change, Date().timeIntervalSince1970)) }
-        }
-        defer { observation.cancel() }
-        say("1. The simulated other machine sets greeting = \"hello from elsewhere\".")
-        let start = Date().timeIntervalSince1970
+        let settings = CloudDemoSettings(store: store)
+        let log = ArrivalLog()
+        settings.trackEachProperty { log.record(Arrival(property: $0, time: $1)) }
+        say("An @ObservableCloud CloudDemoSettings object; each property observed with withObservationTracking.\n")
+
+        say("1. This process sets settings.volume = 8.")
+        var start = Date()
+        var seen = log.count
+        settings.volume = 8
+        var allArrived = report(log.wait(for: "volume", after: seen), settings, "volume", expected: "8", since: start, what: "after the assignment")
+
+        say("\n2. The simulated other machine sets greeting = \"hello from elsewhere\" (a server change).")
+        seen = log.count
+        start = Date()
         do {
-            try store.simulateExternalChange(["greeting": .string("hello from elsewhere")], reason: .serverChange)
+            try store.simulateExternalChange(["demo_greeting": .string("hello from elsewhere")], reason: .serverChange)
         } catch {
             say("   ✗ \(error)")
             return false
         }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
-        while heard.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { usleep(500) }
-        guard let first = heard.withLock({ $0.first }) else {
-            say("   ✗ the observer did not hear the change within 5 seconds")
+        allArrived = report(log.wait(for: "greeting", after: seen), settings, "greeting", expected: "\"hello from elsewhere\"",
+                            since: start, what: "later") && allArrived
+        let counts = log.counts()
+        say("""
+
+            Observer calls per property: \(describe(counts)) — each change notified only its own property.
+            """)
+        return allArrived && matchesExpected(counts)
+    }
+
+    /// Prints how one change reached the object; returns whether it did, with the `expected` value.
+    private static func report(_ arrival: Arrival?, _ settings: CloudDemoSettings, _ property: String, expected: String,
+                               since start: Date, what: String) -> Bool {
+        guard let arrival else {
+            say("   ✗ the change did not reach the settings object within 5 seconds")
             return false
         }
-        say(String(format: "   → greeting = \"%@\" arrived %.2f ms later (reason %@)", store.string(forKey: "greeting") ?? "?", (first.time - start) * 1000, first.change.reason.description))
-        return true
+        // Bounded: Observation calls `onChange` before a write in this process stores the value.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(2))
+        while settings.describe(property) != expected && ContinuousClock.now < deadline { usleep(200) }
+        say(String(format: "   → settings.%@ = %@; observer called %.2f ms %@", property, settings.describe(property),
+                   max(0, arrival.time.timeIntervalSince(start) * 1000), what))
+        return settings.describe(property) == expected
+    }
+
+    private static func describe(_ counts: [String: Int]) -> String {
+        CloudDemoSettings.properties.map { "\($0.name) \(counts[$0.name, default: 0])" }.joined(separator: ", ")
+    }
+
+    private static func matchesExpected(_ counts: [String: Int]) -> Bool {
+        expectedCounts.allSatisfy { counts[$0.key, default: 0] == $0.value } && Set(counts.keys).isSubset(of: expectedCounts.keys)
+    }
+
+    /// Parses machine B's `counts greeting=1 volume=1 theme=0`.
+    private static func counts(in line: String) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for field in line.split(separator: " ").dropFirst() {
+            let parts = field.split(separator: "=")
+            if parts.count == 2, let count = Int(parts[1]), count > 0 { counts[String(parts[0])] = count }
+        }
+        return counts
     }
 }
 
-/// Machine B: the demo re-executed in `cloud-machine` mode, with its output lines collected.
-final class MachineProcess: Sendable {
-    private let process: Process
-    private let input: FileHandle
-    private let output = LineLog()
+/// One `changed PROPERTY TIME VALUE` line of machine B (see ``CloudMachine``).
+struct MachineChange {
+    var property: String
+    var time: Date
+    var value: String
 
-    init(address: String, state: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["cloud-machine", address, state.path]
-        let inPipe = Pipe(), outPipe = Pipe()
-        process.standardInput = inPipe
-        process.standardOutput = outPipe
-        try process.run()
-        self.process = process
-        input = inPipe.fileHandleForWriting
-        let reader = outPipe.fileHandleForReading
-        let output = self.output
-        Thread {
-            var pending = ""
-            while true {
-                let data = reader.availableData
-                if data.isEmpty { break }
-                pending += String(decoding: data, as: UTF8.self)
-                while let newline = pending.firstIndex(of: "\n") {
-                    let line = String(pending[..<newline])
-                    pending = String(pending[pending.index(after: newline)...])
-                    output.append(line)
-                }
-            }
-        }.start()
+    init?(_ line: String) {
+        let fields = line.split(separator: " ", maxSplits: 3).map(String.init)
+        guard fields.count == 4, fields[0] == "changed", let seconds = Double(fields[2]) else { return nil }
+        property = fields[1]
+        time = Date(timeIntervalSince1970: seconds)
+        value = fields[3]
     }
-
-    var pid: Int32 { process.processIdentifier }
-    var lines: [String] { output.lines }
-    var errorLines: [String] { lines.filter { $0.hasPrefix("error ") } }
-
-    /// Waits (at most five seconds) for a line starting with `prefix`.
-    func waitForLine(prefix: String) -> String? {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
-        repeat {
-            if let line = lines.first(where: { $0.hasPrefix(prefix) }) { return line }
-            usleep(500)
-        } while ContinuousClock.now < deadline
-        return nil
-    }
-
-    func send(_ line: String) { input.write(Data((line + "\n").utf8)) }
-
-    /// Ends its input and waits (bounded) for it to exit; kills it by PID if it does not.
-    func finish() {
-        try? input.close()
-        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
-        while process.isRunning && ContinuousClock.now < deadline { usleep(1000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-}
-
-/// Lines read from a child, appended by its reader thread.
-final class LineLog: Sendable {
-    private let storage = Mutex<[String]>([])
-    var lines: [String] { storage.withLock { $0 } }
-    func append(_ line: String) { storage.withLock { $0.append(line) } }
 }

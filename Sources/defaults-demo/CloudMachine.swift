@@ -2,12 +2,14 @@ import Foundation
 import ObservableDefaults
 
 /// The second "machine" of `defaults-demo cloud`: the demo re-executed as
-/// `defaults-demo cloud-machine ADDRESS STATE_DIRECTORY`, with its own `CloudKeyValueStore`.
+/// `defaults-demo cloud-machine ADDRESS STATE_DIRECTORY`, with a ``CloudDemoSettings`` object on its own
+/// `CloudKeyValueStore`.
 ///
-/// It talks to the first machine in lines: it prints `ready` once synced, `arrived KEY TIME` when a change
-/// from elsewhere reaches its store, and `wrote KEY TIME` just before it writes; it reads
-/// `write KEY VALUE` commands on standard input and exits at end of input. Times are seconds since 1970
-/// (both processes read the same clock).
+/// It talks to the first machine in lines: `ready` once synced and observing; `changed PROPERTY TIME VALUE`
+/// when a property's observer is called (VALUE as the property holds it then: the new value for a change
+/// from elsewhere); `wrote PROPERTY TIME` just before it assigns a property. It reads `write PROPERTY VALUE`
+/// (assign), `counts` (answers `counts greeting=N volume=N theme=N`, the observer calls so far) and exits at
+/// end of input. Times are seconds since 1970 (both processes read the same clock).
 enum CloudMachine {
     static func run(address: String, state: URL) -> Int32 {
         let store: CloudKeyValueStore
@@ -19,23 +21,30 @@ enum CloudMachine {
             say("error cannot open the cloud store: \(error)")
             return 1
         }
-        let observation = store.observe { change in
-            let time = Date().timeIntervalSince1970
-            for key in change.keys.sorted() { say("arrived \(key) \(time) \(change.reason)") }
-        }
         guard store.synchronize() else {
             say("error the etcd node did not answer")
             return 1
         }
+        let settings = CloudDemoSettings(store: store)
+        let log = ArrivalLog()
+        settings.trackEachProperty { property, time in
+            log.record(Arrival(property: property, time: time))
+            say("changed \(property) \(time.timeIntervalSince1970) \(settings.describe(property))")
+        }
         say("ready")
         while let line = readLine() {
             let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
-            guard parts.count == 3, parts[0] == "write" else { continue }
-            say("wrote \(parts[1]) \(Date().timeIntervalSince1970)")
-            store.set(parts[2], forKey: parts[1])
-            if !store.synchronize() { say("error the write of \(parts[1]) did not reach the server") }
+            switch (parts.first, parts.count) {
+            case ("write", 3):
+                say("wrote \(parts[1]) \(Date().timeIntervalSince1970)")
+                settings.set(parts[1], to: parts[2])
+            case ("counts", 1):
+                let counts = log.counts()
+                say("counts " + CloudDemoSettings.properties.map { "\($0.name)=\(counts[$0.name, default: 0])" }.joined(separator: " "))
+            default:
+                say("error unknown command: \(line)")
+            }
         }
-        observation.cancel()
         return 0
     }
 }

@@ -2,9 +2,8 @@ import Foundation
 import Observation
 import ObservableDefaults
 
-// The `@ObservableCloud` class of the cloud object tests, hand-expanded exactly as the macro contract says
-// (a copy of `CloudFleet` in Tests/ObservableDefaultsTests/Cloud/CloudModels.swift: keep them equal). After
-// the plugin lands, both can be replaced by the source in the comment.
+// The `@ObservableCloud` class of the cloud object tests (the same source as `CloudFleet` in
+// Tests/ObservableDefaultsTests/Cloud/CloudModels.swift: keep them equal).
 
 /// A Codable (not property-list) value, stored as its natural structure.
 struct CloudEndpoint: Codable, Equatable, Sendable {
@@ -20,141 +19,17 @@ final class CloudEventLog: Sendable {
     func append(_ event: String) { lock.withLock { stored.append(event) } }
 }
 
-// @ObservableCloud(prefix: "fleet_", syncImmediately: true)
-// final class CloudFleet {
-//     var workers = 4
-//     @CloudKey(keyValueStoreKey: "log-level") var logLevel: String = "info"
-//     @CloudBacked(keyValueStoreKey: "limit") var limit: Double? = nil
-//     var hosts: [String] = [] {
-//         willSet { events.append("willSet \(newValue)") }
-//         didSet { events.append("didSet \(oldValue) -> \(hosts)") }
-//     }
-//     var endpoint = CloudEndpoint(host: "localhost", port: 80)
-//     @ObservableOnly var lastSeen = 0
-//     @Ignore var scratch = 0
-//     let events = CloudEventLog()
-// }
+@ObservableCloud(prefix: "fleet_", syncImmediately: true)
 final class CloudFleet {
-    var workers: Int {
-        get {
-            _od_registrar.access(self, keyPath: \.workers)
-            return _od_workers.value
-        }
-        set {
-            _od_binding.set(newValue, slot: _od_workers, keyPath: \.workers, on: self, registrar: _od_registrar)
-        }
+    var workers = 4
+    @CloudKey(keyValueStoreKey: "log-level") var logLevel: String = "info"
+    @CloudBacked(keyValueStoreKey: "limit") var limit: Double? = nil
+    var hosts: [String] = [] {
+        willSet { events.append("willSet \(newValue)") }
+        didSet { events.append("didSet \(oldValue) -> \(hosts)") }
     }
-    var logLevel: String {
-        get {
-            _od_registrar.access(self, keyPath: \.logLevel)
-            return _od_logLevel.value
-        }
-        set {
-            _od_binding.set(newValue, slot: _od_logLevel, keyPath: \.logLevel, on: self, registrar: _od_registrar)
-        }
-    }
-    var limit: Double? {
-        get {
-            _od_registrar.access(self, keyPath: \.limit)
-            return _od_limit.value
-        }
-        set {
-            _od_binding.set(newValue, slot: _od_limit, keyPath: \.limit, on: self, registrar: _od_registrar)
-        }
-    }
-    var hosts: [String] {
-        get {
-            _od_registrar.access(self, keyPath: \.hosts)
-            return _od_hosts.value
-        }
-        set {
-            _od_binding.set(newValue, slot: _od_hosts, keyPath: \.hosts, on: self, registrar: _od_registrar, willSet: { self._od_willSet_hosts($0) }, didSet: { self._od_didSet_hosts($0) })
-        }
-    }
-    private func _od_willSet_hosts(_ newValue: [String]) { events.append("willSet \(newValue)") }
-
-    private func _od_didSet_hosts(_ oldValue: [String]) { events.append("didSet \(oldValue) -> \(hosts)") }
-    var endpoint: CloudEndpoint {
-        get {
-            _od_registrar.access(self, keyPath: \.endpoint)
-            return _od_endpoint.value
-        }
-        set {
-            _od_binding.set(newValue, slot: _od_endpoint, keyPath: \.endpoint, on: self, registrar: _od_registrar)
-        }
-    }
-    var lastSeen: Int {
-        get {
-            _od_registrar.access(self, keyPath: \.lastSeen)
-            return _od_lastSeen.value
-        }
-        set {
-            _od_lastSeen.set(newValue, notify: ObservableDefaults::_defaultsShouldNotify(_od_lastSeen.value, newValue), keyPath: \.lastSeen, on: self, registrar: _od_registrar)
-        }
-    }
-    private let _od_lastSeen = ObservableDefaults::_DefaultsBox(0)
-    var scratch = 0
+    var endpoint = CloudEndpoint(host: "localhost", port: 80)
+    @ObservableOnly var lastSeen = 0
+    @Ignore var scratch = 0
     let events = CloudEventLog()
-
-    // member role
-    private let _od_registrar = Observation::ObservationRegistrar()
-
-    private let _od_binding = ObservableDefaults::_CloudObjectBinding(prefix: "fleet_", syncImmediately: true, developmentMode: false, mainActor: false)
-
-    private var _prefix: Swift::String {
-        get { _od_binding.prefix }
-        set { _od_binding.configure(prefix: newValue) }
-    }
-
-    private var _syncImmediately: Swift::Bool {
-        get { _od_binding.syncImmediately }
-        set { _od_binding.configure(syncImmediately: newValue) }
-    }
-
-    private var _developmentMode: Swift::Bool {
-        get { _od_binding.developmentModeRequested }
-        set { _od_binding.configure(developmentMode: newValue) }
-    }
-
-    var _developmentMode_: Swift::Bool { _od_binding.isDevelopmentMode }
-
-    private var _cloudStore: ObservableDefaults::CloudKeyValueStore {
-        get { _od_binding.store }
-        set { _od_binding.configure(store: newValue) }
-    }
-
-    private var _cloudObserver: CloudObservation? = nil
-
-    private final class CloudObservation {
-        private let observation: ObservableDefaults::DefaultsObservation?
-        init(host: CloudFleet, prefix: Swift::String) {
-            host._od_binding.configure(prefix: prefix)
-            observation = host._od_startCloudObservation()
-        }
-    }
-
-    private let _od_workers = ObservableDefaults::_defaultsSlot(key: "workers", 4)
-    private let _od_logLevel: ObservableDefaults::_DefaultsSlot<String> = ObservableDefaults::_defaultsSlot(key: "log-level", "info")
-    private let _od_limit: ObservableDefaults::_DefaultsSlot<Double?> = ObservableDefaults::_defaultsOptionalSlot(key: "limit", nil)
-    private let _od_hosts: ObservableDefaults::_DefaultsSlot<[String]> = ObservableDefaults::_defaultsSlot(key: "hosts", [])
-    private let _od_endpoint = ObservableDefaults::_defaultsSlot(key: "endpoint", CloudEndpoint(host: "localhost", port: 80))
-
-    init(prefix: Swift::String? = nil, syncImmediately: Swift::Bool = true, developmentMode: Swift::Bool = false, store: ObservableDefaults::CloudKeyValueStore? = nil) {
-        _od_binding.configure(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode, store: store)
-        _cloudObserver = CloudObservation(host: self, prefix: _prefix)
-    }
-
-    private func _od_startCloudObservation() -> ObservableDefaults::DefaultsObservation? {
-        let _od_properties = ObservableDefaults::_CloudPropertyList()
-        _od_properties.append(_od_binding.property(_od_workers, keyPath: \CloudFleet.workers, on: self, registrar: _od_registrar))
-        _od_properties.append(_od_binding.property(_od_logLevel, keyPath: \CloudFleet.logLevel, on: self, registrar: _od_registrar))
-        _od_properties.append(_od_binding.property(_od_limit, keyPath: \CloudFleet.limit, on: self, registrar: _od_registrar))
-        _od_properties.append(_od_binding.property(_od_hosts, keyPath: \CloudFleet.hosts, on: self, registrar: _od_registrar, willSet: { $0._od_willSet_hosts($1) }, didSet: { $0._od_didSet_hosts($1) }))
-        _od_properties.append(_od_binding.property(_od_endpoint, keyPath: \CloudFleet.endpoint, on: self, registrar: _od_registrar))
-        return _od_binding.start(_od_properties, isolation: #isolation)
-    }
-
 }
-
-// extension role
-extension CloudFleet: Observation.Observable {}

@@ -78,9 +78,12 @@ import Testing
         let rows = Dictionary((groups[0]["rows"] as? [[String: Any]] ?? []).map { ($0["id"] as? String ?? "", $0) }) { first, _ in first }
 
         // --quick: 20 propagation samples, 5 fan-out writes to 10 processes.
-        let expectedCounts = ["read.plain": nil, "propagation.floor": 20, "propagation.library": 20,
-                              "propagation.library-write": 20, "propagation.library-observe": 20, "propagation.library.call": 20,
-                              "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5]
+        let expectedCounts = ["read.plain": nil, "read.cloud-macro": nil, "read.store": nil,
+                              "propagation.floor": 20, "propagation.library": 20, "propagation.library-write": 20,
+                              "propagation.library-observe": 20, "propagation.store": 20,
+                              "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
+                              "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
+                              "fanout.store.all": 50, "fanout.store.last": 5]
         for (id, expectedCount) in expectedCounts {
             let row = try #require(rows[id], "row \(id) is missing: \(rows.keys.sorted())")
             #expect(row["isMissing"] as? Bool == false, "\(id): \(row["note"] ?? "")")
@@ -94,14 +97,22 @@ import Testing
                 #expect((id.hasSuffix(".call") || p50 > 50_000) && p99 < 5_000_000_000, "\(id): p50 \(p50) p99 \(p99)")
             }
         }
-        let macro = try #require(rows["read.cloud-macro"])
-        #expect(macro["isMissing"] as? Bool == true)
-        #expect((macro["note"] as? String ?? "").contains("needs the cloud macros"))
+        #expect(rows.count == expectedCounts.count, "unexpected rows: \(Set(rows.keys).subtracting(expectedCounts.keys).sorted())")
+        // The library rows (the targets' subject) are the `@ObservableCloud` property write and observer; the store rows
+        // are the store's own `set` and `observe(keys:)`.
+        func name(_ id: String) -> String { rows[id]?["name"] as? String ?? "" }
+        for id in ["propagation.library", "fanout.library.all", "read.cloud-macro"] {
+            #expect(name(id).contains("`@ObservableCloud` property"), "\(id): \(name(id))")
+        }
+        #expect(name("propagation.library").contains("withObservationTracking"), "\(name("propagation.library"))")
+        #expect(name("propagation.store").contains("`CloudKeyValueStore.set` → `observe(keys:)`"), "\(name("propagation.store"))")
 
         let targets = json?["targets"] as? [[String: Any]] ?? []
         func status(_ prefix: String) -> String? { targets.first { ($0["target"] as? String ?? "").hasPrefix(prefix) }?["status"] as? String }
         #expect(["met", "not met"].contains(status("Cloud propagation p50") ?? ""), "\(targets)")
-        #expect(status("Cloud property read") == "not measured")
+        #expect(["met", "not met"].contains(status("Cloud property read") ?? ""), "\(targets)")
+        let readEvidence = targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud property read") }?["evidence"] as? String ?? ""
+        #expect(readEvidence.contains(" vs ") && readEvidence.contains("×"), "\(readEvidence)")
         #expect(status("Cloud fan-out") == "reported (no target)")
 
         #expect(Self.processes(mentioning: temporary.path).isEmpty, "left running: \(Self.processes(mentioning: temporary.path))")

@@ -2,9 +2,10 @@ import EtcdLauncher
 import Foundation
 import ObservableDefaults
 
-/// Group 9: the cloud store through a real (throwaway, single-node) etcd, beside the floor of raw etcd
-/// traffic: a write in this process reaching an observer in another (propagation), one write reaching many
-/// processes (fan-out), and a property read. The subjects are in CloudSubjects.swift.
+/// Group 9: `@ObservableCloud` objects (and the cloud store alone) through a real (throwaway, single-node)
+/// etcd, beside the floor of raw etcd traffic: a write in this process reaching an observer in another
+/// (propagation), one write reaching many processes (fan-out), and a property read. The subjects are in
+/// CloudSubjects.swift.
 enum CloudBenchmarks {
     static let number = 9
 
@@ -33,7 +34,8 @@ enum CloudBenchmarks {
                 + "the stamp; observer processes (B) read the same clock when the stamp reaches them. One write in flight at a "
                 + "time. The floor does the same with no library code: a put over a kept-alive plain socket and the event read "
                 + "from a raw `/v3/watch` stream. Library: \(CloudSubjects.library.name), each process with its own store and "
-                + "local copy. Propagation sides alternate in rounds; the fan-out sides run one after the other "
+                + "local copy (the targets are checked on it); store rows: \(CloudSubjects.store.name). Propagation sides "
+                + "alternate in rounds; the fan-out sides run one after the other "
                 + "(\(sizes.fanOutProcesses) processes each, started in parallel).")
         guard let executable = EtcdBinary.find() else {
             let reason = "skipped: etcd is not installed; install it with `\(EtcdBinary.installCommand)`"
@@ -57,8 +59,8 @@ enum CloudBenchmarks {
         propagation(context, node: node, sizes: sizes, into: &group)
         fanOut(context, node: node, sizes: sizes, into: &group)
         group.notes.append("The library's write returns once memory and the local copy are updated; the upload (a compare-and-swap "
-            + "transaction on a new connection) follows on the store's sync thread. The observer's store applies the watch event, "
-            + "then calls the observer on its delivery queue.")
+            + "transaction) follows on the store's sync thread. The observer's store applies the watch event, then updates the "
+            + "object's property (its `onChange` runs there) or calls the store observer, on its delivery queue.")
         group.notes.append("Fan-out \"all arrivals\" pools every process's arrival of every write; \"last arrival\" is, per write, "
             + "the time until the last of the processes had it (with \(sizes.fanOutProcesses) processes the nearest-rank p99 of one "
             + "write's arrivals is its last one).")
@@ -67,13 +69,11 @@ enum CloudBenchmarks {
 
     /// Every row the group reports, for the skip path.
     private static func rowNames(_ sizes: Sizes) -> [(id: String, name: String)] {
-        [("read.plain", readPlainName), ("read.cloud-macro", readMacroName),
-         ("propagation.floor", "propagation, floor: " + CloudSubjects.floor.name),
-         ("propagation.library", "propagation, library: " + CloudSubjects.library.name),
-         ("propagation.library-write", "propagation, library write → raw watch event"), ("propagation.library-observe", "propagation, raw put → library observer"),
-         ("propagation.floor.call", "write call in A until it returns, floor"), ("propagation.library.call", "write call in A until it returns, library")]
-            + ["floor", "library"].flatMap { role in
-                [("fanout.\(role).all", fanOutName(role, "all arrivals", sizes)), ("fanout.\(role).last", fanOutName(role, "last arrival per write", sizes))]
+        [("read.plain", readPlainName), ("read.cloud-macro", readMacroName), ("read.store", readStoreName)]
+            + propagationPairs.map { ($0.id, $0.name) }
+            + [("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName), ("propagation.store.call", storeCallName)]
+            + fanOutSides.flatMap { side in
+                [("fanout.\(side.role).all", fanOutName(side, "all arrivals", sizes)), ("fanout.\(side.role).last", fanOutName(side, "last arrival per write", sizes))]
             }
     }
 
@@ -81,57 +81,67 @@ enum CloudBenchmarks {
 
     private static let readPlainName = "read: Int, plain `@Observable`"
     private static let readMacroName = "read: Int, `@ObservableCloud` property"
+    private static let readStoreName = "read: Int, `CloudKeyValueStore.longLong(forKey:)` (from memory)"
 
-    /// LEAD, after the cloud macros are merged: return the `@ObservableCloud` row here — an object of an
-    /// `@ObservableCloud` class with `var count = 42` (development store), `("cloud-macro", readMacroName,
-    /// { n in var sum = 0; for _ in 0..<n { sum &+= object.count }; return sum })` — and the read target in
-    /// `CloudTargets` is evaluated from it (row id `read.cloud-macro`).
-    private static func cloudMacroRead(_ context: BenchContext) -> PropertyReadBenchmarks.Entry? {
-        nil
+    /// The `read.cloud-macro` row: `count` of a ``CloudReadSettings`` on the development store.
+    private static func cloudMacroRead() -> PropertyReadBenchmarks.Entry {
+        let object = opaque(CloudReadSettings(store: .development))
+        return ("cloud-macro", readMacroName, { n in
+            var sum = 0
+            for _ in 0..<n { sum &+= object.count }
+            return sum
+        })
     }
 
-    /// A property read, interleaved with the same read of plain `@Observable` (as group 1 does), and the
-    /// store's own getter for reference.
+    /// The `@ObservableCloud` property read, interleaved with the same read of plain `@Observable` (as
+    /// group 1 does), and the store's own getter for reference.
     private static func readRows(_ context: BenchContext, into group: inout GroupResult) {
         context.progress("9. cloud (etcd): property read")
         let plain = opaque(PlainSettings())
         let store = CloudKeyValueStore.development
         store.set(Int64(42), forKey: "bench.read.count")
-        var entries: [PropertyReadBenchmarks.Entry] = [
+        let entries: [PropertyReadBenchmarks.Entry] = [
             ("plain", readPlainName, { n in
                 var sum = 0
                 for _ in 0..<n { sum &+= plain.count }
                 return sum
             }),
-            ("store", "read: Int, `CloudKeyValueStore.longLong(forKey:)` (from memory)", { n in
+            cloudMacroRead(),
+            ("store", readStoreName, { n in
                 var sum = 0
                 for _ in 0..<n { sum &+= Int(store.longLong(forKey: "bench.read.count")) }
                 return sum
             }),
         ]
-        if let macro = cloudMacroRead(context) { entries.insert(macro, at: 1) }
         let statistics = Sampler.interleaved(context.settings, entries.map { Sampler.Candidate(body: $0.body) })
         for (entry, stats) in zip(entries, statistics) {
             group.append(ResultRow(id: "read.\(entry.variant)", name: entry.name, statistics: stats))
-        }
-        if group.row("read.cloud-macro") == nil {
-            group.append(.missing(id: "read.cloud-macro", name: readMacroName, reason: "needs the cloud macros (`@ObservableCloud` is not merged yet)"))
         }
         for entry in entries where entry.variant != "plain" { group.relate("read.\(entry.variant)", to: "read.plain") }
     }
 
     // MARK: Propagation
 
-    private static func propagation(_ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult) {
-        context.progress("9. cloud (etcd): propagation, starting")
-        let floor = CloudSubjects.floor, library = CloudSubjects.library
-        // The last two mix the ends, to show which end the library's extra time is spent at.
-        let pairs: [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)] = [
+    private static let floorCallName = "write call in A until it returns, floor (the put answered)"
+    private static let libraryCallName = "write call in A until it returns, library (`@ObservableCloud` property write)"
+    private static let storeCallName = "write call in A until it returns, store (`CloudKeyValueStore.set`)"
+
+    /// The propagation pairs: writer end and observer end. The two mixed ones split the library's time
+    /// between the ends; the store row tells the macro's share from the store's.
+    private static var propagationPairs: [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)] {
+        let floor = CloudSubjects.floor, library = CloudSubjects.library, store = CloudSubjects.store
+        return [
             ("propagation.floor", "propagation, floor: " + floor.name, floor, floor),
             ("propagation.library", "propagation, library: " + library.name, library, library),
             ("propagation.library-write", "propagation, library write → raw watch event (the writing end's share)", library, floor),
             ("propagation.library-observe", "propagation, raw put → library observer (the observing end's share)", floor, library),
+            ("propagation.store", "propagation, store only: " + store.name, store, store),
         ]
+    }
+
+    private static func propagation(_ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult) {
+        context.progress("9. cloud (etcd): propagation, starting")
+        let pairs = propagationPairs
         let sides = pairs.map {
             CloudSide(context, writer: $0.writer, observer: $0.observer, role: $0.id.replacingOccurrences(of: ".", with: "-"),
                       endpoint: node.endpoint, observers: 1)
@@ -148,30 +158,38 @@ enum CloudBenchmarks {
             group.append(side.row(id: pair.id, name: pair.name, pooled: true))
             if pair.id != "propagation.floor" { group.relate(pair.id, to: "propagation.floor") }
         }
-        group.append(sides[0].callRow(id: "propagation.floor.call", name: "write call in A until it returns, floor (the put answered)"))
-        group.append(sides[1].callRow(id: "propagation.library.call", name: "write call in A until it returns, library"))
+        group.append(sides[0].callRow(id: "propagation.floor.call", name: floorCallName))
+        group.append(sides[1].callRow(id: "propagation.library.call", name: libraryCallName))
+        group.append(sides[4].callRow(id: "propagation.store.call", name: storeCallName))
     }
 
     // MARK: Fan-out
 
-    private static func fanOutName(_ role: String, _ what: String, _ sizes: Sizes) -> String {
-        let subject = role == "floor" ? CloudSubjects.floor : CloudSubjects.library
-        return "fan-out to \(sizes.fanOutProcesses) processes, \(what), \(role): " + subject.name
+    /// The fan-out sides, one after the other: the floor, the library, the store alone.
+    private static var fanOutSides: [(role: String, subject: any CloudSubject.Type)] {
+        [("floor", CloudSubjects.floor), ("library", CloudSubjects.library), ("store", CloudSubjects.store)]
+    }
+
+    private static func fanOutName(_ side: (role: String, subject: any CloudSubject.Type), _ what: String, _ sizes: Sizes) -> String {
+        "fan-out to \(sizes.fanOutProcesses) processes, \(what), \(side.role): " + side.subject.name
     }
 
     private static func fanOut(_ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult) {
-        for (role, subject) in [("floor", CloudSubjects.floor), ("library", CloudSubjects.library)] {
+        for fanOutSide in fanOutSides {
+            let role = fanOutSide.role, subject = fanOutSide.subject
             context.progress("9. cloud (etcd): fan-out, \(role): starting \(sizes.fanOutProcesses) observer processes")
             let side = CloudSide(context, writer: subject, observer: subject, role: "fanout-\(role)", endpoint: node.endpoint, observers: sizes.fanOutProcesses)
             side.sample(sizes.warmUpWrites, keep: false)
             context.progress("9. cloud (etcd): fan-out, \(role): \(sizes.fanOutWrites) writes")
             side.sample(sizes.fanOutWrites, keep: true)
             side.stop()
-            group.append(side.row(id: "fanout.\(role).all", name: fanOutName(role, "all arrivals", sizes), pooled: true))
-            group.append(side.row(id: "fanout.\(role).last", name: fanOutName(role, "last arrival per write", sizes), pooled: false))
+            group.append(side.row(id: "fanout.\(role).all", name: fanOutName(fanOutSide, "all arrivals", sizes), pooled: true))
+            group.append(side.row(id: "fanout.\(role).last", name: fanOutName(fanOutSide, "last arrival per write", sizes), pooled: false))
+            if role != "floor" {
+                group.relate("fanout.\(role).all", to: "fanout.floor.all")
+                group.relate("fanout.\(role).last", to: "fanout.floor.last")
+            }
         }
-        group.relate("fanout.library.all", to: "fanout.floor.all")
-        group.relate("fanout.library.last", to: "fanout.floor.last")
     }
 }
 

@@ -1,5 +1,7 @@
 import Foundation
+import Observation
 import ObservableDefaults
+import Synchronization
 
 /// Where one side of the cloud group works: the etcd member, the namespace its key lives in, and a state
 /// directory of its own (each process's local copy; unused by the floor).
@@ -19,9 +21,8 @@ protocol CloudStampWriter: AnyObject {
 ///
 /// The harness (``CloudBenchmarks``) takes the stamp from the monotonic clock just before
 /// ``CloudStampWriter/write(stamp:)`` and each observer process reads the clock in `arrive`; the difference
-/// is the sample. To measure another pair of write and observation (say an `@ObservableCloud` property
-/// write → that property's `withObservationTracking` `onChange`), add a conforming type here and point
-/// ``CloudSubjects/library`` at it: the harness, the child mode and the rows stay as they are.
+/// is the sample. To measure another pair of write and observation, add a conforming type here (and to
+/// ``CloudSubjects/named(_:)``): the harness, the child mode and the rows stay as they are.
 protocol CloudSubject {
     /// The child mode's name for it (`defaults-bench --child cloud-observer ID …`).
     static var id: String { get }
@@ -38,11 +39,13 @@ protocol CloudSubject {
 enum CloudSubjects {
     /// No library code: a raw put → the raw watch event.
     static var floor: any CloudSubject.Type { RawEtcdSubject.self }
-    /// The library, measured against the floor (propagation and fan-out rows).
-    static var library: any CloudSubject.Type { CloudStoreSubject.self }
+    /// The library as an app uses it, measured against the floor (propagation and fan-out rows, targets).
+    static var library: any CloudSubject.Type { CloudMacroSubject.self }
+    /// The library's store alone (extra propagation rows, to tell the macro's share from the store's).
+    static var store: any CloudSubject.Type { CloudStoreSubject.self }
 
     static func named(_ id: String) -> (any CloudSubject.Type)? {
-        [floor, library].first { $0.id == id }
+        [floor, library, store].first { $0.id == id }
     }
 }
 
@@ -75,7 +78,64 @@ enum RawEtcdSubject: CloudSubject {
     }
 }
 
-/// The library today: `CloudKeyValueStore.set` in A → the `observe(keys:)` callback in B, each process
+/// The library as an app uses it: an `@ObservableCloud` property write in A (``CloudStampSettings``) →
+/// that property's `withObservationTracking` `onChange` in B, re-armed after each change; each process
+/// with its own `CloudKeyValueStore(etcd:)` and local copy.
+enum CloudMacroSubject: CloudSubject {
+    static let id = "macro"
+    static let name = "`@ObservableCloud` property write → its `withObservationTracking` `onChange`"
+
+    private final class Writer: CloudStampWriter {
+        let settings: CloudStampSettings
+        init(_ settings: CloudStampSettings) { self.settings = settings }
+        func write(stamp: Int) throws { settings.stamp = stamp }
+    }
+
+    /// Tracks `stamp`: `onChange` reads the clock and the new value (the copy changes before Observation
+    /// hears of it), then tracking is re-armed on a serial queue. A change that lands before the re-arm is
+    /// reported by the re-arm itself (later, so it counts as slow, never as lost).
+    private final class Observer: Sendable {
+        let settings: CloudStampSettings
+        let arrive: @Sendable (Int) -> Void
+        let queue = DispatchQueue(label: "defaults-bench.cloud-macro-observer")
+        private let reported = Mutex(0)
+
+        init(_ settings: CloudStampSettings, arrive: @escaping @Sendable (Int) -> Void) {
+            self.settings = settings
+            self.arrive = arrive
+        }
+
+        func arm() {
+            let current = withObservationTracking {
+                settings.stamp
+            } onChange: { [self] in
+                report(settings.stamp)
+                queue.async { self.arm() }
+            }
+            report(current)
+        }
+
+        private func report(_ stamp: Int) {
+            let isNew = reported.withLock { last in
+                defer { last = max(last, stamp) }
+                return stamp > last
+            }
+            if isNew { arrive(stamp) }
+        }
+    }
+
+    static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
+        Writer(CloudStampSettings(store: try CloudStoreSubject.open(place)))
+    }
+
+    static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
+        let observer = Observer(CloudStampSettings(store: try CloudStoreSubject.open(place)), arrive: arrive)
+        observer.queue.sync { observer.arm() }
+        return observer
+    }
+}
+
+/// The library's store alone: `CloudKeyValueStore.set` in A → the `observe(keys:)` callback in B, each process
 /// with its own `CloudKeyValueStore(etcd:)` and local copy.
 enum CloudStoreSubject: CloudSubject {
     static let id = "store"
@@ -105,7 +165,8 @@ enum CloudStoreSubject: CloudSubject {
         return observer
     }
 
-    private static func open(_ place: CloudPlace) throws -> CloudKeyValueStore {
+    /// A store on `place`, synchronised with the server.
+    static func open(_ place: CloudPlace) throws -> CloudKeyValueStore {
         let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
             endpoints: [place.endpoint], namespace: place.namespace, stateDirectory: place.stateDirectory))
         guard store.synchronize(timeout: 20) else {

@@ -3,7 +3,7 @@ import Observation
 import Testing
 @testable import ObservableDefaults
 
-/// `@ObservableCloud` objects (hand-expanded, see CloudModels.swift) on the development store and a
+/// `@ObservableCloud` objects (the classes in CloudModels.swift) on the development store and a
 /// local-only store: loading, writes, changes from elsewhere and from this process, refusals, lifetime.
 @Suite struct CloudObjectTests {
     let store = CloudKeyValueStore.development

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ObservableDefaults
 
-/// `@ObservableCloud` objects (hand-expanded `CloudFleet`) in two processes synced through a real etcd:
+/// `@ObservableCloud` objects (`CloudFleet`) in two processes synced through a real etcd:
 /// this test process and a `defaults-test-agent cloud … object` child with the same class.
 @Suite(.serialized, EtcdCluster.required) struct EtcdCloudObjectTests {
     let directory = TemporaryDirectory()
