@@ -54,7 +54,7 @@ public final class _DefaultsSlot<Value> {
 
     /// Takes what the source now holds for `fullKey`, without notifying anyone; a value of the wrong type
     /// is reported and the copy kept.
-    /// Like an applied change, it repeats when memory changed meanwhile (see `_DefaultsObjectBinding.apply`).
+    /// Like an applied change, it repeats when memory changed meanwhile (see `_DefaultsSlot.apply(from:fullKey:host:keyPath:registrar:willSet:didSet:)`).
     func follow(_ source: some _DefaultsValueSource, fullKey: String) {
         var basis = source.storedValue(forKey: fullKey)
         while let resolved = resolve(basis, in: source, fullKey: fullKey, keepingOnMismatch: true) {
