@@ -303,7 +303,7 @@ import Testing
         let slept = Locked<Duration?>(nil)
         let thread = Thread {
             let start = ContinuousClock.now
-            control.sleep(30)
+            control.sleep(30, after: control.beginRound())
             slept.withLock { $0 = ContinuousClock.now - start }
         }
         thread.start()

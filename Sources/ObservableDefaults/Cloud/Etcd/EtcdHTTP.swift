@@ -17,7 +17,9 @@ enum EtcdHTTP {
     /// What came back: a status and body, or a transport failure (refused, reset, timed out).
     enum Outcome {
         case answer(status: Int, body: Data)
-        case unreachable(String)
+        /// Why; `refused` when the connection was refused or had no route (nothing listens there now),
+        /// as opposed to a timeout or a broken connection.
+        case unreachable(String, refused: Bool)
     }
 
     /// One blocking POST; `timeout` bounds connecting and each wait for data.
@@ -25,7 +27,7 @@ enum EtcdHTTP {
         var connection: Connection
         switch Connection.open(url: url, timeout: timeout) {
         case .success(let opened): connection = opened
-        case .failure(let why): return .unreachable(why.text)
+        case .failure(let why): return .unreachable(why.text, refused: why.refused)
         }
         defer { connection.close() }
         do {
@@ -35,7 +37,7 @@ enum EtcdHTTP {
             try connection.readBody { result.append($0); return true }
             return .answer(status: status, body: result)
         } catch {
-            return .unreachable(error.text)
+            return .unreachable(error.text, refused: false)
         }
     }
 
@@ -76,7 +78,12 @@ enum EtcdHTTP {
 
     struct Failure: Error {
         let text: String
-        init(_ text: String) { self.text = text }
+        /// Connecting was refused or had no route.
+        var refused = false
+        init(_ text: String, refused: Bool = false) {
+            self.text = text
+            self.refused = refused
+        }
     }
 
     /// One TCP connection with a read buffer.
@@ -114,7 +121,9 @@ enum EtcdHTTP {
                 lastError = errno
                 Glibc.close(descriptor)
             }
-            return .failure(Failure("cannot connect to \(host):\(url.port ?? 80): \(String(cString: strerror(lastError)))"))
+            return .failure(Failure(
+                "cannot connect to \(host):\(url.port ?? 80): \(String(cString: strerror(lastError)))",
+                refused: [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(lastError)))
         }
 
         private static func timeval(_ seconds: TimeInterval) -> Glibc.timeval {

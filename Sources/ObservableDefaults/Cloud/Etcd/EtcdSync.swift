@@ -28,6 +28,7 @@ final class EtcdSync: Sendable {
     }
 
     /// Uploads now and waits for the server (at most `timeout`); whether everything is on the server.
+    /// Returns `false` early when every member refuses connections (see ``EtcdSyncControl/requestRound(timeout:)``).
     func synchronize(timeout: TimeInterval) -> Bool {
         control.requestRound(timeout: timeout) && core.state.withLock { $0.pending.isEmpty }
     }
@@ -49,7 +50,7 @@ final class EtcdSync: Sendable {
                 }
                 try uploadPending()
                 if watch.withLock({ $0 }) == nil { startWatch() }
-                control.completeRound(round, succeeded: true)
+                control.completeRound(round, .succeeded)
                 core.clear("connection")
                 backoff = 0.05
                 control.waitForWake(timeout: configuration.probeInterval)
@@ -74,9 +75,9 @@ final class EtcdSync: Sendable {
                 }
             } catch {
                 core.report(error, topic: "connection")
-                control.completeRound(round, succeeded: false)
+                control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
                 endWatch()
-                control.sleep(backoff)
+                control.sleep(backoff, after: round)
                 backoff = min(backoff * 2, 1)
             }
         }
@@ -159,6 +160,7 @@ final class EtcdSync: Sendable {
             switch result {
             case .written(let revision):
                 core.state.withLock { $0.confirmUpload(write, forKey: key, revision: revision) }
+                core.persistEventually()  // the local copy keeps the write as pending until then: harmless
             case .conflict(let current, let revision):
                 // Another writer changed the key since this write was made: the server wins.
                 let value = current.flatMap { decode($0) }
@@ -169,8 +171,8 @@ final class EtcdSync: Sendable {
                     let changed = state.applyServerValue(value, forKey: key, revision: current?.modRevision ?? revision)
                     return (changed ? [key] : [], .serverChange)
                 }
+                core.persist()
             }
-            core.persist()
         }
     }
 
@@ -205,6 +207,7 @@ final class EtcdSync: Sendable {
             }
         }
         let lastEvent = events.map(\.0.modRevision).max() ?? 0
+        var valuesChanged = false
         core.change { state in
             let seen = state.lastRevision
             var changed = Set<String>()
@@ -212,8 +215,10 @@ final class EtcdSync: Sendable {
                 if state.applyServerValue(event.value, forKey: event.key, revision: event.revision) { changed.insert(event.key) }
             }
             state.lastRevision = max(state.lastRevision, lastEvent)
+            valuesChanged = !changed.isEmpty
             return (changed, .serverChange)
         }
-        core.persist()
+        // The echo of an own write moves only revisions: that waits for the next save (see the saver).
+        if valuesChanged { core.persist() } else { core.persistEventually() }
     }
 }
