@@ -6,6 +6,8 @@ import Foundation
 final class EtcdClient: Sendable {
     let configuration: EtcdConfiguration
     private let state = Locked<(endpoint: Int, token: String?)>((0, nil))
+    /// Kept-alive connections for ``send(_:_:authorized:timeout:)`` (probes and watches use their own).
+    let connections = EtcdConnectionPool()
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
@@ -52,7 +54,7 @@ final class EtcdClient: Sendable {
             let headers = authorized ? try authorizationHeaders() : [:]
             let outcome = EtcdHTTP.post(
                 url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
-                timeout: timeout ?? configuration.requestTimeout)
+                timeout: timeout ?? configuration.requestTimeout, pool: connections)
             switch outcome {
             case .unreachable(let why, let refused):
                 refusedEverywhere = refusedEverywhere && refused

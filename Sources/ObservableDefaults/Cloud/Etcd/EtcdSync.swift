@@ -150,12 +150,17 @@ final class EtcdSync: Sendable {
                 return (key, write)
             }
             guard let (key, write) = next else { return }
-            let result: EtcdClient.SwapResult
+            var result: EtcdClient.SwapResult
             do {
                 result = try client.compareAndSwap(key: key, value: write.value.map(CloudValueText.encode), expected: write.baseRevision)
             } catch {
                 core.state.withLock { _ = $0.inFlight.removeValue(forKey: key) }
                 throw error
+            }
+            if case .conflict(let current, let revision) = result, isOwnRepeat(write, current) {
+                // A transaction sent again after a connection broke without an answer: the first one was
+                // carried out, and the comparison failed on its own result. That is this write, confirmed.
+                result = .written(revision: current?.modRevision ?? revision)
             }
             switch result {
             case .written(let revision):
@@ -174,6 +179,15 @@ final class EtcdSync: Sendable {
                 core.persist()
             }
         }
+    }
+
+    /// Whether the server's `current` pair after a refused compare-and-swap is what `write` put there (a
+    /// removal: the key is absent). Another machine that wrote the same value meanwhile counts too: the
+    /// outcome is the same, and there is nothing to announce.
+    private func isOwnRepeat(_ write: PendingWrite, _ current: EtcdKeyValue?) -> Bool {
+        guard let current else { return write.value == nil }
+        guard let value = write.value, current.modRevision > write.baseRevision else { return false }
+        return (try? CloudValueText.decode(current.value ?? Data(), key: current.key)) == value
     }
 
     // MARK: Watching
