@@ -90,7 +90,7 @@ enum EtcdHTTP {
         register { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
         connection.setReceiveTimeout(0)  // a quiet watch is fine: hung members are found by probing
         do {
-            try connection.send(request(url: url, body: body, headers: headers, keepAlive: true))
+            try connection.send(request(url: url, body: body, headers: headers, keepAlive: false))
             onStatus(try connection.readHead())
             try connection.readBody(onData)
             return nil
