@@ -81,23 +81,6 @@ import Testing
         }
     }
 
-    @Test func requestsToAMemberReuseOneKeptAliveConnection() throws {
-        let etcd = try EtcdCluster.sharedNode()
-        let namespace = freshNamespace()
-        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("a"))
-        #expect(store.synchronize(timeout: 20))
-        let pool = try #require(store.sync?.client.connections)
-        let before = pool.reuses.withLock { $0 }
-        for index in 0..<20 {
-            store.set(Int64(index), forKey: "k")
-            #expect(store.synchronize(timeout: 20))
-        }
-        let reused = pool.reuses.withLock { $0 } - before
-        #expect(reused >= 20, "only \(reused) of 20 uploads went over a kept connection")
-        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "19")
-        #expect(store.currentErrors.isEmpty)
-    }
-
     @Test func theLastSeenRevisionReachesTheLocalCopyWithoutAnotherWrite() throws {
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()

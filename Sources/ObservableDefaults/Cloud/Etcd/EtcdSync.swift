@@ -144,27 +144,29 @@ final class EtcdSync: Sendable {
 
     private func uploadPending() throws(DefaultsError) {
         while !control.isStopped {
-            let next = core.state.withLock { state -> (String, PendingWrite)? in
+            let next = core.state.withLock { state -> (String, PendingWrite, unanswered: PendingWrite?)? in
                 guard let (key, write) = state.pending.min(by: { $0.value.generation < $1.value.generation }) else { return nil }
-                state.inFlight[key] = write
-                return (key, write)
+                defer { state.inFlight[key] = write }
+                return (key, write, state.inFlight[key])
             }
-            guard let (key, write) = next else { return }
+            guard let (key, write, unanswered) = next else { return }
             var result: EtcdClient.SwapResult
-            do {
-                result = try client.compareAndSwap(key: key, value: write.value.map(CloudValueText.encode), expected: write.baseRevision)
-            } catch {
-                core.state.withLock { _ = $0.inFlight.removeValue(forKey: key) }
-                throw error
-            }
-            if case .conflict(let current, let revision) = result, isOwnRepeat(write, current) {
-                // A transaction sent again after a connection broke without an answer: the first one was
-                // carried out, and the comparison failed on its own result. That is this write, confirmed.
+            // A failed upload stays in `inFlight`: its outcome is unknown (the member may have carried it out
+            // before the connection broke), so its echo and its value are still recognised as this store's.
+            result = try client.compareAndSwap(key: key, value: write.value.map(CloudValueText.encode), expected: write.baseRevision)
+            var confirmed = write
+            if case .conflict(let current, let revision) = result,
+                let own = [write, unanswered].compactMap({ $0 }).first(where: { isOwnRepeat($0, current) })
+            {
+                // The comparison failed on this store's own earlier result: a transaction repeated after a
+                // connection broke without an answer (this write, or the previous upload of the key whose
+                // outcome was unknown). That write is confirmed; a newer one builds on it.
+                confirmed = own
                 result = .written(revision: current?.modRevision ?? revision)
             }
             switch result {
             case .written(let revision):
-                core.state.withLock { $0.confirmUpload(write, forKey: key, revision: revision) }
+                core.state.withLock { $0.confirmUpload(confirmed, forKey: key, revision: revision) }
                 core.persistEventually()  // the local copy keeps the write as pending until then: harmless
             case .conflict(let current, let revision):
                 // Another writer changed the key since this write was made: the server wins.
