@@ -217,7 +217,9 @@ import Testing
         local.set(.integer(3), forKey: "x_volume")
         local.settle()
         #expect(flag.fired && model.volume == 3)
-        // Values survive in the local copy: a new object (as a restarted process) reads them.
+        // Values survive in the local copy: a new object (as a restarted process) reads them. The copy is
+        // written in the background; synchronize() (like the process's exit) waits for it.
+        local.synchronize()
         #expect(CloudCustomInitModel(store: CloudKeyValueStore.localOnly(directory: directory.url), prefix: "x_").volume == 3)
     }
 
