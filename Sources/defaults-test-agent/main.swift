@@ -27,7 +27,8 @@
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
 //   defaults-test-agent cloud ENDPOINTS NAMESPACE STATE_DIR COMMAND…   an etcd CloudKeyValueStore (endpoints
 //                                                     comma-separated); COMMAND is one of: set KEY VALUE…
-//                                                     (then synchronize; exit 3 if it failed), write-series
+//                                                     (then synchronize; exit 3 if it failed), set-and-exit
+//                                                     KEY VALUE… (exit at once after the last set), write-series
 //                                                     PREFIX COUNT (PREFIXi = i for i < COUNT, each synchronized), watch
 //                                                     (print "ready", then "REASON key=value …" per change,
 //                                                     until standard input closes), object (a CloudFleet on

@@ -79,8 +79,8 @@ extension CloudKeyValueStore {
         case .some(.none):
             return true
         case .none:
+            sync?.control.wake()  // the upload does not wait for the local copy: both start now
             core.persist()
-            sync?.control.wake()
             return true
         }
     }

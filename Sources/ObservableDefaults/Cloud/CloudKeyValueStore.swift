@@ -113,9 +113,9 @@ public final class CloudKeyValueStore: Sendable {
 
     deinit {
         sync?.stop()
-        // Everything written through this store was saved when it was written; what the sync thread still
-        // finds after this point belongs to the next process to load the copy from the server.
-        core.localCopy?.stopWriting()
+        // Every write made through this store reaches the disk before the store is gone; what the sync
+        // thread still finds after this point belongs to the next process to load the copy from the server.
+        core.flushLocalCopy(stopping: true)
     }
 
     private func postNotifications() {
@@ -135,10 +135,13 @@ public final class CloudKeyValueStore: Sendable {
     public var limits: CloudLimits { core.limits }
 
     /// Reconciles with the server: uploads pending writes and waits (at most `timeout` seconds) until the
-    /// server has them. Returns whether it succeeded; `true` at once for development and local-only stores.
+    /// server has them. Returns whether it succeeded: `false` at once when every endpoint refuses the
+    /// connection, `true` at once for development and local-only stores. Either way the local copy holds
+    /// every write made before the call when it returns.
     @discardableResult
     public func synchronize(timeout: TimeInterval) -> Bool {
         let succeeded = sync?.synchronize(timeout: timeout) ?? true
+        core.flushLocalCopy()
         core.waitForDeliveries()  // changes found so far have reached the observers
         return succeeded
     }

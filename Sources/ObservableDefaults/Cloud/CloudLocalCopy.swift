@@ -13,8 +13,10 @@ import Musl
 /// "pending": {key: {"base": N, "value": v}}}`, a removal pending as `{"base": N, "removed": true}`.
 final class CloudLocalCopy: Sendable {
     let fileURL: URL
-    /// Serialises writers; holds the sequence number of the newest state written.
-    private let written = Locked<Int>(0)
+    /// Serialises writers; true once writing was stopped.
+    private let stopped = Locked(false)
+    /// How many times the copy was written (for tests of the saver's coalescing).
+    let saveCount = Locked(0)
 
     init(fileURL: URL) {
         self.fileURL = fileURL
@@ -40,17 +42,18 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
-    /// Ends writing: every later ``save(_:sequence:)`` does nothing. Waits for a save in progress, so when it
+    /// Ends writing: every later ``save(_:)`` does nothing. Waits for a save in progress, so when it
     /// returns the file and its directory are left alone (a sync thread that outlives its released store
     /// would otherwise write, and re-create the directory, after its owner removed it).
     func stopWriting() {
-        written.withLock { $0 = .max }
+        stopped.withLock { $0 = true }
     }
 
-    /// Writes `state` unless a newer one (higher `sequence`) was written already, or writing was stopped.
-    func save(_ state: CloudState, sequence: Int) throws(DefaultsError) {
-        try written.withLock { (last: inout Int) throws(DefaultsError) in
-            guard sequence > last else { return }
+    /// Writes `state` unless writing was stopped. Called by the store's ``CloudLocalCopySaver`` only, so
+    /// saves never overlap and the newest state is written last.
+    func save(_ state: CloudState) throws(DefaultsError) {
+        try stopped.withLock { (stopped: inout Bool) throws(DefaultsError) in
+            guard !stopped else { return }
             let directory = fileURL.deletingLastPathComponent()
             if !FileManager.default.fileExists(atPath: directory.path) {
                 do {
@@ -71,7 +74,7 @@ final class CloudLocalCopy: Sendable {
                 try? FileSystem.removeFile(temporary.path)
                 throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: fileURL)
             }
-            last = sequence
+            saveCount.withLock { $0 += 1 }
         }
     }
 

@@ -21,18 +21,24 @@ final class CloudStoreCore: Sendable {
 
     let state: Locked<CloudState>
     let localCopy: CloudLocalCopy?
+    /// Writes ``localCopy`` in the background (`nil` without a local copy).
+    private let saver: CloudLocalCopySaver?
     let limits: CloudLimits
     /// Set by the store once it exists: the `object` of posted notifications.
     let notificationSender = Locked<(@Sendable (CloudChange) -> Void)?>(nil)
     private let listeners = Locked(Listeners())
-    private let saveSequence = Locked(0)
     /// Events and errors are delivered in order, off the threads that found them.
     private let delivery = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.delivery")
 
     init(state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {
-        self.state = Locked(state)
+        let locked = Locked(state)
+        self.state = locked
         self.localCopy = localCopy
         self.limits = limits
+        saver = localCopy.map { CloudLocalCopySaver(localCopy: $0) { locked.withLock { $0 } } }
+        saver?.onSave { [weak self] error in
+            if let error { self?.report(error, topic: "local copy") } else { self?.clear("local copy") }
+        }
     }
 
     // MARK: Changes
@@ -127,20 +133,20 @@ final class CloudStoreCore: Sendable {
 
     // MARK: Local copy
 
-    /// Writes the current state to the local copy (if the store has one); a failure goes to the error channel.
-    func persist() {
-        guard let localCopy else { return }
-        let (snapshot, sequence) = state.withLock { state in
-            saveSequence.withLock { sequence -> (CloudState, Int) in
-                sequence += 1
-                return (state, sequence)
-            }
-        }
-        do {
-            try localCopy.save(snapshot, sequence: sequence)
-            clear("local copy")
-        } catch {
-            report(error, topic: "local copy")
-        }
+    /// Saves the state to the local copy soon (a value or a pending write changed): the save starts on the
+    /// saver's queue at once, without blocking the caller. A failure goes to the error channel.
+    func persist() { saver?.saveSoon() }
+
+    /// Saves the state with the next ``persist()`` or within a second: only bookkeeping (the last seen
+    /// revision, a confirmed upload) changed, which a crash may lose harmlessly.
+    func persistEventually() { saver?.saveEventually() }
+
+    /// Writes what is not saved yet and waits until it is on disk, then (with `stopping`) ends writing.
+    func flushLocalCopy(stopping: Bool = false) {
+        saver?.flush()
+        if stopping { localCopy?.stopWriting() }
     }
+
+    /// Whether a change waits to be saved (for tests).
+    var hasUnsavedChanges: Bool { saver?.isDirty ?? false }
 }

@@ -217,7 +217,9 @@ import Testing
         local.set(.integer(3), forKey: "x_volume")
         local.settle()
         #expect(flag.fired && model.volume == 3)
-        // Values survive in the local copy: a new object (as a restarted process) reads them.
+        // Values survive in the local copy: a new object (as a restarted process) reads them. The copy is
+        // written in the background; synchronize() (like the process's exit) waits for it.
+        local.synchronize()
         #expect(CloudCustomInitModel(store: CloudKeyValueStore.localOnly(directory: directory.url), prefix: "x_").volume == 3)
     }
 
@@ -303,7 +305,7 @@ import Testing
         let slept = Locked<Duration?>(nil)
         let thread = Thread {
             let start = ContinuousClock.now
-            control.sleep(30)
+            control.sleep(30, after: control.beginRound())
             slept.withLock { $0 = ContinuousClock.now - start }
         }
         thread.start()

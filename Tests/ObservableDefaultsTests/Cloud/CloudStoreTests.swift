@@ -75,6 +75,7 @@ import Testing
         let store = CloudKeyValueStore.localOnly(directory: directory.url)
         let file = try #require(store.localCopyURL)
         store.set(1, forKey: "a")
+        store.synchronize()  // the local copy is written in the background; this waits for it
         try Data("{ broken".utf8).write(to: file)
         let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
         #expect(reopened.currentErrors.contains { $0.description.contains("local copy is damaged") && $0.description.contains(".broken") })
@@ -155,11 +156,11 @@ import Testing
     @Test func aLocalCopyWritesNothingOnceStopped() throws {
         let state = directory.file("stopped")
         let copy = CloudLocalCopy(fileURL: state.appendingPathComponent("copy.json"))
-        try copy.save(CloudState(), sequence: 1)
+        try copy.save(CloudState())
         #expect(FileManager.default.fileExists(atPath: copy.fileURL.path))
         copy.stopWriting()
         try FileManager.default.removeItem(at: state)
-        try copy.save(CloudState(), sequence: 2)
+        try copy.save(CloudState())
         #expect(!FileManager.default.fileExists(atPath: state.path), "a save after stopWriting re-created the directory")
     }
 }

@@ -6,6 +6,8 @@ import Foundation
 final class EtcdClient: Sendable {
     let configuration: EtcdConfiguration
     private let state = Locked<(endpoint: Int, token: String?)>((0, nil))
+    /// Kept-alive connections for ``send(_:_:authorized:timeout:)`` (probes and watches use their own).
+    let connections = EtcdConnectionPool()
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
@@ -45,15 +47,17 @@ final class EtcdClient: Sendable {
         var lastError: DefaultsError?
         var loggedInAgain = false
         var attempts = 0
+        var refusedEverywhere = true
         while attempts < configuration.endpoints.count {
             let endpoint = currentEndpoint
             let context = "\(path) at \(endpoint.absoluteString)"
             let headers = authorized ? try authorizationHeaders() : [:]
             let outcome = EtcdHTTP.post(
                 url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
-                timeout: timeout ?? configuration.requestTimeout)
+                timeout: timeout ?? configuration.requestTimeout, pool: connections)
             switch outcome {
-            case .unreachable(let why):
+            case .unreachable(let why, let refused):
+                refusedEverywhere = refusedEverywhere && refused
                 lastError = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) cannot be reached: \(why)")
             case .answer(200, let data):
                 return try EtcdAnswer(data: data, context: context)
@@ -66,12 +70,26 @@ final class EtcdClient: Sendable {
                 }
                 let error = failure.error(context: context, user: configuration.user)
                 guard failure.isUnavailable else { throw error }
+                refusedEverywhere = false
                 lastError = error
             }
             failOver(from: endpoint)
             attempts += 1
         }
-        throw lastError ?? DefaultsError(.cloud, message: "no etcd endpoint is configured")
+        guard var lastError else { throw DefaultsError(.cloud, message: "no etcd endpoint is configured") }
+        if refusedEverywhere {
+            let members = configuration.endpoints.map(\.absoluteString).joined(separator: ", ")
+            lastError = DefaultsError(
+                .cloud, message: "etcd \(configuration.endpoints.count == 1 ? "member" : "members") \(members) cannot be reached: nothing accepts connections there (\(path))",
+                errorNumber: ECONNREFUSED)
+        }
+        throw lastError
+    }
+
+    /// Whether `error` (thrown by ``send(_:_:authorized:timeout:)``) says that every endpoint refused the
+    /// connection or had no route: nothing listens there now, so waiting longer would not help.
+    static func isRefusedEverywhere(_ error: DefaultsError) -> Bool {
+        error.kind == .cloud && error.errorNumber == ECONNREFUSED
     }
 
     /// Whether the member at `endpoint` answers a status request within `timeout` (a hung member does not).

@@ -6,8 +6,9 @@ import Glibc
 import Musl
 #endif
 
-/// A small HTTP/1.1 client over a plain socket, for etcd's JSON gateway: one request per connection, a
-/// body by length or chunked (trailers skipped), streamed as it arrives for watches.
+/// A small HTTP/1.1 client over a plain socket, for etcd's JSON gateway: requests reuse a kept-alive
+/// connection per member (``EtcdConnectionPool``), a watch has its own; a body by length or chunked
+/// (trailers skipped), streamed as it arrives for watches.
 ///
 /// Not `URLSession`: on Linux, FoundationNetworking stops the process ("Transfer completed, but there's
 /// no response") when an answer ends with HTTP trailers, which is how etcd's gateway sends every error
@@ -17,25 +18,58 @@ enum EtcdHTTP {
     /// What came back: a status and body, or a transport failure (refused, reset, timed out).
     enum Outcome {
         case answer(status: Int, body: Data)
-        case unreachable(String)
+        /// Why; `refused` when the connection was refused or had no route (nothing listens there now),
+        /// as opposed to a timeout or a broken connection.
+        case unreachable(String, refused: Bool)
     }
 
-    /// One blocking POST; `timeout` bounds connecting and each wait for data.
-    static func post(url: URL, body: Data, headers: [String: String], timeout: TimeInterval) -> Outcome {
+    /// One blocking POST; `timeout` bounds connecting and each wait for data. With a `pool`, an idle
+    /// connection to the member is reused and kept for the next request when the answer allows it.
+    ///
+    /// A reused connection the member closed meanwhile (idle timeout, restart) fails before any byte of
+    /// the answer: then the request is sent once more on a new connection. That may repeat a request the
+    /// member did carry out before closing; the store's writes are compare-and-swap transactions, whose
+    /// repeat fails the comparison and returns the value written, which the store recognises as its own.
+    static func post(url: URL, body: Data, headers: [String: String], timeout: TimeInterval, pool: EtcdConnectionPool? = nil) -> Outcome {
+        let member = EtcdConnectionPool.member(of: url)
+        if let pool, var connection = pool.take(member) {
+            connection.setTimeouts(timeout)
+            switch exchange(&connection, url: url, body: body, headers: headers) {
+            case .success(let (status, result)):
+                if connection.canBeReused { pool.keep(connection, for: member) } else { connection.close() }
+                return .answer(status: status, body: result)
+            case .failure(let failure):
+                connection.close()
+                if failure.answerStarted || failure.timedOut { return .unreachable(failure.text, refused: false) }
+            }
+        }
         var connection: Connection
         switch Connection.open(url: url, timeout: timeout) {
         case .success(let opened): connection = opened
-        case .failure(let why): return .unreachable(why.text)
+        case .failure(let why): return .unreachable(why.text, refused: why.refused)
         }
-        defer { connection.close() }
+        switch exchange(&connection, url: url, body: body, headers: headers) {
+        case .success(let (status, result)):
+            if let pool, connection.canBeReused { pool.keep(connection, for: member) } else { connection.close() }
+            return .answer(status: status, body: result)
+        case .failure(let failure):
+            connection.close()
+            return .unreachable(failure.text, refused: false)
+        }
+    }
+
+    /// Sends one request on `connection` and reads the whole answer.
+    private static func exchange(_ connection: inout Connection, url: URL, body: Data, headers: [String: String]) -> Result<(Int, Data), Failure> {
         do {
-            try connection.send(request(url: url, body: body, headers: headers))
+            try connection.send(request(url: url, body: body, headers: headers, keepAlive: true))
             let status = try connection.readHead()
             var result = Data()
             try connection.readBody { result.append($0); return true }
-            return .answer(status: status, body: result)
+            return .success((status, result))
         } catch {
-            return .unreachable(error.text)
+            var failure = error
+            failure.answerStarted = connection.receivedBytes
+            return .failure(failure)
         }
     }
 
@@ -56,7 +90,7 @@ enum EtcdHTTP {
         register { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
         connection.setReceiveTimeout(0)  // a quiet watch is fine: hung members are found by probing
         do {
-            try connection.send(request(url: url, body: body, headers: headers))
+            try connection.send(request(url: url, body: body, headers: headers, keepAlive: false))
             onStatus(try connection.readHead())
             try connection.readBody(onData)
             return nil
@@ -65,9 +99,10 @@ enum EtcdHTTP {
         }
     }
 
-    private static func request(url: URL, body: Data, headers: [String: String]) -> Data {
+    private static func request(url: URL, body: Data, headers: [String: String], keepAlive: Bool) -> Data {
         var head = "POST \(url.path.isEmpty ? "/" : url.path) HTTP/1.1\r\nHost: \(url.host ?? "localhost"):\(url.port ?? 80)\r\n"
-        head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nExpect: 100-continue\r\nConnection: close\r\n"
+        head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nExpect: 100-continue\r\n"
+        if !keepAlive { head += "Connection: close\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         var data = Data((head + "\r\n").utf8)
         data.append(body)
@@ -76,7 +111,16 @@ enum EtcdHTTP {
 
     struct Failure: Error {
         let text: String
-        init(_ text: String) { self.text = text }
+        /// Connecting was refused or had no route.
+        var refused = false
+        /// Some of the answer had arrived when the exchange failed (so the member did get the request).
+        var answerStarted = false
+        /// No answer came within the timeout (a hung member; sending again would only wait again).
+        var timedOut = false
+        init(_ text: String, refused: Bool = false) {
+            self.text = text
+            self.refused = refused
+        }
     }
 
     /// One TCP connection with a read buffer.
@@ -84,6 +128,10 @@ enum EtcdHTTP {
         let descriptor: Int32
         private var buffer: [UInt8] = []
         private var position = 0
+        /// Whether any byte arrived on this connection since the last ``send(_:)``.
+        private(set) var receivedBytes = false
+        /// The last answer was read to its end and did not ask to close: the connection can carry another.
+        private(set) var canBeReused = false
 
         private init(descriptor: Int32) { self.descriptor = descriptor }
 
@@ -105,16 +153,16 @@ enum EtcdHTTP {
                 let descriptor = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
                 guard descriptor >= 0 else { lastError = errno; continue }
                 var connection = Connection(descriptor: descriptor)
-                connection.setReceiveTimeout(timeout)
-                var sendTimeout = Self.timeval(timeout)  // also bounds connect() on Linux
-                setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
+                connection.setTimeouts(timeout)  // the send timeout also bounds connect() on Linux
                 var one: Int32 = 1
                 setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 if connect(descriptor, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 { return .success(connection) }
                 lastError = errno
                 Glibc.close(descriptor)
             }
-            return .failure(Failure("cannot connect to \(host):\(url.port ?? 80): \(String(cString: strerror(lastError)))"))
+            return .failure(Failure(
+                "cannot connect to \(host):\(url.port ?? 80): \(String(cString: strerror(lastError)))",
+                refused: [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(lastError)))
         }
 
         private static func timeval(_ seconds: TimeInterval) -> Glibc.timeval {
@@ -126,9 +174,18 @@ enum EtcdHTTP {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size))
         }
 
+        /// Bounds sending (and connecting) and each wait for data by `seconds`.
+        mutating func setTimeouts(_ seconds: TimeInterval) {
+            setReceiveTimeout(seconds)
+            var value = Self.timeval(seconds)
+            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size))
+        }
+
         func close() { Glibc.close(descriptor) }
 
-        func send(_ data: Data) throws(Failure) {
+        mutating func send(_ data: Data) throws(Failure) {
+            receivedBytes = false
+            canBeReused = false
             let sent = data.withUnsafeBytes { raw -> Bool in
                 var offset = 0
                 while offset < raw.count {
@@ -148,10 +205,18 @@ enum EtcdHTTP {
             var chunk = [UInt8](repeating: 0, count: 16384)
             while true {
                 let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-                if count > 0 { buffer.append(contentsOf: chunk[0..<count]); return true }
+                if count > 0 {
+                    buffer.append(contentsOf: chunk[0..<count])
+                    receivedBytes = true
+                    return true
+                }
                 if count == 0 { return false }
                 if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { throw Failure("no answer within the timeout") }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    var failure = Failure("no answer within the timeout")
+                    failure.timedOut = true
+                    throw failure
+                }
                 throw Failure("the connection broke: \(String(cString: strerror(errno)))")
             }
         }
@@ -197,6 +262,7 @@ enum EtcdHTTP {
                     }
                     if size == 0 {
                         while try !readLine().isEmpty {}  // trailers
+                        markReusableIfComplete()
                         return
                     }
                     guard try consume(take(size)) else { return }
@@ -204,6 +270,7 @@ enum EtcdHTTP {
                 }
             } else if let length = headers["content-length"].flatMap({ Int($0) }) {
                 _ = try consume(take(length))
+                markReusableIfComplete()
             } else {
                 while true {
                     if position < buffer.count {
@@ -216,6 +283,12 @@ enum EtcdHTTP {
             }
         }
 
+        /// The answer ended where its framing said: another request may follow unless the member asked to
+        /// close, or sent more than the answer (which would be read as the next one).
+        private mutating func markReusableIfComplete() {
+            canBeReused = headers["connection"]?.lowercased() != "close" && position == buffer.count
+        }
+
         private mutating func take(_ count: Int) throws(Failure) -> Data {
             while buffer.count - position < count {
                 guard try fill() else { throw Failure("the connection closed in the middle of the answer") }
@@ -224,4 +297,32 @@ enum EtcdHTTP {
             return Data(buffer[position..<(position + count)])
         }
     }
+}
+
+/// Idle kept-alive connections, at most one per member (`host:port`), for requests that follow each other.
+/// A connection is taken out for one request and put back when its answer was read completely.
+final class EtcdConnectionPool: Sendable {
+    private let idle = Locked<[String: EtcdHTTP.Connection]>([:])
+    /// How many requests went over a connection kept from an earlier one (for tests).
+    let reuses = Locked(0)
+
+    static func member(of url: URL) -> String { "\(url.host ?? ""):\(url.port ?? 80)" }
+
+    func take(_ member: String) -> EtcdHTTP.Connection? {
+        let connection = idle.withLock { $0.removeValue(forKey: member) }
+        if connection != nil { reuses.withLock { $0 += 1 } }
+        return connection
+    }
+
+    /// Keeps `connection` for the next request to `member` (closing one kept already).
+    func keep(_ connection: EtcdHTTP.Connection, for member: String) {
+        idle.withLock { $0.updateValue(connection, forKey: member) }?.close()
+    }
+
+    /// Closes every idle connection.
+    func closeAll() {
+        for connection in idle.withLock({ idle in defer { idle = [:] }; return Array(idle.values) }) { connection.close() }
+    }
+
+    deinit { closeAll() }
 }

@@ -28,6 +28,7 @@ final class EtcdSync: Sendable {
     }
 
     /// Uploads now and waits for the server (at most `timeout`); whether everything is on the server.
+    /// Returns `false` early when every member refuses connections (see ``EtcdSyncControl/requestRound(timeout:)``).
     func synchronize(timeout: TimeInterval) -> Bool {
         control.requestRound(timeout: timeout) && core.state.withLock { $0.pending.isEmpty }
     }
@@ -49,7 +50,7 @@ final class EtcdSync: Sendable {
                 }
                 try uploadPending()
                 if watch.withLock({ $0 }) == nil { startWatch() }
-                control.completeRound(round, succeeded: true)
+                control.completeRound(round, .succeeded)
                 core.clear("connection")
                 backoff = 0.05
                 control.waitForWake(timeout: configuration.probeInterval)
@@ -74,9 +75,9 @@ final class EtcdSync: Sendable {
                 }
             } catch {
                 core.report(error, topic: "connection")
-                control.completeRound(round, succeeded: false)
+                control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
                 endWatch()
-                control.sleep(backoff)
+                control.sleep(backoff, after: round)
                 backoff = min(backoff * 2, 1)
             }
         }
@@ -143,22 +144,30 @@ final class EtcdSync: Sendable {
 
     private func uploadPending() throws(DefaultsError) {
         while !control.isStopped {
-            let next = core.state.withLock { state -> (String, PendingWrite)? in
+            let next = core.state.withLock { state -> (String, PendingWrite, unanswered: PendingWrite?)? in
                 guard let (key, write) = state.pending.min(by: { $0.value.generation < $1.value.generation }) else { return nil }
-                state.inFlight[key] = write
-                return (key, write)
+                defer { state.inFlight[key] = write }
+                return (key, write, state.inFlight[key])
             }
-            guard let (key, write) = next else { return }
-            let result: EtcdClient.SwapResult
-            do {
-                result = try client.compareAndSwap(key: key, value: write.value.map(CloudValueText.encode), expected: write.baseRevision)
-            } catch {
-                core.state.withLock { _ = $0.inFlight.removeValue(forKey: key) }
-                throw error
+            guard let (key, write, unanswered) = next else { return }
+            var result: EtcdClient.SwapResult
+            // A failed upload stays in `inFlight`: its outcome is unknown (the member may have carried it out
+            // before the connection broke), so its echo and its value are still recognised as this store's.
+            result = try client.compareAndSwap(key: key, value: write.value.map(CloudValueText.encode), expected: write.baseRevision)
+            var confirmed = write
+            if case .conflict(let current, let revision) = result,
+                let own = [write, unanswered].compactMap({ $0 }).first(where: { isOwnRepeat($0, current) })
+            {
+                // The comparison failed on this store's own earlier result: a transaction repeated after a
+                // connection broke without an answer (this write, or the previous upload of the key whose
+                // outcome was unknown). That write is confirmed; a newer one builds on it.
+                confirmed = own
+                result = .written(revision: current?.modRevision ?? revision)
             }
             switch result {
             case .written(let revision):
-                core.state.withLock { $0.confirmUpload(write, forKey: key, revision: revision) }
+                core.state.withLock { $0.confirmUpload(confirmed, forKey: key, revision: revision) }
+                core.persistEventually()  // the local copy keeps the write as pending until then: harmless
             case .conflict(let current, let revision):
                 // Another writer changed the key since this write was made: the server wins.
                 let value = current.flatMap { decode($0) }
@@ -169,9 +178,18 @@ final class EtcdSync: Sendable {
                     let changed = state.applyServerValue(value, forKey: key, revision: current?.modRevision ?? revision)
                     return (changed ? [key] : [], .serverChange)
                 }
+                core.persist()
             }
-            core.persist()
         }
+    }
+
+    /// Whether the server's `current` pair after a refused compare-and-swap is what `write` put there (a
+    /// removal: the key is absent). Another machine that wrote the same value meanwhile counts too: the
+    /// outcome is the same, and there is nothing to announce.
+    private func isOwnRepeat(_ write: PendingWrite, _ current: EtcdKeyValue?) -> Bool {
+        guard let current else { return write.value == nil }
+        guard let value = write.value, current.modRevision > write.baseRevision else { return false }
+        return (try? CloudValueText.decode(current.value ?? Data(), key: current.key)) == value
     }
 
     // MARK: Watching
@@ -205,6 +223,7 @@ final class EtcdSync: Sendable {
             }
         }
         let lastEvent = events.map(\.0.modRevision).max() ?? 0
+        var valuesChanged = false
         core.change { state in
             let seen = state.lastRevision
             var changed = Set<String>()
@@ -212,8 +231,10 @@ final class EtcdSync: Sendable {
                 if state.applyServerValue(event.value, forKey: event.key, revision: event.revision) { changed.insert(event.key) }
             }
             state.lastRevision = max(state.lastRevision, lastEvent)
+            valuesChanged = !changed.isEmpty
             return (changed, .serverChange)
         }
-        core.persist()
+        // The echo of an own write moves only revisions: that waits for the next save (see the saver).
+        if valuesChanged { core.persist() } else { core.persistEventually() }
     }
 }

@@ -12,6 +12,8 @@ final class EtcdSyncControl: @unchecked Sendable {
     private var stopped = false
     private var requestedRound = 0
     private var succeededRound = 0
+    /// The newest round in which every member refused the connection (or had no route): a definite "no".
+    private var refusedRound = -1
     private var watchEnds: [EtcdWatchStream.End] = []
 
     var isStopped: Bool { condition.withLock { stopped } }
@@ -54,14 +56,15 @@ final class EtcdSyncControl: @unchecked Sendable {
         }
     }
 
-    /// Sleeps `interval` unless stopped first (a back-off that ``wake()`` does not cut short; ``wakeNow()``
-    /// does).
-    func sleep(_ interval: TimeInterval) {
+    /// Sleeps `interval` after the failed round `failed` unless stopped first (a back-off that ``wake()``
+    /// does not cut short; ``wakeNow()`` does, and so does a round requested after `failed` began: a
+    /// waiting ``requestRound(timeout:)`` gets a fresh attempt at once, once).
+    func sleep(_ interval: TimeInterval, after failed: Int) {
         condition.withLock {
             let deadline = Date(timeIntervalSinceNow: interval)
             sleeping = true
             defer { sleeping = false; backOffCut = false }
-            while !stopped, !backOffCut, condition.wait(until: deadline) {}
+            while !stopped, !backOffCut, requestedRound <= failed, condition.wait(until: deadline) {}
         }
     }
 
@@ -82,16 +85,26 @@ final class EtcdSyncControl: @unchecked Sendable {
     /// The number of the round the sync thread starts now (covering every request made before it).
     func beginRound() -> Int { condition.withLock { requestedRound } }
 
-    func completeRound(_ round: Int, succeeded: Bool) {
-        guard succeeded else { return }
+    /// How a round ended.
+    enum RoundOutcome {
+        case succeeded
+        /// Failed in a way a later attempt may not (a timeout, no leader, a refused request).
+        case failed
+        /// Every member refused the connection or had no route to it.
+        case refused
+    }
+
+    func completeRound(_ round: Int, _ outcome: RoundOutcome) {
+        guard outcome != .failed else { return }
         condition.withLock {
-            succeededRound = max(succeededRound, round)
+            if outcome == .succeeded { succeededRound = max(succeededRound, round) } else { refusedRound = max(refusedRound, round) }
             condition.broadcast()
         }
     }
 
     /// Asks for a new round and waits (at most `timeout`) until one that began after the request
-    /// succeeds; returns whether one did.
+    /// succeeds — returns true — or found every member refusing connections — returns false at once
+    /// (slow or failed answers are waited for until the timeout).
     func requestRound(timeout: TimeInterval) -> Bool {
         condition.withLock {
             requestedRound += 1
@@ -99,7 +112,7 @@ final class EtcdSyncControl: @unchecked Sendable {
             wakeRequested = true
             condition.broadcast()
             let deadline = Date(timeIntervalSinceNow: timeout)
-            while succeededRound < target, !stopped, condition.wait(until: deadline) {}
+            while succeededRound < target, refusedRound < target, !stopped, condition.wait(until: deadline) {}
             return succeededRound >= target
         }
     }

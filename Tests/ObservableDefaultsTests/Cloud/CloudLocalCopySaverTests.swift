@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+/// The local copy is saved in the background and coalesced, without losing a write to a normal exit or
+/// a released store; `synchronize()` gives up at once when every endpoint refuses connections.
+@Suite struct CloudLocalCopySaverTests {
+    let directory = TemporaryDirectory()
+
+    @Test func aBurstOfWritesIsSavedInFarFewerSavesAndTheLastStateWins() throws {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        let copy = try #require(store.core.localCopy)
+        for index in 0..<400 { store.set(Int64(index), forKey: "k\(index % 20)") }
+        store.synchronize()  // waits for the saver
+        let saves = copy.saveCount.withLock { $0 }
+        print("cloud saver: 400 writes saved in \(saves) saves")
+        #expect(saves >= 1 && saves < 100, "one save per write would be 400")
+        let values = try #require(try contentsOnDisk(copy.fileURL)["values"]?.dictionaryValue)
+        #expect(values.count == 20)
+        #expect(values["k19"] == .integer(399) && values["k0"] == .integer(380))
+    }
+
+    @Test func aReleasedStoreHasSavedEveryWriteItTook() throws {
+        for round in 0..<5 {
+            do {
+                let store = CloudKeyValueStore.localOnly(directory: directory.url)
+                for index in 0..<50 { store.set(Int64(round * 100 + index), forKey: "k\(index)") }
+            }
+            let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
+            #expect(reopened.longLong(forKey: "k49") == Int64(round * 100 + 49), "round \(round)")
+        }
+    }
+
+    @Test func synchronizeGivesUpAtOnceWhenEveryEndpointRefusesConnections() throws {
+        // Port 1 on loopback: nothing listens there, so connecting is refused at once.
+        let store = try cloudMachine(
+            [URL(string: "http://127.0.0.1:1")!, URL(string: "http://[::1]:1")!], namespace: "n",
+            state: directory.file("refused"))
+        store.set("kept", forKey: "k")
+        for _ in 0..<3 {
+            let start = ContinuousClock.now
+            #expect(store.synchronize(timeout: 20) == false)
+            let took = ContinuousClock.now - start
+            print("cloud synchronize against refused endpoints: \(took)")
+            #expect(took < .milliseconds(900), "it waited \(took) for members that refuse connections")
+        }
+        #expect(store.hasPendingChanges && store.string(forKey: "k") == "kept")
+        #expect(store.currentErrors.contains { $0.message.contains("cannot be reached") && $0.message.contains("127.0.0.1:1") })
+    }
+}
+
+/// The same guarantees against a real etcd node, with a child process.
+@Suite(.serialized, EtcdCluster.required) struct EtcdLocalCopyDurabilityTests {
+    let directory = TemporaryDirectory()
+
+    @Test func writesOfAProcessThatExitsRightAfterSetAreOnDiskAndUploadedAfterTheRestart() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let state = directory.file("machine")
+        let keys = (0..<40).map { "k\($0)" }
+        let process = Process()
+        process.executableURL = TestAgent.executableURL
+        process.arguments = ["cloud", etcd.endpoints.map(\.absoluteString).joined(separator: ","), namespace, state.path, "set-and-exit"]
+            + keys.flatMap { [$0, "int:\($0.dropFirst())"] }
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+
+        // The copy the process left has every write (pending, or confirmed if the upload was quicker).
+        let copyURL = try #require(try FileManager.default.contentsOfDirectory(at: state.appendingPathComponent("cloud"), includingPropertiesForKeys: nil)
+            .first { $0.lastPathComponent.hasPrefix("etcd-") && $0.pathExtension == "json" })
+        let values = try #require(try contentsOnDisk(copyURL)["values"]?.dictionaryValue)
+        #expect(values.count == 40 && values["k39"] == .integer(39), "the exit lost writes: \(values.keys.sorted())")
+
+        // Restarted: the values are there before any answer, and they reach the server.
+        let restarted = try cloudMachine(etcd.endpoints, namespace: namespace, state: state)
+        #expect(restarted.longLong(forKey: "k39") == 39)
+        #expect(restarted.synchronize(timeout: 20))
+        for key in ["k0", "k17", "k39"] {
+            #expect(try rawEtcdValue(etcd.endpoints[0], namespace, key) == String(key.dropFirst()))
+        }
+    }
+
+    @Test func theLastSeenRevisionReachesTheLocalCopyWithoutAnotherWrite() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("a"))
+        #expect(store.synchronize(timeout: 20))
+        store.set("v", forKey: "k")
+        #expect(store.synchronize(timeout: 20))
+        let written = try #require(try rawEtcdModRevision(etcd.endpoints[0], namespace, "k"))
+        // The echo of the write moves only the last seen revision: saved with the next save, or on its own
+        // within the saver's bookkeeping delay.
+        let file = try #require(store.localCopyURL)
+        #expect(eventually(timeout: .seconds(10)) {
+            guard case .integer(let revision)? = try? contentsOnDisk(file)["revision"] else { return false }
+            return Int64(revision) >= written
+        })
+        #expect(try contentsOnDisk(file)["pending"]?.dictionaryValue?.isEmpty == true)
+    }
+}
+
+/// The modification revision of `namespace/key` on the server (no library code), or nil when absent.
+func rawEtcdModRevision(_ endpoint: URL, _ namespace: String, _ key: String) throws -> Int64? {
+    let body = "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\"}"
+    guard let answer = try synchronousPost(endpoint, "/v3/kv/range", body),
+        let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
+        let kvs = object["kvs"] as? [[String: Any]], let revision = kvs.first?["mod_revision"] as? String
+    else { return nil }
+    return Int64(revision)
+}

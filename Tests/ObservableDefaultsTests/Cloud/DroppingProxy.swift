@@ -1,0 +1,122 @@
+import Foundation
+@testable import ObservableDefaults
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback TCP proxy in front of one etcd member that forwards bytes both ways, except once: the answer
+/// to the first request whose text contains `trigger` is swallowed and its connection closed — a
+/// connection that breaks after the member carried the request out, before the client heard the outcome —
+/// and new connections are closed at once until ``release()``, so the client's attempt ends without an answer.
+/// Watch streams are held back meanwhile too (the client does not see the echo of its own write yet).
+final class DroppingProxy: @unchecked Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let target: UInt16
+    private let trigger: String
+    private let condition = NSCondition()
+    private var triggered = false
+    private var answerSwallowed = false
+    private var released = false
+
+    init(forwardingTo target: URL, dropAnswerTo trigger: String) throws {
+        self.target = UInt16(target.port ?? 2379)
+        self.trigger = trigger
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Bool in
+                bind(listener, raw, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, raw, &length) == 0
+            }
+        }
+        guard bound else { throw DefaultsError(.cloud, message: "the test proxy cannot listen: \(String(cString: strerror(errno)))") }
+        port = UInt16(bigEndian: address.sin_port)
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Waits until the member's answer to the trigger request was swallowed.
+    func waitUntilAnswerSwallowed(timeout: TimeInterval = 15) -> Bool {
+        condition.withLock {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while !answerSwallowed, condition.wait(until: deadline) {}
+            return answerSwallowed
+        }
+    }
+
+    /// Lets new connections through again.
+    func release() {
+        condition.withLock {
+            released = true
+            condition.broadcast()
+        }
+    }
+
+    func stop() {
+        release()
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            if condition.withLock({ triggered && !released }) {
+                close(client)
+                continue
+            }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = target.bigEndian
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            guard connected else { close(client); close(server); continue }
+            let dropping = Locked(false)
+            let watching = Locked(false)
+            Thread { [self] in pump(from: client, to: server, dropping: dropping, watching: watching, upstream: true) }.start()
+            Thread { [self] in pump(from: server, to: client, dropping: dropping, watching: watching, upstream: false) }.start()
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32, dropping: Locked<Bool>, watching: Locked<Bool>, upstream: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            let text = String(decoding: buffer[0..<count], as: UTF8.self)
+            if upstream, text.contains("/v3/watch") { watching.withLock { $0 = true } }
+            if upstream, text.contains(trigger) {
+                condition.withLock {
+                    if !triggered { triggered = true; dropping.withLock { $0 = true } }
+                }
+            }
+            if !upstream, watching.withLock({ $0 }) {
+                condition.withLock { while triggered, !released { condition.wait() } }
+            }
+            if !upstream, dropping.withLock({ $0 }) {
+                // Swallow the answer (after `100 Continue`, the final one: the request was carried out),
+                // then break the connection.
+                guard String(decoding: buffer[0..<count], as: UTF8.self).contains("{\"header\"") else { continue }
+                condition.withLock {
+                    answerSwallowed = true
+                    condition.broadcast()
+                }
+                break
+            }
+            _ = buffer.withUnsafeBytes { send(destination, $0.baseAddress, count, Int32(MSG_NOSIGNAL)) }
+        }
+        shutdown(source, Int32(SHUT_RDWR))
+        shutdown(destination, Int32(SHUT_RDWR))
+    }
+}

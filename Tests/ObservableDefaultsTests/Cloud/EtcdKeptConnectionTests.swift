@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+/// Requests over kept-alive connections, and a write whose connection broke after the member carried it out.
+@Suite(.serialized, EtcdCluster.required) struct EtcdKeptConnectionTests {
+    let directory = TemporaryDirectory()
+
+    @Test func requestsToAMemberReuseOneKeptAliveConnection() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("a"))
+        #expect(store.synchronize(timeout: 20))
+        let pool = try #require(store.sync?.client.connections)
+        let before = pool.reuses.withLock { $0 }
+        for index in 0..<20 {
+            store.set(Int64(index), forKey: "k")
+            #expect(store.synchronize(timeout: 20))
+        }
+        let reused = pool.reuses.withLock { $0 } - before
+        #expect(reused >= 20, "only \(reused) of 20 uploads went over a kept connection")
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "19")
+        #expect(store.currentErrors.isEmpty)
+    }
+
+    @Test func aWriteRepeatedAfterItsConnectionBrokeIsRecognisedAsItsOwn() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let proxy = try DroppingProxy(forwardingTo: etcd.endpoints[0], dropAnswerTo: "/v3/kv/txn")
+        defer { proxy.stop() }
+        let namespace = freshNamespace()
+        let store = try cloudMachine([proxy.url], namespace: namespace, state: directory.file("a"))
+        let recorder = CloudRecorder()
+        let observation = store.observe { recorder.record($0) }
+        defer { observation.cancel() }
+        #expect(store.synchronize(timeout: 20))
+
+        let errors = CloudErrorRecorder()
+        let errorObservation = store.observeErrors { errors.record($0) }
+        defer { errorObservation.cancel() }
+        store.set(Int64(1), forKey: "k")
+        #expect(proxy.waitUntilAnswerSwallowed())
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "1")  // carried out, answer lost
+        #expect(errors.waitFor("cannot be reached"))  // the attempt failed: its outcome is unknown to the store
+        store.set(Int64(2), forKey: "k")  // a newer write meanwhile
+        proxy.release()
+        #expect(store.synchronize(timeout: 20))
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "2")
+        #expect(store.longLong(forKey: "k") == 2)
+        // The repeat found the store's own value: no conflict, no change announced.
+        #expect(recorder.changes.isEmpty, "\(recorder.changes)")
+    }
+}
