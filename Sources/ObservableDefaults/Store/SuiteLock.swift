@@ -4,9 +4,9 @@ import Foundation
 ///
 /// The lock file is opened for each write and closed after it (an idle suite holds no descriptor), never
 /// through a symlink (`O_NOFOLLOW`: a link planted at the lock path cannot make us create a file elsewhere),
-/// and the wait for it is bounded (see ``LockWait``). After the lock is taken, the locked inode is checked to still be the one
-/// at the path: if someone removed or replaced the lock file meanwhile, another writer may be locking the
-/// new file, so the lock is dropped and taken again on the file that is there now. A lock file removed
+/// and the wait for it is bounded (see ``LockWait``). After the lock is taken, the locked inode is checked
+/// to still be the one at the path: if someone removed or replaced the lock file meanwhile, another writer
+/// may be locking the new file, so the lock is dropped and taken again on the file that is there now. A lock file removed
 /// while held is covered by the commit lock (``withCommitLock(directory:fileURL:waitLimit:_:)``).
 enum SuiteLock {
     /// How long a writer waits for the lock by default with no write landing before giving up (the change
