@@ -269,7 +269,9 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     }
 
     /// How long a write waits for another process holding the suite's lock before giving up (default one
-    /// second). The change then stays pending in memory, the timeout is published on the error channel
+    /// second), counted from the last write that landed meanwhile: writers that keep the lock busy while
+    /// their writes land are waited for, a holder that gets nothing done is not. The change then stays
+    /// pending in memory, the timeout is published on the error channel
     /// (naming the lock file and, when `/proc/locks` tells, the process holding it), and the write is
     /// retried on its own. Shared by every handle on the file.
     public var lockWaitLimit: Duration {

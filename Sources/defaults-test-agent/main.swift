@@ -16,6 +16,11 @@
 //                                                     property with its update(_:_:) (key agent.count)
 //   defaults-test-agent hold-lock FILE                take the suite's lock itself, print "locked", hold
 //                                                     it until standard input closes or it is killed
+//   defaults-test-agent keep-lock-busy FILE SECONDS file|directory   for SECONDS, take the suite's lock (or
+//                                                     the directory's commit lock) again and again, each time
+//                                                     holding it 20 ms and replacing FILE (or another file in
+//                                                     the directory) by a copy before letting go for a moment: a busy
+//                                                     holder making progress; prints "locked", then "done"
 //   defaults-test-agent churn-lock FILE PAUSE_US      remove and re-create the suite's lock file in a loop,
 //                                                     PAUSE_US microseconds apart, until killed; prints "ready"
 //   defaults-test-agent set-with-umask UMASK DIR NAME KEY VALUE   set under umask UMASK (octal) in the suite
@@ -218,6 +223,29 @@ case "hold-lock" where arguments.count == 2:
     guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else { fail("cannot lock \(lockPath)") }
     emit("locked")
     _ = FileHandle.standardInput.readDataToEndOfFile()
+
+case "keep-lock-busy" where arguments.count == 4 && ["file", "directory"].contains(arguments[3]):
+    guard let seconds = Double(arguments[2]) else { fail("SECONDS must be a number") }
+    let onDirectory = arguments[3] == "directory"
+    let directory = URL(fileURLWithPath: arguments[1]).deletingLastPathComponent().path
+    let lockPath = onDirectory ? directory : lockPathOf(arguments[1])
+    let changed = onDirectory ? directory + "/busy-progress" : arguments[1]
+    let end = monotonicNanoseconds() + Int(seconds * 1e9)
+    var round = 0
+    while round == 0 || monotonicNanoseconds() < end {
+        let descriptor = onDirectory ? open(lockPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : open(lockPath, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else { fail("cannot lock \(lockPath)") }
+        if round == 0 { emit("locked") }
+        usleep(20_000)
+        let temporary = changed + ".busy-new"
+        // The same contents in a new file: progress the lock's waiters can see, and nothing of theirs lost.
+        let contents = FileManager.default.contents(atPath: changed) ?? Data("{}\n".utf8)
+        guard (try? contents.write(to: URL(fileURLWithPath: temporary))) != nil,
+              rename(temporary, changed) == 0 else { fail("cannot replace \(changed)") }
+        close(descriptor)
+        round += 1
+    }
+    emit("done")
 
 case "churn-lock" where arguments.count == 3:
     let lockPath = lockPathOf(arguments[1])

@@ -98,6 +98,65 @@ import Glibc
         #expect(errors.errors.count == 1, "\(errors.errors)")
     }
 
+    /// A holder that takes the lock again and again, letting go only for moments, but replaces the file by a copy (or,
+    /// for the directory's commit lock, a file in the directory) each time: the suite is busy, not stuck.
+    /// A polling waiter keeps missing the gaps; it must wait on without reporting a timeout, however much
+    /// longer than the limit that takes, and its change must land with the holder's.
+    @Test(arguments: ["file", "directory"])
+    func aWriterWaitsForBusyHoldersThatMakeProgress(lock: String) throws {
+        let suite = try DefaultsSuite(name: "busy-\(lock)", directory: directory.url)
+        suite.lockWaitLimit = .milliseconds(400)
+        let errors = ErrorRecorder()
+        let errorObservation = suite.observeErrors { errors.record($0) }
+        defer { errorObservation.cancel() }
+        let (holder, output) = try TestAgent.start(["keep-lock-busy", suite.fileURL.path, "2", lock])
+        defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) }; holder.waitUntilExit() }
+        #expect(readLine(output) == "locked")
+
+        let start = ContinuousClock.now
+        suite.set(1, forKey: "mine")
+        let elapsed = ContinuousClock.now - start
+        #expect(errors.errors.isEmpty, "\(errors.errors)")
+        #expect(suite.writeError == nil)
+        #expect(!suite.hasPendingChanges)
+        #expect(elapsed < .seconds(30), "set blocked for \(elapsed)")
+        #expect(readLine(output) == "done")
+        holder.waitUntilExit()
+        #expect(holder.terminationStatus == 0)
+        #expect(try contentsOnDisk(suite.fileURL) == ["mine": .integer(1)])
+    }
+
+    /// Progress is the suite's own: another suite written without pause in the same directory does not keep
+    /// a writer waiting for a holder of this suite's lock that gets nothing done.
+    @Test func aStuckHolderTimesOutWhileAnotherSuiteInTheDirectoryIsBusy() throws {
+        let suite = try DefaultsSuite(name: "stuck", directory: directory.url)
+        suite.lockWaitLimit = .milliseconds(200)
+        let (busy, busyOutput) = try TestAgent.start(["write-forever", directory.file("busy.json").path, "counter"])
+        defer { kill(busy.processIdentifier, SIGKILL); busy.waitUntilExit() }
+        #expect(readLine(busyOutput) == "ready")
+        let holder = Process()
+        holder.executableURL = TestAgent.executableURL
+        holder.arguments = ["hold-lock", suite.fileURL.path]
+        let output = Pipe(), input = Pipe()
+        holder.standardOutput = output
+        holder.standardInput = input
+        try holder.run()
+        defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) }; holder.waitUntilExit() }
+        #expect(readLine(output) == "locked")
+
+        // On another thread, so that a write waiting on the busy directory cannot hang the test.
+        let returned = Locked(false)
+        DispatchQueue.global().async {
+            suite.set(1, forKey: "a")
+            returned.withLock { $0 = true }
+        }
+        #expect(eventually(timeout: .seconds(5)) { returned.withLock { $0 } }, "set still blocked after 5 s")
+        kill(busy.processIdentifier, SIGKILL)
+        #expect(eventually { returned.withLock { $0 } })
+        #expect(suite.hasPendingChanges)
+        #expect(suite.writeError?.message.contains("held by process \(holder.processIdentifier)") == true, "\(String(describing: suite.writeError))")
+    }
+
     @Test func idleSuitesHoldNoDescriptors() throws {
         // 300 suites, each written and kept open, in a process allowed 64 descriptors.
         let (child, output) = try TestAgent.start(["many-suites", directory.url.path, "300", "64"])

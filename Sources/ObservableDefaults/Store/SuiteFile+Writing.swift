@@ -59,7 +59,7 @@ extension SuiteFile {
         var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
         do throws(DefaultsError) {
             let paths = try SuiteFileIO.checkedWritePaths(for: path, fileURL: url)
-            return try SuiteLock.withLock(at: paths.lock, fileURL: url, waitLimit: request.lockWaitLimit) { () throws(DefaultsError) -> Merged in
+            return try SuiteLock.withLock(at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.lockWaitLimit) { () throws(DefaultsError) -> Merged in
                 let existing = FileStatus.ifPresent(at: paths.file)
                 if existing.map(FileIdentity.init) != knownIdentity {
                     let current = try decodeCurrentFile(spellings: &spellings, merge: merge, broken: &broken)

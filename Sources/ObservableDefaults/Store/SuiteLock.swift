@@ -4,23 +4,24 @@ import Foundation
 ///
 /// The lock file is opened for each write and closed after it (an idle suite holds no descriptor), never
 /// through a symlink (`O_NOFOLLOW`: a link planted at the lock path cannot make us create a file elsewhere),
-/// and the wait for it is bounded. After the lock is taken, the locked inode is checked to still be the one
-/// at the path: if someone removed or replaced the lock file meanwhile, another writer may be locking the
-/// new file, so the lock is dropped and taken again on the file that is there now. A lock file removed
+/// and the wait for it is bounded (see ``LockWait``). After the lock is taken, the locked inode is checked
+/// to still be the one at the path: if someone removed or replaced the lock file meanwhile, another writer
+/// may be locking the new file, so the lock is dropped and taken again on the file that is there now. A lock file removed
 /// while held is covered by the commit lock (``withCommitLock(directory:fileURL:waitLimit:_:)``).
 enum SuiteLock {
-    /// How long a writer waits for the lock by default before giving up (the change stays pending and is
-    /// retried later).
+    /// How long a writer waits for the lock by default with no write landing before giving up (the change
+    /// stays pending and is retried later).
     static let defaultWaitLimit: Duration = .seconds(1)
 
-    /// Runs `body` holding the lock at `lockPath`, waiting at most `waitLimit` for it.
+    /// Runs `body` holding the lock at `lockPath`, the lock of the suite file at `filePath`, waiting for it
+    /// as long as the file keeps changing and at most `waitLimit` after it stopped (see ``LockWait``).
     /// - Throws: a ``DefaultsError`` naming the lock file (and the process holding it, when `/proc/locks`
     ///   tells) when the wait times out, or when the lock file cannot be opened.
     static func withLock<R>(
-        at lockPath: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
+        at lockPath: String, of filePath: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
     ) throws(DefaultsError) -> R {
         // Closing the descriptor (at the end of this scope) releases the lock.
-        let lock = try acquire(lockPath, fileURL: fileURL, waitLimit: waitLimit)
+        let lock = try acquire(lockPath, fileURL: fileURL, wait: LockWait(limit: waitLimit, progressAt: filePath))
         return try withExtendedLifetime(lock) { () throws(DefaultsError) in try body() }
     }
 
@@ -31,7 +32,9 @@ enum SuiteLock {
     /// remove or replace it while writers hold it, and then two writers run at once. Committing under
     /// the directory's lock (which cannot be removed from under us) makes the check and the rename one
     /// step for them: the second sees the first's file and starts over, so neither loses the other's
-    /// changes. It is held for two system calls, so suites sharing the directory barely wait for it.
+    /// changes. It is held for two system calls, so suites sharing the directory barely wait for it; but
+    /// every writer of every suite in the directory takes it, so the wait is bounded by the directory's
+    /// progress (its change time moves with every commit in it), not by one suite's.
     static func withCommitLock<R>(
         directory: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
     ) throws(DefaultsError) -> R {
@@ -41,7 +44,8 @@ enum SuiteLock {
         } catch {
             throw DefaultsError(error, "cannot open the suite's directory \(directory) to lock it", fileURL: fileURL)
         }
-        guard try Self.lock(lock, fileURL: fileURL, until: ContinuousClock.now + waitLimit) else {
+        var wait = LockWait(limit: waitLimit, progressAt: directory)
+        guard try Self.lock(lock, fileURL: fileURL, wait: &wait) else {
             throw DefaultsError(
                 .fileSystem,
                 message: "timed out after \(waitLimit) waiting for the lock on the directory \(directory)\(holderDescription(of: lock)); the change stays pending and is retried",
@@ -51,14 +55,14 @@ enum SuiteLock {
     }
 
     /// Opens and locks the lock file; returns the locked descriptor.
-    static func acquire(_ lockPath: String, fileURL: URL, waitLimit: Duration) throws(DefaultsError) -> FileDescriptor {
-        let deadline = ContinuousClock.now + waitLimit
+    static func acquire(_ lockPath: String, fileURL: URL, wait: LockWait) throws(DefaultsError) -> FileDescriptor {
+        var wait = wait
         while true {
             let lock = try openLockFile(lockPath, fileURL: fileURL)
-            guard try Self.lock(lock, fileURL: fileURL, until: deadline) else {
+            guard try Self.lock(lock, fileURL: fileURL, wait: &wait) else {
                 throw DefaultsError(
                     .fileSystem,
-                    message: "timed out after \(waitLimit) waiting for the lock file \(lockPath)\(holderDescription(of: lock)); the change stays pending and is retried",
+                    message: "timed out after \(wait.limit) waiting for the lock file \(lockPath)\(holderDescription(of: lock)); the change stays pending and is retried",
                     fileURL: fileURL, errorNumber: Errno.wouldBlock.rawValue)
             }
             if isStillAtPath(lock, lockPath) { return lock }
@@ -101,9 +105,9 @@ enum SuiteLock {
         }
     }
 
-    /// Polls a non-blocking `flock` with a growing pause (1 ms to 50 ms) until `deadline`.
+    /// Polls a non-blocking `flock` with a growing pause (1 ms to 50 ms) until `wait` is over.
     /// - Returns: whether the lock was taken.
-    private static func lock(_ descriptor: borrowing FileDescriptor, fileURL: URL, until deadline: ContinuousClock.Instant) throws(DefaultsError) -> Bool {
+    private static func lock(_ descriptor: borrowing FileDescriptor, fileURL: URL, wait: inout LockWait) throws(DefaultsError) -> Bool {
         var pause: UInt32 = 1_000
         while true {
             do {
@@ -111,7 +115,7 @@ enum SuiteLock {
             } catch {
                 throw DefaultsError(error, "cannot lock \(descriptor.path)", fileURL: fileURL)
             }
-            if ContinuousClock.now >= deadline { return false }
+            if wait.isOver() { return false }
             CurrentProcess.pause(microseconds: pause)
             pause = min(pause * 2, 50_000)
         }
