@@ -89,9 +89,29 @@ final class EtcdCluster: Sendable {
     }
 
     /// SIGSTOP (`resume: false`) or SIGCONT of one member: a hung member keeps its connections open.
-    func pause(_ index: Int, resume: Bool = false) {
-        guard let pid = processes.withLock({ $0[index]?.processIdentifier }) else { return }
+    /// Returns once the kernel shows the member stopped (or running again); a member that is not running,
+    /// or does not reach that state within 5 seconds, is a recorded test failure, never a silent no-op.
+    func pause(_ index: Int, resume: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let pid = processes.withLock({ $0[index]?.processIdentifier }) else {
+            Issue.record("cannot \(resume ? "resume" : "pause") etcd member \(index): it is not running", sourceLocation: sourceLocation)
+            return
+        }
         Glibc.kill(pid, resume ? SIGCONT : SIGSTOP)
+        let deadline = Date().addingTimeInterval(5)
+        while Self.isStopped(pid) == resume {
+            guard Date() < deadline else {
+                Issue.record("etcd member \(index) (pid \(pid)) is not \(resume ? "running" : "stopped") 5 s after the signal", sourceLocation: sourceLocation)
+                return
+            }
+            usleep(1_000)
+        }
+    }
+
+    /// Whether `/proc/<pid>/stat` shows the process stopped by a signal (state `T`).
+    private static func isStopped(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first == "T"
     }
 
     /// Starts a killed member again on its data directory and ports.
