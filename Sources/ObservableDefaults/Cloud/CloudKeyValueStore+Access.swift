@@ -57,16 +57,17 @@ extension CloudKeyValueStore {
                 return false
             }
         }
-        let size = value.map { CloudValueText.encode($0).count }
+        let text = value.map(CloudValueText.encode)  // once: for the limits, the size and the upload
+        let size = text?.count
         let syncs = sync != nil
         let refusal = core.state.withLock { state -> String?? in
             if value != nil, let why = core.limits.violation(key: key, valueBytes: size, sizes: state.sizes) { return .some(why) }
             alongside()
             if state.values[key] == value { return .some(nil) }  // nothing to do
-            state.setValue(value, forKey: key)
+            state.setValue(value, forKey: key, text: text)
             if syncs {
                 let base = state.pending[key]?.baseRevision ?? state.serverRevisions[key] ?? 0
-                state.pending[key] = PendingWrite(value: value, baseRevision: base, generation: state.nextGeneration)
+                state.pending[key] = PendingWrite(value: value, baseRevision: base, generation: state.nextGeneration, text: text)
                 state.nextGeneration += 1
             }
             core.announceLocalWrite(key, skipping: skipping)

@@ -17,6 +17,16 @@ struct PendingWrite: Sendable, Equatable {
     var baseRevision: Int64
     /// Tells a newer write of the same key from the one being uploaded.
     var generation: Int
+    /// The value's JSON text as uploaded (``CloudValueText``), encoded once when the write is made.
+    var text: Data?
+
+    /// A write of `value`; `text` is its JSON text when the writer has it already (encoded here otherwise).
+    init(value: DefaultsValue?, baseRevision: Int64, generation: Int, text: Data? = nil) {
+        self.value = value
+        self.baseRevision = baseRevision
+        self.generation = generation
+        self.text = text ?? value.map(CloudValueText.encode)
+    }
 }
 
 /// Everything a cloud store knows, guarded by one lock: the values readers see, and for a syncing store
@@ -38,10 +48,11 @@ struct CloudState: Sendable {
     var account: CloudAccount?
     var nextGeneration = 1
 
-    /// Stores `value` (`nil` removes) for `key` in memory only.
-    mutating func setValue(_ value: DefaultsValue?, forKey key: String) {
+    /// Stores `value` (`nil` removes) for `key` in memory only; `text` is its JSON text when the caller
+    /// has it already (encoded here otherwise, for its size).
+    mutating func setValue(_ value: DefaultsValue?, forKey key: String, text: Data? = nil) {
         values[key] = value
-        sizes[key] = value.map { CloudValueText.encode($0).count }
+        sizes[key] = value.map { text?.count ?? CloudValueText.encode($0).count }
     }
 
     /// A server value for `key` at `revision` seen outside this store's own uploads (a watch event, a

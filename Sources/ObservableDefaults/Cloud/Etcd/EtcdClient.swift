@@ -44,6 +44,11 @@ final class EtcdClient: Sendable {
     /// Sends one request, failing over across every endpoint once; throws the last failure.
     func send(_ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil) throws(DefaultsError) -> EtcdAnswer {
         let encoded = (try? JSONSerialization.data(withJSONObject: body)) ?? Data("{}".utf8)
+        return try send(path, body: encoded, authorized: authorized, timeout: timeout)
+    }
+
+    /// ``send(_:_:authorized:timeout:)`` with a body already encoded as JSON.
+    func send(_ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil) throws(DefaultsError) -> EtcdAnswer {
         var lastError: DefaultsError?
         var loggedInAgain = false
         var attempts = 0
@@ -129,14 +134,8 @@ final class EtcdClient: Sendable {
     /// Puts `value` (JSON text; `nil` deletes) under `key` if its modification revision is still
     /// `expected` (0: absent), in one transaction; otherwise reads the current value in the same one.
     func compareAndSwap(key: String, value: Data?, expected: Int64) throws(DefaultsError) -> SwapResult {
-        let fullKey = EtcdRequest.base64(configuration.keyPrefix + key)
-        let operation: [String: Any] = value.map { ["request_put": ["key": fullKey, "value": $0.base64EncodedString()]] }
-            ?? ["request_delete_range": ["key": fullKey]]
-        let answer = try send("/v3/kv/txn", [
-            "compare": [["key": fullKey, "target": "MOD", "result": "EQUAL", "mod_revision": String(expected)]],
-            "success": [operation],
-            "failure": [["request_range": ["key": fullKey]]],
-        ])
+        let body = EtcdRequest.compareAndSwapBody(key: configuration.keyPrefix + key, value: value, expected: expected)
+        let answer = try send("/v3/kv/txn", body: body)
         let header = try answer.header()
         if answer.bool("succeeded") { return .written(revision: header.revision) }
         guard let range = try answer.children("responses").first?.child("response_range") else {

@@ -153,7 +153,7 @@ final class EtcdSync: Sendable {
             var result: EtcdClient.SwapResult
             // A failed upload stays in `inFlight`: its outcome is unknown (the member may have carried it out
             // before the connection broke), so its echo and its value are still recognised as this store's.
-            result = try client.compareAndSwap(key: key, value: write.value.map(CloudValueText.encode), expected: write.baseRevision)
+            result = try client.compareAndSwap(key: key, value: write.text, expected: write.baseRevision)
             var confirmed = write
             if case .conflict(let current, let revision) = result,
                 let own = [write, unanswered].compactMap({ $0 }).first(where: { isOwnRepeat($0, current) })
