@@ -22,6 +22,20 @@ import Glibc
         return String(decoding: line, as: UTF8.self)
     }
 
+    /// Starts a test agent that takes `suite`'s lock file and holds it until its standard input (`input`) is
+    /// closed; returns once the agent says it holds the lock.
+    private func startLockHolder(for suite: DefaultsSuite) throws -> (holder: Process, input: Pipe) {
+        let holder = Process()
+        holder.executableURL = TestAgent.executableURL
+        holder.arguments = ["hold-lock", suite.fileURL.path]
+        let output = Pipe(), input = Pipe()
+        holder.standardOutput = output
+        holder.standardInput = input
+        try holder.run()
+        #expect(readLine(output) == "locked")
+        return (holder, input)
+    }
+
     @Test func lockFileRemovedAndReplacedWhileWritersRunLosesNoKey() throws {
         let file = directory.file("churned.json")
         let (churner, churnerOutput) = try TestAgent.start(["churn-lock", file.path, "1000"])
@@ -57,15 +71,8 @@ import Glibc
         let recoveryObservation = suite.observeWriteRecovery { recoveries.withLock { $0 += 1 } }
         defer { errorObservation.cancel(); recoveryObservation.cancel() }
 
-        let holder = Process()
-        holder.executableURL = TestAgent.executableURL
-        holder.arguments = ["hold-lock", suite.fileURL.path]
-        let output = Pipe(), input = Pipe()
-        holder.standardOutput = output
-        holder.standardInput = input
-        try holder.run()
+        let (holder, input) = try startLockHolder(for: suite)
         defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) }; holder.waitUntilExit() }
-        #expect(readLine(output) == "locked")
 
         let start = ContinuousClock.now
         suite.set(2, forKey: "a")
@@ -134,15 +141,8 @@ import Glibc
         let (busy, busyOutput) = try TestAgent.start(["write-forever", directory.file("busy.json").path, "counter"])
         defer { kill(busy.processIdentifier, SIGKILL); busy.waitUntilExit() }
         #expect(readLine(busyOutput) == "ready")
-        let holder = Process()
-        holder.executableURL = TestAgent.executableURL
-        holder.arguments = ["hold-lock", suite.fileURL.path]
-        let output = Pipe(), input = Pipe()
-        holder.standardOutput = output
-        holder.standardInput = input
-        try holder.run()
+        let (holder, _) = try startLockHolder(for: suite)
         defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) }; holder.waitUntilExit() }
-        #expect(readLine(output) == "locked")
 
         // On another thread, so that a write waiting on the busy directory cannot hang the test.
         let returned = Locked(false)
