@@ -50,18 +50,42 @@ extension CloudKeyValueStore {
     /// Returns whether the write was accepted (also when the store held the value already).
     @discardableResult
     func write(_ value: DefaultsValue?, forKey key: String, skipping: Int?, alongside: () -> Void = {}) -> Bool {
+        switch prepare(value, forKey: key) {
+        case .failure(let refusal):
+            report(refusal, key: key)
+            return false
+        case .success(let prepared):
+            return commit(prepared, forKey: key, skipping: skipping, alongside: alongside)
+        }
+    }
+
+    /// `value` in the store's form (dates and data as JSON text) with its JSON text, encoded once for the
+    /// limits, the size and the upload; a value JSON cannot hold is refused.
+    func prepare(_ value: DefaultsValue?, forKey key: String) -> Result<CloudPreparedWrite, WriteRefusal> {
         let value = value.map(JSONRepresentation.normalize)
         if let value {
-            do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch {
-                core.report(error)
-                return false
-            }
+            do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch { return .failure(.invalid(error)) }
         }
-        let text = value.map(CloudValueText.encode)  // once: for the limits, the size and the upload
-        let size = text?.count
+        return .success(CloudPreparedWrite(value: value, text: value.map(CloudValueText.encode)))
+    }
+
+    /// Why the store would refuse `prepared` under `key` now (past ``limits``); `nil` when it fits. The
+    /// limits are checked again when it is committed.
+    func refusal(of prepared: CloudPreparedWrite, forKey key: String) -> WriteRefusal? {
+        guard prepared.value != nil else { return nil }
+        return core.state.withLock { state in
+            core.limits.violation(key: key, valueBytes: prepared.text?.count, sizes: state.sizes).map(WriteRefusal.overLimits)
+        }
+    }
+
+    /// Writes a prepared value: under the store's lock, the limits, `alongside`, memory, the pending upload
+    /// and the announcement to this process's objects; then wakes the upload and the local copy's saver.
+    /// Returns whether the write was accepted (also when the store held the value already).
+    func commit(_ prepared: CloudPreparedWrite, forKey key: String, skipping: Int?, alongside: () -> Void) -> Bool {
+        let (value, text) = (prepared.value, prepared.text)
         let syncs = sync != nil
         let refusal = core.state.withLock { state -> String?? in
-            if value != nil, let why = core.limits.violation(key: key, valueBytes: size, sizes: state.sizes) { return .some(why) }
+            if value != nil, let why = core.limits.violation(key: key, valueBytes: text?.count, sizes: state.sizes) { return .some(why) }
             alongside()
             if state.values[key] == value { return .some(nil) }  // nothing to do
             state.setValue(value, forKey: key, text: text)
@@ -83,17 +107,6 @@ extension CloudKeyValueStore {
             sync?.control.wake()  // the upload does not wait for the local copy: both start now
             core.persist()
             return true
-        }
-    }
-
-    /// Why the store would refuse `value` (already in the store's form) under `key` now: a value JSON
-    /// cannot hold, or a write past ``limits``; `nil` when it fits. Checked again when the value is written.
-    func refusal(of value: DefaultsValue?, forKey key: String) -> WriteRefusal? {
-        guard let value else { return nil }
-        do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch { return .invalid(error) }
-        let size = CloudValueText.encode(value).count
-        return core.state.withLock { state in
-            core.limits.violation(key: key, valueBytes: size, sizes: state.sizes).map(WriteRefusal.overLimits)
         }
     }
 
@@ -139,6 +152,15 @@ extension CloudKeyValueStore {
 
     /// Removes `key`.
     public func removeObject(forKey key: String) { set(DefaultsValue?.none, forKey: key) }
+}
+
+/// A value checked and encoded for a cloud write (``CloudKeyValueStore/prepare(_:forKey:)``).
+@usableFromInline
+struct CloudPreparedWrite {
+    /// The value in the store's form; `nil` removes the key.
+    @usableFromInline let value: DefaultsValue?
+    /// Its JSON text, as stored in etcd; `nil` for a removal.
+    let text: Data?
 }
 
 /// Why a cloud store refuses a write.

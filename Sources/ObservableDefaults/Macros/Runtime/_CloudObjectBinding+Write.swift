@@ -30,7 +30,8 @@ extension _CloudObjectBinding {
             Self.reportUnencodable(Value.self, error, to: target)
             return
         }
-        guard let stored = Self.accepted(encoded, by: target) else { return }
+        guard let prepared = Self.accepted(encoded, by: target) else { return }
+        let stored = prepared.value
         let next = stored == nil
             ? Self.fallback(slot, in: target) : _DefaultsSlot<Value>.State(value: newValue, stored: stored)
         let old = slot.snapshot
@@ -41,7 +42,7 @@ extension _CloudObjectBinding {
             registrar.willSet(host, keyPath: keyPath)
         }
         // Refused only when another write filled the store since `accepted`; then nothing changed.
-        let written = Self.write(stored, to: target) {
+        let written = Self.write(prepared, to: target) {
             if copyChanges { slot.store(next) }
         }
         if copyChanges {
@@ -74,16 +75,18 @@ extension _CloudObjectBinding {
             .unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: target.fullKey))
     }
 
-    /// `stored` in the store's form (dates and data as JSON text) when the store accepts it now (`.some`),
-    /// else `nil` after reporting the refusal as the store's `set` does.
+    /// `stored` prepared for the store (in its form, encoded once) when the store accepts it now, else `nil`
+    /// after reporting the refusal as the store's `set` does.
     @usableFromInline
-    static func accepted(_ stored: DefaultsValue?, by target: CloudWriteTarget) -> DefaultsValue?? {
-        let stored = stored.map(JSONRepresentation.normalize)
-        if let refusal = target.store.refusal(of: stored, forKey: target.fullKey) {
+    static func accepted(_ stored: DefaultsValue?, by target: CloudWriteTarget) -> CloudPreparedWrite? {
+        let checked = target.store.prepare(stored, forKey: target.fullKey)
+            .flatMap { prepared in target.store.refusal(of: prepared, forKey: target.fullKey).map { .failure($0) } ?? .success(prepared) }
+        switch checked {
+        case .success(let prepared): return prepared
+        case .failure(let refusal):
             target.store.report(refusal, key: target.fullKey)
             return nil
         }
-        return .some(stored)
     }
 
     /// What the property reads when its key is absent: the declaration default.
@@ -95,8 +98,8 @@ extension _CloudObjectBinding {
     /// Writes the key through the store (running `alongside` under its lock when accepted) and, with
     /// `syncImmediately`, asks it to upload now. Returns whether the write was accepted.
     @usableFromInline
-    static func write(_ stored: DefaultsValue?, to target: CloudWriteTarget, alongside: () -> Void) -> Bool {
-        let written = target.store.write(stored, forKey: target.fullKey, skipping: target.skippedObserver, alongside: alongside)
+    static func write(_ prepared: CloudPreparedWrite, to target: CloudWriteTarget, alongside: () -> Void) -> Bool {
+        let written = target.store.commit(prepared, forKey: target.fullKey, skipping: target.skippedObserver, alongside: alongside)
         if written, target.syncImmediately { target.store.uploadNow() }
         return written
     }
