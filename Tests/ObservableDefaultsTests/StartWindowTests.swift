@@ -75,8 +75,8 @@ private final class WindowChange: Sendable {
     /// A random key prefix, so the window of one test never holds another test's load.
     let prefix = "w\(UInt32.random(in: 0 ... .max))."
 
-    /// Another handle on the same file writes the key while the object's load waits between reading the
-    /// old value and storing it.
+    /// Another handle on the same file (in this process: the same storage, which tells observers at once)
+    /// writes the key while the object's load waits between reading the old value and storing it.
     @Test func changeFromAnotherHandleInTheWindowWins() throws {
         let url = directory.file("handle.json")
         let writer = try DefaultsSuite(fileURL: url)
@@ -95,11 +95,15 @@ private final class WindowChange: Sendable {
     }
 
     /// A child process writes the file while the object's load waits: the watcher applies the change.
+    /// The file is watched already (someone else observes it), so the watcher takes the change in while
+    /// the load waits, and nothing re-reads the file when the object registers.
     @Test func changeFromAnotherProcessInTheWindowWins() throws {
         let url = directory.file("process.json")
         let writer = try DefaultsSuite(fileURL: url)
         writer.set(2, forKey: prefix + "level")
         try writer.flush()
+        let otherObserver = writer.observe(scope: .allProcesses) { _ in }
+        defer { otherObserver.cancel() }
         let log = StartWindowLog()
         let key = prefix + "level"
         let window = WindowChange(fullKey: key) {
