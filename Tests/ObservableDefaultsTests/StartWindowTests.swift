@@ -25,16 +25,34 @@ final class StartWindowSettings: Sendable {
     var marker = 0
     @Ignore let log: StartWindowLog
 
-    init(suite: DefaultsSuite, prefix: String, log: StartWindowLog) {
+    init(suite: DefaultsSuite, prefix: String, log: StartWindowLog, ignoreExternalChanges: Bool = false) {
         self.log = log
         _userDefaults = suite
         _prefix = prefix
+        _isExternalNotificationDisabled = ignoreExternalChanges
         observerStarter()
     }
 }
 
 @ObservableCloud(autoInit: false)
 final class StartWindowCloudModel: Sendable {
+    var level = 1 {
+        willSet { log.append("willSet \(newValue)") }
+        didSet { log.append("didSet \(level)") }
+    }
+    var marker = 0
+    let log: StartWindowLog
+
+    init(store: CloudKeyValueStore, prefix: String, log: StartWindowLog) {
+        self.log = log
+        _cloudStore = store
+        _prefix = prefix
+        _cloudObserver = CloudObservation(host: self, prefix: _prefix)
+    }
+}
+
+@ObservableCloud(autoInit: false)
+@MainActor final class StartWindowMainActorModel {
     var level = 1 {
         willSet { log.append("willSet \(newValue)") }
         didSet { log.append("didSet \(level)") }
@@ -134,6 +152,23 @@ private final class WindowChange: Sendable {
         #expect(log.events.isEmpty, "the object never showed another value")
     }
 
+    /// With `ignoreExternalChanges` the change in the window updates the copy silently, and the load keeps it.
+    @Test func silentChangeInTheWindowWins() throws {
+        let url = directory.file("silent.json")
+        let writer = try DefaultsSuite(fileURL: url)
+        writer.set(2, forKey: prefix + "level")
+        let log = StartWindowLog()
+        let window = WindowChange(fullKey: prefix + "level") {
+            writer.set(3, forKey: self.prefix + "level")
+        }
+        let settings = StartWindowSettings(
+            suite: try DefaultsSuite(fileURL: url), prefix: prefix, log: log, ignoreExternalChanges: true)
+        #expect(window.runs == 1)
+        #expect(settings.level == 3)
+        try expectNoFurtherNotification(settings, log: log, writer: writer)
+        #expect(log.events.isEmpty)
+    }
+
     /// Observers hear nothing more: a later change of another key arrives (changes are delivered in order)
     /// while `level` stays as it is and Observation hears nothing of it.
     private func expectNoFurtherNotification(_ settings: StartWindowSettings, log: StartWindowLog, writer: DefaultsSuite) throws {
@@ -197,6 +232,26 @@ private final class WindowChange: Sendable {
         #expect(model.level == 1)
         try expectNoFurtherNotification(model, log: log)
         #expect(log.events.isEmpty, "the object never showed another value")
+    }
+
+    /// A main-actor object starting on the main actor: the change in the window is queued for the main
+    /// actor, so the load stores the value it read and the change follows it, told once.
+    @MainActor @Test func mainActorObjectTakesTheChangeAfterStartingOnce() async throws {
+        try store.simulateExternalChange([prefix + "level": .integer(2)])
+        let log = StartWindowLog()
+        let window = WindowChange(fullKey: prefix + "level") { [store, prefix] in
+            try? store.simulateExternalChange([prefix + "level": .integer(3)])
+            store.settle()
+        }
+        let model = StartWindowMainActorModel(store: store, prefix: prefix, log: log)
+        #expect(window.runs == 1)
+        #expect(await eventuallyOnMain { model.level == 3 })
+        let flag = trackCloud { _ = model.level }
+        try store.simulateExternalChange([prefix + "marker": .integer(7)])
+        #expect(await eventuallyOnMain { model.marker == 7 })
+        #expect(model.level == 3)
+        #expect(!flag.fired)
+        #expect(log.events == ["willSet 3", "didSet 3"])
     }
 
     /// Observers hear nothing more: a later change of another key has been delivered (in order) while
