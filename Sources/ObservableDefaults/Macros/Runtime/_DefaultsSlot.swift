@@ -19,8 +19,9 @@ public final class _DefaultsSlot<Value> {
         @usableFromInline var value: Value
         /// The stored form of `value` (`nil`: no key / not encodable).
         @usableFromInline var stored: DefaultsValue?
-        /// Counts the times the copy was set or confirmed (`store(_:)`, `snapshot(unlessHolding:)`); a start-up load stores its value only when it has not
-        /// moved since the load began reading. Kept by the slot: a new state's own count is ignored.
+        /// Counts the times the copy was set or confirmed (`store(_:)`, `snapshot(unlessHolding:)`): a
+        /// start-up load stores its value only when the count has not moved since the load began reading.
+        /// Kept by the slot: a new state's own count is ignored.
         @usableFromInline var revision: UInt64 = 0
 
         @usableFromInline init(value: Value, stored: DefaultsValue?) {

@@ -24,6 +24,7 @@ enum _ObjectStart {
     ///   - install: Records full key → properties in the binding, before anything can be announced.
     ///   - observe: Registers the binding's observer for exactly these full keys; not called without any.
     /// - Returns: what `observe` returned, or `nil` when there is no property.
+    @discardableResult
     static func start<Property: _StartingProperty, Observation>(
         _ properties: [Property], prefix: String, source: Property.Source,
         install: ([String: [Property]]) -> Void, observe: (Set<String>) -> Observation
