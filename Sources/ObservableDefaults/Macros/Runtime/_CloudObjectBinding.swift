@@ -137,9 +137,10 @@ public final class _CloudObjectBinding: Sendable {
 
     // MARK: - Start
 
-    /// Loads every property from the store's memory (its value, else the declaration default) and observes
-    /// the store for exactly the object's full keys (prefix + key): changes from elsewhere and writes of
-    /// others in this process through the same store.
+    /// Observes the store for exactly the object's full keys (prefix + key) — changes from elsewhere and
+    /// writes of others in this process through the same store — and loads every property from the store's
+    /// memory (its value, else the declaration default); see `_ObjectStart`: a change made meanwhile is
+    /// neither missed nor overwritten by an older value.
     ///
     /// `isolation` is the caller's (`#isolation` in the generated code): when it is the main actor, changes
     /// are applied on the main actor. Returns the observation (`CloudObservation` keeps it; releasing it
@@ -147,28 +148,22 @@ public final class _CloudObjectBinding: Sendable {
     public func start(_ list: _CloudPropertyList, isolation: (any Actor)? = nil) -> DefaultsObservation? {
         let onMainActor = isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } ?? false
         let (store, prefix) = target
-        var updaters: [String: [_CloudPropertyBinding]] = [:]
-        for property in list.properties {
-            updaters[prefix + property.key, default: []].append(property)
-        }
-        state.withLock { state in
-            state.updaters = updaters
-            state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
-            state.appliesOnMainActor = onMainActor
-            state.observerToken = nil
-        }
-        guard !updaters.isEmpty else { return nil }
-        // Observing before loading: a change arriving meanwhile is applied after the load or finds it done.
-        let core = store.core
-        let token = core.addObserver(.init(
-            filter: DefaultsKeyFilter(keys: Set(updaters.keys), prefix: nil),
-            handler: { [weak self] change in self?.handle(change) },
-            hearsLocalWrites: true))
-        state.withLock { $0.observerToken = token }
-        for (fullKey, properties) in updaters {
-            for property in properties { property.load(store, fullKey) }
-        }
-        return DefaultsObservation { core.removeObserver(token) }
+        return _ObjectStart.start(list.properties, prefix: prefix, source: store, install: { updaters in
+            state.withLock { state in
+                state.updaters = updaters
+                state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
+                state.appliesOnMainActor = onMainActor
+                state.observerToken = nil
+            }
+        }, observe: { keys in
+            let core = store.core
+            let token = core.addObserver(.init(
+                filter: DefaultsKeyFilter(keys: keys, prefix: nil),
+                handler: { [weak self] change in self?.handle(change) },
+                hearsLocalWrites: true))
+            state.withLock { $0.observerToken = token }
+            return DefaultsObservation { core.removeObserver(token) }
+        })
     }
 
     /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys).

@@ -96,7 +96,8 @@ public final class _DefaultsObjectBinding: Sendable {
 
     // MARK: - Start
 
-    /// Loads every property from the suite and starts observing it.
+    /// Starts observing the suite for the object's keys and loads every property from it (`_ObjectStart`:
+    /// a change made meanwhile is neither missed nor overwritten by an older value).
     ///
     /// With `ignoreExternalChanges`, and for the properties whose key paths are in `ignoring`, changes made
     /// elsewhere still update the copy (a read always returns the current value) but are not reported to
@@ -106,34 +107,33 @@ public final class _DefaultsObjectBinding: Sendable {
     public func start(_ list: _DefaultsPropertyList, ignoring: [AnyKeyPath], isolation: (any Actor)? = nil) {
         let onMainActor = isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } ?? false
         let (suite, prefix) = target
-        let ignoreExternal = state.withLock { $0.ignoreExternalChanges }
-        var updaters: [String: [_DefaultsPropertyBinding]] = [:]
-        for var property in list.properties {
-            let fullKey = prefix + property.key
-            property.load(suite, fullKey)
+        let (ignoreExternal, limit) = state.withLock { ($0.ignoreExternalChanges, $0.limitToInstance) }
+        let properties = list.properties.map { property in
+            var property = property
             property.silent = ignoreExternal || ignoring.contains(property.keyPath)
-            updaters[fullKey, default: []].append(property)
+            return property
         }
-        let limit = state.withLock { state in
-            state.updaters = updaters
-            state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
-            state.appliesOnMainActor = onMainActor
-            state.observation?.cancel()
-            state.observation = nil
-            state.observerToken = nil
-            return state.limitToInstance
-        }
-        guard !updaters.isEmpty else { return }
-        // Added to the storage directly (not with `observe`) to learn the token the object's writes skip.
-        let storage = suite.storage
-        let token = storage.addObserver(.init(
-            filter: DefaultsKeyFilter(keys: Set(updaters.keys), prefix: nil), scope: limit ? .thisProcess : .allProcesses,
-            handler: { [weak self] change in self?.handle(change) }))
-        let observation = DefaultsObservation { storage.removeObserver(token) }
-        state.withLock { state in
-            state.observation = observation
-            state.observerToken = token
-        }
+        _ObjectStart.start(properties, prefix: prefix, source: suite, install: { updaters in
+            state.withLock { state in
+                state.updaters = updaters
+                state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
+                state.appliesOnMainActor = onMainActor
+                state.observation?.cancel()
+                state.observation = nil
+                state.observerToken = nil
+            }
+        }, observe: { keys in
+            // Added to the storage directly (not with `observe`) to learn the token the object's writes skip.
+            let storage = suite.storage
+            let token = storage.addObserver(.init(
+                filter: DefaultsKeyFilter(keys: keys, prefix: nil), scope: limit ? .thisProcess : .allProcesses,
+                handler: { [weak self] change in self?.handle(change) }))
+            let observation = DefaultsObservation { storage.removeObserver(token) }
+            state.withLock { state in
+                state.observation = observation
+                state.observerToken = token
+            }
+        })
     }
 
     /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys). Silent

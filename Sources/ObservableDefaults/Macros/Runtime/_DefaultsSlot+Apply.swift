@@ -18,8 +18,7 @@ extension _DefaultsSlot {
         var basis = source.storedValue(forKey: fullKey)
         while true {
             guard let resolved = resolve(basis, in: source, fullKey: fullKey, keepingOnMismatch: true) else { return }
-            let old = snapshot
-            if old.stored == resolved.stored { return }
+            guard let old = snapshot(unlessHolding: resolved) else { return }
             willSet?(host, resolved.value)
             store(resolved)
             registrar.withMutation(of: host, keyPath: keyPath) {}

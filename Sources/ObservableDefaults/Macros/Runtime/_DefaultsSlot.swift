@@ -19,6 +19,10 @@ public final class _DefaultsSlot<Value> {
         @usableFromInline var value: Value
         /// The stored form of `value` (`nil`: no key / not encodable).
         @usableFromInline var stored: DefaultsValue?
+        /// Counts the times the copy was set or confirmed (`store(_:)`, `snapshot(unlessHolding:)`): a
+        /// start-up load stores its value only when the count has not moved since the load began reading.
+        /// Kept by the slot: a new state's own count is ignored.
+        @usableFromInline var revision: UInt64 = 0
 
         @usableFromInline init(value: Value, stored: DefaultsValue?) {
             self.value = value
@@ -41,16 +45,46 @@ public final class _DefaultsSlot<Value> {
     var snapshot: State { state.withLock { $0 } }
 
     func store(_ value: Value, stored: DefaultsValue?) {
-        state.withLock { $0 = State(value: value, stored: stored) }
+        store(State(value: value, stored: stored))
     }
 
-    /// Sets the copy to what the source holds for `fullKey`, without notifying anyone (start-up).
+    /// Sets the copy to what the source holds for `fullKey`, without notifying anyone (start-up), unless a
+    /// change reached the copy meanwhile.
+    ///
+    /// The object's observer is registered before the load (see `_ObjectStart`), so a change made after the
+    /// load read the source is applied to the copy; storing the older value read here after it would keep
+    /// the copy stale until the key changes again. So the value is stored only when the copy's revision has
+    /// not moved since before the read: a change applied meanwhile (or found equal to the copy) wins.
     func load(from source: some _DefaultsValueSource, fullKey: String) {
-        store(resolve(in: source, fullKey: fullKey, keepingOnMismatch: false)!)
+        let revision = state.withLock { $0.revision }
+        let loaded = resolve(in: source, fullKey: fullKey, keepingOnMismatch: false)!
+        _StartWindow.pause(fullKey: fullKey)
+        state.withLock { current in
+            guard current.revision == revision else { return }
+            current = loaded
+            current.revision = revision &+ 1
+        }
     }
 
+    /// Replaces the copy (its value and stored form) and counts a revision.
     @inlinable
-    func store(_ next: State) { state.withLock { $0 = next } }
+    func store(_ next: State) {
+        state.withLock { current in
+            let revision = current.revision
+            current = next
+            current.revision = revision &+ 1
+        }
+    }
+
+    /// The copy, unless its stored form already is `next`'s: then the copy is confirmed as current (a
+    /// revision is counted, so a start-up load under way keeps it) and the result is `nil`.
+    func snapshot(unlessHolding next: State) -> State? {
+        state.withLock { current in
+            guard current.stored == next.stored else { return current }
+            current.revision &+= 1
+            return nil
+        }
+    }
 
     /// Takes what the source now holds for `fullKey`, without notifying anyone; a value of the wrong type
     /// is reported and the copy kept.
