@@ -222,3 +222,23 @@ import Glibc
         #expect(secure != CloudStateDirectory.localCopyName(endpoints: [URL(string: "https://10.0.0.1:2380")!, URL(string: "https://b:2379")!], namespace: "fleet"))
     }
 }
+
+/// Writing through TLS to a member that died: an error, not SIGPIPE (OpenSSL sends without `MSG_NOSIGNAL`).
+@Suite(.serialized, EtcdCluster.required) struct EtcdTLSBrokenPipeTests {
+    @Test func writingToAKilledTLSMemberIsAnErrorAndTheProcessLives() throws {
+        let node = try EtcdCluster(members: 1, tls: EtcdTLSTests.server)
+        let url = node.endpoints[0].appendingPathComponent("/v3/kv/put")
+        var connection = try EtcdHTTP.Connection.open(url: url, timeout: 2, transport: EtcdTransport(EtcdTLS(caFile: EtcdTLSTests.ca))).get()
+        defer { connection.close() }
+        node.kill(0)
+        let large = Data(repeating: UInt8(ascii: "x"), count: 1 << 20)
+        var failure: EtcdHTTP.Failure?
+        // The first writes may still land in the socket buffer, the first failure may be a reset: writing
+        // on after it is what raises SIGPIPE.
+        for _ in 0..<20 {
+            do throws(EtcdHTTP.Failure) { try connection.send(large) } catch { failure = failure ?? error }
+        }
+        let text = try #require(failure?.text)
+        #expect(text.hasPrefix("sending the request failed:"), "\(text)")
+    }
+}
