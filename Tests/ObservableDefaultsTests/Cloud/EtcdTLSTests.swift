@@ -167,6 +167,28 @@ import Glibc
         #expect(pool.reuses.withLock { $0 } == 1)
     }
 
+    @Test func aHungWatchedTLSMemberIsFoundByProbingAndTheWatchMovesOn() throws {
+        let cluster = try EtcdCluster(members: 3, tls: Self.server)
+        let namespace = freshNamespace()
+        let watcher = try machine(cluster.endpoints, namespace, "watcher", tls: EtcdTLS(caFile: Self.ca))
+        let writer = try machine([cluster.endpoints[1], cluster.endpoints[2]], namespace, "writer", tls: EtcdTLS(caFile: Self.ca))
+        #expect(watcher.synchronize() && writer.synchronize())
+        let recorder = CloudRecorder()
+        let errors = CloudErrorRecorder()
+        let observations = [watcher.observe { recorder.record($0) }, watcher.observeErrors { errors.record($0) }]
+        defer { observations.forEach { $0.cancel() } }
+
+        cluster.pause(0)  // SIGSTOP: the TLS stream stays open and silent
+        defer { cluster.pause(0, resume: true) }
+        let pausedAt = ContinuousClock.now
+        writer.set("after the hang", forKey: "k")
+        #expect(writer.synchronize(timeout: 20))
+        #expect(recorder.waitFor(key: "k", timeout: .seconds(20)))
+        print("cloud hung-member gap over TLS: \(ContinuousClock.now - pausedAt) from SIGSTOP of the watched member to the value")
+        #expect(watcher.string(forKey: "k") == "after the hang")
+        #expect(errors.errors.contains { $0.message.contains("does not answer") })
+    }
+
     @Test func withoutTheTLSLibraryHTTPSFailsNamingTheLibraryAndPackageAndHTTPStillWorks() throws {
         let missing = TLSLibrary.load(ssl: "libssl-missing-for-test.so.3")
         guard case .failure(let why) = missing else { Issue.record("a library that does not exist was loaded"); return }
