@@ -6,11 +6,12 @@ import Foundation
 /// unreadable CA file) every `https` connection fails with its reason; `http` ones are unaffected.
 final class EtcdTransport: Sendable {
     private let settings: EtcdTLS
-    private let library: Result<TLSLibrary, TLSError>
+    /// `nil`: ``TLSLibrary/shared``, loaded only when the first `https` connection needs it.
+    private let library: Result<TLSLibrary, TLSError>?
     private let context = Locked<Result<TLSContext, TLSError>?>(nil)
 
     /// A transport using `settings` for `https` endpoints, through `library` (tests pass one that failed).
-    init(_ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError> = TLSLibrary.shared) {
+    init(_ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError>? = nil) {
         self.settings = settings
         self.library = library
     }
@@ -35,7 +36,7 @@ final class EtcdTransport: Sendable {
             let made = Result { () throws(TLSError) in
                 try TLSContext(
                     caFile: settings.caFile?.path, certificateFile: settings.clientCertificateFile?.path,
-                    keyFile: settings.clientKeyFile?.path, loaded: library)
+                    keyFile: settings.clientKeyFile?.path, loaded: library ?? TLSLibrary.shared)
             }
             context = made
             return made
