@@ -189,6 +189,38 @@ import Glibc
         #expect(errors.errors.contains { $0.message.contains("does not answer") })
     }
 
+    /// 40 writes, one at a time, from one store to another over TLS and, on the same member's plain port,
+    /// without: every value arrives, in order, both ways. Prints the latencies side by side.
+    @Test func propagationOverTLSDeliversEveryValueInOrderBesideThePlainPort() throws {
+        let node = try EtcdCluster(members: 1, tls: Self.server)
+        var medians: [String: Duration] = [:]
+        for (mode, endpoint) in [("TLS", node.endpoints[0]), ("plain", node.plainEndpoints[0])] {
+            let namespace = freshNamespace()
+            let writer = try machine([endpoint], namespace, "writer-\(mode)", tls: EtcdTLS(caFile: Self.ca))
+            let observer = try machine([endpoint], namespace, "observer-\(mode)", tls: EtcdTLS(caFile: Self.ca))
+            #expect(writer.synchronize() && observer.synchronize())
+            let arrivals = Locked<[(value: Int64, at: ContinuousClock.Instant)]>([])
+            let observation = observer.observe(keys: ["v"]) { _ in
+                let value = observer.longLong(forKey: "v")
+                arrivals.withLock { $0.append((value, .now)) }
+            }
+            defer { observation.cancel() }
+            var latencies: [Duration] = []
+            for value in Int64(1)...40 {
+                let written = ContinuousClock.now
+                writer.set(value, forKey: "v")
+                #expect(eventually(timeout: .seconds(5)) { arrivals.withLock { $0.last?.value == value } }, "\(mode): \(value) did not arrive")
+                if let arrived = arrivals.withLock({ $0.last(where: { $0.value == value })?.at }) { latencies.append(arrived - written) }
+            }
+            #expect(arrivals.withLock { $0.map(\.value) } == Array(1...40), "\(mode): not every value, or not in order")
+            latencies.sort()
+            guard !latencies.isEmpty else { continue }
+            medians[mode] = latencies[latencies.count / 2]
+            print("cloud propagation over \(mode): p50 \(latencies[latencies.count / 2]), p90 \(latencies[latencies.count * 9 / 10]), max \(latencies.last!) (40 writes, store → store, one member)")
+        }
+        #expect(medians.count == 2)
+    }
+
     @Test func withoutTheTLSLibraryHTTPSFailsNamingTheLibraryAndPackageAndHTTPStillWorks() throws {
         let missing = TLSLibrary.load(ssl: "libssl-missing-for-test.so.3")
         guard case .failure(let why) = missing else { Issue.record("a library that does not exist was loaded"); return }
