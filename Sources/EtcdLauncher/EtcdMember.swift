@@ -5,6 +5,24 @@ import Synchronization
 import Glibc
 #endif
 
+/// TLS on a member's client port (etcd's `--cert-file`/`--key-file`, all PEM); with `clientCA`, clients
+/// must present a certificate signed by it (`--client-cert-auth --trusted-ca-file`).
+public struct EtcdMemberTLS: Sendable {
+    /// The server certificate.
+    public let certificateFile: URL
+    /// The server certificate's private key.
+    public let keyFile: URL
+    /// The CA client certificates must chain to; `nil`: no client certificate is asked for.
+    public let clientCA: URL?
+
+    /// TLS settings for a member.
+    public init(certificateFile: URL, keyFile: URL, clientCA: URL? = nil) {
+        self.certificateFile = certificateFile
+        self.keyFile = keyFile
+        self.clientCA = clientCA
+    }
+}
+
 /// One etcd process's identity: its name, loopback client and peer URLs, and data directory.
 ///
 /// ``launch(cluster:token:executable:logFile:extraArguments:)`` starts it as a member of `cluster`; the
@@ -12,17 +30,25 @@ import Glibc
 public struct EtcdMember: Sendable {
     /// The member's name (`--name`).
     public let name: String
-    /// Where clients reach it (`http://127.0.0.1:PORT`).
+    /// Where clients reach it (`http://127.0.0.1:PORT`, `https://` with ``tls``).
     public let clientURL: URL
+    /// A plain `http` client URL for the harness's own requests (health, setup): ``clientURL`` without
+    /// TLS, a second listener on another port with TLS.
+    public let plainClientURL: URL
+    /// TLS on ``clientURL``, if any.
+    public let tls: EtcdMemberTLS?
     /// Where the other members reach it.
     public let peerURL: URL
     /// Its data directory (created by etcd).
     public let dataDirectory: URL
 
-    /// A member on two free loopback ports, with its data in `directory/name`.
-    public init(name: String, in directory: URL) {
+    /// A member on free loopback ports, with its data in `directory/name`; `tls` serves the client URL
+    /// over TLS (and adds the plain ``plainClientURL``).
+    public init(name: String, in directory: URL, tls: EtcdMemberTLS? = nil) {
         self.name = name
-        clientURL = URL(string: "http://127.0.0.1:\(freeLoopbackPort())")!
+        self.tls = tls
+        clientURL = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(freeLoopbackPort())")!
+        plainClientURL = tls == nil ? clientURL : URL(string: "http://127.0.0.1:\(freeLoopbackPort())")!
         peerURL = URL(string: "http://127.0.0.1:\(freeLoopbackPort())")!
         dataDirectory = directory.appendingPathComponent(name, isDirectory: true)
     }
@@ -33,15 +59,22 @@ public struct EtcdMember: Sendable {
         cluster: [EtcdMember], token: String, executable: URL, logFile: URL, extraArguments: [String] = []
     ) throws -> Process {
         let initialCluster = cluster.map { "\($0.name)=\($0.peerURL.absoluteString)" }.joined(separator: ",")
+        var listen = clientURL.absoluteString
+        var tlsArguments: [String] = []
+        if let tls {
+            listen += "," + plainClientURL.absoluteString
+            tlsArguments = ["--cert-file", tls.certificateFile.path, "--key-file", tls.keyFile.path]
+            if let clientCA = tls.clientCA { tlsArguments += ["--client-cert-auth", "--trusted-ca-file", clientCA.path] }
+        }
         let process = Process()
         process.executableURL = executable
         process.arguments = [
             "--name", name, "--data-dir", dataDirectory.path,
-            "--listen-client-urls", clientURL.absoluteString, "--advertise-client-urls", clientURL.absoluteString,
+            "--listen-client-urls", listen, "--advertise-client-urls", clientURL.absoluteString,
             "--listen-peer-urls", peerURL.absoluteString, "--initial-advertise-peer-urls", peerURL.absoluteString,
             "--initial-cluster", initialCluster, "--initial-cluster-state", "new", "--initial-cluster-token", token,
             "--logger", "zap", "--log-outputs", logFile.path,
-        ] + extraArguments
+        ] + tlsArguments + extraArguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -54,10 +87,10 @@ public struct EtcdMember: Sendable {
     public func waitUntilHealthy(timeout: Duration = .seconds(20)) -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         repeat {
-            if EtcdStatusProbe.hasLeader(clientURL) { return true }
+            if EtcdStatusProbe.hasLeader(plainClientURL) { return true }
             usleep(50_000)
         } while ContinuousClock.now < deadline
-        return EtcdStatusProbe.hasLeader(clientURL)
+        return EtcdStatusProbe.hasLeader(plainClientURL)
     }
 }
 

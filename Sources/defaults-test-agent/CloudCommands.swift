@@ -6,7 +6,8 @@ import ObservableDefaults
 func runCloudCommand(_ arguments: [String]) {
     let endpoints = arguments[0].split(separator: ",").compactMap { URL(string: String($0)) }
     let configuration = EtcdConfiguration(
-        endpoints: endpoints, namespace: arguments[1], stateDirectory: URL(fileURLWithPath: arguments[2]))
+        endpoints: endpoints, namespace: arguments[1], tls: EtcdTLS(environment: ProcessInfo.processInfo.environment),
+        stateDirectory: URL(fileURLWithPath: arguments[2]))
     let store: CloudKeyValueStore
     do { store = try CloudKeyValueStore(etcd: configuration) } catch { fail("\(error)") }
     let command = Array(arguments.dropFirst(3))

@@ -31,7 +31,8 @@
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
 //   defaults-test-agent cloud ENDPOINTS NAMESPACE STATE_DIR COMMAND…   an etcd CloudKeyValueStore (endpoints
-//                                                     comma-separated); COMMAND is one of: set KEY VALUE…
+//                                                     comma-separated; https ones use the TLS files of
+//                                                     $OBSERVABLE_DEFAULTS_CLOUD_CA/_CERT/_KEY); COMMAND is one of: set KEY VALUE…
 //                                                     (then synchronize; exit 3 if it failed), set-and-exit
 //                                                     KEY VALUE… (exit at once after the last set), write-series
 //                                                     PREFIX COUNT (PREFIXi = i for i < COUNT, each synchronized), watch

@@ -142,6 +142,7 @@ enum HelpText {
                    defaults cloud delete key
                    defaults cloud watch [key...] [--prefix p] [--json]
             Option: --cloud etcd://host:2379[,host2:2379]/namespace (default: $OBSERVABLE_DEFAULTS_CLOUD)
+                    etcds://… for TLS, with $OBSERVABLE_DEFAULTS_CLOUD_CA, _CERT and _KEY (PEM files)
 
             The cloud store (CloudKeyValueStore) of every machine configured with the same etcd address and
             namespace. Values use the same syntax and output as read and write (type flags, -array, -dict,

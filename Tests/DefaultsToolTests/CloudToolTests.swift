@@ -106,7 +106,7 @@ import Glibc
     }
 
     @Test func badAddressAndUnknownCloudVerb() throws {
-        let bad = try Built.run("defaults", ["cloud", "read", "--cloud", "http://x:1/n"], directory: nil)
+        let bad = try Built.run("defaults", ["cloud", "read", "--cloud", "ftp://x:1/n"], directory: nil)
         #expect(bad.status == 1 && bad.stderr.contains("is not a cloud address"), "\(bad)")
         let unknown = try Built.run("defaults", ["cloud", "list", "--cloud", "etcd://127.0.0.1:1/n"], directory: nil)
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown cloud verb 'list'"), "\(unknown)")

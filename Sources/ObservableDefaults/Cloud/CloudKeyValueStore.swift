@@ -82,7 +82,7 @@ public final class CloudKeyValueStore: Sendable {
         let stateDirectory = CloudStateDirectory.base(environment)
         guard let address = environment["OBSERVABLE_DEFAULTS_CLOUD"], !address.isEmpty else { return localOnly(directory: stateDirectory) }
         do {
-            var configuration = try EtcdConfiguration(url: address)
+            var configuration = try EtcdConfiguration(url: address, environment: environment)
             configuration.stateDirectory = stateDirectory
             return try CloudKeyValueStore(etcd: configuration)
         } catch {

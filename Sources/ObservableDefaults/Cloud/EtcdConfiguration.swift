@@ -3,8 +3,8 @@ import Foundation
 /// Where an etcd-backed ``CloudKeyValueStore`` syncs: the cluster's endpoints, the namespace (key prefix)
 /// its keys live under, optional credentials, and tuning.
 public struct EtcdConfiguration: Sendable, Equatable {
-    /// The members' client URLs (`http://host:2379`; TLS is not supported yet); tried in order, the next
-    /// one when a member cannot be reached.
+    /// The members' client URLs (`http://host:2379`, or `https://host:2379` for TLS, see ``tls``); tried in
+    /// order, the next one when a member cannot be reached.
     public var endpoints: [URL]
     /// The namespace: a key `k` is stored in etcd as `namespace/k`.
     public var namespace: String
@@ -12,6 +12,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
     public var user: String?
     /// The user's password.
     public var password: String?
+    /// How `https` endpoints are verified, and the client certificate to present.
+    public var tls: EtcdTLS
     /// The directory of the offline-first local copy (see ``CloudKeyValueStore``); `nil`: the default state
     /// directory (`$OBSERVABLE_DEFAULTS_STATE_DIRECTORY`, else `$XDG_STATE_HOME/observable-defaults`, else
     /// `~/.local/state/observable-defaults`).
@@ -26,7 +28,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
 
     /// Creates a configuration.
     public init(
-        endpoints: [URL], namespace: String, user: String? = nil, password: String? = nil,
+        endpoints: [URL], namespace: String, user: String? = nil, password: String? = nil, tls: EtcdTLS = EtcdTLS(),
         stateDirectory: URL? = nil, limits: CloudLimits = .iCloud, requestTimeout: TimeInterval = 3,
         probeInterval: TimeInterval = 1
     ) {
@@ -34,6 +36,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
         self.namespace = namespace
         self.user = user
         self.password = password
+        self.tls = tls
         self.stateDirectory = stateDirectory
         self.limits = limits
         self.requestTimeout = requestTimeout
@@ -41,14 +44,17 @@ public struct EtcdConfiguration: Sendable, Equatable {
     }
 
     /// Parses `etcd://host:2379,host2:2379/namespace`, the form of `$OBSERVABLE_DEFAULTS_CLOUD`;
-    /// `user:password@` may precede the hosts. (`etcds://`, TLS, is refused: not supported yet.)
-    public init(url text: String) throws(DefaultsError) {
+    /// `user:password@` may precede the hosts. `etcds://` or `https://` instead: the members serve TLS
+    /// (`http://` is the same as `etcd://`). The TLS files come from `environment`, see
+    /// ``EtcdTLS/init(environment:)``.
+    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(DefaultsError) {
         func bad(_ why: String) -> DefaultsError {
-            DefaultsError(.cloud, message: "'\(text)' is not a cloud address: \(why); expected etcd://host:port[,host:port…]/namespace")
+            DefaultsError(.cloud, message: "'\(text)' is not a cloud address: \(why); expected etcd://host:port[,host:port…]/namespace (etcds:// for TLS)")
         }
-        if text.hasPrefix("etcds://") { throw bad("TLS endpoints (etcds://) are not supported yet") }
-        guard text.hasPrefix("etcd://") else { throw bad("it does not start with etcd://") }
-        let scheme = "http"
+        let schemes = ["etcd://": "http", "http://": "http", "etcds://": "https", "https://": "https"]
+        guard let scheme = schemes.first(where: { text.hasPrefix($0.key) })?.value else {
+            throw bad("it does not start with etcd://, etcds://, http:// or https://")
+        }
         var rest = Substring(text.drop(while: { $0 != "/" }).dropFirst(2))
         guard let slash = rest.firstIndex(of: "/") else { throw bad("the namespace after the hosts is missing") }
         let namespace = String(rest[rest.index(after: slash)...])
@@ -69,7 +75,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
         }
         guard !endpoints.isEmpty else { throw bad("no host is given") }
         guard !namespace.isEmpty else { throw bad("the namespace is empty") }
-        self.init(endpoints: endpoints, namespace: namespace, user: user, password: password)
+        self.init(endpoints: endpoints, namespace: namespace, user: user, password: password, tls: EtcdTLS(environment: environment))
     }
 
     /// The etcd key prefix of this namespace (`namespace/`).
@@ -99,9 +105,16 @@ enum CloudStateDirectory {
     }
 
     /// The local copy's file for an endpoint set and namespace: readable prefix plus a stable hash, so a
-    /// different cluster address or namespace never reads another's copy.
+    /// different cluster address or namespace never reads another's copy. `https` counts as `http`: the
+    /// same members reached through TLS are the same cluster, so a store moved to TLS keeps its copy and
+    /// its unsent writes (and names stay as they were before TLS existed).
     static func localCopyName(endpoints: [URL], namespace: String) -> String {
-        let identity = endpoints.map(\.absoluteString).sorted().joined(separator: ",") + "\n" + namespace
+        let addresses = endpoints.map { endpoint in
+            guard endpoint.scheme == "https", var parts = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else { return endpoint.absoluteString }
+            parts.scheme = "http"
+            return parts.url?.absoluteString ?? endpoint.absoluteString
+        }
+        let identity = addresses.sorted().joined(separator: ",") + "\n" + namespace
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike Hasher
         for byte in identity.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         let readable = String(namespace.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }.prefix(60))

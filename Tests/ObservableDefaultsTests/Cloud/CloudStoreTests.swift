@@ -100,7 +100,7 @@ import Testing
         #expect(configuration.endpoints.map(\.absoluteString) == ["http://10.0.0.1:2379", "http://10.0.0.2:2379"])
         #expect(configuration.namespace == "fleet/web")
         #expect(configuration.user == "ops" && configuration.password == "s@cret")
-        for bad in ["http://h:1/ns", "etcd://h:1", "etcd://h/ns", "etcd://h:1/", "etcds://h:1/ns"] {
+        for bad in ["ftp://h:1/ns", "etcd://h:1", "etcd://h/ns", "etcd://h:1/", "etcds://h/ns", "etcd:/h:1/ns"] {
             #expect(throws: DefaultsError.self, "\(bad)") { try EtcdConfiguration(url: bad) }
         }
         #expect(throws: DefaultsError.self) { try CloudKeyValueStore(etcd: EtcdConfiguration(endpoints: [], namespace: "n")) }

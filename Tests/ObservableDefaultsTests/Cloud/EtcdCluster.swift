@@ -42,17 +42,21 @@ final class EtcdCluster: Sendable {
     private let directory: TemporaryDirectory
     private let processes: Locked<[Int: Process]>
 
-    /// The members' client URLs, in member order.
+    /// The members' client URLs, in member order (`https` with TLS).
     var endpoints: [URL] { members.map(\.clientURL) }
+    /// Plain `http` client URLs, in member order: the same as ``endpoints`` without TLS, a second
+    /// listener with it (for raw test requests that must not go through the code under test).
+    var plainEndpoints: [URL] { members.map(\.plainClientURL) }
 
-    /// Starts `members` members and waits (bounded) until every one reports a leader.
-    init(members count: Int, extraArguments: [String] = []) throws {
+    /// Starts `members` members and waits (bounded) until every one reports a leader; `tls` serves their
+    /// client URLs over TLS.
+    init(members count: Int, extraArguments: [String] = [], tls: EtcdMemberTLS? = nil) throws {
         guard let executable = Self.executable else {
             throw EtcdTestError("etcd is not installed and CI=true requires the cloud tests: \(Self.installCommand)")
         }
         let directory = TemporaryDirectory("etcd")
         self.directory = directory
-        members = (0..<count).map { Member(name: "m\($0)", in: directory.url) }
+        members = (0..<count).map { Member(name: "m\($0)", in: directory.url, tls: tls) }
         processes = Locked([:])
         generation = Locked(0)
         self.executable = executable

@@ -17,8 +17,13 @@ import Testing
 
 /// A blocking POST with a two-second timeout: the body as text when the answer was 200, else nil.
 /// (Through the library's socket client: `URLSession` on Linux crashes on etcd's error answers.)
-func synchronousPost(_ endpoint: URL, _ path: String, _ body: String, headers: [String: String] = [:]) throws -> String? {
-    guard case .answer(200, let data) = EtcdHTTP.post(url: endpoint.appendingPathComponent(path), body: Data(body.utf8), headers: headers, timeout: 2) else {
+/// `transport` reaches `https` endpoints (default: the system trust store only).
+func synchronousPost(
+    _ endpoint: URL, _ path: String, _ body: String, headers: [String: String] = [:], transport: EtcdTransport = EtcdTransport()
+) throws -> String? {
+    guard case .answer(200, let data) = EtcdHTTP.post(
+        url: endpoint.appendingPathComponent(path), body: Data(body.utf8), headers: headers, timeout: 2, transport: transport)
+    else {
         return nil
     }
     return String(decoding: data, as: UTF8.self)

@@ -8,9 +8,12 @@ final class EtcdClient: Sendable {
     private let state = Locked<(endpoint: Int, token: String?)>((0, nil))
     /// Kept-alive connections for ``send(_:_:authorized:timeout:)`` (probes and watches use their own).
     let connections = EtcdConnectionPool()
+    /// Plain or TLS, per endpoint; shared by requests, probes and watches.
+    let transport: EtcdTransport
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
+        transport = EtcdTransport(configuration.tls)
     }
 
     /// The endpoint requests and the watch use now.
@@ -59,7 +62,7 @@ final class EtcdClient: Sendable {
             let headers = authorized ? try authorizationHeaders() : [:]
             let outcome = EtcdHTTP.post(
                 url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
-                timeout: timeout ?? configuration.requestTimeout, pool: connections)
+                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections)
             switch outcome {
             case .unreachable(let why, let refused):
                 refusedEverywhere = refusedEverywhere && refused
@@ -102,7 +105,7 @@ final class EtcdClient: Sendable {
         let headers = (try? authorizationHeaders()) ?? [:]
         if case .answer(200, _) = EtcdHTTP.post(
             url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
-            headers: headers, timeout: timeout)
+            headers: headers, timeout: timeout, transport: transport)
         {
             return true
         }

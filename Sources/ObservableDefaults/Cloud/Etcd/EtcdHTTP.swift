@@ -6,9 +6,9 @@ import Glibc
 import Musl
 #endif
 
-/// A small HTTP/1.1 client over a plain socket, for etcd's JSON gateway: requests reuse a kept-alive
-/// connection per member (``EtcdConnectionPool``), a watch has its own; a body by length or chunked
-/// (trailers skipped), streamed as it arrives for watches.
+/// A small HTTP/1.1 client over a socket, plain or through TLS (``EtcdTransport``), for etcd's JSON
+/// gateway: requests reuse a kept-alive connection per member (``EtcdConnectionPool``), a watch has its
+/// own; a body by length or chunked (trailers skipped), streamed as it arrives for watches.
 ///
 /// Not `URLSession`: on Linux, FoundationNetworking stops the process ("Transfer completed, but there's
 /// no response") when an answer ends with HTTP trailers, which is how etcd's gateway sends every error
@@ -30,7 +30,9 @@ enum EtcdHTTP {
     /// the answer: then the request is sent once more on a new connection. That may repeat a request the
     /// member did carry out before closing; the store's writes are compare-and-swap transactions, whose
     /// repeat fails the comparison and returns the value written, which the store recognises as its own.
-    static func post(url: URL, body: Data, headers: [String: String], timeout: TimeInterval, pool: EtcdConnectionPool? = nil) -> Outcome {
+    static func post(
+        url: URL, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool? = nil
+    ) -> Outcome {
         let member = EtcdConnectionPool.member(of: url)
         if let pool, var connection = pool.take(member) {
             connection.setTimeouts(timeout)
@@ -44,7 +46,7 @@ enum EtcdHTTP {
             }
         }
         var connection: Connection
-        switch Connection.open(url: url, timeout: timeout) {
+        switch Connection.open(url: url, timeout: timeout, transport: transport) {
         case .success(let opened): connection = opened
         case .failure(let why): return .unreachable(why.text, refused: why.refused)
         }
@@ -77,11 +79,11 @@ enum EtcdHTTP {
     /// until it returns false, the body ends, or the connection breaks (the error, if any, is returned).
     /// `register` receives a function that aborts the stream from another thread.
     static func stream(
-        url: URL, body: Data, headers: [String: String], connectTimeout: TimeInterval,
+        url: URL, body: Data, headers: [String: String], connectTimeout: TimeInterval, transport: EtcdTransport,
         register: (@escaping @Sendable () -> Void) -> Void, onStatus: (Int) -> Void, onData: (Data) -> Bool
     ) -> String? {
         var connection: Connection
-        switch Connection.open(url: url, timeout: connectTimeout) {
+        switch Connection.open(url: url, timeout: connectTimeout, transport: transport) {
         case .success(let opened): connection = opened
         case .failure(let why): return why.text
         }
@@ -100,7 +102,7 @@ enum EtcdHTTP {
     }
 
     private static func request(url: URL, body: Data, headers: [String: String], keepAlive: Bool) -> Data {
-        var head = "POST \(url.path.isEmpty ? "/" : url.path) HTTP/1.1\r\nHost: \(url.host ?? "localhost"):\(url.port ?? 80)\r\n"
+        var head = "POST \(url.path.isEmpty ? "/" : url.path) HTTP/1.1\r\nHost: \(url.host ?? "localhost"):\(url.port ?? defaultPort(url))\r\n"
         head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nExpect: 100-continue\r\n"
         if !keepAlive { head += "Connection: close\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
@@ -108,6 +110,9 @@ enum EtcdHTTP {
         data.append(body)
         return data
     }
+
+    /// The port of `url` when it names none: 443 for `https`, else 80.
+    static func defaultPort(_ url: URL) -> Int { url.scheme == "https" ? 443 : 80 }
 
     struct Failure: Error {
         let text: String
@@ -123,9 +128,11 @@ enum EtcdHTTP {
         }
     }
 
-    /// One TCP connection with a read buffer.
+    /// One TCP connection, plain or through TLS, with a read buffer.
     struct Connection {
         let descriptor: Int32
+        /// The TLS layer of an `https` connection; `nil`: plain.
+        private var tls: TLSSession?
         private var buffer: [UInt8] = []
         private var position = 0
         /// Whether any byte arrived on this connection since the last ``send(_:)``.
@@ -135,14 +142,16 @@ enum EtcdHTTP {
 
         private init(descriptor: Int32) { self.descriptor = descriptor }
 
-        static func open(url: URL, timeout: TimeInterval) -> Result<Connection, Failure> {
-            guard url.scheme == "http", let host = url.host else {
-                return .failure(Failure("only http:// endpoints are supported, not \(url.absoluteString)"))
+        /// Connects to `url`'s member (`http` or `https`, through `transport`), bounded by `timeout`.
+        static func open(url: URL, timeout: TimeInterval, transport: EtcdTransport) -> Result<Connection, Failure> {
+            guard url.scheme == "http" || url.scheme == "https", let host = url.host else {
+                return .failure(Failure("only http:// and https:// endpoints are supported, not \(url.absoluteString)"))
             }
+            let port = url.port ?? defaultPort(url)
             var hints = addrinfo()
             hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
             var list: UnsafeMutablePointer<addrinfo>?
-            guard getaddrinfo(host, String(url.port ?? 80), &hints, &list) == 0, let list else {
+            guard getaddrinfo(host, String(port), &hints, &list) == 0, let list else {
                 return .failure(Failure("cannot resolve \(host)"))
             }
             defer { freeaddrinfo(list) }
@@ -156,12 +165,20 @@ enum EtcdHTTP {
                 connection.setTimeouts(timeout)  // the send timeout also bounds connect() on Linux
                 var one: Int32 = 1
                 setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                if connect(descriptor, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 { return .success(connection) }
+                if connect(descriptor, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 {
+                    do throws(Failure) {
+                        connection.tls = try transport.secure(descriptor, url: url)
+                        return .success(connection)
+                    } catch {
+                        Glibc.close(descriptor)
+                        return .failure(error)
+                    }
+                }
                 lastError = errno
                 Glibc.close(descriptor)
             }
             return .failure(Failure(
-                "cannot connect to \(host):\(url.port ?? 80): \(String(cString: strerror(lastError)))",
+                "cannot connect to \(host):\(port): \(String(cString: strerror(lastError)))",
                 refused: [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(lastError)))
         }
 
@@ -186,31 +203,48 @@ enum EtcdHTTP {
         mutating func send(_ data: Data) throws(Failure) {
             receivedBytes = false
             canBeReused = false
-            let sent = data.withUnsafeBytes { raw -> Bool in
+            let sent = data.withUnsafeBytes { raw -> Result<Void, Failure> in
                 var offset = 0
                 while offset < raw.count {
-                    let count = Glibc.send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                    if count < 0, errno == EINTR { continue }
-                    guard count > 0 else { return false }
-                    offset += count
+                    switch Result(catching: { () throws(Failure) in try sendSome(UnsafeRawBufferPointer(rebasing: raw[offset...])) }) {
+                    case .success(let count): offset += count
+                    case .failure(let failure): return .failure(failure)
+                    }
                 }
-                return true
+                return .success(())
             }
-            guard sent else { throw Failure("sending the request failed: \(String(cString: strerror(errno)))") }
+            try sent.get()
         }
 
-        /// Reads more bytes into the buffer; false at the end of the stream.
-        private mutating func fill() throws(Failure) -> Bool {
-            if position > 0, position == buffer.count { buffer.removeAll(keepingCapacity: true); position = 0 }
-            var chunk = [UInt8](repeating: 0, count: 16384)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-                if count > 0 {
-                    buffer.append(contentsOf: chunk[0..<count])
-                    receivedBytes = true
-                    return true
+        /// Sends some of `bytes` (at least one) over the socket or its TLS layer; returns how many.
+        private func sendSome(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> Int {
+            if let tls {
+                do throws(TLSError) { return try tls.write(bytes) } catch {
+                    var failure = Failure("sending the request failed: \(error.text)")
+                    failure.timedOut = error.timedOut
+                    throw failure
                 }
-                if count == 0 { return false }
+            }
+            while true {
+                let count = Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+                if count > 0 { return count }
+                if count < 0, errno == EINTR { continue }
+                throw Failure("sending the request failed: \(String(cString: strerror(errno)))")
+            }
+        }
+
+        /// Receives into `chunk` over the socket or its TLS layer; returns how many bytes, 0 at the end.
+        private func receiveSome(_ chunk: UnsafeMutableRawBufferPointer) throws(Failure) -> Int {
+            if let tls {
+                do throws(TLSError) { return try tls.read(into: chunk) } catch {
+                    var failure = Failure(error.timedOut ? error.text : "the connection broke: \(error.text)")
+                    failure.timedOut = error.timedOut
+                    throw failure
+                }
+            }
+            while true {
+                let count = recv(descriptor, chunk.baseAddress, chunk.count, 0)
+                if count >= 0 { return count }
                 if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK {
                     var failure = Failure("no answer within the timeout")
@@ -221,6 +255,17 @@ enum EtcdHTTP {
             }
         }
 
+        /// Reads more bytes into the buffer; false at the end of the stream.
+        private mutating func fill() throws(Failure) -> Bool {
+            if position > 0, position == buffer.count { buffer.removeAll(keepingCapacity: true); position = 0 }
+            var chunk = [UInt8](repeating: 0, count: 16384)
+            let count = try chunk.withUnsafeMutableBytes { chunk in Result { () throws(Failure) in try receiveSome(chunk) } }.get()
+            guard count > 0 else { return false }
+            buffer.append(contentsOf: chunk[0..<count])
+            receivedBytes = true
+            return true
+        }
+
         private mutating func readLine() throws(Failure) -> String {
             while true {
                 if let end = buffer[position...].firstIndex(of: UInt8(ascii: "\n")) {
@@ -229,8 +274,15 @@ enum EtcdHTTP {
                     position = end + 1
                     return String(decoding: line, as: UTF8.self)
                 }
-                guard try fill() else { throw Failure("the connection closed in the middle of the answer") }
+                guard try fill() else { throw closedFailure }
             }
+        }
+
+        /// The connection ended before the answer did; with no answer at all on a plain connection, the
+        /// member may serve TLS (etcd closes a plain request to its TLS port without a word).
+        private var closedFailure: Failure {
+            guard !receivedBytes else { return Failure("the connection closed in the middle of the answer") }
+            return Failure("the connection closed without an answer" + (tls == nil ? " (if the member serves TLS, its endpoint must be https://)" : ""))
         }
 
         private var headers: [String: String] = [:]
@@ -299,14 +351,14 @@ enum EtcdHTTP {
     }
 }
 
-/// Idle kept-alive connections, at most one per member (`host:port`), for requests that follow each other.
+/// Idle kept-alive connections, at most one per member (`scheme://host:port`), for requests that follow each other.
 /// A connection is taken out for one request and put back when its answer was read completely.
 final class EtcdConnectionPool: Sendable {
     private let idle = Locked<[String: EtcdHTTP.Connection]>([:])
     /// How many requests went over a connection kept from an earlier one (for tests).
     let reuses = Locked(0)
 
-    static func member(of url: URL) -> String { "\(url.host ?? ""):\(url.port ?? 80)" }
+    static func member(of url: URL) -> String { "\(url.scheme ?? "http")://\(url.host ?? ""):\(url.port ?? EtcdHTTP.defaultPort(url))" }
 
     func take(_ member: String) -> EtcdHTTP.Connection? {
         let connection = idle.withLock { $0.removeValue(forKey: member) }

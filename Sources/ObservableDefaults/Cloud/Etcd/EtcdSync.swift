@@ -199,7 +199,7 @@ final class EtcdSync: Sendable {
         let from = core.state.withLock { $0.lastRevision } + 1
         let prefix = configuration.keyPrefix
         let stream = EtcdWatchStream(
-            endpoint: client.currentEndpoint, prefix: prefix, startRevision: from, headers: headers,
+            endpoint: client.currentEndpoint, transport: client.transport, prefix: prefix, startRevision: from, headers: headers,
             onEvents: { [self] _, events in apply(events, prefix: prefix) },
             onEnd: { [control] end in
                 if case .cancelled = end { return }

@@ -17,6 +17,7 @@ final class EtcdWatchStream: @unchecked Sendable {
     }
 
     let endpoint: URL
+    private let transport: EtcdTransport
     private let body: Data
     private let headers: [String: String]
     private let onEvents: @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void
@@ -27,11 +28,12 @@ final class EtcdWatchStream: @unchecked Sendable {
     private var buffer = Data()
 
     init(
-        endpoint: URL, prefix: String, startRevision: Int64, headers: [String: String],
+        endpoint: URL, transport: EtcdTransport, prefix: String, startRevision: Int64, headers: [String: String],
         onEvents: @escaping @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void,
         onEnd: @escaping @Sendable (End) -> Void
     ) {
         self.endpoint = endpoint
+        self.transport = transport
         var headers = headers
         // Without it a member that lost its leader keeps the watch open and silent.
         headers["Grpc-Metadata-hasleader"] = "true"
@@ -54,7 +56,7 @@ final class EtcdWatchStream: @unchecked Sendable {
     private func run() {
         var status = 0
         let failure = EtcdHTTP.stream(
-            url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, connectTimeout: 2,
+            url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, connectTimeout: 2, transport: transport,
             register: { [self] cancel in
                 let endedAlready = abort.withLock { abort in
                     abort = cancel

@@ -1,0 +1,45 @@
+import Foundation
+
+/// How the HTTP client's connections reach a member: `http` endpoints speak over the plain socket,
+/// `https` ones through TLS (``TLSContext``) set up from an ``EtcdTLS`` once, on the first `https`
+/// connection, and shared by every connection of the client. When that setup fails (no OpenSSL 3, an
+/// unreadable CA file) every `https` connection fails with its reason; `http` ones are unaffected.
+final class EtcdTransport: Sendable {
+    private let settings: EtcdTLS
+    /// `nil`: ``TLSLibrary/shared``, loaded only when the first `https` connection needs it.
+    private let library: Result<TLSLibrary, TLSError>?
+    private let context = Locked<Result<TLSContext, TLSError>?>(nil)
+
+    /// A transport using `settings` for `https` endpoints, through `library` (tests pass one that failed).
+    init(_ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError>? = nil) {
+        self.settings = settings
+        self.library = library
+    }
+
+    /// Secures the socket `descriptor`, connected to `url`'s member: nothing for `http` (returns `nil`),
+    /// the TLS handshake for `https`, bounded by the socket's timeouts.
+    func secure(_ descriptor: Int32, url: URL) throws(EtcdHTTP.Failure) -> TLSSession? {
+        guard url.scheme == "https" else { return nil }
+        let member = "\(url.host ?? ""):\(url.port ?? 443)"
+        do throws(TLSError) {
+            return try tlsContext().get().connect(descriptor: descriptor, host: url.host ?? "")
+        } catch {
+            var failure = EtcdHTTP.Failure("TLS with \(member): \(error.text)")
+            failure.timedOut = error.timedOut
+            throw failure
+        }
+    }
+
+    private func tlsContext() -> Result<TLSContext, TLSError> {
+        context.withLock { context in
+            if let context { return context }
+            let made = Result { () throws(TLSError) in
+                try TLSContext(
+                    caFile: settings.caFile?.path, certificateFile: settings.clientCertificateFile?.path,
+                    keyFile: settings.clientKeyFile?.path, loaded: library ?? TLSLibrary.shared)
+            }
+            context = made
+            return made
+        }
+    }
+}
