@@ -224,7 +224,8 @@ final class EtcdSync: Sendable {
         }
         let lastEvent = events.map(\.0.modRevision).max() ?? 0
         var valuesChanged = false
-        core.change { state in
+        // Delivered on this thread when nothing else is being delivered: one hand-off less per event.
+        core.change(deliverHere: true) { state in
             let seen = state.lastRevision
             var changed = Set<String>()
             for event in decoded where event.revision > seen {
