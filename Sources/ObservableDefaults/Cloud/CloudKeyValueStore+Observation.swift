@@ -3,8 +3,9 @@ import Foundation
 extension CloudKeyValueStore {
     /// Calls `handler` for every change from elsewhere (never this store's own writes) to keys that pass
     /// the filters (see ``DefaultsSuite/observe(keys:prefix:scope:_:)`` for `keys` and `prefix`), with its
-    /// reason. Handlers run in order on the store's delivery queue. The observation lasts until the token
-    /// is cancelled or released.
+    /// reason. Handlers run one at a time, in order, on the store's delivery queue or on the thread that
+    /// received the change (the watch's); never while the store's lock is held. The observation lasts until
+    /// the token is cancelled or released.
     public func observe(
         keys: Set<String>? = nil, prefix: String? = nil, _ handler: @escaping @Sendable (CloudChange) -> Void
     ) -> DefaultsObservation {

@@ -56,9 +56,10 @@ struct CloudState: Sendable {
     }
 
     /// A server value for `key` at `revision` seen outside this store's own uploads (a watch event, a
-    /// re-read, the answer to a refused upload). The server wins over a pending write based on an older
-    /// revision. Returns whether the value readers see changed.
-    mutating func applyServerValue(_ value: DefaultsValue?, forKey key: String, revision: Int64) -> Bool {
+    /// re-read, the answer to a refused upload); `text` is its JSON text as the server holds it (its size
+    /// is recorded without encoding the value again). The server wins over a pending write based on an
+    /// older revision. Returns whether the value readers see changed.
+    mutating func applyServerValue(_ value: DefaultsValue?, forKey key: String, revision: Int64, text: Data? = nil) -> Bool {
         if revision <= knownRevisions[key] ?? 0 { return false }  // seen already, or caused by this store
         knownRevisions[key] = revision
         if let write = pending[key] {
@@ -72,7 +73,7 @@ struct CloudState: Sendable {
         }
         serverRevisions[key] = value == nil ? nil : revision
         guard pending[key] == nil, values[key] != value else { return false }
-        setValue(value, forKey: key)
+        setValue(value, forKey: key, text: text)
         return true
     }
 
@@ -88,10 +89,10 @@ struct CloudState: Sendable {
         }
     }
 
-    /// Takes in the server's whole namespace as read at `revision` (keys in `undecodable` are left as they
-    /// are); returns the keys whose value changed.
+    /// Takes in the server's whole namespace as read at `revision`, each value with its JSON text (keys in
+    /// `undecodable` are left as they are); returns the keys whose value changed.
     mutating func applySnapshot(
-        _ server: [String: (value: DefaultsValue, revision: Int64)], at revision: Int64, undecodable: Set<String> = []
+        _ server: [String: (value: DefaultsValue, revision: Int64, text: Data?)], at revision: Int64, undecodable: Set<String> = []
     ) -> Set<String> {
         var changed = Set<String>()
         for key in Set(server.keys).union(values.keys).union(pending.keys) where !undecodable.contains(key) {
@@ -103,7 +104,7 @@ struct CloudState: Sendable {
             }
             pending[key] = nil
             if values[key] != remote?.value {
-                setValue(remote?.value, forKey: key)
+                setValue(remote?.value, forKey: key, text: remote?.text)
                 changed.insert(key)
             }
         }

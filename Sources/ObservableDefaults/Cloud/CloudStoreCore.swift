@@ -27,8 +27,8 @@ final class CloudStoreCore: Sendable {
     /// Set by the store once it exists: the `object` of posted notifications.
     let notificationSender = Locked<(@Sendable (CloudChange) -> Void)?>(nil)
     private let listeners = Locked(Listeners())
-    /// Events and errors are delivered in order, off the threads that found them.
-    private let delivery = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.delivery")
+    /// Events and errors, delivered in order (see ``CloudDeliveries``).
+    private let deliveries = CloudDeliveries()
 
     init(state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {
         let locked = Locked(state)
@@ -53,13 +53,14 @@ final class CloudStoreCore: Sendable {
 
     func removeObserver(_ token: Int) { listeners.withLock { _ = $0.observers.removeValue(forKey: token) } }
 
-    /// Tells observers (and `NotificationCenter`) about `keys`, unless empty.
-    func announce(_ keys: Set<String>, reason: CloudChangeReason) {
+    /// Tells observers (and `NotificationCenter`) about `keys`, unless empty. With `deliveredByCaller`,
+    /// the caller runs the delivery itself after releasing the state lock (see ``change(deliverHere:_:)``).
+    func announce(_ keys: Set<String>, reason: CloudChangeReason, deliveredByCaller: Bool = false) {
         guard !keys.isEmpty else { return }
         let change = CloudChange(keys: keys, reason: reason)
         // Observers registered now hear it (not ones added before it is delivered), unless cancelled by then.
         let tokens = listeners.withLock { Array($0.observers.keys) }
-        delivery.async { [self] in
+        deliveries.add(deliveredByCaller: deliveredByCaller) { [self] in
             for token in tokens {
                 guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
                 let relevant = observer.filter.matching(Set(keys.map { ExactKey($0) }))
@@ -78,7 +79,7 @@ final class CloudStoreCore: Sendable {
         }
         guard !tokens.isEmpty else { return }
         let keys: Set<ExactKey> = [ExactKey(key)]
-        delivery.async { [self] in
+        deliveries.add { [self] in
             for token in tokens {
                 guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
                 let relevant = observer.filter.matching(keys)
@@ -88,16 +89,22 @@ final class CloudStoreCore: Sendable {
     }
 
     /// Changes the state and announces the keys `body` returns under the same lock, so an observer hears a
-    /// change exactly when it was registered before the change became readable.
-    func change(_ body: (inout CloudState) -> (keys: Set<String>, reason: CloudChangeReason)) {
+    /// change exactly when it was registered before the change became readable. With `deliverHere`, the
+    /// calling thread delivers the change itself once the lock is released, unless deliveries are under
+    /// way elsewhere (they take it, in order): the watch's path, which would otherwise wait for a hand-off.
+    func change(deliverHere: Bool = false, _ body: (inout CloudState) -> (keys: Set<String>, reason: CloudChangeReason)) {
         state.withLock { state in
             let (keys, reason) = body(&state)
-            announce(keys, reason: reason)
+            announce(keys, reason: reason, deliveredByCaller: deliverHere)
         }
+        if deliverHere { deliveries.deliverWaiting() }
     }
 
-    /// Waits until every event announced so far has been delivered.
-    func waitForDeliveries() { delivery.sync {} }
+    /// How many times the thread that found a change delivered it itself, without a hand-off (for tests).
+    var deliveriesRunByFinders: Int { deliveries.runByCallers.withLock { $0 } }
+
+    /// Waits until every event announced so far has been delivered (at once when called from a delivery).
+    func waitForDeliveries() { deliveries.waitForAll() }
 
     // MARK: Errors
 
@@ -126,7 +133,7 @@ final class CloudStoreCore: Sendable {
             return Array(listeners.errorHandlers.values)
         }
         guard let handlers else { return }
-        delivery.async { for handler in handlers { handler(error) } }
+        deliveries.add { for handler in handlers { handler(error) } }
     }
 
     func clear(_ topic: String) { listeners.withLock { _ = $0.currentErrors.removeValue(forKey: topic) } }
@@ -136,6 +143,13 @@ final class CloudStoreCore: Sendable {
     /// Saves the state to the local copy soon (a value or a pending write changed): the save starts on the
     /// saver's queue at once, without blocking the caller. A failure goes to the error channel.
     func persist() { saver?.saveSoon() }
+
+    /// Saves the state once the upload under way ends (``uploadsEnded()``), or within 0.1 s: a local write
+    /// of a syncing store, which is on the server once its upload is answered.
+    func persistAfterUpload() { saver?.saveAfterUpload() }
+
+    /// The sync thread's uploads ended (answered or failed): a save waiting for them starts.
+    func uploadsEnded() { saver?.uploadEnded() }
 
     /// Saves the state with the next ``persist()`` or within a second: only bookkeeping (the last seen
     /// revision, a confirmed upload) changed, which a crash may lose harmlessly.

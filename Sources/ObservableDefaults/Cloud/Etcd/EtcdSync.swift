@@ -74,6 +74,7 @@ final class EtcdSync: Sendable {
                     }
                 }
             } catch {
+                core.uploadsEnded()
                 core.report(error, topic: "connection")
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
                 endWatch()
@@ -100,11 +101,11 @@ final class EtcdSync: Sendable {
     /// compaction), server changes.
     private func readNamespace(first: Bool) throws(DefaultsError) {
         let (header, pairs) = try client.readNamespace()
-        var server: [String: (value: DefaultsValue, revision: Int64)] = [:]
+        var server: [String: (value: DefaultsValue, revision: Int64, text: Data?)] = [:]
         var undecodable = Set<String>()
         for pair in pairs {
             guard let value = decode(pair) else { undecodable.insert(pair.key); continue }
-            server[pair.key] = (value, pair.modRevision)
+            server[pair.key] = (value, pair.modRevision, pair.value)
         }
         let account = CloudAccount(clusterID: header.clusterID, namespace: configuration.namespace, user: configuration.user ?? "")
         var dropped: [String] = []
@@ -143,6 +144,7 @@ final class EtcdSync: Sendable {
     // MARK: Uploading
 
     private func uploadPending() throws(DefaultsError) {
+        defer { core.uploadsEnded() }  // a write's save waits for this (see the saver)
         while !control.isStopped {
             let next = core.state.withLock { state -> (String, PendingWrite, unanswered: PendingWrite?)? in
                 guard let (key, write) = state.pending.min(by: { $0.value.generation < $1.value.generation }) else { return nil }
@@ -211,24 +213,27 @@ final class EtcdSync: Sendable {
 
     /// One watch message: every event newer than the last seen revision, in order.
     private func apply(_ events: [(EtcdKeyValue, deleted: Bool)], prefix: String) {
-        var decoded: [(key: String, value: DefaultsValue?, revision: Int64)] = []
+        var valuesChanged = false
+        var decoded: [(key: String, value: DefaultsValue?, revision: Int64, text: Data?)] = []
         for (pair, deleted) in events {
             guard pair.key.hasPrefix(prefix) else { continue }
             var pair = pair
             pair.key = String(pair.key.dropFirst(prefix.count))
             if deleted {
-                decoded.append((pair.key, nil, pair.modRevision))
+                decoded.append((pair.key, nil, pair.modRevision, nil))
             } else if let value = decode(pair) {
-                decoded.append((pair.key, value, pair.modRevision))
+                decoded.append((pair.key, value, pair.modRevision, pair.value))
             }
         }
         let lastEvent = events.map(\.0.modRevision).max() ?? 0
-        var valuesChanged = false
-        core.change { state in
+        // Delivered on this thread when nothing else is being delivered: one hand-off less per event.
+        core.change(deliverHere: true) { state in
             let seen = state.lastRevision
             var changed = Set<String>()
             for event in decoded where event.revision > seen {
-                if state.applyServerValue(event.value, forKey: event.key, revision: event.revision) { changed.insert(event.key) }
+                if state.applyServerValue(event.value, forKey: event.key, revision: event.revision, text: event.text) {
+                    changed.insert(event.key)
+                }
             }
             state.lastRevision = max(state.lastRevision, lastEvent)
             valuesChanged = !changed.isEmpty
