@@ -36,8 +36,9 @@ extension CloudKeyValueStore {
 
     // MARK: Writing
 
-    /// Stores `value` for `key` (`nil` removes it): memory has it when this returns, the local copy soon
-    /// after (an etcd store saves it once its upload, in the background, was answered). A write past ``limits`` changes nothing and is announced
+    /// Stores `value` for `key` (`nil` removes it): memory has it when this returns, and the local copy's
+    /// save starts at once in the background; an etcd store uploads it in the background. A write past
+    /// ``limits`` changes nothing and is announced
     /// with ``CloudChangeReason/quotaViolation``; a value JSON cannot hold (NaN) is reported on the error
     /// channel and changes nothing.
     public func set(_ value: DefaultsValue?, forKey key: String) {
@@ -104,12 +105,8 @@ extension CloudKeyValueStore {
         case .some(.none):
             return true
         case .none:
-            if let sync {
-                sync.control.wake()
-                core.persistAfterUpload()  // the save follows the upload instead of competing with it
-            } else {
-                core.persist()
-            }
+            sync?.control.wake()  // the upload does not wait for the local copy: both start now
+            core.persist()
             return true
         }
     }

@@ -5,13 +5,9 @@ import Synchronization
 /// waits for the disk.
 ///
 /// One serial queue per store writes the *latest* state: requests made while a save runs fold into one
-/// more save. Three urgencies:
+/// more save. Two urgencies:
 /// - ``saveSoon()`` (a value or a pending write changed): a save starts at once, so a write is on disk one
 ///   save after `set` returned (plus the save under way, if any).
-/// - ``saveAfterUpload()`` (a write of a syncing store): the save starts when the upload was answered or
-///   failed (``uploadEnded()``), or after ``uploadWait`` at the latest, so it does not compete with the
-///   upload (and the server's own disk write) for the disk and the cores. Until then the write is in
-///   memory only; once the upload is answered it is on the server.
 /// - ``saveEventually()`` (only bookkeeping moved: the last seen revision, an upload's confirmation): folded
 ///   into the next save, or written after ``bookkeepingDelay`` at the latest. Losing it to a crash costs a
 ///   replay of events the store has applied already, which it ignores (a key's events at or below its known
@@ -27,14 +23,10 @@ final class CloudLocalCopySaver: Sendable {
         var queued = false
         /// A delayed save of bookkeeping is armed.
         var armed = false
-        /// A save waits for the end of an upload (its fallback is armed).
-        var waitingForUpload = false
     }
 
     /// How long bookkeeping may wait for the next save before it is written on its own.
     static let bookkeepingDelay: TimeInterval = 1
-    /// How long a write's save waits for its upload's answer at most.
-    static let uploadWait: TimeInterval = 0.1
 
     let localCopy: CloudLocalCopy
     private let snapshot: @Sendable () -> CloudState
@@ -78,36 +70,6 @@ final class CloudLocalCopySaver: Sendable {
                 saveIfDirty(endingQueued: false)
             }
         }
-    }
-
-    /// Saves the latest state once the upload under way ends (``uploadEnded()``), or after ``uploadWait``.
-    func saveAfterUpload() {
-        let arm = status.withLock { status -> Bool in
-            status.dirty = true
-            guard !status.queued, !status.waitingForUpload else { return false }
-            status.waitingForUpload = true
-            return true
-        }
-        if arm {
-            queue.asyncAfter(deadline: .now() + Self.uploadWait) { [self] in
-                let due = status.withLock { status in
-                    defer { status.waitingForUpload = false }
-                    return status.waitingForUpload
-                }
-                if due { saveIfDirty(endingQueued: false) }
-            }
-        }
-    }
-
-    /// The sync thread's uploads ended (answered or failed): a save waiting for them starts now.
-    func uploadEnded() {
-        let enqueue = status.withLock { status -> Bool in
-            guard status.waitingForUpload else { return false }
-            status.waitingForUpload = false
-            defer { status.queued = true }
-            return !status.queued
-        }
-        if enqueue { queue.async { [self] in saveIfDirty(endingQueued: true) } }
     }
 
     /// Writes whatever is not on disk yet and returns when it is (or the save failed, reported as usual).

@@ -144,13 +144,6 @@ final class CloudStoreCore: Sendable {
     /// saver's queue at once, without blocking the caller. A failure goes to the error channel.
     func persist() { saver?.saveSoon() }
 
-    /// Saves the state once the upload under way ends (``uploadsEnded()``), or within 0.1 s: a local write
-    /// of a syncing store, which is on the server once its upload is answered.
-    func persistAfterUpload() { saver?.saveAfterUpload() }
-
-    /// The sync thread's uploads ended (answered or failed): a save waiting for them starts.
-    func uploadsEnded() { saver?.uploadEnded() }
-
     /// Saves the state with the next ``persist()`` or within a second: only bookkeeping (the last seen
     /// revision, a confirmed upload) changed, which a crash may lose harmlessly.
     func persistEventually() { saver?.saveEventually() }

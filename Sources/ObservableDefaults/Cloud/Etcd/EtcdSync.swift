@@ -74,7 +74,6 @@ final class EtcdSync: Sendable {
                     }
                 }
             } catch {
-                core.uploadsEnded()
                 core.report(error, topic: "connection")
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
                 endWatch()
@@ -144,7 +143,6 @@ final class EtcdSync: Sendable {
     // MARK: Uploading
 
     private func uploadPending() throws(DefaultsError) {
-        defer { core.uploadsEnded() }  // a write's save waits for this (see the saver)
         while !control.isStopped {
             let next = core.state.withLock { state -> (String, PendingWrite, unanswered: PendingWrite?)? in
                 guard let (key, write) = state.pending.min(by: { $0.value.generation < $1.value.generation }) else { return nil }
