@@ -152,7 +152,7 @@ final class TLSSession: @unchecked Sendable {
             guard let queued else { return TLSError("TLS error \(code)") }
             if queued.contains("unexpected eof") { return TLSError(Self.closedText) }
             if queued.contains("certificate required") || queued.contains("alert bad certificate") {
-                return TLSError("\(queued): the server requires a client certificate it trusts (none was given, or it was refused)")
+                return TLSError("\(queued): the server requires a client certificate it trusts (none was given, or it was refused)", turnedDown: true)
             }
             return TLSError(queued)
         }

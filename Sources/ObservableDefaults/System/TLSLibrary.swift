@@ -11,9 +11,12 @@ struct TLSError: Error, Sendable {
     let text: String
     /// The peer did not answer within the socket's timeout (`SO_RCVTIMEO`/`SO_SNDTIMEO`).
     var timedOut = false
-    init(_ text: String, timedOut: Bool = false) {
+    /// The peer turned the connection down for its certificates (an alert such as "certificate required").
+    var turnedDown = false
+    init(_ text: String, timedOut: Bool = false, turnedDown: Bool = false) {
         self.text = text
         self.timedOut = timedOut
+        self.turnedDown = turnedDown
     }
 }
 

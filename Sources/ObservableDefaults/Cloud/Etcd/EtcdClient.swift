@@ -56,6 +56,7 @@ final class EtcdClient: Sendable {
         var loggedInAgain = false
         var attempts = 0
         var refusedEverywhere = true
+        var definiteEverywhere = true  // refused, or the TLS handshake turned down
         while attempts < configuration.endpoints.count {
             let endpoint = currentEndpoint
             let context = "\(path) at \(endpoint.absoluteString)"
@@ -64,8 +65,9 @@ final class EtcdClient: Sendable {
                 url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
                 timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections)
             switch outcome {
-            case .unreachable(let why, let refused):
+            case .unreachable(let why, let refused, let rejected):
                 refusedEverywhere = refusedEverywhere && refused
+                definiteEverywhere = definiteEverywhere && (refused || rejected)
                 lastError = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) cannot be reached: \(why)")
             case .answer(200, let data):
                 return try EtcdAnswer(data: data, context: context)
@@ -79,6 +81,7 @@ final class EtcdClient: Sendable {
                 let error = failure.error(context: context, user: configuration.user)
                 guard failure.isUnavailable else { throw error }
                 refusedEverywhere = false
+                definiteEverywhere = false
                 lastError = error
             }
             failOver(from: endpoint)
@@ -90,14 +93,16 @@ final class EtcdClient: Sendable {
             lastError = DefaultsError(
                 .cloud, message: "etcd \(configuration.endpoints.count == 1 ? "member" : "members") \(members) cannot be reached: nothing accepts connections there (\(path))",
                 errorNumber: ECONNREFUSED)
+        } else if definiteEverywhere {
+            lastError.errorNumber = EPROTO  // a TLS handshake was turned down: the member's own reason stays
         }
         throw lastError
     }
 
     /// Whether `error` (thrown by ``send(_:_:authorized:timeout:)``) says that every endpoint refused the
-    /// connection or had no route: nothing listens there now, so waiting longer would not help.
+    /// connection, had no route, or turned down the TLS handshake: waiting longer would not help.
     static func isRefusedEverywhere(_ error: DefaultsError) -> Bool {
-        error.kind == .cloud && error.errorNumber == ECONNREFUSED
+        error.kind == .cloud && (error.errorNumber == ECONNREFUSED || error.errorNumber == EPROTO)
     }
 
     /// Whether the member at `endpoint` answers a status request within `timeout` (a hung member does not).

@@ -19,8 +19,9 @@ enum EtcdHTTP {
     enum Outcome {
         case answer(status: Int, body: Data)
         /// Why; `refused` when the connection was refused or had no route (nothing listens there now),
-        /// as opposed to a timeout or a broken connection.
-        case unreachable(String, refused: Bool)
+        /// `rejected` when the TLS handshake was turned down (certificate, protocol, TLS set-up) — both a
+        /// definite "no", as opposed to a timeout or a broken connection.
+        case unreachable(String, refused: Bool, rejected: Bool = false)
     }
 
     /// One blocking POST; `timeout` bounds connecting and each wait for data. With a `pool`, an idle
@@ -48,7 +49,7 @@ enum EtcdHTTP {
         var connection: Connection
         switch Connection.open(url: url, timeout: timeout, transport: transport) {
         case .success(let opened): connection = opened
-        case .failure(let why): return .unreachable(why.text, refused: why.refused)
+        case .failure(let why): return .unreachable(why.text, refused: why.refused, rejected: why.rejected)
         }
         switch exchange(&connection, url: url, body: body, headers: headers) {
         case .success(let (status, result)):
@@ -56,7 +57,7 @@ enum EtcdHTTP {
             return .answer(status: status, body: result)
         case .failure(let failure):
             connection.close()
-            return .unreachable(failure.text, refused: false)
+            return .unreachable(failure.text, refused: false, rejected: failure.rejected)
         }
     }
 
@@ -118,6 +119,9 @@ enum EtcdHTTP {
         let text: String
         /// Connecting was refused or had no route.
         var refused = false
+        /// The TLS handshake (or the TLS set-up before it) failed other than by a timeout, or the peer turned
+        /// the connection down for its certificates.
+        var rejected = false
         /// Some of the answer had arrived when the exchange failed (so the member did get the request).
         var answerStarted = false
         /// No answer came within the timeout (a hung member; sending again would only wait again).
@@ -222,6 +226,7 @@ enum EtcdHTTP {
                 do throws(TLSError) { return try tls.write(bytes) } catch {
                     var failure = Failure("sending the request failed: \(error.text)")
                     failure.timedOut = error.timedOut
+                    failure.rejected = error.turnedDown  // TLS 1.3: a missing client certificate shows after the handshake
                     throw failure
                 }
             }
@@ -239,6 +244,7 @@ enum EtcdHTTP {
                 do throws(TLSError) { return try tls.read(into: chunk) } catch {
                     var failure = Failure(error.timedOut ? error.text : "the connection broke: \(error.text)")
                     failure.timedOut = error.timedOut
+                    failure.rejected = error.turnedDown  // TLS 1.3: a missing client certificate shows after the handshake
                     throw failure
                 }
             }

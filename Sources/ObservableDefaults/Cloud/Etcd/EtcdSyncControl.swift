@@ -12,7 +12,8 @@ final class EtcdSyncControl: @unchecked Sendable {
     private var stopped = false
     private var requestedRound = 0
     private var succeededRound = 0
-    /// The newest round in which every member refused the connection (or had no route): a definite "no".
+    /// The newest round in which every member refused the connection (or had no route, or turned down the
+    /// TLS handshake): a definite "no".
     private var refusedRound = -1
     private var watchEnds: [EtcdWatchStream.End] = []
 
@@ -90,7 +91,7 @@ final class EtcdSyncControl: @unchecked Sendable {
         case succeeded
         /// Failed in a way a later attempt may not (a timeout, no leader, a refused request).
         case failed
-        /// Every member refused the connection or had no route to it.
+        /// Every member refused the connection, had no route to it, or turned down the TLS handshake.
         case refused
     }
 

@@ -26,6 +26,7 @@ final class EtcdTransport: Sendable {
         } catch {
             var failure = EtcdHTTP.Failure("TLS with \(member): \(error.text)")
             failure.timedOut = error.timedOut
+            failure.rejected = !error.timedOut
             throw failure
         }
     }
