@@ -1,79 +1,66 @@
-/// A suite's memory: the file's contents with this process's not-yet-written changes on top, in one map, so
-/// a write hashes its key once (memory and the pending change are one entry).
+/// A suite's memory: the file's contents (`base`) with this process's not-yet-written changes on top
+/// (`pending`, `nil` for a removal).
 ///
-/// A key removed here and not written yet stays as an entry without a value until the removal lands.
+/// A write looks its key up in `pending` first and updates the entry in place when it is there: while a key
+/// is written again and again before its change lands (inside a batch), each write hashes the key once. The
+/// file's version is taken in without copying or re-keying it (a large suite opens at the cost of its
+/// parse), and what readers see is `base` itself while nothing is pending.
 struct SuiteMemory {
-    struct Entry: Equatable {
-        /// What readers see; `nil`: removed here, the removal not in the file yet.
-        var value: DefaultsValue?
-        /// Changed here and not in the file yet.
-        var isPending: Bool
-    }
-
-    /// Keys compare by their bytes (see ``ExactKey``), as the file tells them apart.
-    private(set) var entries: [ExactKey: Entry] = [:]
-    /// The keys of the pending entries, each once.
-    private(set) var pendingKeys: [ExactKey] = []
+    /// The file's contents as memory last took them in, with the changes of this process that landed.
+    private(set) var base: [ExactKey: DefaultsValue] = [:]
+    /// The changes made here that are not in the file yet (`nil` value: the key was removed).
+    private(set) var pending: [ExactKey: DefaultsValue?] = [:]
 
     /// What readers see for `key`.
-    subscript(key: ExactKey) -> DefaultsValue? { entries[key]?.value }
+    subscript(key: ExactKey) -> DefaultsValue? {
+        if pending.isEmpty { return base[key] }
+        if let change = pending[key] { return change }
+        return base[key]
+    }
 
     /// What readers see: every key with a value.
-    var values: [ExactKey: DefaultsValue] { entries.compactMapValues(\.value) }
-
-    var hasPendingChanges: Bool { !pendingKeys.isEmpty }
-
-    func isPending(_ key: ExactKey) -> Bool { entries[key]?.isPending == true }
-
-    /// The changes made here that are not in the file yet (`nil` value: the key was removed).
-    var pending: [ExactKey: DefaultsValue?] {
-        var pending = [ExactKey: DefaultsValue?](minimumCapacity: pendingKeys.count)
-        for key in pendingKeys { pending[key] = .some(entries[key]?.value) }
-        return pending
+    var values: [ExactKey: DefaultsValue] {
+        if pending.isEmpty { return base }
+        var values = base
+        for (key, change) in pending { values[key] = change }
+        return values
     }
+
+    var hasPendingChanges: Bool { !pending.isEmpty }
+
+    var pendingKeys: [ExactKey] { Array(pending.keys) }
+
+    func isPending(_ key: ExactKey) -> Bool { pending[key] != nil }
 
     /// A change made here (`nil` removes the key): memory takes it and it becomes pending. An equal value is
     /// left as it is (strings equal by canonical equivalence may differ in bytes, and memory keeps what the
-    /// file holds). Returns whether memory changed. One hashed lookup.
+    /// file holds). Returns whether memory changed.
     mutating func set(_ value: DefaultsValue?, forKey key: ExactKey) -> Bool {
-        if let index = entries.index(forKey: key) {
-            if entries.values[index].value == value { return false }
-            let wasPending = entries.values[index].isPending
-            entries.values[index] = Entry(value: value, isPending: true)
-            if !wasPending { pendingKeys.append(key) }
-        } else {
-            guard let value else { return false }
-            entries[key] = Entry(value: value, isPending: true)
-            pendingKeys.append(key)
+        if let index = pending.index(forKey: key) {
+            if pending.values[index] == value { return false }
+            pending.values[index] = value
+            return true
         }
+        if base[key] == value { return false }
+        pending[key] = .some(value)
         return true
     }
 
     /// The file's value for a key that is not pending (a change from outside, or an atomic update's result).
     /// Returns whether memory changed.
     mutating func adopt(_ value: DefaultsValue?, forKey key: ExactKey) -> Bool {
-        if entries[key]?.value == value { return false }
-        entries[key] = value.map { Entry(value: $0, isPending: false) }
+        if base[key] == value { return false }
+        base[key] = value
         return true
     }
 
-    /// A write put `written` in the file: a pending entry whose value it wrote is pending no more (one
-    /// changed again since stays pending).
+    /// A write put `written` in the file: a pending change it wrote lands in `base` and is pending no more
+    /// (a key changed again since stays pending).
     mutating func landed(_ written: [ExactKey: DefaultsValue?]) {
-        var landed = false
         for (key, value) in written {
-            guard let index = entries.index(forKey: key), entries.values[index].isPending,
-                  entries.values[index].value == value else { continue }
-            if value == nil {
-                entries.remove(at: index)
-            } else {
-                entries.values[index].isPending = false
-            }
-            landed = true
-        }
-        if landed {
-            let entries = entries
-            pendingKeys.removeAll { entries[$0]?.isPending != true }
+            guard let index = pending.index(forKey: key), pending.values[index] == value else { continue }
+            pending.remove(at: index)
+            base[key] = value
         }
     }
 
@@ -83,12 +70,10 @@ struct SuiteMemory {
         var changed = Set<ExactKey>()
         if comparing {
             var visible = contents
-            for key in pendingKeys { visible[key] = entries[key]?.value }
+            for (key, change) in pending { visible[key] = change }
             changed = SuiteStorage.changedKeys(from: values, to: visible)
         }
-        var merged = contents.mapValues { Entry(value: $0, isPending: false) }
-        for key in pendingKeys { merged[key] = entries[key] }
-        entries = merged
+        base = contents
         return changed
     }
 }
