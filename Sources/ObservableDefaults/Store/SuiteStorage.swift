@@ -157,9 +157,12 @@ final class SuiteStorage: Sendable {
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
             alongside()
             guard state.memory.set(normalized, forKey: key) else { return nil }
+            // By index, so the skipped observer (usually the only one) is not copied: a copy retains and
+            // releases its four references.
             var observers: [Observer] = []
-            for (token, observer) in state.observers where token != skipped && observer.filter.matches(key) {
-                observers.append(observer)
+            for index in state.observers.indices where state.observers.keys[index] != skipped {
+                let observer = state.observers.values[index]
+                if observer.filter.matches(key) { observers.append(observer) }
             }
             return (observers, state.batchDepth == 0)
         }
