@@ -1,9 +1,10 @@
 import Testing
 @testable import ObservableDefaults
 
-/// `SuiteMemory` keeps memory and pending changes in one map; it must follow exactly the rules of the two
-/// maps it replaced (what readers see; the changes made here that are not in the file yet, `nil` for a
-/// removal), which this test keeps as its model, over seeded random sequences of every operation.
+/// `SuiteMemory` keeps the file's side and the pending changes so that a write hashes its key once; it must
+/// follow exactly the rules of the two maps it replaced (what readers see; the changes made here that are not
+/// in the file yet, `nil` for a removal), which this test keeps as its model, over seeded random sequences of
+/// every operation.
 @Suite struct SuiteMemoryTests {
     /// The rules as two maps: memory, and the pending changes on top of the file.
     struct Model {
