@@ -140,7 +140,8 @@ final class SuiteStorage: Sendable {
         if writeNow { persistReportingErrors() }
     }
 
-    /// ``apply(_:)`` for one key, the common case: no dictionary or set is built, the key is hashed once,
+    /// ``apply(_:)`` for one key, the common case: no dictionary or set is built (a key written again before
+    /// its change landed, as inside a batch, is hashed once; see ``SuiteMemory``),
     /// and only observers whose filter passes the key are called. `validated`: the caller has checked
     /// ``isWritable(_:forKey:)`` already (an object of the macros, before changing its copy).
     ///
