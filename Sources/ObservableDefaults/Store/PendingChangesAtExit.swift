@@ -33,7 +33,7 @@ enum PendingChangesAtExit {
         do {
             try storage.persist()
         } catch {
-            let keys = storage.state.withLock { $0.pending.keys.sorted() }
+            let keys = storage.state.withLock { $0.memory.pendingKeys.sorted() }
             guard !keys.isEmpty else { return }
             let quoted = keys.map { "'\($0)'" }.joined(separator: ", ")
             let count = keys.count == 1 ? "1 change" : "\(keys.count) changes"

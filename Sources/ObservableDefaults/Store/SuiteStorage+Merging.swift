@@ -25,36 +25,25 @@ extension SuiteStorage {
                 return Announcement(error: broken.isNews ? broken.error : nil)
             case .adopted(let version):
                 var announcement = Announcement()
-                for (key, written) in version.written where state.pending[key].map({ $0 == written }) == true {
-                    state.pending.removeValue(forKey: key)
-                }
+                state.memory.landed(version.written)
                 if let changedKeys = version.changedKeys {
                     // A pending key (written now, or changed again since) keeps memory's value; only keys
                     // whose file value changed can differ from memory.
                     for key in changedKeys
-                    where version.written[key] == nil && state.pending[key] == nil && key != version.update?.key {
-                        let value = version.contents[key]
-                        if state.values[key] != value {
-                            state.values[key] = value
-                            announcement.outsideChanges.insert(key)
-                        }
+                    where version.written[key] == nil && !state.memory.isPending(key) && key != version.update?.key {
+                        if state.memory.adopt(version.contents[key], forKey: key) { announcement.outsideChanges.insert(key) }
                     }
                 } else {
-                    var merged = version.contents
-                    for (key, value) in state.pending { merged[key] = value }
                     // Nobody to tell: no need to compare (opening a large suite).
-                    if !state.observers.isEmpty { announcement.outsideChanges = Self.changedKeys(from: state.values, to: merged) }
-                    state.values = merged
+                    announcement.outsideChanges = state.memory.replaceFileContents(
+                        with: version.contents, comparing: !state.observers.isEmpty)
                 }
                 // A change another thread made meanwhile (still pending) comes after the update.
-                if let update = version.update, state.pending[update.key] == nil {
+                if let update = version.update, !state.memory.isPending(update.key) {
                     announcement.updatedValue = update.value
-                    if state.values[update.key] != update.value {
-                        state.values[update.key] = update.value
-                        announcement.updatedKey = update.key
-                    }
+                    if state.memory.adopt(update.value, forKey: update.key) { announcement.updatedKey = update.key }
                 }
-                announcement.mustWritePending = state.fileError != nil && !state.pending.isEmpty
+                announcement.mustWritePending = state.fileError != nil && state.memory.hasPendingChanges
                 state.fileError = nil
                 if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
                     announcement.observers = Array(state.observers.values)

@@ -29,7 +29,7 @@ extension SuiteStorage {
         watching.withLock { token -> Bool in
             let wanted = state.withLock { state in
                 state.observers.values.contains { $0.scope == .allProcesses }
-                    || (state.fileError != nil && !state.pending.isEmpty)
+                    || (state.fileError != nil && state.memory.hasPendingChanges)
             }
             guard wanted != (token != nil) else { return false }
             if wanted {

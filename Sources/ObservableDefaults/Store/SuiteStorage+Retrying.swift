@@ -28,7 +28,7 @@ extension SuiteStorage {
     func scheduleRetry(after error: DefaultsError) {
         guard error.kind == .fileSystem else { return }
         let delay = state.withLock { state -> Duration? in
-            guard !state.pending.isEmpty, !state.retryScheduled else { return nil }
+            guard state.memory.hasPendingChanges, !state.retryScheduled else { return nil }
             state.retryScheduled = true
             defer { state.retryDelay = min(state.retryDelay * 2, Self.maximumRetryDelay) }
             return state.retryDelay

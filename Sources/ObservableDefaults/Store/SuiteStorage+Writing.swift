@@ -30,9 +30,9 @@ extension SuiteStorage {
         do {
             announcement = try file.write({
                 state.withLock { state in
-                    if state.pending.isEmpty && update == nil { return nil }
+                    if !state.memory.hasPendingChanges && update == nil { return nil }
                     return SuiteFile.WriteRequest(
-                        pending: state.pending, update: update, synchronize: state.synchronizesToDisk,
+                        pending: state.memory.pending, update: update, synchronize: state.synchronizesToDisk,
                         lockWaitLimit: state.lockWaitLimit)
                 }
             }, merge: merge) ?? Announcement()

@@ -4,7 +4,7 @@ import Synchronization
 /// The one in-memory copy of a suite file in this process, shared by every ``DefaultsSuite`` handle on
 /// that file.
 ///
-/// Memory is the file's contents with this process's not-yet-written changes (`pending`) on top. A local
+/// Memory (``SuiteMemory``) is the file's contents with this process's not-yet-written changes on top. A local
 /// change updates memory and notifies observers at once, then is written through under the cross-process
 /// lock; a change on disk is re-read, diffed against memory, and only the keys that differ are announced.
 final class SuiteStorage: Sendable {
@@ -23,11 +23,8 @@ final class SuiteStorage: Sendable {
     }
 
     struct State {
-        // Keys compare by their bytes (see ``ExactKey``), as the file tells them apart.
-        /// What readers see: the file's contents with pending changes applied.
-        var values: [ExactKey: DefaultsValue] = [:]
-        /// Changes made here that are not in the file yet (`nil` value: the key was removed).
-        var pending: [ExactKey: DefaultsValue?] = [:]
+        /// What readers see: the file's contents with the changes made here that are not in the file yet.
+        var memory = SuiteMemory()
         var registered: [ExactKey: DefaultsValue] = [:]
         /// Why the file's current version cannot be used (it does not parse), until a version that does.
         var fileError: DefaultsError?
@@ -97,21 +94,21 @@ final class SuiteStorage: Sendable {
 
     func value(forKey key: String) -> DefaultsValue? {
         let key = ExactKey(key)
-        return state.withLock { $0.values[key] ?? $0.registered[key] }
+        return state.withLock { $0.memory[key] ?? $0.registered[key] }
     }
 
     func storedValue(forKey key: String) -> DefaultsValue? {
         let key = ExactKey(key)
-        return state.withLock { $0.values[key] }
+        return state.withLock { $0.memory[key] }
     }
 
-    var storedValues: [ExactKey: DefaultsValue] { state.withLock { $0.values } }
+    var storedValues: [ExactKey: DefaultsValue] { state.withLock { $0.memory.values } }
     /// The file's contents as this process last read or wrote them (for tests).
     var fileContents: [ExactKey: DefaultsValue] { file.knownValues }
     var registeredDefaults: [ExactKey: DefaultsValue] { state.withLock { $0.registered } }
     var fileError: DefaultsError? { state.withLock { $0.fileError } }
     var lastError: DefaultsError? { state.withLock { $0.lastError } }
-    var hasPendingChanges: Bool { state.withLock { !$0.pending.isEmpty } }
+    var hasPendingChanges: Bool { state.withLock { $0.memory.hasPendingChanges } }
     var writeError: DefaultsError? { state.withLock { $0.writeError } }
 
     var lockWaitLimit: Duration {
@@ -134,11 +131,7 @@ final class SuiteStorage: Sendable {
         let (changed, observers, writeNow) = state.withLock { state -> (Set<ExactKey>, [Observer], Bool) in
             var changed = Set<ExactKey>()
             for (key, newValue) in changes {
-                let normalized = newValue.map(format.normalize)
-                if state.values[key] == normalized { continue }
-                state.values[key] = normalized
-                state.pending[key] = .some(normalized)
-                changed.insert(key)
+                if state.memory.set(newValue.map(format.normalize), forKey: key) { changed.insert(key) }
             }
             return (changed, changed.isEmpty ? [] : Array(state.observers.values), state.batchDepth == 0)
         }
@@ -147,7 +140,8 @@ final class SuiteStorage: Sendable {
         if writeNow { persistReportingErrors() }
     }
 
-    /// ``apply(_:)`` for one key, the common case: no dictionary or set is built, memory is looked up once,
+    /// ``apply(_:)`` for one key, the common case: no dictionary or set is built (a key written again before
+    /// its change landed, as inside a batch, is hashed once; see ``SuiteMemory``),
     /// and only observers whose filter passes the key are called. `validated`: the caller has checked
     /// ``isWritable(_:forKey:)`` already (an object of the macros, before changing its copy).
     ///
@@ -163,23 +157,13 @@ final class SuiteStorage: Sendable {
         let normalized = newValue.map(format.normalize)
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
             alongside()
-            // An equal value is left as it is (strings equal by canonical equivalence may differ in bytes,
-            // and memory keeps what the file holds).
-            if let index = state.values.index(forKey: key) {
-                if let normalized {
-                    if state.values.values[index] == normalized { return nil }
-                    state.values.values[index] = normalized
-                } else {
-                    state.values.remove(at: index)
-                }
-            } else {
-                guard let normalized else { return nil }
-                state.values[key] = normalized
-            }
-            state.pending[key] = .some(normalized)
+            guard state.memory.set(normalized, forKey: key) else { return nil }
+            // By index, so the skipped observer (usually the only one) is not copied: a copy retains and
+            // releases its four references.
             var observers: [Observer] = []
-            for (token, observer) in state.observers where token != skipped && observer.filter.matches(key) {
-                observers.append(observer)
+            for index in state.observers.indices where state.observers.keys[index] != skipped {
+                let observer = state.observers.values[index]
+                if observer.filter.matches(key) { observers.append(observer) }
             }
             return (observers, state.batchDepth == 0)
         }
@@ -202,7 +186,7 @@ final class SuiteStorage: Sendable {
     }
 
     func removeAll() {
-        let keys = state.withLock { Array($0.values.keys) }
+        let keys = state.withLock { Array($0.memory.values.keys) }
         apply(Dictionary(uniqueKeysWithValues: keys.map { ($0, DefaultsValue?.none) }))
     }
 
@@ -212,7 +196,7 @@ final class SuiteStorage: Sendable {
             var changed = Set<ExactKey>()
             for (key, value) in defaults {
                 let normalized = format.normalize(value)
-                if state.values[key] == nil && state.registered[key] != normalized { changed.insert(key) }
+                if state.memory[key] == nil && state.registered[key] != normalized { changed.insert(key) }
                 state.registered[key] = normalized
             }
             return (changed, Array(state.observers.values))

@@ -4,7 +4,8 @@ import Observation
 /// The generated setter of an `@ObservableCloud` property.
 extension _CloudObjectBinding {
     /// A property write: `willSet`, the copy and the store's memory updated inside Observation's
-    /// `withMutation` for that property only, `didSet`.
+    /// `withMutation` for that property only, `didSet` (the algorithm both families share:
+    /// `_DefaultsSlot.write(_:to:keyPath:on:registrar:willSet:didSet:)`).
     ///
     /// The copy then holds what a new object would read: assigning `nil` to an Optional removes the key,
     /// and the property reads the declaration default. Assigning the current value notifies nobody. A value
@@ -22,43 +23,59 @@ extension _CloudObjectBinding {
         registrar: Observation.ObservationRegistrar,
         willSet: ((Value) -> Void)? = nil, didSet: ((Value) -> Void)? = nil
     ) {
-        let target = cloudWriteTarget(for: slot.key)
-        let encoded: DefaultsValue?
-        do {
-            encoded = try slot.codec.encode(newValue)
-        } catch {
-            Self.reportUnencodable(Value.self, error, to: target)
-            return
-        }
-        guard let prepared = Self.accepted(encoded, by: target) else { return }
-        let stored = prepared.value
-        let next = stored == nil
-            ? Self.fallback(slot, in: target) : _DefaultsSlot<Value>.State(value: newValue, stored: stored)
-        let old = slot.snapshot
-        let copyChanges = old.stored != next.stored
-        guard copyChanges || target.store.value(forKey: target.fullKey) != stored else { return }
-        if copyChanges {
-            willSet?(newValue)
-            registrar.willSet(host, keyPath: keyPath)
-        }
-        // Refused only when another write filled the store since `accepted`; then nothing changed.
-        let written = Self.write(prepared, to: target) {
-            if copyChanges { slot.store(next) }
-        }
-        if copyChanges {
-            registrar.didSet(host, keyPath: keyPath)
-            if written { didSet?(old.value) }
-        }
+        slot.write(newValue, to: cloudWriteTarget(for: slot.key), keyPath: keyPath, on: host, registrar: registrar,
+                   willSet: willSet, didSet: didSet)
     }
 
     /// Where a property write goes: the store, the full key, the observer the write is not announced to
     /// (the object's own, unless another property shares the key), and whether to upload at once.
     @usableFromInline
-    struct CloudWriteTarget {
-        @usableFromInline let store: CloudKeyValueStore
-        @usableFromInline let fullKey: String
+    struct CloudWriteTarget: _DefaultsWriteTarget {
+        let store: CloudKeyValueStore
+        let fullKey: String
         let skippedObserver: Int?
         let syncImmediately: Bool
+
+        @usableFromInline
+        func reportUnencodable(_ type: Any.Type, _ error: any Error) {
+            store.core.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
+        }
+
+        /// `stored` prepared for the store (in its form, encoded once) when the store accepts it now, else
+        /// `nil` after reporting the refusal as the store's `set` does.
+        @usableFromInline
+        func accept(_ stored: DefaultsValue?) -> CloudPreparedWrite? {
+            let checked = store.prepare(stored, forKey: fullKey)
+                .flatMap { prepared in store.refusal(of: prepared, forKey: fullKey).map { .failure($0) } ?? .success(prepared) }
+            switch checked {
+            case .success(let prepared): return prepared
+            case .failure(let refusal):
+                store.report(refusal, key: fullKey)
+                return nil
+            }
+        }
+
+        @inlinable
+        func storedForm(of accepted: CloudPreparedWrite) -> DefaultsValue? { accepted.value }
+
+        /// The declaration default (a cloud store has no registered defaults).
+        @usableFromInline
+        func fallback<Value>(of slot: _DefaultsSlot<Value>) -> _DefaultsSlot<Value>.State {
+            slot.fallback(from: store, fullKey: fullKey)
+        }
+
+        @usableFromInline
+        func currentValue() -> DefaultsValue? { store.value(forKey: fullKey) }
+
+        /// Writes the key through the store (running `alongside` under its lock when accepted) and, with
+        /// `syncImmediately`, asks it to upload now. Refused only when another write filled the store since
+        /// `accept(_:)`; then nothing changed.
+        @usableFromInline
+        func write(_ accepted: CloudPreparedWrite, alongside: () -> Void) -> Bool {
+            let written = store.commit(accepted, forKey: fullKey, skipping: skippedObserver, alongside: alongside)
+            if written, syncImmediately { store.uploadNow() }
+            return written
+        }
     }
 
     @usableFromInline
@@ -67,40 +84,5 @@ extension _CloudObjectBinding {
         let fullKey = prefix + key
         let shared = !sharedKeys.isEmpty && sharedKeys.contains(fullKey)
         return CloudWriteTarget(store: store, fullKey: fullKey, skippedObserver: shared ? nil : observer, syncImmediately: syncImmediately)
-    }
-
-    @usableFromInline
-    static func reportUnencodable(_ type: Any.Type, _ error: any Error, to target: CloudWriteTarget) {
-        target.store.core.report(DefaultsError(
-            .unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: target.fullKey))
-    }
-
-    /// `stored` prepared for the store (in its form, encoded once) when the store accepts it now, else `nil`
-    /// after reporting the refusal as the store's `set` does.
-    @usableFromInline
-    static func accepted(_ stored: DefaultsValue?, by target: CloudWriteTarget) -> CloudPreparedWrite? {
-        let checked = target.store.prepare(stored, forKey: target.fullKey)
-            .flatMap { prepared in target.store.refusal(of: prepared, forKey: target.fullKey).map { .failure($0) } ?? .success(prepared) }
-        switch checked {
-        case .success(let prepared): return prepared
-        case .failure(let refusal):
-            target.store.report(refusal, key: target.fullKey)
-            return nil
-        }
-    }
-
-    /// What the property reads when its key is absent: the declaration default.
-    @usableFromInline
-    static func fallback<Value>(_ slot: _DefaultsSlot<Value>, in target: CloudWriteTarget) -> _DefaultsSlot<Value>.State {
-        slot.fallback(from: target.store, fullKey: target.fullKey)
-    }
-
-    /// Writes the key through the store (running `alongside` under its lock when accepted) and, with
-    /// `syncImmediately`, asks it to upload now. Returns whether the write was accepted.
-    @usableFromInline
-    static func write(_ prepared: CloudPreparedWrite, to target: CloudWriteTarget, alongside: () -> Void) -> Bool {
-        let written = target.store.commit(prepared, forKey: target.fullKey, skipping: target.skippedObserver, alongside: alongside)
-        if written, target.syncImmediately { target.store.uploadNow() }
-        return written
     }
 }

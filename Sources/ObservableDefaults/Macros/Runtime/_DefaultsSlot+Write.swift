@@ -1,0 +1,53 @@
+import Observation
+
+/// The property write, for both macro families.
+extension _DefaultsSlot {
+    /// Writes `newValue` to the property and its key: encode, accept, work out the next copy, `willSet`, the
+    /// key written together with the copy, `didSet`. Only the copy's change is announced to Observation and
+    /// to `willSet`/`didSet`.
+    ///
+    /// The copy then holds what a new object would read: assigning `nil` to an Optional removes the key, and
+    /// the property reads the fallback (`_DefaultsWriteTarget.fallback(of:)`). The key is written whenever
+    /// the target holds something else than the new value, even when the copy already equals it (an outside
+    /// change may not have reached the copy yet). A value that cannot be encoded, or that the target refuses,
+    /// is reported on its error channel; the property and the target stay unchanged.
+    ///
+    /// The copy changes under the target's lock together with its memory, so threads writing the property at
+    /// once leave the copy equal to memory; the target does not announce the write back to the object's own
+    /// observer. `didSet` runs only when the write was accepted (a cloud store can refuse it at the last
+    /// moment, see `_DefaultsWriteTarget.write(_:alongside:)`).
+    ///
+    /// Inlinable, so it specializes for the target and the property's type in the generated code
+    /// (unspecialized, looking up the generic metadata of the copy's lock cost more than the rest of the write).
+    @inlinable
+    func write<Target: _DefaultsWriteTarget, Host: Observation.Observable & AnyObject>(
+        _ newValue: Value, to target: Target, keyPath: KeyPath<Host, Value>, on host: Host,
+        registrar: Observation.ObservationRegistrar,
+        willSet: ((Value) -> Void)?, didSet: ((Value) -> Void)?
+    ) {
+        let encoded: DefaultsValue?
+        do {
+            encoded = try codec.encode(newValue)
+        } catch {
+            target.reportUnencodable(Value.self, error)
+            return
+        }
+        guard let accepted = target.accept(encoded) else { return }
+        let stored = target.storedForm(of: accepted)
+        let next = stored == nil ? target.fallback(of: self) : State(value: newValue, stored: stored)
+        let old = snapshot
+        let copyChanges = old.stored != next.stored
+        guard copyChanges || target.currentValue() != stored else { return }
+        if copyChanges {
+            willSet?(newValue)
+            registrar.willSet(host, keyPath: keyPath)
+        }
+        let written = target.write(accepted) {
+            if copyChanges { store(next) }
+        }
+        if copyChanges {
+            registrar.didSet(host, keyPath: keyPath)
+            if written { didSet?(old.value) }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// Where a property write goes, for both macro families: one key of a suite (`@ObservableDefaults`) or of a
+/// cloud store (`@ObservableCloud`), with the object's own observer that the write is not announced to.
+///
+/// The setter, `_DefaultsSlot.write(_:to:keyPath:on:registrar:willSet:didSet:)`, is written once over it;
+/// it is inlinable and the conformers are concrete structs, so it specializes per family and per property type
+/// (no witness-table calls on the hot path). Implementation detail of the macros; not API.
+@usableFromInline
+protocol _DefaultsWriteTarget {
+    /// A value the target accepted for writing, in the form it stores.
+    associatedtype Accepted
+
+    /// Reports on the target's error channel that a value of `type` could not be encoded.
+    func reportUnencodable(_ type: Any.Type, _ error: any Error)
+
+    /// `stored` accepted for writing now (`nil` removes the key), or `nil` after reporting on the target's
+    /// error channel why it is refused — the target's own `set` refuses it alike.
+    func accept(_ stored: DefaultsValue?) -> Accepted?
+
+    /// The stored form of an accepted value, as the property's copy keeps it (`nil`: the key removed).
+    func storedForm(of accepted: Accepted) -> DefaultsValue?
+
+    /// What the property reads when the key is absent: the registered default (a suite), else the
+    /// declaration default.
+    func fallback<Value>(of slot: _DefaultsSlot<Value>) -> _DefaultsSlot<Value>.State
+
+    /// What the target holds for the key now.
+    func currentValue() -> DefaultsValue?
+
+    /// Writes the accepted value, running `alongside` under the target's lock when the write is accepted;
+    /// returns whether it was (a cloud store refuses a write that another one pushed past its limits).
+    func write(_ accepted: Accepted, alongside: () -> Void) -> Bool
+}
