@@ -97,7 +97,7 @@ import Glibc
         // Temporary files are written in the hidden subdirectory (see SuiteFileTemporaryDirectory), so both are checked.
         let hidden = directory.file(SuiteFileTemporaryDirectory.name).path
         #expect(eventually {
-            [directory.url.path, hidden].allSatisfy { (try? FileManager.default.contentsOfDirectory(atPath: $0).filter { $0.hasSuffix(".tmp") }) == [] }
+            [directory.url.path, hidden].allSatisfy { ((try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? []).filter { $0.hasSuffix(".tmp") } == [] }
         })
     }
 }
