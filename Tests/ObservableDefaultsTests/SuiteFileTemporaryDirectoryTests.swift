@@ -89,8 +89,9 @@ import Glibc
 
     /// The save writes beside the suite instead, and leaves what is there as it was.
     @Test(arguments: Occupant.allCases) func aSubdirectoryNameThatIsNotOursPrivatelyIsLeftAlone(_ occupant: Occupant) throws {
+        // Private and ours, so only the `lstat` (not following the link) keeps a save out of it.
         let elsewhere = directory.file("elsewhere")
-        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         switch occupant {
         case .symlinkToADirectory:
             #expect(symlink(elsewhere.path, subdirectory.path) == 0)
