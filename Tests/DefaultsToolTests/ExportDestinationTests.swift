@@ -103,7 +103,9 @@ import Glibc
         }
         #expect(entry("/dev/stdout").type == systemLink.type)
         #expect(entry("/dev/stdout").link == systemLink.link)
-        #expect(try listing(directory) == ["app.json", ".app.json.lock", "out"])
+        // The hidden subdirectory is where the seeding writes put their temporary files; none is left there.
+        #expect(try listing(directory) == ["app.json", ".app.json.lock", ".observable-defaults", "out"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file(".observable-defaults").path).isEmpty)
     }
 
     @Test func characterDeviceIsWrittenInPlace() throws {

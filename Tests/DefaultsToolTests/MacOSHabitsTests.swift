@@ -91,7 +91,7 @@ import Testing
         let dashed = try defaults.run(["read", "-app"])
         #expect(dashed.status == 2)
         #expect(dashed.stderr.contains("suite names cannot begin with '-'"), "\(dashed)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [".app.json.lock", "app.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [".app.json.lock", ".observable-defaults", "app.json"])
     }
 
     @Test func pathAsDomain() throws {

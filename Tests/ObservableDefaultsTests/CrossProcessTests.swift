@@ -94,8 +94,10 @@ import Glibc
         // directory removes (in the background) temporary files of writers that are gone.
         let suite = try DefaultsSuite(fileURL: file)
         suite.set(1, forKey: "after")
+        // Temporary files are written in the hidden subdirectory (see SuiteFileTemporaryDirectory), so both are checked.
+        let hidden = directory.file(SuiteFileTemporaryDirectory.name).path
         #expect(eventually {
-            (try? FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".tmp") }) == []
+            [directory.url.path, hidden].allSatisfy { ((try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? []).filter { $0.hasSuffix(".tmp") } == [] }
         })
     }
 }

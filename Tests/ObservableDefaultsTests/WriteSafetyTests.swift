@@ -114,12 +114,20 @@ import Glibc
         let otherSuite = directory.file(".b.json.\(gone.processIdentifier).8.tmp")
         let live = directory.file(".a.json.\(getpid()).9.tmp")
         let notOurs = directory.file(".a.json.notes.tmp")
-        for url in [stale, otherSuite, live, notOurs] { try Data("{\"half".utf8).write(to: url) }
+        // Saves write their temporary files in the hidden subdirectory (SuiteFileTemporaryDirectory).
+        let hidden = directory.file(SuiteFileTemporaryDirectory.name)
+        try FileManager.default.createDirectory(at: hidden, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let staleInside = hidden.appendingPathComponent(".a.json.\(gone.processIdentifier).10.tmp")
+        let liveInside = hidden.appendingPathComponent(".a.json.\(getpid()).11.tmp")
+        for url in [stale, otherSuite, live, notOurs, staleInside, liveInside] { try Data("{\"half".utf8).write(to: url) }
 
         let suite = try DefaultsSuite(name: "a", directory: directory.url)
         suite.set(1, forKey: "a")
-        #expect(eventually { !FileManager.default.fileExists(atPath: stale.path) && !FileManager.default.fileExists(atPath: otherSuite.path) })
+        #expect(eventually {
+            [stale, otherSuite, staleInside].allSatisfy { !FileManager.default.fileExists(atPath: $0.path) }
+        })
         #expect(FileManager.default.fileExists(atPath: live.path))
+        #expect(FileManager.default.fileExists(atPath: liveInside.path))
         #expect(FileManager.default.fileExists(atPath: notOurs.path))
         #expect(try contentsOnDisk(suite.fileURL) == ["a": .integer(1)])
     }

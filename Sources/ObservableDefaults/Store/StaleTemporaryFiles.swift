@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 
 /// Removes the temporary files that writers killed mid-write left behind
-/// (`.<file name>.<pid>.<n>.tmp` whose process no longer exists).
+/// (`.<file name>.<pid>.<n>.tmp` whose process no longer exists), beside the suites and in the hidden
+/// subdirectory saves write them in (``SuiteFileTemporaryDirectory``).
 ///
 /// Finding them takes a directory listing, whose cost grows with the directory (10,000 suites in one
 /// directory), so it is done once per directory per process, in the background, after the first write
@@ -17,8 +18,14 @@ enum StaleTemporaryFiles {
         DispatchQueue.global(qos: .background).async { removeStale(in: directory) }
     }
 
-    /// Removes, now, the temporary files in `directory` whose writer is gone.
+    /// Removes, now, the temporary files in `directory` and in its ``SuiteFileTemporaryDirectory`` whose
+    /// writer is gone.
     static func removeStale(in directory: String) {
+        removeStale(directlyIn: directory)
+        if let subdirectory = SuiteFileTemporaryDirectory.existing(in: directory) { removeStale(directlyIn: subdirectory) }
+    }
+
+    private static func removeStale(directlyIn directory: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names where name.hasPrefix(".") && name.hasSuffix(".tmp") {
             let fields = name.dropLast(4).split(separator: ".", omittingEmptySubsequences: false)

@@ -43,15 +43,15 @@ enum SuiteFileIO {
     /// by other users unless it is sticky, and a symlink at the suite path is followed only where the
     /// kernel's `protected_symlinks` rule would follow it.
     static func checkedWritePaths(for path: String, fileURL: URL) throws(DefaultsError) -> SidecarPaths {
-        let linkPaths = SidecarPaths(file: path)
+        var linkPaths = SidecarPaths(file: path)
         let directory = try SuiteDirectoryPolicy.check(directory: linkPaths.directory, fileURL: fileURL)
+        linkPaths.directoryStatus = directory
         guard let link = try? FileStatus(linkAt: path), link.kind == .symlink else { return linkPaths }
         try SuiteDirectoryPolicy.checkSymlink(link, at: path, in: directory, fileURL: fileURL)
         guard let target = try? FileSystem.resolvedPath(path) else { return linkPaths }
-        let targetPaths = SidecarPaths(file: target)
-        if targetPaths.directory != linkPaths.directory {
-            _ = try SuiteDirectoryPolicy.check(directory: targetPaths.directory, fileURL: fileURL)
-        }
+        var targetPaths = SidecarPaths(file: target)
+        targetPaths.directoryStatus = targetPaths.directory == linkPaths.directory
+            ? directory : try SuiteDirectoryPolicy.check(directory: targetPaths.directory, fileURL: fileURL)
         return targetPaths
     }
 
@@ -63,6 +63,9 @@ enum SuiteFileIO {
         var directory: String
         /// Its last path component.
         var name: String
+        /// The `stat` of ``directory`` taken by the write's policy check; `nil` when none was taken (the
+        /// temporary file is then written beside the suite).
+        var directoryStatus: FileStatus?
 
         init(file: String) {
             self.file = file
@@ -90,15 +93,37 @@ enum SuiteFileIO {
     /// `getrandom` per process instead of one per write).
     private static let temporaryCounter = Atomic<UInt32>(UInt32.random(in: 0 ... .max))
 
-    /// A new temporary file name beside the suite file, unique even among writers that run at the same
-    /// time (the lock file may have been removed under them). A writer killed mid-write leaves it behind;
-    /// ``StaleTemporaryFiles`` removes those.
-    private static func temporaryPath(for paths: SidecarPaths) -> String {
+    /// A new temporary file name in `directory` (see ``SuiteFileTemporaryDirectory``), unique even among
+    /// writers that run at the same time (the lock file may have been removed under them). A writer killed
+    /// mid-write leaves it behind; ``StaleTemporaryFiles`` removes those.
+    private static func temporaryPath(for paths: SidecarPaths, in directory: String) -> String {
         let unique = temporaryCounter.wrappingAdd(1, ordering: .relaxed).oldValue
-        return paths.directory + "/.\(paths.name).\(CurrentProcess.id).\(unique).tmp"
+        return directory + "/.\(paths.name).\(CurrentProcess.id).\(unique).tmp"
     }
 
-    /// Replaces the file with `bytes` atomically: a temporary file in the same directory, then `rename`.
+    /// Creates the temporary file of a save: in the hidden subdirectory when it can be used, else (also
+    /// when creating it there fails) beside the suite, whose error is the one reported. The descriptor's
+    /// ``FileDescriptor/path`` is the temporary file's path.
+    private static func createTemporaryFile(for paths: SidecarPaths) throws(DefaultsError) -> FileDescriptor {
+        let options: FileDescriptor.Options = [.writeOnly, .create, .exclusive, .noFollow]
+        if let status = paths.directoryStatus {
+            let directory = SuiteFileTemporaryDirectory.forSave(in: paths.directory, directoryStatus: status)
+            if directory != paths.directory {
+                let path = temporaryPath(for: paths, in: directory)
+                // Removed since it was checked, for instance: beside the suite still works.
+                if let file = try? FileDescriptor(opening: path, options, mode: 0o600) { return file }
+            }
+        }
+        let path = temporaryPath(for: paths, in: paths.directory)
+        do {
+            return try FileDescriptor(opening: path, options, mode: 0o600)
+        } catch {
+            throw DefaultsError(error, "cannot create the temporary file \(path) to write the suite", fileURL: paths.url)
+        }
+    }
+
+    /// Replaces the file with `bytes` atomically: a temporary file in the same directory (in its hidden
+    /// subdirectory when possible, see ``SuiteFileTemporaryDirectory``), then `rename`.
     /// Must be called holding the suite's ``SuiteLock``; the rename itself is committed under the
     /// directory's lock (see ``SuiteLock/withCommitLock(directory:fileURL:waitLimit:_:)``).
     ///
@@ -123,13 +148,8 @@ enum SuiteFileIO {
             try checkReplaceable(existing, paths)
         }
         let permissions = existing?.permissions ?? 0o600
-        let temporaryPath = temporaryPath(for: paths)
-        let file: FileDescriptor
-        do {
-            file = try FileDescriptor(opening: temporaryPath, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
-        } catch {
-            throw DefaultsError(error, "cannot create the temporary file \(temporaryPath) to write the suite", fileURL: paths.url)
-        }
+        let file = try createTemporaryFile(for: paths)
+        let temporaryPath = file.path
         var succeeded = false
         defer {
             if !succeeded { try? FileSystem.removeFile(temporaryPath) }

@@ -24,8 +24,12 @@ enum PropertyWriteBenchmarks {
         }
         // The same write on a suite that an all-processes observer watches (as every @ObservableDefaults
         // object's suite is): the file watcher sees each write come back and checks it.
+        // Seeded like `suite`, so both files hold the same 10 keys and only the watching differs.
         let watchedSuite = openSuite(context.directory("write-watched").appendingPathComponent("write.json"))
-        watchedSuite.set(.integer(0), forKey: BenchKeys.count)
+        watchedSuite.performBatchUpdates {
+            for index in 0..<9 { watchedSuite.set(.string("value \(index)"), forKey: "other\(index)") }
+            watchedSuite.set(.integer(0), forKey: BenchKeys.count)
+        }
         let watching = watchedSuite.observe(keys: [BenchKeys.count]) { change in Blackhole.consume(change.keys.count) }
         defer { watching.cancel() }
         let fsyncSuite = openSuite(directory.appendingPathComponent("write-fsync.json"))

@@ -10,9 +10,10 @@ import Musl
 /// code around them (no encoding, no merge, no notification).
 ///
 /// Per save: the directory's `stat` and the suite's `lstat` (the directory policy), the lock file opened,
-/// checked and `flock`ed, the suite's `stat`, its write-access check, the temporary file created and opened
-/// again read-only, written, `fstat`ed and closed, the directory opened and `flock`ed (the commit lock), the
-/// suite's `stat`, `rename(2)`, the new file's `fstat`, then everything closed.
+/// checked and `flock`ed, the suite's `stat`, its write-access check, the temporary file's subdirectory
+/// `lstat`ed (in a subdirectory), the temporary file created and opened again read-only, written,
+/// `fstat`ed and closed, the directory opened and `flock`ed (the commit lock), the suite's `stat`,
+/// `rename(2)`, the new file's `fstat`, then everything closed.
 final class RawSave {
     private let path: String
     private let directory: String
@@ -30,9 +31,10 @@ final class RawSave {
 
     /// Where the temporary file of a save is written.
     enum Temporary {
-        /// Beside the suite (what our save does).
+        /// Beside the suite (what our save did before issue 12 row 2, and does where the subdirectory
+        /// cannot be used).
         case beside
-        /// In this subdirectory of the suite's directory (created here).
+        /// In this subdirectory of the suite's directory (created here; what our save does).
         case subdirectory(String)
         /// Unnamed (`O_TMPFILE`) in the suite's directory, linked under a temporary name before the rename.
         case unnamed
@@ -68,6 +70,7 @@ final class RawSave {
         _ = lstat(lockPath, &status)
         _ = stat(path, &status)
         _ = access(path, W_OK)
+        if temporaryDirectory != directory { _ = lstat(temporaryDirectory, &status) }
         counter &+= 1
         let temporary = temporaryDirectory + "/.raw.\(getpid()).\(counter).tmp"
         let file = unnamed
