@@ -1,6 +1,5 @@
 import Foundation
 import ObservableDefaults
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +15,7 @@ struct Arrival: Sendable {
 
 /// Collects arrivals from whichever thread changed a property; the demo waits on it with a bounded poll.
 final class ArrivalLog: Sendable {
-    private let arrivals = Mutex<[Arrival]>([])
+    private let arrivals = Locked<[Arrival]>([])
 
     func record(_ arrival: Arrival) { arrivals.withLock { $0.append(arrival) } }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Change observers and the error channel of a suite, and starting and stopping its file watch.
 extension SuiteStorage {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The one in-memory copy of a suite file in this process, shared by every ``DefaultsSuite`` handle on
 /// that file.
@@ -17,9 +16,9 @@ final class SuiteStorage: Sendable {
     }
 
     final class ActiveFlag: Sendable {
-        private let value = Atomic(true)
-        var isSet: Bool { value.load(ordering: .acquiring) }
-        func clear() { value.store(false, ordering: .releasing) }
+        private let value = Locked(true)
+        var isSet: Bool { value.withLock { $0 } }
+        func clear() { value.withLock { $0 = false } }
     }
 
     struct State {

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Observation
-import Synchronization
 
 /// Connects one `@ObservableCloud` object to its ``CloudKeyValueStore``: configuration (prefix, store,
 /// modes), writes, and the store observation that routes a changed key to the one property mapped to it.
@@ -27,7 +26,7 @@ public final class _CloudObjectBinding: Sendable {
         var appliesOnMainActor = false
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
@@ -38,7 +37,7 @@ public final class _CloudObjectBinding: Sendable {
     ///   - developmentMode: Use ``CloudKeyValueStore/development`` unless a store is given.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(prefix: String, syncImmediately: Bool, developmentMode: Bool, mainActor: Bool) {
-        state = Mutex(State(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode))
+        state = Locked(State(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode))
         self.mainActor = mainActor
     }
 

@@ -1,5 +1,4 @@
 import Observation
-import Synchronization
 
 /// The storage of an `@ObservableOnly` property: a lock-protected value.
 ///
@@ -24,10 +23,10 @@ public final class _DefaultsBox<Value> {
     }
 
     @inlinable
-    func read() -> Value { storage.mutex.withLock { $0.wrapped }! }
+    func read() -> Value { storage.value! }
 
     @inlinable
-    func write(_ value: Value) { storage.mutex.withLock { $0.wrapped = value } }
+    func write(_ value: Value) { storage.value = value }
 
     /// A property write: observers, then the mutation reported to Observation when `notify`.
     @inlinable

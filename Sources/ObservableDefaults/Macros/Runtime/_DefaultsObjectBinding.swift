@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Observation
-import Synchronization
 
 /// Connects one object to its suite: configuration (suite, prefix, modes), writes, and the suite
 /// observation that routes a changed key to the one property mapped to it.
@@ -32,7 +31,7 @@ public final class _DefaultsObjectBinding: Sendable {
         var appliesOnMainActor = false
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
@@ -44,7 +43,7 @@ public final class _DefaultsObjectBinding: Sendable {
     ///   - limitToInstance: Observe changes made in this process only.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(suiteName: String?, prefix: String, ignoreExternalChanges: Bool, limitToInstance: Bool, mainActor: Bool) {
-        state = Mutex(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
+        state = Locked(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
         self.mainActor = mainActor
     }
 
