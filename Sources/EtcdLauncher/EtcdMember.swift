@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -76,8 +77,8 @@ public enum EtcdBinary {
 /// Kills the etcd processes still registered when this process exits, by PID (SIGCONT first, so a
 /// paused member dies too), waits for them, and then removes the directories registered for removal.
 public enum EtcdProcessReaper {
-    private static let pids = LockedValue<Set<Int32>>([])
-    private static let directories = LockedValue<Set<URL>>([])
+    private static let pids = Mutex<Set<Int32>>([])
+    private static let directories = Mutex<Set<URL>>([])
     private static let installed: Void = { atexit { EtcdProcessReaper.killAll() } }()
 
     /// Kill `pid` at exit unless it is unregistered first.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A throwaway single-node etcd on a free loopback port, with its data in a temporary directory: started
 /// by the initializer (which waits, bounded, until it has a leader), stopped by PID and its directory
@@ -8,7 +9,7 @@ public final class EtcdNode: Sendable {
     public let endpoint: URL
     /// The temporary directory holding the data directory and the log.
     public let directory: URL
-    private let process: LockedValue<Process?>
+    private let process: Mutex<Process?>
 
     /// Starts etcd from `executable` (default: the one on `PATH`). Throws when there is none, when it
     /// cannot start, or when it has no leader within `timeout`.
@@ -22,7 +23,7 @@ public final class EtcdNode: Sendable {
         endpoint = member.clientURL
         let logFile = directory.appendingPathComponent("etcd.log")
         let started = try member.launch(cluster: [member], token: directory.lastPathComponent, executable: executable, logFile: logFile)
-        process = LockedValue(started)
+        process = Mutex(started)
         guard member.waitUntilHealthy(timeout: timeout) else {
             stop()
             throw EtcdLaunchError("etcd at \(endpoint.absoluteString) did not become ready within \(timeout)")

@@ -1,5 +1,6 @@
 import Foundation
 import ObservableDefaults
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +16,7 @@ struct Arrival: Sendable {
 
 /// Collects arrivals from whichever thread changed a property; the demo waits on it with a bounded poll.
 final class ArrivalLog: Sendable {
-    private let arrivals = Locked<[Arrival]>([])
+    private let arrivals = Mutex<[Arrival]>([])
 
     func record(_ arrival: Arrival) { arrivals.withLock { $0.append(arrival) } }
 

@@ -1,5 +1,5 @@
 import Foundation
-import ObservableDefaults
+import Synchronization
 
 /// Machine B: the demo re-executed in `cloud-machine` mode, with its output lines collected.
 final class MachineProcess: Sendable {
@@ -62,7 +62,7 @@ final class MachineProcess: Sendable {
 
 /// Lines read from a child, appended by its reader thread.
 final class LineLog: Sendable {
-    private let storage = Locked<[String]>([])
+    private let storage = Mutex<[String]>([])
     var lines: [String] { storage.withLock { $0 } }
     func append(_ line: String) { storage.withLock { $0.append(line) } }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObservableDefaults
+import Synchronization
 
 /// `defaults cloud read|write|delete|watch …`: the etcd-backed cloud store from a shell.
 ///
@@ -139,7 +140,7 @@ struct CloudCommands {
     /// Sets (or removes) the key and waits until the server has it; a refusal (the store's limits, a value
     /// JSON cannot hold) or no confirmation is an error.
     private func change(_ key: String, to value: DefaultsValue?, store: CloudKeyValueStore, place: String) throws(ToolError) {
-        let refusals = Locked<[DefaultsError]>([])
+        let refusals = Mutex<[DefaultsError]>([])
         let observation = store.observeErrors { error in
             if error.key == key { refusals.withLock { $0.append(error) } }
         }

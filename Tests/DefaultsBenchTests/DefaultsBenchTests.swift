@@ -67,7 +67,7 @@ import Testing
         }
         #expect(text.contains("| Benchmark | p50 | p90 | p99 | n | Ratio (p50) | Note |"))
         #expect(text.contains("keys lost (must be 0) | 0 |"), "concurrent writers lost keys")
-        for row in ["floor: raw save", "floor: plain `@Observable` write + one lock-guarded", "Issue 12: in-memory part of a property write",
+        for row in ["floor: raw save", "floor: plain `@Observable` write + one `Mutex`", "Issue 12: in-memory part of a property write",
                     "Issue 12: write-through `set` on a watched suite"] {
             #expect(text.contains(row), "missing \(row)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Writes a cloud store's state to its local copy in the background, so neither a write nor an upload
 /// waits for the disk.
@@ -29,8 +30,8 @@ final class CloudLocalCopySaver: Sendable {
 
     let localCopy: CloudLocalCopy
     private let snapshot: @Sendable () -> CloudState
-    private let finished = Locked<(@Sendable (DefaultsError?) -> Void)?>(nil)
-    private let status = Locked(Status())
+    private let finished = Mutex<(@Sendable (DefaultsError?) -> Void)?>(nil)
+    private let status = Mutex(Status())
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.saver")
 
     /// `snapshot` returns the state to write (called on the saver's queue, just before each save).
@@ -99,11 +100,11 @@ final class CloudLocalCopySaver: Sendable {
 /// Flushes every live store's local copy when the process exits normally (`exit`, the end of `main`).
 enum CloudSaversAtExit {
     private struct Entry { weak var saver: CloudLocalCopySaver? }
-    private static let savers = Locked<[ObjectIdentifier: Entry]>([:])
-    private static let installed = Locked(false)
+    private static let savers = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let installed = Atomic(false)
 
     static func register(_ saver: CloudLocalCopySaver) {
-        if !installed.withLock({ installed in defer { installed = true }; return installed }) {
+        if !installed.exchange(true, ordering: .relaxed) {
             CurrentProcess.runAtExit { CloudSaversAtExit.flushAll() }
         }
         savers.withLock { savers in

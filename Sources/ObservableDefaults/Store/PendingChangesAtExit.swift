@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What happens to changes a suite could not write (the file does not parse, the disk is full) when the
 /// process exits or the suite is released: one last attempt to write them, and if that fails too, a
@@ -9,21 +10,21 @@ import Foundation
 enum PendingChangesAtExit {
     /// Set once the exit handler runs: from then on it reports every live storage itself, and storages
     /// released as it finishes stay quiet.
-    private static let exiting = Locked(false)
-    private static let installed = Locked(false)
+    private static let exiting = Atomic(false)
+    private static let installed = Atomic(false)
 
     /// Registers the exit handler (once per process).
     static func install() {
-        guard !installed.withLock({ installed in defer { installed = true }; return installed }) else { return }
+        guard !installed.exchange(true, ordering: .relaxed) else { return }
         CurrentProcess.runAtExit {
-            PendingChangesAtExit.exiting.withLock { $0 = true }
+            PendingChangesAtExit.exiting.store(true, ordering: .sequentiallyConsistent)
             for storage in SuiteRegistry.liveStorages { PendingChangesAtExit.attemptWrite(storage) }
         }
     }
 
     /// Called when a storage is released.
     static func writeOrReport(_ storage: SuiteStorage) {
-        if exiting.withLock({ $0 }) { return }
+        if exiting.load(ordering: .sequentiallyConsistent) { return }
         attemptWrite(storage)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The file operations behind a suite file: reading a snapshot and replacing it atomically. Writers hold
 /// the suite's ``SuiteLock`` around a replacement.
@@ -87,13 +88,13 @@ enum SuiteFileIO {
 
     /// Distinguishes this process's temporary files: drawn at random once, then counted up (one
     /// `getrandom` per process instead of one per write).
-    private static let temporaryCounter = Locked<UInt32>(UInt32.random(in: 0 ... .max))
+    private static let temporaryCounter = Atomic<UInt32>(UInt32.random(in: 0 ... .max))
 
     /// A new temporary file name beside the suite file, unique even among writers that run at the same
     /// time (the lock file may have been removed under them). A writer killed mid-write leaves it behind;
     /// ``StaleTemporaryFiles`` removes those.
     private static func temporaryPath(for paths: SidecarPaths) -> String {
-        let unique = temporaryCounter.withLock { counter in defer { counter &+= 1 }; return counter }
+        let unique = temporaryCounter.wrappingAdd(1, ordering: .relaxed).oldValue
         return paths.directory + "/.\(paths.name).\(CurrentProcess.id).\(unique).tmp"
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Change observers and the error channel of a suite, and starting and stopping its file watch.
 extension SuiteStorage {

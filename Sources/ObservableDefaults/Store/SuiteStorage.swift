@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The one in-memory copy of a suite file in this process, shared by every ``DefaultsSuite`` handle on
 /// that file.
@@ -16,9 +17,9 @@ final class SuiteStorage: Sendable {
     }
 
     final class ActiveFlag: Sendable {
-        private let value = Locked(true)
-        var isSet: Bool { value.withLock { $0 } }
-        func clear() { value.withLock { $0 = false } }
+        private let value = Atomic(true)
+        var isSet: Bool { value.load(ordering: .acquiring) }
+        func clear() { value.store(false, ordering: .releasing) }
     }
 
     struct State {

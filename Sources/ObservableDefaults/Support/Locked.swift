@@ -4,22 +4,20 @@ import Glibc
 import Musl
 #endif
 
-/// A value guarded by a `pthread_mutex_t`: the library's lock for shared state, and the package's (the
-/// tools and the bench use it too, so a build never imports `Synchronization`: see `Docs/benchmarks.md`,
-/// "Clean debug build").
+/// A value guarded by a `pthread_mutex_t`: the library's lock for shared state.
 ///
 /// Used instead of `Synchronization.Mutex`, whose Linux implementation locks with atomics and `futex`
 /// calls inside the prebuilt standard library, where ThreadSanitizer cannot see them: every access made
 /// under such a lock is reported as a race, which drowns real ones. ThreadSanitizer intercepts
 /// `pthread_mutex_lock`, so state guarded here is checked for real. The cost is the same (an uncontended
 /// lock is one atomic operation in either).
-package final class Locked<Value> {
+final class Locked<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// Out of line (not a stored `var`), so access needs no dynamic exclusivity check: the mutex is
     /// what makes it exclusive.
     private let value: UnsafeMutablePointer<Value>
 
-    package init(_ value: Value) {
+    init(_ value: Value) {
         self.value = .allocate(capacity: 1)
         self.value.initialize(to: value)
         mutex = .allocate(capacity: 1)
@@ -38,7 +36,7 @@ package final class Locked<Value> {
     }
 
     /// Runs `body` with exclusive access to the value. `body` must not call back into this lock.
-    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         // These fail only for a mutex that is not initialised or not held: a bug here, not a condition
         // to recover from.
         let locked = pthread_mutex_lock(mutex)

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import ObservableDefaults
+import Synchronization
 
 /// Where one side of the cloud group works: the etcd member, the namespace its key lives in, and a state
 /// directory of its own (each process's local copy; unused by the floor).
@@ -97,7 +98,7 @@ enum CloudMacroSubject: CloudSubject {
         let settings: CloudStampSettings
         let arrive: @Sendable (Int) -> Void
         let queue = DispatchQueue(label: "defaults-bench.cloud-macro-observer")
-        private let reported = Locked(0)
+        private let reported = Mutex(0)
 
         init(_ settings: CloudStampSettings, arrive: @escaping @Sendable (Int) -> Void) {
             self.settings = settings

@@ -1,5 +1,6 @@
 import Foundation
 import ObservableDefaults
+import Synchronization
 
 /// A suite file of `count` integer keys `p0 …` in which one key, ``changedKey``, gets a new value per
 /// sample: the text around that value is built once, so producing a version costs a concatenation.
@@ -177,9 +178,9 @@ final class FanOutSubject {
 
 /// The in-memory copies of an object's N properties, written by its observer.
 final class PropertyValues: Sendable {
-    private let values: Locked<[Int]>
+    private let values: Mutex<[Int]>
 
-    init(count: Int) { values = Locked([Int](repeating: 0, count: count)) }
+    init(count: Int) { values = Mutex([Int](repeating: 0, count: count)) }
 
     func set(_ index: Int, _ value: Int) { values.withLock { $0[index] = value } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ObservableDefaults
+import Synchronization
 
 /// The floors of group 2 (issue 12), measured in the same run as the rows they bound:
 ///
@@ -65,7 +66,7 @@ final class WriteFloors {
         let object = opaque(PlainSettings())
         let memory = opaque(FloorMemory())
         var counter = 0
-        memoryRow = (Self.memoryID, "floor: plain `@Observable` write + one lock-guarded dictionary update of an enum value", { n in
+        memoryRow = (Self.memoryID, "floor: plain `@Observable` write + one `Mutex`-guarded dictionary update of an enum value", { n in
             for _ in 0..<n {
                 counter &+= 1
                 object.count = counter
@@ -83,7 +84,7 @@ final class WriteFloors {
 
 /// The in-memory floor's store: values by key behind one lock.
 final class FloorMemory: Sendable {
-    private let values = Locked<[String: DefaultsValue]>([:])
+    private let values = Mutex<[String: DefaultsValue]>([:])
 
     @inline(never)
     func set(_ value: DefaultsValue, forKey key: String) {

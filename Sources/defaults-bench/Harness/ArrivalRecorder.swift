@@ -1,5 +1,5 @@
 import Dispatch
-import ObservableDefaults
+import Synchronization
 
 /// Hands one awaited value from an observer (any thread) to the measuring thread, with its arrival time.
 ///
@@ -12,7 +12,7 @@ final class ArrivalRecorder: Sendable {
         var arrivedAt: Int?
     }
 
-    private let state = Locked(State())
+    private let state = Mutex(State())
     private let signal = DispatchSemaphore(value: 0)
 
     func expect(_ value: Int) {
@@ -42,7 +42,7 @@ final class ArrivalRecorder: Sendable {
 
 /// Collects latency samples from another thread.
 final class SampleCollector: Sendable {
-    private let samples = Locked<[Double]>([])
+    private let samples = Mutex<[Double]>([])
 
     func add(_ nanoseconds: Int) { samples.withLock { $0.append(Double(nanoseconds)) } }
 

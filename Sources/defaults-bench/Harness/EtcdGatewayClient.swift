@@ -1,5 +1,5 @@
 import Foundation
-import ObservableDefaults
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -171,7 +171,7 @@ final class EtcdRawPutter {
 final class EtcdRawWatch: Sendable {
     private let socket: GatewaySocket
     private let finished = DispatchSemaphore(value: 0)
-    private let stopped = Locked(false)
+    private let stopped = Atomic(false)
 
     /// Opens the watch of `key` and returns once etcd confirmed it (`"created":true`, at most 10 s).
     init(endpoint: URL, key: String, onValue: @escaping @Sendable (Int) -> Void) throws {
@@ -210,7 +210,7 @@ final class EtcdRawWatch: Sendable {
 
     /// Closes the stream and waits for the reading thread to end.
     func stop() {
-        guard !stopped.withLock({ stopped in defer { stopped = true }; return stopped }) else { return }
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
         socket.shutDown()
         finished.wait()
     }

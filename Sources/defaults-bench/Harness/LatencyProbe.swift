@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ObservableDefaults
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -14,7 +14,7 @@ import Musl
 /// (library or raw inotify, on its own thread) to deliver it with ``arrive(stamp:)``. One write in flight at
 /// a time, so no event is coalesced with another and every sample is one write.
 final class LatencyProbe: Sendable {
-    private let state = Locked<(last: Int, samples: [Double])>((0, []))
+    private let state = Mutex<(last: Int, samples: [Double])>((0, []))
     private let signal = DispatchSemaphore(value: 0)
 
     /// Records a stamp seen now (only the first arrival of each newer stamp counts).
@@ -45,7 +45,7 @@ final class LatencyProbe: Sendable {
 /// measured against.
 final class RawInotifyObserver: Sendable {
     private let descriptor: Int32
-    private let stopped = Locked(false)
+    private let stopped = Atomic(false)
     private let finished = DispatchSemaphore(value: 0)
 
     init(directory: String, fileName: String, probe: LatencyProbe) {
@@ -59,7 +59,7 @@ final class RawInotifyObserver: Sendable {
         let thread = Thread { [self] in
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: 65_536, alignment: 8)
             defer { buffer.deallocate(); finished.signal() }
-            while !stopped.withLock({ $0 }) {
+            while !stopped.load(ordering: .relaxed) {
                 var pollDescriptor = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
                 guard poll(&pollDescriptor, 1, 100) > 0 else { continue }
                 let count = read(descriptor, buffer, 65_536)
@@ -85,7 +85,7 @@ final class RawInotifyObserver: Sendable {
     }
 
     func stop() {
-        stopped.withLock { $0 = true }
+        stopped.store(true, ordering: .relaxed)
         finished.wait()
         close(descriptor)
     }

@@ -15,7 +15,7 @@ enum WriteTargets {
         if let macro = writes.row("macro.batch"), let plain = writes.row("plain"), let ours = ratio("macro.batch", "plain") {
             var evidence = "\(time(macro.statistics.p50)) vs \(time(plain.statistics.p50)) = \(Formatting.ratio(ours))"
             if let floor = writes.row(WriteFloors.memoryID), let floorRatio = ratio(WriteFloors.memoryID, "plain") {
-                evidence += "; floor (plain write + one lock-guarded dictionary update) \(time(floor.statistics.p50)) = "
+                evidence += "; floor (plain write + one `Mutex`-guarded dictionary update) \(time(floor.statistics.p50)) = "
                     + "\(Formatting.ratio(floorRatio)); ours ÷ floor \(Formatting.ratio(ours / floorRatio))"
             }
             results.append(TargetResult(target: inMemory, status: ours <= 3 ? .met : .notMet, evidence: evidence))

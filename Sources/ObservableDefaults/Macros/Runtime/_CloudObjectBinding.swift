@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Observation
+import Synchronization
 
 /// Connects one `@ObservableCloud` object to its ``CloudKeyValueStore``: configuration (prefix, store,
 /// modes), writes, and the store observation that routes a changed key to the one property mapped to it.
@@ -26,7 +27,7 @@ public final class _CloudObjectBinding: Sendable {
         var appliesOnMainActor = false
     }
 
-    let state: Locked<State>
+    let state: Mutex<State>
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
@@ -37,7 +38,7 @@ public final class _CloudObjectBinding: Sendable {
     ///   - developmentMode: Use ``CloudKeyValueStore/development`` unless a store is given.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(prefix: String, syncImmediately: Bool, developmentMode: Bool, mainActor: Bool) {
-        state = Locked(State(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode))
+        state = Mutex(State(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode))
         self.mainActor = mainActor
     }
 

@@ -1,4 +1,5 @@
 import Observation
+import Synchronization
 
 /// The storage of an `@ObservableOnly` property: a lock-protected value.
 ///
@@ -23,10 +24,10 @@ public final class _DefaultsBox<Value> {
     }
 
     @inlinable
-    func read() -> Value { storage.value! }
+    func read() -> Value { storage.mutex.withLock { $0.wrapped }! }
 
     @inlinable
-    func write(_ value: Value) { storage.value = value }
+    func write(_ value: Value) { storage.mutex.withLock { $0.wrapped = value } }
 
     /// A property write: observers, then the mutation reported to Observation when `notify`.
     @inlinable

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Observation
+import Synchronization
 
 /// Connects one object to its suite: configuration (suite, prefix, modes), writes, and the suite
 /// observation that routes a changed key to the one property mapped to it.
@@ -31,7 +32,7 @@ public final class _DefaultsObjectBinding: Sendable {
         var appliesOnMainActor = false
     }
 
-    let state: Locked<State>
+    let state: Mutex<State>
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
@@ -43,7 +44,7 @@ public final class _DefaultsObjectBinding: Sendable {
     ///   - limitToInstance: Observe changes made in this process only.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(suiteName: String?, prefix: String, ignoreExternalChanges: Bool, limitToInstance: Bool, mainActor: Bool) {
-        state = Locked(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
+        state = Mutex(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
         self.mainActor = mainActor
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The typed in-memory copy of one persisted property: its current value with its stored form, the
 /// declaration-time default (captured once, when the object is created) and the storage rule.
@@ -34,7 +35,7 @@ public final class _DefaultsSlot<Value> {
 
     /// The current value (inlinable: the read specializes in the generated code and never decodes).
     @inlinable
-    public var value: Value { state.withLock { $0.value } }
+    public var value: Value { state.mutex.withLock { $0.wrapped.value } }
 
     @inlinable
     var snapshot: State { state.withLock { $0 } }
