@@ -11,10 +11,11 @@ let package = Package(
         .executable(name: "defaults-bench", targets: ["defaults-bench"]),
     ],
     targets: [
-        // Lexer, parser, expansions and diagnostics of the macros (no swift-syntax).
-        .target(name: "DefaultsMacroKit"),
-        // The macro plugin: only the compiler's message loop.
-        .macro(name: "ObservableDefaultsMacros", dependencies: ["DefaultsMacroKit"]),
+        // The macro plugin: the compiler's message loop (main.swift) and, through the symlink `Kit`, the lexer,
+        // parser, expansions and diagnostics in Sources/DefaultsMacroKit (no swift-syntax). Not a library target
+        // of their own: a plain `swift build` would compile them twice, for the plugin (host) and for nothing
+        // but their tests. DefaultsMacroKitTests compiles the same files through its own `Kit` symlink.
+        .macro(name: "ObservableDefaultsMacros"),
         .target(name: "ObservableDefaults", dependencies: ["ObservableDefaultsMacros"]),
         // Starts throwaway etcd processes on loopback ports for the tests and the demo (not a product).
         .target(name: "EtcdLauncher"),
@@ -52,7 +53,7 @@ let package = Package(
             name: "DefaultsToolTests",
             dependencies: ["ObservableDefaults", "defaults", "defaults-demo", "EtcdLauncher"]
         ),
-        .testTarget(name: "DefaultsMacroKitTests", dependencies: ["DefaultsMacroKit"], exclude: ["Snapshots"]),
+        .testTarget(name: "DefaultsMacroKitTests", exclude: ["Snapshots"]),
         // Loaded with the test binary: points the suites directory at a temporary one before any test runs.
         .target(name: "TestEnvironment", path: "Tests/TestEnvironment"),
         .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent", "TestEnvironment"]),

@@ -1,6 +1,6 @@
-// The macro plugin: the compiler's message loop, nothing else. All logic lives in DefaultsMacroKit.
+// The macro plugin: the compiler's message loop, nothing else. All logic lives in Sources/DefaultsMacroKit,
+// compiled into this target through the symlink `Kit` (see Package.swift).
 // No Foundation here or in the kit: see PluginJSON.swift.
-import DefaultsMacroKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,4 +1,3 @@
-@testable import DefaultsMacroKit
 import Testing
 
 /// Expansion snapshots of the cloud family (`@ObservableCloud`, `@CloudBacked`, `@CloudKey`) for every

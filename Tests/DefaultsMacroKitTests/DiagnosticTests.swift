@@ -1,4 +1,3 @@
-@testable import DefaultsMacroKit
 import Testing
 
 /// Diagnostics at the library level: exact UTF-8 file offsets (the node starts at file offset 100) and fix-its.

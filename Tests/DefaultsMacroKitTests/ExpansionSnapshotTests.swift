@@ -1,4 +1,3 @@
-@testable import DefaultsMacroKit
 import Testing
 
 /// Expansion snapshots for every macro role and every `@ObservableDefaults` parameter.

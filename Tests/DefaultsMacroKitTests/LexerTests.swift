@@ -1,4 +1,3 @@
-@testable import DefaultsMacroKit
 import Testing
 
 @Suite struct LexerTests {

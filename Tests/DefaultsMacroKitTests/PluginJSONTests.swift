@@ -1,4 +1,3 @@
-@testable import DefaultsMacroKit
 import Foundation
 import Testing
 
