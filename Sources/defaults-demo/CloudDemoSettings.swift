@@ -47,9 +47,12 @@ extension CloudDemoSettings {
                        _ changed: @escaping @Sendable (String, Date) -> Void) {
         withObservationTracking {
             _ = read(self)
-        } onChange: {
+        } onChange: { [weak self] in
+            // Weak: the object (and its store) must go when the demo lets it go, which stops the store's
+            // local copy before the demo removes its directory; a strong self here would keep it forever.
             changed(name, Date())
-            DispatchQueue.global().async { self.track(name, read, changed) }
+            guard let object = self else { return }
+            DispatchQueue.global().async { object.track(name, read, changed) }
         }
     }
 }

@@ -157,15 +157,31 @@ struct CloudCommands {
 
     private func watch(keys: Set<String>?, prefix: String?) throws(ToolError) -> Never {
         let state = Self.stateDirectory()
+        let (held, observations) = try startWatching(keys: keys, prefix: prefix, state: state)
+        let signalSources = SignalExit.install {
+            for observation in observations { observation.cancel() }
+            // Released before the directory goes: its local copy is no longer written, even at exit.
+            held.release()
+            Self.remove(state)
+        }
+        withExtendedLifetime(signalSources) { dispatchMain() }
+    }
+
+    /// Opens the watch's store, observes it and syncs once; returns the held store (this function's own
+    /// reference ends when it returns) and the observations to cancel.
+    private func startWatching(keys: Set<String>?, prefix: String?, state: URL) throws(ToolError) -> (HeldStore, [DefaultsObservation]) {
         let (store, place) = try open(state: state)
+        let held = HeldStore(store)
         let json = self.json
         let errors = store.observeErrors { error in
             guard !error.description.contains("no cloud is configured") else { return }
             Console.err("defaults: \(error.description)")
         }
         let observation = store.observe(keys: keys, prefix: prefix) { change in
-            for key in change.keys.sorted() {
-                Console.out(WatchLine.text(key: key, value: store.value(forKey: key), sourceField: "reason", source: change.reason.description, json: json))
+            held.use { store in
+                for key in change.keys.sorted() {
+                    Console.out(WatchLine.text(key: key, value: store.value(forKey: key), sourceField: "reason", source: change.reason.description, json: json))
+                }
             }
         }
         // Once the first round is done, every later change reaches the watch (it resumes from the revision read).
@@ -173,11 +189,6 @@ struct CloudCommands {
             Console.err("defaults: the cloud (\(place)) did not answer yet; watching anyway, changes appear once it does")
         }
         Console.err("Watching the cloud \(place) (press Ctrl-C to stop)")
-        let signalSources = SignalExit.install {
-            observation.cancel()
-            errors.cancel()
-            Self.remove(state)
-        }
-        withExtendedLifetime((signalSources, store)) { dispatchMain() }
+        return (held, [observation, errors])
     }
 }

@@ -6,12 +6,13 @@ import Synchronization
 ///
 /// One serial queue per store writes the *latest* state: requests made while a save runs fold into one
 /// more save. Two urgencies:
-/// - ``saveSoon()`` (a value or a pending write changed): a save starts at once, so a write is on disk one
-///   save after `set` returned (plus the save under way, if any).
-/// - ``saveEventually()`` (only bookkeeping moved: the last seen revision, an upload's confirmation): folded
-///   into the next save, or written after ``bookkeepingDelay`` at the latest. Losing it to a crash costs a
-///   replay of events the store has applied already, which it ignores (a key's events at or below its known
-///   revision are old news), or a confirmed write uploaded again, which the compare-and-swap recognises.
+/// - ``saveSoon()`` (a local write: a value or a pending write this process changed): a save starts at
+///   once, so a write is on disk one save after `set` returned (plus the save under way, if any).
+/// - ``saveEventually()`` (what the server has already: a server change from the watch, the last seen
+///   revision, an upload's confirmation): folded into the next save, or written after ``bookkeepingDelay``
+///   at the latest. Losing it to a crash costs a restarted store nothing it cannot get back: it reads the
+///   namespace first (taking in the server changes), ignores replayed events at or below a key's known
+///   revision, and the compare-and-swap recognises a confirmed write uploaded again.
 ///
 /// ``flush()`` writes what is outstanding and waits; the store calls it when released and, for every live
 /// store, at process exit, so a write `set` returned from survives a normal exit.

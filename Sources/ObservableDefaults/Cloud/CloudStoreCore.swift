@@ -144,8 +144,8 @@ final class CloudStoreCore: Sendable {
     /// saver's queue at once, without blocking the caller. A failure goes to the error channel.
     func persist() { saver?.saveSoon() }
 
-    /// Saves the state with the next ``persist()`` or within a second: only bookkeeping (the last seen
-    /// revision, a confirmed upload) changed, which a crash may lose harmlessly.
+    /// Saves the state with the next ``persist()`` or within a second: only what the server has already
+    /// changed (a server change, the last seen revision, a confirmed upload), which a crash may lose harmlessly.
     func persistEventually() { saver?.saveEventually() }
 
     /// Writes what is not saved yet and waits until it is on disk, then (with `stopping`) ends writing.

@@ -98,6 +98,39 @@ import Testing
         })
         #expect(try contentsOnDisk(file)["pending"]?.dictionaryValue?.isEmpty == true)
     }
+
+    @Test func aServerChangeIsAnnouncedAtOnceAndSavedWithinTheBookkeepingDelay() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("observer"))
+        #expect(store.synchronize(timeout: 20))
+        let copy = try #require(store.core.localCopy)
+        // What the store holds when it announces each change (the handler runs as it is announced).
+        let heard = Locked<[Int64]>([])
+        let observation = store.observe(keys: ["k"]) { _ in heard.withLock { $0.append(store.longLong(forKey: "k")) } }
+        defer { observation.cancel() }
+        let savesBefore = copy.saveCount.withLock { $0 }
+        let start = ContinuousClock.now
+        let changes = 20
+        for index in 1...changes {
+            #expect(try rawEtcdPut(etcd.endpoints[0], namespace, "k", "\(index)"))
+            #expect(eventually { heard.withLock { $0.last } == Int64(index) }, "change \(index) was not announced with its value")
+        }
+        let announced = ContinuousClock.now
+        // On disk within the bookkeeping delay of the last announcement (plus slack for a loaded machine)...
+        #expect(eventually(timeout: .seconds(10)) {
+            (try? contentsOnDisk(copy.fileURL))?["values"]?.dictionaryValue?["k"] == .integer(changes)
+        })
+        let onDisk = ContinuousClock.now - announced
+        #expect(onDisk < .seconds(CloudLocalCopySaver.bookkeepingDelay + 2), "the last server change took \(onDisk) to reach the disk")
+        // ...in about one save per bookkeeping delay, not one per change.
+        let saves = copy.saveCount.withLock { $0 } - savesBefore
+        let elapsed = ContinuousClock.now - start
+        let bound = Int((elapsed / .seconds(CloudLocalCopySaver.bookkeepingDelay)).rounded(.up)) + 1
+        print("cloud saver: \(changes) server changes in \(elapsed) saved in \(saves) saves")
+        #expect(saves <= bound && saves < changes, "\(saves) saves for \(changes) server changes in \(elapsed)")
+        #expect(heard.withLock { $0 } == (1...changes).map(Int64.init), "each change announced once, in order")
+    }
 }
 
 /// The modification revision of `namespace/key` on the server (no library code), or nil when absent.

@@ -211,7 +211,6 @@ final class EtcdSync: Sendable {
 
     /// One watch message: every event newer than the last seen revision, in order.
     private func apply(_ events: [(EtcdKeyValue, deleted: Bool)], prefix: String) {
-        var valuesChanged = false
         var decoded: [(key: String, value: DefaultsValue?, revision: Int64, text: Data?)] = []
         for (pair, deleted) in events {
             guard pair.key.hasPrefix(prefix) else { continue }
@@ -234,10 +233,10 @@ final class EtcdSync: Sendable {
                 }
             }
             state.lastRevision = max(state.lastRevision, lastEvent)
-            valuesChanged = !changed.isEmpty
             return (changed, .serverChange)
         }
-        // The echo of an own write moves only revisions: that waits for the next save (see the saver).
-        if valuesChanged { core.persist() } else { core.persistEventually() }
+        // Everything here is on the server already, which a restarted store reads first: it waits for the
+        // next save, at most the bookkeeping delay (see the saver); a local write is saved at once.
+        core.persistEventually()
     }
 }
