@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -24,9 +23,9 @@ final class CloudDeliveries: Sendable {
         var scheduled = false
     }
 
-    private let outbox = Mutex(Outbox())
+    private let outbox = Locked(Outbox())
     /// How many times a thread that found a change delivered it itself (for tests).
-    let runByCallers = Mutex(0)
+    let runByCallers = Locked(0)
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.delivery")
 
     /// Adds `delivery` behind every earlier one. With `deliveredByCaller`, the caller promises to call

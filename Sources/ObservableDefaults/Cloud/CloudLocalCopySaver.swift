@@ -31,8 +31,8 @@ final class CloudLocalCopySaver: Sendable {
 
     let localCopy: CloudLocalCopy
     private let snapshot: @Sendable () -> CloudState
-    private let finished = Mutex<(@Sendable (DefaultsError?) -> Void)?>(nil)
-    private let status = Mutex(Status())
+    private let finished = Locked<(@Sendable (DefaultsError?) -> Void)?>(nil)
+    private let status = Locked(Status())
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.saver")
 
     /// `snapshot` returns the state to write (called on the saver's queue, just before each save).
@@ -101,7 +101,7 @@ final class CloudLocalCopySaver: Sendable {
 /// Flushes every live store's local copy when the process exits normally (`exit`, the end of `main`).
 enum CloudSaversAtExit {
     private struct Entry { weak var saver: CloudLocalCopySaver? }
-    private static let savers = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let savers = Locked<[ObjectIdentifier: Entry]>([:])
     private static let installed = Atomic(false)
 
     static func register(_ saver: CloudLocalCopySaver) {
