@@ -79,7 +79,7 @@ import Testing
 
         // --quick: 20 propagation samples, 5 fan-out writes to 10 processes.
         let expectedCounts = ["read.plain": nil, "read.cloud-macro": nil, "read.store": nil,
-                              "propagation.floor": 20, "propagation.library": 20, "propagation.library-write": 20,
+                              "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.library": 20, "propagation.library-write": 20,
                               "propagation.library-observe": 20, "propagation.store": 20,
                               "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
                               "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
@@ -105,6 +105,7 @@ import Testing
             #expect(name(id).contains("`@ObservableCloud` property"), "\(id): \(name(id))")
         }
         #expect(name("propagation.library").contains("withObservationTracking"), "\(name("propagation.library"))")
+        #expect(name("propagation.txn-floor").contains("raw compare-and-swap txn → raw watch event"), "\(name("propagation.txn-floor"))")
         #expect(name("propagation.store").contains("`CloudKeyValueStore.set` → `observe(keys:)`"), "\(name("propagation.store"))")
 
         let targets = json?["targets"] as? [[String: Any]] ?? []
@@ -114,6 +115,9 @@ import Testing
         let readEvidence = targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud property read") }?["evidence"] as? String ?? ""
         #expect(readEvidence.contains(" vs ") && readEvidence.contains("×"), "\(readEvidence)")
         #expect(status("Cloud fan-out") == "reported (no target)")
+        #expect(status("Cloud propagation beside a compare-and-swap floor") == "reported (no target)", "\(targets)")
+        let notes = groups[0]["notes"] as? [String] ?? []
+        #expect(notes.contains { $0.hasPrefix("Against the compare-and-swap floor") && $0.contains("library ") && $0.contains("×") }, "\(notes)")
 
         #expect(Self.processes(mentioning: temporary.path).isEmpty, "left running: \(Self.processes(mentioning: temporary.path))")
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []

@@ -33,7 +33,8 @@ enum CloudBenchmarks {
             method: "One throwaway single-node etcd on a loopback port. This process (A) stamps `CLOCK_MONOTONIC` and writes "
                 + "the stamp; observer processes (B) read the same clock when the stamp reaches them. One write in flight at a "
                 + "time. The floor does the same with no library code: a put over a kept-alive plain socket and the event read "
-                + "from a raw `/v3/watch` stream. Library: \(CloudSubjects.library.name), each process with its own store and "
+                + "from a raw `/v3/watch` stream; the compare-and-swap floor writes as the library uploads (a `/v3/kv/txn` on the "
+                + "key's modification revision, tracked from the previous answer) on the same kind of socket. Library: \(CloudSubjects.library.name), each process with its own store and "
                 + "local copy (the targets are checked on it); store rows: \(CloudSubjects.store.name). Propagation sides "
                 + "alternate in rounds; the fan-out sides run one after the other "
                 + "(\(sizes.fanOutProcesses) processes each, started in parallel).")
@@ -130,9 +131,10 @@ enum CloudBenchmarks {
     /// The propagation pairs: writer end and observer end. The two mixed ones split the library's time
     /// between the ends; the store row tells the macro's share from the store's.
     private static var propagationPairs: [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)] {
-        let floor = CloudSubjects.floor, library = CloudSubjects.library, store = CloudSubjects.store
+        let floor = CloudSubjects.floor, swapFloor = CloudSubjects.swapFloor, library = CloudSubjects.library, store = CloudSubjects.store
         return [
             ("propagation.floor", "propagation, floor: " + floor.name, floor, floor),
+            ("propagation.txn-floor", "propagation, compare-and-swap floor: " + swapFloor.name, swapFloor, swapFloor),
             ("propagation.library", "propagation, library: " + library.name, library, library),
             ("propagation.library-write", "propagation, library write → raw watch event (the writing end's share)", library, floor),
             ("propagation.library-observe", "propagation, raw put → library observer (the observing end's share)", floor, library),
@@ -159,9 +161,23 @@ enum CloudBenchmarks {
             group.append(side.row(id: pair.id, name: pair.name, pooled: true))
             if pair.id != "propagation.floor" { group.relate(pair.id, to: "propagation.floor") }
         }
-        group.append(sides[0].callRow(id: "propagation.floor.call", name: floorCallName))
-        group.append(sides[1].callRow(id: "propagation.library.call", name: libraryCallName))
-        group.append(sides[4].callRow(id: "propagation.store.call", name: storeCallName))
+        func side(_ id: String) -> CloudSide { sides[pairs.firstIndex { $0.id == id }!] }
+        group.append(side("propagation.floor").callRow(id: "propagation.floor.call", name: floorCallName))
+        group.append(side("propagation.library").callRow(id: "propagation.library.call", name: libraryCallName))
+        group.append(side("propagation.store").callRow(id: "propagation.store.call", name: storeCallName))
+        if let note = swapFloorNote(group) { group.notes.append(note) }
+    }
+
+    /// The propagation rows that write as the library does, each against the compare-and-swap floor (the
+    /// ratio column holds the put floor's).
+    private static func swapFloorNote(_ group: GroupResult) -> String? {
+        guard let swapFloor = group.row("propagation.txn-floor"), swapFloor.statistics.p50 > 0 else { return nil }
+        let ratios = [("library", "propagation.library"), ("library write → raw watch event", "propagation.library-write"),
+                      ("store only", "propagation.store")].compactMap { label, id in
+            group.row(id).map { "\(label) \(Formatting.ratio($0.statistics.p50 / swapFloor.statistics.p50))" }
+        }
+        return "Against the compare-and-swap floor (p50 \(Formatting.duration(swapFloor.statistics.p50))), the rows that upload "
+            + "as the library does: " + ratios.joined(separator: ", ") + "."
     }
 
     // MARK: Fan-out

@@ -39,13 +39,15 @@ protocol CloudSubject {
 enum CloudSubjects {
     /// No library code: a raw put → the raw watch event.
     static var floor: any CloudSubject.Type { RawEtcdSubject.self }
+    /// No library code, but the library's kind of upload: a raw compare-and-swap txn → the raw watch event.
+    static var swapFloor: any CloudSubject.Type { RawEtcdSwapSubject.self }
     /// The library as an app uses it, measured against the floor (propagation and fan-out rows, targets).
     static var library: any CloudSubject.Type { CloudMacroSubject.self }
     /// The library's store alone (extra propagation rows, to tell the macro's share from the store's).
     static var store: any CloudSubject.Type { CloudStoreSubject.self }
 
     static func named(_ id: String) -> (any CloudSubject.Type)? {
-        [floor, library, store].first { $0.id == id }
+        [floor, swapFloor, library, store].first { $0.id == id }
     }
 }
 
@@ -75,6 +77,31 @@ enum RawEtcdSubject: CloudSubject {
 
     static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
         Observer(try EtcdRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp", onValue: arrive))
+    }
+}
+
+/// The floor of the library's kind of upload: `POST /v3/kv/txn` (compare the key's modification revision,
+/// then put; else read it — the body the library sends) over a kept-alive plain socket in A → the event
+/// read from a raw `/v3/watch` stream in B (``RawEtcdSubject``'s observer).
+enum RawEtcdSwapSubject: CloudSubject {
+    static let id = "raw-txn"
+    static let name = "raw compare-and-swap txn → raw watch event (plain sockets, no library code)"
+
+    private final class Writer: CloudStampWriter {
+        let swapper: EtcdRawSwapper
+        init(_ swapper: EtcdRawSwapper) { self.swapper = swapper }
+        func write(stamp: Int) throws { try swapper.swap(stamp) }
+    }
+
+    static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
+        let swapper = EtcdRawSwapper(endpoint: place.endpoint, key: place.namespace + "/stamp")
+        // Connects, and the key exists before anyone measures; a refusal (the key was there) taught the revision.
+        do { try swapper.swap(0) } catch { try swapper.swap(0) }
+        return Writer(swapper)
+    }
+
+    static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
+        try RawEtcdSubject.observe(place, arrive: arrive)
     }
 }
 

@@ -10,12 +10,29 @@ import Musl
 /// The floor of the cloud group: etcd's v3 JSON gateway spoken over plain sockets, no library code.
 ///
 /// ``EtcdRawPutter`` puts over one kept-alive HTTP/1.1 connection (the least a writer can do per value);
+/// ``EtcdRawSwapper`` sends the compare-and-swap transaction the library uploads with, the same way;
 /// ``EtcdRawWatch`` reads one `/v3/watch` stream. Only what the benchmark needs: one key, integer values,
 /// a loopback IPv4 member.
 enum EtcdGateway {
     /// JSON of a put of `value` to `key` (etcd wants both as base64).
     static func putBody(key: String, value: String) -> String {
         "{\"key\":\"\(base64(key))\",\"value\":\"\(base64(value))\"}"
+    }
+
+    /// JSON of a transaction of the library's shape: put `value` to `key` if its modification revision is
+    /// `expected` (0: absent), else read it.
+    static func compareAndSwapBody(key: String, value: String, expected: Int) -> String {
+        let key = base64(key)
+        return "{\"compare\":[{\"key\":\"\(key)\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"\(expected)\"}],"
+            + "\"success\":[{\"request_put\":{\"key\":\"\(key)\",\"value\":\"\(base64(value))\"}}],"
+            + "\"failure\":[{\"request_range\":{\"key\":\"\(key)\"}}]}"
+    }
+
+    /// The first decimal `"NAME":"N"` in a JSON answer (etcd's gateway writes 64-bit integers as strings).
+    static func integerField(_ name: String, in body: ArraySlice<UInt8>) -> Int? {
+        guard let start = body.firstRange(of: Array("\"\(name)\":\"".utf8))?.upperBound,
+              let end = body[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return Int(String(decoding: body[start..<end], as: UTF8.self))
     }
 
     /// JSON creating a watch of exactly `key`.
@@ -116,32 +133,29 @@ final class GatewaySocket: Sendable {
     deinit { close(descriptor) }
 }
 
-/// Puts integer values to one key over one kept-alive connection, waiting for each answer (status 200 and
-/// its `Content-Length` body) before the next.
-final class EtcdRawPutter {
+/// One kept-alive HTTP/1.1 connection to the gateway: a POST, then its answer (status 200 and its
+/// `Content-Length` body) before the next; reconnects after a failure.
+final class EtcdRawConnection {
     private let endpoint: URL
-    private let key: String
     private var socket: GatewaySocket?
 
-    init(endpoint: URL, key: String) {
-        self.endpoint = endpoint
-        self.key = key
-    }
+    init(endpoint: URL) { self.endpoint = endpoint }
 
-    func put(_ value: Int) throws {
-        let request = EtcdGateway.request("/v3/kv/put", body: EtcdGateway.putBody(key: key, value: String(value)), endpoint: endpoint)
+    /// Posts `body` to `path` and returns the answer's body.
+    func post(_ path: String, body: String) throws -> ArraySlice<UInt8> {
+        let request = EtcdGateway.request(path, body: body, endpoint: endpoint)
         let connection = try socket ?? GatewaySocket(endpoint)
         socket = connection
         do {
             try connection.send(request)
-            try readAnswer(connection)
+            return try readAnswer(connection, path)
         } catch {
             socket = nil  // a broken connection is not reused
             throw error
         }
     }
 
-    private func readAnswer(_ connection: GatewaySocket) throws {
+    private func readAnswer(_ connection: GatewaySocket, _ path: String) throws -> ArraySlice<UInt8> {
         var buffer: [UInt8] = []
         let separator = Array("\r\n\r\n".utf8)
         var headEnd: Int?
@@ -151,17 +165,62 @@ final class EtcdRawPutter {
                 headEnd = range.upperBound
                 let head = String(decoding: buffer[..<range.lowerBound], as: UTF8.self)
                 guard head.hasPrefix("HTTP/1.1 200") else {
-                    throw EtcdGatewayError("put to \(endpoint.absoluteString) answered \(head.prefix { $0 != "\r" })")
+                    throw EtcdGatewayError("\(path) at \(endpoint.absoluteString) answered \(head.prefix { $0 != "\r" })")
                 }
                 guard let length = head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") })
                     .flatMap({ Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) })
-                else { throw EtcdGatewayError("put to \(endpoint.absoluteString): an answer without Content-Length") }
+                else { throw EtcdGatewayError("\(path) at \(endpoint.absoluteString): an answer without Content-Length") }
                 bodyLength = length
             }
-            if let headEnd, buffer.count >= headEnd + bodyLength { return }
+            if let headEnd, buffer.count >= headEnd + bodyLength { return buffer[headEnd..<(headEnd + bodyLength)] }
             guard connection.receive(into: &buffer, timeoutMilliseconds: 10_000) else {
-                throw EtcdGatewayError("put to \(endpoint.absoluteString): no complete answer within 10 s")
+                throw EtcdGatewayError("\(path) at \(endpoint.absoluteString): no complete answer within 10 s")
             }
+        }
+    }
+}
+
+/// Puts integer values to one key over one kept-alive connection, waiting for each answer before the next.
+final class EtcdRawPutter {
+    private let connection: EtcdRawConnection
+    private let key: String
+
+    init(endpoint: URL, key: String) {
+        connection = EtcdRawConnection(endpoint: endpoint)
+        self.key = key
+    }
+
+    func put(_ value: Int) throws {
+        _ = try connection.post("/v3/kv/put", body: EtcdGateway.putBody(key: key, value: String(value)))
+    }
+}
+
+/// Writes integer values to one key as the library uploads: each a `/v3/kv/txn` compare-and-swap on the
+/// key's modification revision, over one kept-alive connection. The revision is tracked from the answers:
+/// a written value's is the answer's header revision; a refused one's is in its range answer (the write
+/// then fails, so a conflict is never mistaken for a write).
+final class EtcdRawSwapper {
+    private let connection: EtcdRawConnection
+    private let key: String
+    /// The key's modification revision as this writer last saw it (0: absent).
+    private(set) var revision = 0
+
+    init(endpoint: URL, key: String) {
+        connection = EtcdRawConnection(endpoint: endpoint)
+        self.key = key
+    }
+
+    func swap(_ value: Int) throws {
+        let answer = try connection.post("/v3/kv/txn", body: EtcdGateway.compareAndSwapBody(key: key, value: String(value), expected: revision))
+        if answer.firstRange(of: Array("\"succeeded\":true".utf8)) != nil {
+            guard let written = EtcdGateway.integerField("revision", in: answer) else {
+                throw EtcdGatewayError("txn on \(key): an answer without a header revision: \(String(decoding: answer, as: UTF8.self))")
+            }
+            revision = written
+        } else {
+            let expected = revision
+            revision = EtcdGateway.integerField("mod_revision", in: answer) ?? 0
+            throw EtcdGatewayError("txn on \(key) refused: mod_revision \(revision), not \(expected)")
         }
     }
 }
