@@ -32,31 +32,36 @@ enum SuiteFileTemporaryDirectory {
     static func forSave(in directory: String, directoryStatus: FileStatus) -> String {
         guard directoryStatus.owner == CurrentProcess.effectiveUser else { return directory }
         let subdirectory = path(in: directory)
-        if isUsable(subdirectory, device: directoryStatus.node.device) { return subdirectory }
-        // Absent, or created by another writer meanwhile: `mkdir` fails then and the check decides.
+        let device = directoryStatus.node.device
+        do throws(SystemCallError) {
+            // Something is there: it decides (no `mkdir` per save for a name that is not ours).
+            return isUsable(try FileStatus(linkAt: subdirectory), device: device) ? subdirectory : directory
+        } catch {
+            guard error.errno == .noSuchFile else { return directory }
+        }
+        // Absent: create it. Created by another writer meanwhile, `mkdir` fails and the check decides.
         do throws(SystemCallError) {
             try FileSystem.makeDirectory(subdirectory, permissions: 0o700)
         } catch {
             if error.errno != .exists { return directory }
         }
-        return isUsable(subdirectory, device: directoryStatus.node.device) ? subdirectory : directory
+        return (try? FileStatus(linkAt: subdirectory)).map { isUsable($0, device: device) } == true ? subdirectory : directory
     }
 
-    /// Whether `subdirectory` is a directory of ours, private to us, on `device` (one `lstat`).
-    private static func isUsable(_ subdirectory: String, device: UInt64) -> Bool {
-        ownStatus(of: subdirectory)?.node.device == device
+    /// Whether `status` (an `lstat`) is a directory of ours, private to us, on `device`.
+    private static func isUsable(_ status: FileStatus, device: UInt64) -> Bool {
+        isOwnPrivateDirectory(status) && status.node.device == device
     }
 
     /// The subdirectory of `directory` when it is a directory of ours, private to us (a symlink someone
     /// else planted there is not followed).
     static func existing(in directory: String) -> String? {
         let subdirectory = path(in: directory)
-        return ownStatus(of: subdirectory) != nil ? subdirectory : nil
+        guard let status = try? FileStatus(linkAt: subdirectory), isOwnPrivateDirectory(status) else { return nil }
+        return subdirectory
     }
 
-    private static func ownStatus(of subdirectory: String) -> FileStatus? {
-        guard let status = try? FileStatus(linkAt: subdirectory), status.kind == .directory,
-              status.owner == CurrentProcess.effectiveUser, status.permissions & 0o7077 == 0 else { return nil }
-        return status
+    private static func isOwnPrivateDirectory(_ status: FileStatus) -> Bool {
+        status.kind == .directory && status.owner == CurrentProcess.effectiveUser && status.permissions & 0o7077 == 0
     }
 }
