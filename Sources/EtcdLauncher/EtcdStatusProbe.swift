@@ -27,23 +27,10 @@ public func freeLoopbackPort() -> Int {
 /// address) over a plain HTTP/1.0 socket — no library code, no `URLSession` — with a two-second timeout:
 /// the answer's body when the status was 200, else nil. For harness requests (status, auth setup).
 public func etcdPost(_ endpoint: URL, _ path: String, _ body: String) -> String? {
-    guard let host = endpoint.host, let port = endpoint.port else { return nil }
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { return nil }
+    guard let host = endpoint.host, let port = endpoint.port,
+        let descriptor = connectedIPv4Socket(host: host, port: port, timeout: 2)
+    else { return nil }
     defer { close(descriptor) }
-    var timeout = timeval(tv_sec: 2, tv_usec: 0)
-    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr(host)
-    address.sin_port = UInt16(port).bigEndian
-    let connected = withUnsafePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
-    }
-    guard connected else { return nil }
     let request = Array("POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
     var sent = 0
     while sent < request.count {

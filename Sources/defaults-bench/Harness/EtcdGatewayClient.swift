@@ -1,3 +1,4 @@
+import EtcdLauncher
 import Foundation
 import Synchronization
 
@@ -79,24 +80,12 @@ final class GatewaySocket: Sendable {
     init(_ endpoint: URL) throws {
         self.endpoint = endpoint
         guard let host = endpoint.host, let port = endpoint.port else { throw EtcdGatewayError("\(endpoint) has no host and port") }
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw EtcdGatewayError("socket: errno \(errno)") }
+        guard let descriptor = connectedIPv4Socket(host: host, port: port) else {
+            throw EtcdGatewayError("cannot connect to \(endpoint.absoluteString): errno \(errno)")
+        }
+        self.descriptor = descriptor
         var one: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr(host)
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
-            let code = errno
-            close(descriptor)
-            throw EtcdGatewayError("cannot connect to \(endpoint.absoluteString): errno \(code)")
-        }
     }
 
     /// Sends all of `bytes`.

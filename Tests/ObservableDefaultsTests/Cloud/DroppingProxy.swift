@@ -1,3 +1,4 @@
+import EtcdLauncher
 import Foundation
 @testable import ObservableDefaults
 
@@ -73,15 +74,7 @@ final class DroppingProxy: @unchecked Sendable {
                 close(client)
                 continue
             }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = target.bigEndian
-            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            guard connected else { close(client); close(server); continue }
+            guard let server = connectedIPv4Socket(host: "127.0.0.1", port: Int(target)) else { close(client); continue }
             let dropping = Locked(false)
             let watching = Locked(false)
             Thread { [self] in pump(from: client, to: server, dropping: dropping, watching: watching, upstream: true) }.start()
