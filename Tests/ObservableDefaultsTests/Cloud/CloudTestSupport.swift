@@ -68,3 +68,28 @@ func rawEtcdPut(_ endpoint: URL, _ namespace: String, _ key: String, _ text: Str
     let body = "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\",\"value\":\"\(Data(text.utf8).base64EncodedString())\"}"
     return try synchronousPost(endpoint, "/v3/kv/put", body) != nil
 }
+
+/// The hung-member case: `watcher` watches through member 0 of `cluster`, `writer` writes through the
+/// others. Member 0 is stopped with SIGSTOP (its stream stays open and silent) and `writer` writes: the
+/// watcher's probe must find the member hung, report it ("does not answer") and move its watch on, so the
+/// value arrives. Prints the gap from SIGSTOP to the value after `label`.
+func expectHungWatchedMemberLeftBehind(
+    _ cluster: EtcdCluster, watcher: CloudKeyValueStore, writer: CloudKeyValueStore, label: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    #expect(watcher.synchronize() && writer.synchronize(), sourceLocation: sourceLocation)
+    let recorder = CloudRecorder()
+    let errors = CloudErrorRecorder()
+    let observations = [watcher.observe { recorder.record($0) }, watcher.observeErrors { errors.record($0) }]
+    defer { observations.forEach { $0.cancel() } }
+
+    cluster.pause(0, sourceLocation: sourceLocation)
+    defer { cluster.pause(0, resume: true) }
+    let pausedAt = ContinuousClock.now
+    writer.set("after the hang", forKey: "k")
+    #expect(writer.synchronize(timeout: 20), sourceLocation: sourceLocation)
+    #expect(recorder.waitFor(key: "k", timeout: .seconds(20)), sourceLocation: sourceLocation)
+    print("\(label): \(ContinuousClock.now - pausedAt) from SIGSTOP of the watched member to the value")
+    #expect(watcher.string(forKey: "k") == "after the hang", sourceLocation: sourceLocation)
+    #expect(errors.errors.contains { $0.message.contains("does not answer") }, sourceLocation: sourceLocation)
+}

@@ -197,21 +197,7 @@ import Glibc
         let namespace = freshNamespace()
         let watcher = try machine(cluster.endpoints, namespace, "watcher", tls: EtcdTLS(caFile: Self.ca))
         let writer = try machine([cluster.endpoints[1], cluster.endpoints[2]], namespace, "writer", tls: EtcdTLS(caFile: Self.ca))
-        #expect(watcher.synchronize() && writer.synchronize())
-        let recorder = CloudRecorder()
-        let errors = CloudErrorRecorder()
-        let observations = [watcher.observe { recorder.record($0) }, watcher.observeErrors { errors.record($0) }]
-        defer { observations.forEach { $0.cancel() } }
-
-        cluster.pause(0)  // SIGSTOP: the TLS stream stays open and silent
-        defer { cluster.pause(0, resume: true) }
-        let pausedAt = ContinuousClock.now
-        writer.set("after the hang", forKey: "k")
-        #expect(writer.synchronize(timeout: 20))
-        #expect(recorder.waitFor(key: "k", timeout: .seconds(20)))
-        print("cloud hung-member gap over TLS: \(ContinuousClock.now - pausedAt) from SIGSTOP of the watched member to the value")
-        #expect(watcher.string(forKey: "k") == "after the hang")
-        #expect(errors.errors.contains { $0.message.contains("does not answer") })
+        expectHungWatchedMemberLeftBehind(cluster, watcher: watcher, writer: writer, label: "cloud hung-member gap over TLS")
     }
 
     /// 40 writes, one at a time, from one store to another over TLS and, on the same member's plain port,
