@@ -42,15 +42,33 @@ public struct EtcdMember: Sendable {
     /// Its data directory (created by etcd).
     public let dataDirectory: URL
 
-    /// A member on free loopback ports, with its data in `directory/name`; `tls` serves the client URL
-    /// over TLS (and adds the plain ``plainClientURL``).
-    public init(name: String, in directory: URL, tls: EtcdMemberTLS? = nil) {
+    /// A member on loopback ports from `ports` (default: ports free now, which another process may still
+    /// take before etcd binds them: ``EtcdClusterLauncher`` starts on other ports then), with its data in
+    /// `directory/name`; `tls` serves the client URL over TLS (and adds the plain ``plainClientURL``).
+    /// `ports` is asked for the client port, then (with TLS) the plain client port, then the peer port.
+    public init(name: String, in directory: URL, tls: EtcdMemberTLS? = nil, ports: () -> Int = freeLoopbackPort) {
         self.name = name
         self.tls = tls
-        clientURL = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(freeLoopbackPort())")!
-        plainClientURL = tls == nil ? clientURL : URL(string: "http://127.0.0.1:\(freeLoopbackPort())")!
-        peerURL = URL(string: "http://127.0.0.1:\(freeLoopbackPort())")!
+        clientURL = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(ports())")!
+        plainClientURL = tls == nil ? clientURL : URL(string: "http://127.0.0.1:\(ports())")!
+        peerURL = URL(string: "http://127.0.0.1:\(ports())")!
         dataDirectory = directory.appendingPathComponent(name, isDirectory: true)
+    }
+
+    private init(name: String, clientURL: URL, tls: EtcdMemberTLS?, plainClientURL: URL, peerURL: URL, dataDirectory: URL) {
+        self.name = name
+        self.clientURL = clientURL
+        self.tls = tls
+        self.plainClientURL = plainClientURL
+        self.peerURL = peerURL
+        self.dataDirectory = dataDirectory
+    }
+
+    /// The same member (name, peer URL, data directory: the same cluster) serving plain `http` clients on
+    /// `port` instead: to work on a cluster before the clients that know its usual ports can reach it.
+    public func servingClients(onPort port: Int) -> EtcdMember {
+        let url = URL(string: "http://127.0.0.1:\(port)")!
+        return EtcdMember(name: name, clientURL: url, tls: nil, plainClientURL: url, peerURL: peerURL, dataDirectory: dataDirectory)
     }
 
     /// Starts etcd as this member of `cluster` (every member, this one included), with `token` as the
@@ -66,6 +84,7 @@ public struct EtcdMember: Sendable {
             tlsArguments = ["--cert-file", tls.certificateFile.path, "--key-file", tls.keyFile.path]
             if let clientCA = tls.clientCA { tlsArguments += ["--client-cert-auth", "--trusted-ca-file", clientCA.path] }
         }
+        try? FileManager.default.removeItem(at: logFile)  // what ``waitUntilStarted(_:logFile:timeout:)`` reads is this run's
         let process = Process()
         process.executableURL = executable
         process.arguments = [
@@ -82,6 +101,41 @@ public struct EtcdMember: Sendable {
         EtcdProcessReaper.register(process.processIdentifier)
         return process
     }
+
+    /// How a launched member's start ended.
+    public enum StartOutcome: Sendable, Equatable {
+        /// It reports a leader.
+        case healthy
+        /// It exited because one of its ports was taken (by another process since the port was picked).
+        case portTaken(String)
+        /// It exited for another reason: the end of its log.
+        case exited(String)
+        /// No leader within the timeout.
+        case timedOut
+    }
+
+    /// Polls the member's status (every 50 ms, at most `timeout`) until it reports a leader, or `process`
+    /// (this member's, logging to `logFile`) has exited; then says why from the log.
+    public func waitUntilStarted(_ process: Process, logFile: URL, timeout: Duration = .seconds(20)) -> StartOutcome {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        repeat {
+            if EtcdStatusProbe.hasLeader(plainClientURL) { return .healthy }
+            if let exit = exitOutcome(process, logFile: logFile) { return exit }
+            usleep(50_000)
+        } while ContinuousClock.now < deadline
+        return EtcdStatusProbe.hasLeader(plainClientURL) ? .healthy : .timedOut
+    }
+
+    /// Why `process` (this member's, logging to `logFile`) exited, from its log; `nil` while it runs.
+    public func exitOutcome(_ process: Process, logFile: URL) -> StartOutcome? {
+        guard !process.isRunning else { return nil }
+        let lines = ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").split(separator: "\n")
+        if let line = lines.first(where: { $0.contains("address already in use") }) { return .portTaken(String(line)) }
+        return .exited("etcd member \(name) exited with status \(process.terminationStatus): \(lines.suffix(3).joined(separator: "\n"))")
+    }
+
+    /// Whether the member reports a leader now (within two seconds).
+    public var hasLeader: Bool { EtcdStatusProbe.hasLeader(plainClientURL) }
 
     /// Polls the member's status (every 50 ms, at most `timeout`) until it reports a leader.
     public func waitUntilHealthy(timeout: Duration = .seconds(20)) -> Bool {

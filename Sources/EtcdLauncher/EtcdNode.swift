@@ -11,22 +11,24 @@ public final class EtcdNode: Sendable {
     public let directory: URL
     private let process: Mutex<Process?>
 
-    /// Starts etcd from `executable` (default: the one on `PATH`). Throws when there is none, when it
-    /// cannot start, or when it has no leader within `timeout`.
+    /// Starts etcd from `executable` (default: the one on `PATH`), on other ports when a port picked is
+    /// taken before etcd binds it (``EtcdClusterLauncher``). Throws when there is no etcd, when it cannot
+    /// start, or when it has no leader within `timeout`.
     public init(executable: URL? = EtcdBinary.find(), timeout: Duration = .seconds(20)) throws {
         guard let executable else { throw EtcdLaunchError("etcd is not installed: \(EtcdBinary.installCommand)") }
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("etcd-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         EtcdProcessReaper.register(directory: directory)
-        let member = EtcdMember(name: "node", in: directory)
-        endpoint = member.clientURL
-        let logFile = directory.appendingPathComponent("etcd.log")
-        let started = try member.launch(cluster: [member], token: directory.lastPathComponent, executable: executable, logFile: logFile)
-        process = Mutex(started)
-        guard member.waitUntilHealthy(timeout: timeout) else {
-            stop()
-            throw EtcdLaunchError("etcd at \(endpoint.absoluteString) did not become ready within \(timeout)")
+        do {
+            let started = try EtcdClusterLauncher.start(
+                names: ["node"], in: directory, token: directory.lastPathComponent, executable: executable, timeout: timeout)[0]
+            endpoint = started.member.clientURL
+            process = Mutex(started.process)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            EtcdProcessReaper.unregister(directory: directory)
+            throw error
         }
     }
 

@@ -9,8 +9,9 @@ import Glibc
 
 /// Real etcd processes for the cloud tests: one node or a cluster of members on free loopback ports, each
 /// member in its own temporary data directory, stopped by PID when the cluster is released (and at exit).
-/// Starting one member and waiting for it is the `EtcdLauncher` target's (shared with the demo); killing,
-/// pausing, restarting and replacing members is the tests' own.
+/// Starting the members (on other ports when one is taken before etcd binds it) and waiting for them is the
+/// `EtcdLauncher` target's (shared with the demo and the bench); killing, pausing, restarting and replacing
+/// members is the tests' own.
 ///
 /// Tests that need etcd carry ``EtcdCluster/required``: without an `etcd` binary they are skipped with the
 /// install command, except under `CI=true`, where they run and fail.
@@ -56,13 +57,19 @@ final class EtcdCluster: Sendable {
         }
         let directory = TemporaryDirectory("etcd")
         self.directory = directory
-        members = (0..<count).map { Member(name: "m\($0)", in: directory.url, tls: tls) }
-        processes = Locked([:])
         generation = Locked(0)
         self.executable = executable
         self.extraArguments = extraArguments
-        for index in members.indices { try launch(index) }
-        for index in members.indices { try waitUntilHealthy(index) }
+        let started = try EtcdClusterLauncher.start(
+            names: (0..<count).map { "m\($0)" }, in: directory.url, tls: tls, token: Self.token(directory, generation: 0),
+            executable: executable, extraArguments: extraArguments)
+        members = started.map(\.member)
+        processes = Locked(Dictionary(uniqueKeysWithValues: started.map(\.process).enumerated().map { ($0.offset, $0.element) }))
+    }
+
+    /// The cluster token of `generation`: a new one makes a new cluster ID on the same ports.
+    private static func token(_ directory: TemporaryDirectory, generation: Int) -> String {
+        directory.url.lastPathComponent + "-\(generation)"
     }
 
     private let executable: URL
@@ -70,19 +77,27 @@ final class EtcdCluster: Sendable {
     /// Bumped by ``replaceWithNewCluster()``: part of the cluster token, so the new cluster has a new ID.
     private let generation: Locked<Int>
 
-    private func launch(_ index: Int) throws {
-        let member = members[index]
+    /// Starts member `index` on its ports (`as`: the same member serving clients elsewhere) with `members`
+    /// as the cluster.
+    private func launch(_ index: Int, as member: Member? = nil, cluster: [Member]? = nil) throws {
+        let member = member ?? members[index]
         let process = try member.launch(
-            cluster: members, token: directory.url.lastPathComponent + "-\(generation.withLock { $0 })",
-            executable: executable, logFile: directory.url.appendingPathComponent("\(member.name).log"),
+            cluster: cluster ?? members, token: Self.token(directory, generation: generation.withLock { $0 }),
+            executable: executable, logFile: EtcdClusterLauncher.logFile(of: member, in: directory.url),
             extraArguments: extraArguments)
         processes.withLock { $0[index] = process }
     }
 
-    /// Polls the member's status until it reports a leader (at most `timeout`).
-    func waitUntilHealthy(_ index: Int, timeout: Duration = .seconds(20)) throws {
-        guard members[index].waitUntilHealthy(timeout: timeout) else {
-            throw EtcdTestError("etcd member \(members[index].name) at \(members[index].clientURL) did not become healthy within \(timeout)")
+    /// Polls the member's status until it reports a leader (at most `timeout`); a member that exited
+    /// (its port taken meanwhile, say) fails at once with the reason from its log.
+    func waitUntilHealthy(_ index: Int, as member: Member? = nil, timeout: Duration = .seconds(20)) throws {
+        let member = member ?? members[index]
+        guard let process = processes.withLock({ $0[index] }) else { throw EtcdTestError("etcd member \(member.name) is not running") }
+        switch member.waitUntilStarted(process, logFile: EtcdClusterLauncher.logFile(of: member, in: directory.url), timeout: timeout) {
+        case .healthy: return
+        case .portTaken(let line): throw EtcdTestError("etcd member \(member.name) cannot bind its port again: \(line)")
+        case .exited(let why): throw EtcdTestError(why)
+        case .timedOut: throw EtcdTestError("etcd member \(member.name) at \(member.clientURL) did not become healthy within \(timeout)")
         }
     }
 
@@ -125,10 +140,20 @@ final class EtcdCluster: Sendable {
     }
 
     /// Kills every member, deletes their data and starts a new cluster (a new cluster ID) on the same ports.
-    func replaceWithNewCluster() throws {
+    ///
+    /// With `seed`, the new cluster first serves clients on other ports only, given to `seed` (which fills
+    /// it), and is then restarted on the usual ones: clients of the usual ports find it filled already.
+    func replaceWithNewCluster(seed: (([URL]) throws -> Void)? = nil) throws {
         for index in members.indices { kill(index) }
         for member in members { try FileManager.default.removeItem(at: member.dataDirectory) }
         generation.withLock { $0 += 1 }
+        if let seed {
+            let hidden = members.map { $0.servingClients(onPort: freeLoopbackPort()) }
+            for index in members.indices { try launch(index, as: hidden[index], cluster: hidden) }
+            for index in members.indices { try waitUntilHealthy(index, as: hidden[index]) }
+            try seed(hidden.map(\.clientURL))
+            for index in members.indices { kill(index) }
+        }
         for index in members.indices { try launch(index) }
         for index in members.indices { try waitUntilHealthy(index) }
     }

@@ -10,6 +10,8 @@ final class EtcdClient: Sendable {
     let connections = EtcdConnectionPool()
     /// Plain or TLS, per endpoint; shared by requests, probes and watches.
     let transport: EtcdTransport
+    /// The cluster answers must come from: requests, probes and the watch verify every answer's header.
+    let cluster = EtcdClusterCheck()
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
@@ -44,14 +46,19 @@ final class EtcdClient: Sendable {
         return token
     }
 
-    /// Sends one request, failing over across every endpoint once; throws the last failure.
-    func send(_ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil) throws(DefaultsError) -> EtcdAnswer {
+    /// Sends one request, failing over across every endpoint once; throws the last failure. An answer from
+    /// another cluster than ``cluster`` expects is refused (thrown), unless `verifyingCluster` is false.
+    func send(
+        _ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true
+    ) throws(DefaultsError) -> EtcdAnswer {
         let encoded = (try? JSONSerialization.data(withJSONObject: body)) ?? Data("{}".utf8)
-        return try send(path, body: encoded, authorized: authorized, timeout: timeout)
+        return try send(path, body: encoded, authorized: authorized, timeout: timeout, verifyingCluster: verifyingCluster)
     }
 
-    /// ``send(_:_:authorized:timeout:)`` with a body already encoded as JSON.
-    func send(_ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil) throws(DefaultsError) -> EtcdAnswer {
+    /// ``send(_:_:authorized:timeout:verifyingCluster:)`` with a body already encoded as JSON.
+    func send(
+        _ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true
+    ) throws(DefaultsError) -> EtcdAnswer {
         var lastError: DefaultsError?
         var loggedInAgain = false
         var attempts = 0
@@ -70,7 +77,9 @@ final class EtcdClient: Sendable {
                 definiteEverywhere = definiteEverywhere && (refused || rejected)
                 lastError = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) cannot be reached: \(why)")
             case .answer(200, let data):
-                return try EtcdAnswer(data: data, context: context)
+                let answer = try EtcdAnswer(data: data, context: context)
+                if verifyingCluster { try cluster.verify(answer, endpoint: endpoint) }
+                return answer
             case .answer(let status, let data):
                 let failure = EtcdFailure(status: status, body: data)
                 if authorized, failure.isExpiredToken, !loggedInAgain, configuration.user != nil {
@@ -106,12 +115,14 @@ final class EtcdClient: Sendable {
     }
 
     /// Whether the member at `endpoint` answers a status request within `timeout` (a hung member does not).
+    /// An answer from another cluster is responsive, and ``cluster`` remembers it.
     func isResponsive(_ endpoint: URL, timeout: TimeInterval) -> Bool {
         let headers = (try? authorizationHeaders()) ?? [:]
-        if case .answer(200, _) = EtcdHTTP.post(
+        if case .answer(200, let data) = EtcdHTTP.post(
             url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
             headers: headers, timeout: timeout, transport: transport)
         {
+            if let answer = try? EtcdAnswer(data: data, context: "status probe") { try? cluster.verify(answer, endpoint: endpoint) }
             return true
         }
         return false
@@ -120,9 +131,11 @@ final class EtcdClient: Sendable {
     // MARK: Key-value operations
 
     /// Every key of the namespace (without the namespace) with its value and revision, and the header.
+    /// Any cluster's answer is taken: the caller compares the header's cluster with the store's account.
     func readNamespace() throws(DefaultsError) -> (EtcdHeader, [EtcdKeyValue]) {
         let prefix = configuration.keyPrefix
-        let answer = try send("/v3/kv/range", ["key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix)])
+        let answer = try send(
+            "/v3/kv/range", ["key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix)], verifyingCluster: false)
         let pairs = try answer.keyValues().map { pair in
             var pair = pair
             pair.key = String(pair.key.dropFirst(prefix.count))

@@ -2,7 +2,8 @@ import Foundation
 
 /// Keeps a cloud store's state in sync with an etcd namespace on its own thread: the first load (initial
 /// sync or account change), uploads of pending writes as compare-and-swap, a watch that resumes from the
-/// last seen revision, re-reads after compaction, probes that find a hung member, and fail-over.
+/// last seen revision, re-reads after compaction, probes that find a hung member, fail-over, and re-reads
+/// as an account change when any answer comes from a re-created cluster (``EtcdClusterCheck``).
 final class EtcdSync: Sendable {
     let client: EtcdClient
     let core: CloudStoreCore
@@ -38,16 +39,23 @@ final class EtcdSync: Sendable {
     private func run() {
         var loaded = false
         var needsRead = false
+        /// Contact was lost (a failed round, a broken watch): before uploading again, make sure a member
+        /// answers, and for the cluster the store's revisions came from (it may have been re-created meanwhile).
+        var needsCheck = false
         var backoff: TimeInterval = 0.05
         var lastProbe = ContinuousClock.now
         while !control.isStopped {
             let round = control.beginRound()
             do {
+                if client.cluster.foundAnotherCluster { needsRead = true }
                 if !loaded || needsRead {
-                    try readNamespace(first: !loaded)
+                    if try readNamespace(first: !loaded) == .accountChange { endWatch() }  // it watched the old cluster
                     loaded = true
                     needsRead = false
+                } else if needsCheck {
+                    _ = try client.send("/v3/maintenance/status", [:])
                 }
+                needsCheck = false
                 try uploadPending()
                 if watch.withLock({ $0 }) == nil { startWatch() }
                 control.completeRound(round, .succeeded)
@@ -57,13 +65,13 @@ final class EtcdSync: Sendable {
                 let ends = control.takeWatchEnds()
                 if !ends.isEmpty { watch.withLock { $0 = nil } }
                 for end in ends {
-                    guard case .compacted = end else {
-                        // The member broke the stream: make sure some member answers before watching again.
-                        if case .failed(let error) = end { core.report(error, topic: "connection") }
-                        _ = try client.send("/v3/maintenance/status", [:])
-                        continue
+                    switch end {
+                    case .compacted: needsRead = true
+                    case .failed(let error):
+                        needsCheck = true
+                        core.report(error, topic: Self.isAnotherCluster(error) ? "account" : "connection")
+                    case .cancelled: break
                     }
-                    needsRead = true
                 }
                 if ContinuousClock.now - lastProbe >= .seconds(configuration.probeInterval), let current = watch.withLock({ $0 }) {
                     lastProbe = ContinuousClock.now
@@ -74,15 +82,23 @@ final class EtcdSync: Sendable {
                     }
                 }
             } catch {
+                endWatch()
+                needsCheck = true
+                if Self.isAnotherCluster(error) {
+                    core.report(error, topic: "account")
+                    continue  // the next round reads the new cluster at once
+                }
                 core.report(error, topic: "connection")
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
-                endWatch()
                 control.sleep(backoff, after: round)
                 backoff = min(backoff * 2, 1)
             }
         }
         endWatch()
     }
+
+    /// Whether `error` is ``EtcdClusterCheck``'s: an answer came from another cluster.
+    private static func isAnotherCluster(_ error: DefaultsError) -> Bool { error.errorNumber == EtcdClusterCheck.errorNumber }
 
     private func endWatch() {
         let current = watch.withLock { watch in
@@ -95,10 +111,13 @@ final class EtcdSync: Sendable {
 
     // MARK: Reading
 
-    /// Reads the whole namespace and takes it in: at the first load, differences are an initial sync (or,
-    /// when the local copy came from another cluster, namespace or user, an account change); later (after
-    /// compaction), server changes.
-    private func readNamespace(first: Bool) throws(DefaultsError) {
+    /// Reads the whole namespace and takes it in: at the first load, differences are an initial sync; later
+    /// (after compaction), server changes; and whenever the state came from another cluster, namespace or
+    /// user (the local copy's at the first load; a cluster re-created under a running store), an account
+    /// change: the old account's unsent writes are dropped and reported, its revisions forgotten. Returns
+    /// the reason the differences were announced with.
+    @discardableResult
+    private func readNamespace(first: Bool) throws(DefaultsError) -> CloudChangeReason {
         let (header, pairs) = try client.readNamespace()
         var server: [String: (value: DefaultsValue, revision: Int64, text: Data?)] = [:]
         var undecodable = Set<String>()
@@ -108,22 +127,28 @@ final class EtcdSync: Sendable {
         }
         let account = CloudAccount(clusterID: header.clusterID, namespace: configuration.namespace, user: configuration.user ?? "")
         var dropped: [String] = []
+        var reason: CloudChangeReason = first ? .initialSync : .serverChange
         core.change { state in
-            var reason: CloudChangeReason = first ? .initialSync : .serverChange
             if let previous = state.account, previous != account {
                 reason = .accountChange
                 dropped = state.pending.keys.sorted()
                 state.pending = [:]
+                state.inFlight = [:]
                 state.knownRevisions = [:]
                 state.lastRevision = 0
             }
             state.account = account
             return (state.applySnapshot(server, at: header.revision, undecodable: undecodable), reason)
         }
-        if !dropped.isEmpty {
-            core.report(DefaultsError(.cloud, message: "the local copy belonged to another account (cluster, namespace or user); its unsent writes of \(dropped.joined(separator: ", ")) were dropped"))
+        client.cluster.expect(header.clusterID)
+        core.clear("account")
+        for key in dropped {
+            core.report(DefaultsError(
+                .cloud, message: "the unsent write was dropped: it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now",
+                key: key))
         }
         core.persist()
+        return reason
     }
 
     /// The value of a server pair, or `nil` (reported on the error channel) when its text does not decode.
@@ -200,6 +225,7 @@ final class EtcdSync: Sendable {
         let prefix = configuration.keyPrefix
         let stream = EtcdWatchStream(
             endpoint: client.currentEndpoint, transport: client.transport, prefix: prefix, startRevision: from, headers: headers,
+            cluster: client.cluster,
             onEvents: { [self] _, events in apply(events, prefix: prefix) },
             onEnd: { [control] end in
                 if case .cancelled = end { return }

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Each message's events go to `onEvents` in order; the stream ends once, through `onEnd`: the connection
 /// broke, the server ended it with an error, or it cancelled the watch (after compaction, with the
-/// compacted revision).
+/// compacted revision). A message from another cluster than `cluster` expects ends it as failed.
 final class EtcdWatchStream: @unchecked Sendable {
     /// How a watch ended.
     enum End: Sendable {
@@ -20,6 +20,7 @@ final class EtcdWatchStream: @unchecked Sendable {
     private let transport: EtcdTransport
     private let body: Data
     private let headers: [String: String]
+    private let cluster: EtcdClusterCheck
     private let onEvents: @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void
     private let onEnd: @Sendable (End) -> Void
     private let ended = Locked(false)
@@ -29,6 +30,7 @@ final class EtcdWatchStream: @unchecked Sendable {
 
     init(
         endpoint: URL, transport: EtcdTransport, prefix: String, startRevision: Int64, headers: [String: String],
+        cluster: EtcdClusterCheck,
         onEvents: @escaping @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void,
         onEnd: @escaping @Sendable (End) -> Void
     ) {
@@ -38,6 +40,7 @@ final class EtcdWatchStream: @unchecked Sendable {
         // Without it a member that lost its leader keeps the watch open and silent.
         headers["Grpc-Metadata-hasleader"] = "true"
         self.headers = headers
+        self.cluster = cluster
         let create: [String: Any] = ["create_request": [
             "key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix),
             "start_revision": String(startRevision),
@@ -121,6 +124,8 @@ final class EtcdWatchStream: @unchecked Sendable {
             throw DefaultsError(.cloud, message: "etcd ended the watch (\(context)): \(detail)")
         }
         guard let result = try message.child("result") else { throw message.malformed("neither 'result' nor 'error'") }
+        // Every message, the first ("created") included: a re-created cluster is noticed before any event.
+        try cluster.verify(result, endpoint: endpoint)
         if result.bool("canceled") {
             let compacted = try result.int64("compact_revision")
             if compacted > 0 { finish(.compacted(compacted)); return }
