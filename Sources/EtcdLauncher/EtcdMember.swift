@@ -127,7 +127,7 @@ public struct EtcdMember: Sendable {
     }
 
     /// Why `process` (this member's, logging to `logFile`) exited, from its log; `nil` while it runs.
-    public func exitOutcome(_ process: Process, logFile: URL) -> StartOutcome? {
+    func exitOutcome(_ process: Process, logFile: URL) -> StartOutcome? {
         guard !process.isRunning else { return nil }
         let lines = ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").split(separator: "\n")
         if let line = lines.first(where: { $0.contains("address already in use") }) { return .portTaken(String(line)) }
@@ -135,17 +135,7 @@ public struct EtcdMember: Sendable {
     }
 
     /// Whether the member reports a leader now (within two seconds).
-    public var hasLeader: Bool { EtcdStatusProbe.hasLeader(plainClientURL) }
-
-    /// Polls the member's status (every 50 ms, at most `timeout`) until it reports a leader.
-    public func waitUntilHealthy(timeout: Duration = .seconds(20)) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        repeat {
-            if EtcdStatusProbe.hasLeader(plainClientURL) { return true }
-            usleep(50_000)
-        } while ContinuousClock.now < deadline
-        return EtcdStatusProbe.hasLeader(plainClientURL)
-    }
+    var hasLeader: Bool { EtcdStatusProbe.hasLeader(plainClientURL) }
 }
 
 /// Where the `etcd` binary is, and how to get it.
