@@ -93,6 +93,54 @@ import Testing
         #expect(listener.changes.changes.last == CloudChange(keys: ["fleet_limit"], reason: .serverChange))
     }
 
+    /// Each kind of answer is checked: a request (status, a read's range, an upload's transaction), a
+    /// status probe, and the watch's first message.
+    @Test func everyKindOfAnswerFromAnotherClusterIsRefusedAndRemembered() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let configuration = EtcdConfiguration(endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 2)
+        let requests: [(String, (EtcdClient) throws(DefaultsError) -> Void)] = [
+            ("status", { client throws(DefaultsError) in _ = try client.send("/v3/maintenance/status", [:]) }),
+            ("upload", { client throws(DefaultsError) in _ = try client.compareAndSwap(key: "k", value: Data("1".utf8), expected: 0) }),
+        ]
+        for (label, request) in requests {
+            let client = EtcdClient(configuration: configuration)
+            client.cluster.expect("1")  // no real cluster has this ID
+            #expect(throws: DefaultsError.self, "\(label)") { try request(client) }
+            do { try request(client) } catch {
+                #expect(error.errorNumber == EtcdClusterCheck.errorNumber && error.message.contains("not cluster 1"), "\(label): \(error)")
+            }
+            #expect(client.cluster.foundAnotherCluster, "\(label)")
+        }
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "1")  // the transaction itself ran: only its answer is refused
+
+        // A namespace read takes any cluster in (its caller compares the accounts); then answers pass again.
+        let client = EtcdClient(configuration: configuration)
+        client.cluster.expect("1")
+        let (header, _) = try client.readNamespace()
+        #expect(!client.cluster.foundAnotherCluster)
+        client.cluster.expect(header.clusterID)
+        _ = try client.send("/v3/maintenance/status", [:])
+
+        client.cluster.expect("1")
+        #expect(client.isResponsive(etcd.endpoints[0], timeout: 2))  // the probe: responsive, and remembered
+        #expect(client.cluster.foundAnotherCluster)
+
+        client.cluster.expect("1")
+        let ends = Locked<[EtcdWatchStream.End]>([])
+        let events = Locked(0)
+        let watch = EtcdWatchStream(
+            endpoint: etcd.endpoints[0], transport: client.transport, prefix: namespace + "/", startRevision: 1, headers: [:],
+            cluster: client.cluster, onEvents: { _, _ in events.withLock { $0 += 1 } }, onEnd: { end in ends.withLock { $0.append(end) } })
+        watch.start()
+        defer { watch.cancel() }
+        #expect(eventually { !ends.withLock { $0 }.isEmpty })
+        guard case .failed(let error) = ends.withLock({ $0 }).first else { Issue.record("the watch did not fail: \(ends.withLock { $0 })"); return }
+        #expect(error.errorNumber == EtcdClusterCheck.errorNumber)
+        #expect(events.withLock { $0 } == 0)  // the key written above is not taken from another cluster's watch
+        #expect(client.cluster.foundAnotherCluster)
+    }
+
     @Test func aClusterReCreatedWithTheSameValuesAnnouncesNothing() throws {
         let node = try EtcdCluster(members: 1)
         let namespace = freshNamespace()
