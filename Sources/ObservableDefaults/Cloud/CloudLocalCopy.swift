@@ -89,6 +89,22 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
+    /// The sequence number of the next save: one past this copy's last save, unless a slot's header shows a
+    /// newer save by another process sharing the copy; then one past the newest complete save on disk, so
+    /// the later save wins at load and never overwrites the only complete slot.
+    private func nextSequence(after own: UInt64?) -> UInt64 {
+        if let own, !(0...1).contains(where: { (slotHeaderSequence($0) ?? 0) > own }) { return own + 1 }
+        return (newestSlot()?.sequence ?? own ?? 0) + 1
+    }
+
+    /// The sequence number in slot `index`'s header line, without reading (or checking) the rest.
+    private func slotHeaderSequence(_ index: Int) -> UInt64? {
+        guard let file = try? FileDescriptor(opening: slotPath(index), [.readOnly, .noFollow]) else { return nil }
+        var header = [UInt8](repeating: 0, count: CloudLocalCopySlot.headerPrefix.utf8.count + 20)
+        let count = header.withUnsafeMutableBytes { (try? file.readSome(into: $0)) ?? 0 } ?? 0
+        return CloudLocalCopySlot.sequence(inHeader: header.prefix(count))
+    }
+
     /// Ends writing: every later ``save(_:)`` does nothing. Waits for a save in progress, so when it
     /// returns the file and its directory are left alone (a sync thread that outlives its released store
     /// would otherwise write, and re-create the directory, after its owner removed it).
@@ -109,7 +125,7 @@ final class CloudLocalCopy: Sendable {
                     throw DefaultsError(.fileSystem, message: "cannot create the cloud state directory: \(error.localizedDescription)", fileURL: directory)
                 }
             }
-            let sequence = (writer.sequence ?? newestSlot()?.sequence ?? 0) + 1
+            let sequence = nextSequence(after: writer.sequence)
             let path = slotPath(Int(sequence % 2))
             let content = JSONWriter.encodeSuite(Self.encode(state))
             do throws(SystemCallError) {

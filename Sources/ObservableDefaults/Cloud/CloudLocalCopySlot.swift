@@ -44,6 +44,15 @@ enum CloudLocalCopySlot {
         return (sequence, Data(content))
     }
 
+    /// The sequence number at the start of a slot's header (`bytes`: at least its first
+    /// `headerPrefix` + 20 bytes), whether or not the save it starts is complete.
+    static func sequence<Bytes: Collection<UInt8>>(inHeader bytes: Bytes) -> UInt64? {
+        let prefix = Array(headerPrefix.utf8)
+        let bytes = Array(bytes)
+        guard bytes.count >= prefix.count + 20, Array(bytes[0..<prefix.count]) == prefix else { return nil }
+        return UInt64(String(decoding: bytes[prefix.count..<prefix.count + 20], as: UTF8.self))
+    }
+
     /// 64-bit FNV-1a: cheap, and enough to tell a torn or damaged save from a complete one.
     static func checksum(_ bytes: Data) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

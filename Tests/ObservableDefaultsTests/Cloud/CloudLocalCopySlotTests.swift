@@ -36,6 +36,20 @@ import Glibc
         #expect(text.contains("\"n\": 10") || text.contains("\"n\": 9"), "\(text)")
     }
 
+    /// Two processes sharing one local copy (same configuration, same state directory): the save made
+    /// last wins at load, as when each save replaced the whole file.
+    @Test func theLaterSaveWinsWhenTwoWritersShareTheCopy() throws {
+        let file = directory.file("copy.json")
+        let first = CloudLocalCopy(fileURL: file), second = CloudLocalCopy(fileURL: file)
+        try first.save(state(["by": .string("first, 1")]))
+        try second.save(state(["by": .string("second, 1")]))
+        try second.save(state(["by": .string("second, 2")]))
+        try first.save(state(["by": .string("first, 2")]))
+        #expect(try CloudLocalCopy(fileURL: file).load()?.values["by"] == .string("first, 2"))
+        try second.save(state(["by": .string("second, 3")]))
+        #expect(try CloudLocalCopy(fileURL: file).load()?.values["by"] == .string("second, 3"))
+    }
+
     @Test func aShorterSaveAfterALongerOneLoads() throws {
         let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
         try copy.save(state(["long": .string(String(repeating: "x", count: 3000))]))
