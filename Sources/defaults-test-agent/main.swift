@@ -323,6 +323,19 @@ case "cost" where arguments.count == 3:
     emit("set (write-through, 100-key file) \(Double(writeEnd - writeStart) / Double(writes) / 1000) µs/op")
     emit("set inside a batch \(Double(batchEnd - batchStart) / Double(iterations)) ns/op")
 
+case "cloud-local-forever" where arguments.count == 2:
+    // Saves a local-only cloud store's copy over and over ("N " and N % 7000 x, so a torn value shows).
+    let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
+    var counter = 0
+    while true {
+        store.set("\(counter) " + String(repeating: "x", count: counter % 7000), forKey: "record")
+        if counter == 0 {
+            _ = store.synchronize()
+            emit("ready")
+        }
+        counter += 1
+    }
+
 case "cloud" where arguments.count >= 5:
     runCloudCommand(Array(arguments.dropFirst()))
 

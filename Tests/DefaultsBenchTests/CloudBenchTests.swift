@@ -79,7 +79,7 @@ import Testing
 
         // --quick: 20 propagation samples, 5 fan-out writes to 10 processes.
         let expectedCounts = ["read.plain": nil, "read.cloud-macro": nil, "read.store": nil,
-                              "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.library": 20, "propagation.library-write": 20,
+                              "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.txn-floor-watched": 20, "propagation.library": 20, "propagation.library-write": 20,
                               "propagation.library-observe": 20, "propagation.store": 20,
                               "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
                               "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
@@ -106,6 +106,7 @@ import Testing
         }
         #expect(name("propagation.library").contains("withObservationTracking"), "\(name("propagation.library"))")
         #expect(name("propagation.txn-floor").contains("raw compare-and-swap txn → raw watch event"), "\(name("propagation.txn-floor"))")
+        #expect(name("propagation.txn-floor-watched").contains("the writer also watching"), "\(name("propagation.txn-floor-watched"))")
         #expect(name("propagation.store").contains("`CloudKeyValueStore.set` → `observe(keys:)`"), "\(name("propagation.store"))")
 
         let targets = json?["targets"] as? [[String: Any]] ?? []

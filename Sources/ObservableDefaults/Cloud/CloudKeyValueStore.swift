@@ -128,7 +128,9 @@ public final class CloudKeyValueStore: Sendable {
         core.notificationSender.withLock { $0 = sender }
     }
 
-    /// The local copy's file (`nil` for the development store).
+    /// The name of the local copy (`nil` for the development store): its saves go to two slot files beside
+    /// it, `<name>.slot0` and `<name>.slot1` (see the cloud article); a copy in the earlier single-file
+    /// form is this file itself.
     public var localCopyURL: URL? { core.localCopy?.fileURL }
 
     /// The limits local writes must keep.

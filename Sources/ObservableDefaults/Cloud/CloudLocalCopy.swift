@@ -7,14 +7,26 @@ import Musl
 #endif
 
 /// The offline-first copy of a cloud store on disk: values, the revisions they came at, unsent writes and
-/// the account, as a readable JSON file written with the suite codec (replaced atomically, mode 0600).
+/// the account, as readable JSON written with the suite codec (mode 0600).
 ///
-/// Format: `{"format": 1, "account": {...}, "revision": N, "values": {...}, "revisions": {key: N},
+/// Kept in two slot files next to ``fileURL`` (`<name>.slot0`, `<name>.slot1`, see ``CloudLocalCopySlot``),
+/// overwritten in place alternately: a process killed during a save leaves the other slot, one save older,
+/// intact. A copy in the earlier single-file form (``fileURL`` itself, replaced atomically by each save) is
+/// still read when there are no slots, and removed after the first save in slots.
+///
+/// JSON: `{"format": 1, "account": {...}, "revision": N, "values": {...}, "revisions": {key: N},
 /// "pending": {key: {"base": N, "value": v}}}`, a removal pending as `{"base": N, "removed": true}`.
 final class CloudLocalCopy: Sendable {
+    private struct Writer {
+        var stopped = false
+        /// The newest complete slot's sequence number; `nil` until read from the slots.
+        var sequence: UInt64?
+        /// Whether a copy in the single-file form may still have to be removed.
+        var singleFileChecked = false
+    }
+
     let fileURL: URL
-    /// Serialises writers; true once writing was stopped.
-    private let stopped = Locked(false)
+    private let writer = Locked(Writer())
     /// How many times the copy was written (for tests of the saver's coalescing).
     let saveCount = Locked(0)
 
@@ -22,9 +34,44 @@ final class CloudLocalCopy: Sendable {
         self.fileURL = fileURL
     }
 
+    /// The path of slot `index` (0 or 1).
+    func slotPath(_ index: Int) -> String { fileURL.path + ".slot\(index)" }
+
+    /// The newest complete slot's sequence number and JSON (`nil` when neither slot holds a complete save).
+    func newestSlot() -> (sequence: UInt64, content: Data)? {
+        [0, 1].compactMap { index in FileManager.default.contents(atPath: slotPath(index)).flatMap(CloudLocalCopySlot.read) }
+            .max { $0.sequence < $1.sequence }
+    }
+
     /// Reads the copy; `nil` when there is none yet. A copy that does not parse is moved aside (to
     /// `<name>.broken`) and reported, so it is neither lost nor overwritten.
     func load() throws(DefaultsError) -> CloudState? {
+        let slots = [0, 1].map { FileManager.default.contents(atPath: slotPath($0)) }
+        let complete = slots.compactMap { $0.flatMap(CloudLocalCopySlot.read) }.sorted { $0.sequence > $1.sequence }
+        var slotError: DefaultsError?
+        for slot in complete {
+            do {
+                let state = try Self.decode(JSONReader.parseSuite(slot.content, fileURL: fileURL).stringKeyed)
+                writer.withLock { $0.sequence = slot.sequence }
+                return state
+            } catch {
+                slotError = slotError ?? error
+            }
+        }
+        let existing = [0, 1].filter { FileManager.default.fileExists(atPath: slotPath($0)) }
+        if !existing.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
+            if existing.allSatisfy({ slots[$0] == nil }) {
+                throw DefaultsError(.fileSystem, message: "the cloud store's local copy cannot be read", fileURL: fileURL, errorNumber: EACCES)
+            }
+            for index in [0, 1] { try? FileSystem.rename(slotPath(index), to: slotPath(index) + ".broken") }
+            let reason = slotError?.message ?? "neither slot holds a complete save"
+            throw DefaultsError(.malformedFile, message: "the cloud store's local copy is damaged (\(reason)); it was moved to \(slotPath(0)).broken and \(slotPath(1)).broken and the store starts from the server", fileURL: fileURL)
+        }
+        return try loadSingleFile()
+    }
+
+    /// Reads the earlier single-file form.
+    private func loadSingleFile() throws(DefaultsError) -> CloudState? {
         guard let data = FileManager.default.contents(atPath: fileURL.path) else {
             if FileManager.default.fileExists(atPath: fileURL.path) {
                 throw DefaultsError(.fileSystem, message: "the cloud store's local copy cannot be read", fileURL: fileURL, errorNumber: EACCES)
@@ -42,18 +89,34 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
+    /// The sequence number of the next save: one past this copy's last save, unless a slot's header shows a
+    /// newer save by another process sharing the copy; then one past the newest complete save on disk, so
+    /// the later save wins at load and never overwrites the only complete slot.
+    private func nextSequence(after own: UInt64?) -> UInt64 {
+        if let own, !(0...1).contains(where: { (slotHeaderSequence($0) ?? 0) > own }) { return own + 1 }
+        return (newestSlot()?.sequence ?? own ?? 0) + 1
+    }
+
+    /// The sequence number in slot `index`'s header line, without reading (or checking) the rest.
+    private func slotHeaderSequence(_ index: Int) -> UInt64? {
+        guard let file = try? FileDescriptor(opening: slotPath(index), [.readOnly, .noFollow]) else { return nil }
+        var header = [UInt8](repeating: 0, count: CloudLocalCopySlot.headerPrefix.utf8.count + 20)
+        let count = header.withUnsafeMutableBytes { (try? file.readSome(into: $0)) ?? 0 } ?? 0
+        return CloudLocalCopySlot.sequence(inHeader: header.prefix(count))
+    }
+
     /// Ends writing: every later ``save(_:)`` does nothing. Waits for a save in progress, so when it
     /// returns the file and its directory are left alone (a sync thread that outlives its released store
     /// would otherwise write, and re-create the directory, after its owner removed it).
     func stopWriting() {
-        stopped.withLock { $0 = true }
+        writer.withLock { $0.stopped = true }
     }
 
-    /// Writes `state` unless writing was stopped. Called by the store's ``CloudLocalCopySaver`` only, so
-    /// saves never overlap and the newest state is written last.
+    /// Writes `state` into the older slot unless writing was stopped. Called by the store's
+    /// ``CloudLocalCopySaver`` only, so saves never overlap and the newest state is written last.
     func save(_ state: CloudState) throws(DefaultsError) {
-        try stopped.withLock { (stopped: inout Bool) throws(DefaultsError) in
-            guard !stopped else { return }
+        try writer.withLock { (writer: inout Writer) throws(DefaultsError) in
+            guard !writer.stopped else { return }
             let directory = fileURL.deletingLastPathComponent()
             if !FileManager.default.fileExists(atPath: directory.path) {
                 do {
@@ -62,17 +125,27 @@ final class CloudLocalCopy: Sendable {
                     throw DefaultsError(.fileSystem, message: "cannot create the cloud state directory: \(error.localizedDescription)", fileURL: directory)
                 }
             }
-            let bytes = JSONWriter.encodeSuite(Self.encode(state))
-            let temporary = directory.appendingPathComponent(".\(fileURL.lastPathComponent).\(getpid()).tmp")
+            let sequence = nextSequence(after: writer.sequence)
+            let path = slotPath(Int(sequence % 2))
+            let content = JSONWriter.encodeSuite(Self.encode(state))
             do throws(SystemCallError) {
-                do {
-                    let file = try FileDescriptor(opening: temporary.path, [.writeOnly, .create, .truncate, .noFollow], mode: 0o600)
-                    try file.writeAll(bytes)
+                let file = try FileDescriptor(opening: path, [.writeOnly, .create, .noFollow], mode: 0o600)
+                var size = Int(try file.status().size)
+                let needed = content.count + 256
+                if size > 2 * needed + 4096 {
+                    // Much smaller than an earlier save: shrink rather than overwrite all of it with spaces.
+                    let raw = file.rawValue
+                    try checked("ftruncate", path: path) { ftruncate(raw, off_t(needed)) }
+                    size = needed
                 }
-                try FileSystem.rename(temporary.path, to: fileURL.path)
+                try file.writeAll(CloudLocalCopySlot.bytes(sequence: sequence, content: content, paddingTo: size))
             } catch {
-                try? FileSystem.removeFile(temporary.path)
-                throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: fileURL)
+                throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
+            }
+            writer.sequence = sequence
+            if !writer.singleFileChecked {
+                writer.singleFileChecked = true
+                try? FileSystem.removeFile(fileURL.path)
             }
             saveCount.withLock { $0 += 1 }
         }

@@ -132,9 +132,12 @@ enum CloudBenchmarks {
     /// between the ends; the store row tells the macro's share from the store's.
     private static var propagationPairs: [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)] {
         let floor = CloudSubjects.floor, swapFloor = CloudSubjects.swapFloor, library = CloudSubjects.library, store = CloudSubjects.store
+        let watchedSwapFloor = CloudSubjects.watchedSwapFloor
         return [
             ("propagation.floor", "propagation, floor: " + floor.name, floor, floor),
             ("propagation.txn-floor", "propagation, compare-and-swap floor: " + swapFloor.name, swapFloor, swapFloor),
+            ("propagation.txn-floor-watched", "propagation, compare-and-swap floor with the writer's own watch: " + watchedSwapFloor.name,
+             watchedSwapFloor, watchedSwapFloor),
             ("propagation.library", "propagation, library: " + library.name, library, library),
             ("propagation.library-write", "propagation, library write → raw watch event (the writing end's share)", library, floor),
             ("propagation.library-observe", "propagation, raw put → library observer (the observing end's share)", floor, library),
@@ -172,7 +175,8 @@ enum CloudBenchmarks {
     /// ratio column holds the put floor's).
     private static func swapFloorNote(_ group: GroupResult) -> String? {
         guard let swapFloor = group.row("propagation.txn-floor"), swapFloor.statistics.p50 > 0 else { return nil }
-        let ratios = [("library", "propagation.library"), ("library write → raw watch event", "propagation.library-write"),
+        let ratios = [("the same floor with the writer's own watch", "propagation.txn-floor-watched"),
+                      ("library", "propagation.library"), ("library write → raw watch event", "propagation.library-write"),
                       ("store only", "propagation.store")].compactMap { label, id in
             group.row(id).map { "\(label) \(Formatting.ratio($0.statistics.p50 / swapFloor.statistics.p50))" }
         }

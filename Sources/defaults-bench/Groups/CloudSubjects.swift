@@ -41,13 +41,16 @@ enum CloudSubjects {
     static var floor: any CloudSubject.Type { RawEtcdSubject.self }
     /// No library code, but the library's kind of upload: a raw compare-and-swap txn → the raw watch event.
     static var swapFloor: any CloudSubject.Type { RawEtcdSwapSubject.self }
+    /// The compare-and-swap floor with what every syncing store also does at the writing end: watch the
+    /// namespace, so the writer receives (and parses) the event of its own write too.
+    static var watchedSwapFloor: any CloudSubject.Type { RawEtcdWatchedSwapSubject.self }
     /// The library as an app uses it, measured against the floor (propagation and fan-out rows, targets).
     static var library: any CloudSubject.Type { CloudMacroSubject.self }
     /// The library's store alone (extra propagation rows, to tell the macro's share from the store's).
     static var store: any CloudSubject.Type { CloudStoreSubject.self }
 
     static func named(_ id: String) -> (any CloudSubject.Type)? {
-        [floor, swapFloor, library, store].first { $0.id == id }
+        [floor, swapFloor, watchedSwapFloor, library, store].first { $0.id == id }
     }
 }
 
@@ -98,6 +101,35 @@ enum RawEtcdSwapSubject: CloudSubject {
         // Connects, and the key exists before anyone measures; a refusal (the key was there) taught the revision.
         do { try swapper.swap(0) } catch { try swapper.swap(0) }
         return Writer(swapper)
+    }
+
+    static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
+        try RawEtcdSubject.observe(place, arrive: arrive)
+    }
+}
+
+/// ``RawEtcdSwapSubject`` with the writer also watching the key on a raw `/v3/watch` stream of its own (and
+/// reading its own events, as a store's watch does), still no library code.
+enum RawEtcdWatchedSwapSubject: CloudSubject {
+    static let id = "raw-txn-watched"
+    static let name = "raw compare-and-swap txn, the writer also watching → raw watch event (plain sockets, no library code)"
+
+    private final class Writer: CloudStampWriter {
+        let swapper: EtcdRawSwapper
+        let ownWatch: EtcdRawWatch
+        init(_ swapper: EtcdRawSwapper, _ ownWatch: EtcdRawWatch) {
+            self.swapper = swapper
+            self.ownWatch = ownWatch
+        }
+        deinit { ownWatch.stop() }
+        func write(stamp: Int) throws { try swapper.swap(stamp) }
+    }
+
+    static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
+        let swapper = EtcdRawSwapper(endpoint: place.endpoint, key: place.namespace + "/stamp")
+        do { try swapper.swap(0) } catch { try swapper.swap(0) }
+        let ownWatch = try EtcdRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp") { _ in }
+        return Writer(swapper, ownWatch)
     }
 
     static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {

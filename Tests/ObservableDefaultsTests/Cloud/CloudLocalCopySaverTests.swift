@@ -15,7 +15,7 @@ import Testing
         let saves = copy.saveCount.withLock { $0 }
         print("cloud saver: 400 writes saved in \(saves) saves")
         #expect(saves >= 1 && saves < 100, "one save per write would be 400")
-        let values = try #require(try contentsOnDisk(copy.fileURL)["values"]?.dictionaryValue)
+        let values = try #require(try localCopyOnDisk(copy.fileURL)["values"]?.dictionaryValue)
         #expect(values.count == 20)
         #expect(values["k19"] == .integer(399) && values["k0"] == .integer(380))
     }
@@ -68,8 +68,8 @@ import Testing
 
         // The copy the process left has every write (pending, or confirmed if the upload was quicker).
         let copyURL = try #require(try FileManager.default.contentsOfDirectory(at: state.appendingPathComponent("cloud"), includingPropertiesForKeys: nil)
-            .first { $0.lastPathComponent.hasPrefix("etcd-") && $0.pathExtension == "json" })
-        let values = try #require(try contentsOnDisk(copyURL)["values"]?.dictionaryValue)
+            .first { $0.lastPathComponent.hasPrefix("etcd-") && $0.pathExtension.hasPrefix("slot") }?.deletingPathExtension())
+        let values = try #require(try localCopyOnDisk(copyURL)["values"]?.dictionaryValue)
         #expect(values.count == 40 && values["k39"] == .integer(39), "the exit lost writes: \(values.keys.sorted())")
 
         // Restarted: the values are there before any answer, and they reach the server.
@@ -93,10 +93,10 @@ import Testing
         // within the saver's bookkeeping delay.
         let file = try #require(store.localCopyURL)
         #expect(eventually(timeout: .seconds(10)) {
-            guard case .integer(let revision)? = try? contentsOnDisk(file)["revision"] else { return false }
+            guard case .integer(let revision)? = try? localCopyOnDisk(file)["revision"] else { return false }
             return Int64(revision) >= written
         })
-        #expect(try contentsOnDisk(file)["pending"]?.dictionaryValue?.isEmpty == true)
+        #expect(try localCopyOnDisk(file)["pending"]?.dictionaryValue?.isEmpty == true)
     }
 
     @Test func aServerChangeIsAnnouncedAtOnceAndSavedWithinTheBookkeepingDelay() throws {
@@ -119,7 +119,7 @@ import Testing
         let announced = ContinuousClock.now
         // On disk within the bookkeeping delay of the last announcement (plus slack for a loaded machine)...
         #expect(eventually(timeout: .seconds(10)) {
-            (try? contentsOnDisk(copy.fileURL))?["values"]?.dictionaryValue?["k"] == .integer(changes)
+            (try? localCopyOnDisk(copy.fileURL))?["values"]?.dictionaryValue?["k"] == .integer(changes)
         })
         let onDisk = ContinuousClock.now - announced
         #expect(onDisk < .seconds(CloudLocalCopySaver.bookkeepingDelay + 2), "the last server change took \(onDisk) to reach the disk")

@@ -68,7 +68,7 @@ import Testing
         #expect(again.array(forKey: "tags") as? [String] == ["a", "b"])
         #expect(again.data(forKey: "blob") == Data([1, 2]))
         #expect(again.value(forKey: "blob") == .string("AQI="))         // data is base64 text, as in a JSON suite
-        #expect(try contentsOnDisk(try #require(again.localCopyURL))["values"]?.dictionaryValue?["level"] == .string("debug"))
+        #expect(try localCopyOnDisk(try #require(again.localCopyURL))["values"]?.dictionaryValue?["level"] == .string("debug"))
     }
 
     @Test func aDamagedLocalCopyIsMovedAsideAndReported() throws {
@@ -76,6 +76,19 @@ import Testing
         let file = try #require(store.localCopyURL)
         store.set(1, forKey: "a")
         store.synchronize()  // the local copy is written in the background; this waits for it
+        let copy = CloudLocalCopy(fileURL: file)
+        for index in [0, 1] where FileManager.default.fileExists(atPath: copy.slotPath(index)) {
+            try Data("{ broken".utf8).write(to: URL(fileURLWithPath: copy.slotPath(index)))
+        }
+        let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
+        #expect(reopened.currentErrors.contains { $0.description.contains("local copy is damaged") && $0.description.contains(".slot0.broken") })
+        #expect(FileManager.default.fileExists(atPath: copy.slotPath(1) + ".broken"))
+        #expect(reopened.values().isEmpty)
+    }
+
+    @Test func aDamagedLocalCopyInTheSingleFileFormIsMovedAsideAndReported() throws {
+        let file = try #require(CloudKeyValueStore.localOnly(directory: directory.url).localCopyURL)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data("{ broken".utf8).write(to: file)
         let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
         #expect(reopened.currentErrors.contains { $0.description.contains("local copy is damaged") && $0.description.contains(".broken") })
@@ -157,7 +170,7 @@ import Testing
         let state = directory.file("stopped")
         let copy = CloudLocalCopy(fileURL: state.appendingPathComponent("copy.json"))
         try copy.save(CloudState())
-        #expect(FileManager.default.fileExists(atPath: copy.fileURL.path))
+        #expect(FileManager.default.fileExists(atPath: copy.slotPath(1)))
         copy.stopWriting()
         try FileManager.default.removeItem(at: state)
         try copy.save(CloudState())

@@ -93,3 +93,9 @@ func expectHungWatchedMemberLeftBehind(
     #expect(watcher.string(forKey: "k") == "after the hang", sourceLocation: sourceLocation)
     #expect(errors.errors.contains { $0.message.contains("does not answer") }, sourceLocation: sourceLocation)
 }
+
+/// What a store's local copy holds on disk now: the newest complete slot's JSON (see `CloudLocalCopySlot`).
+func localCopyOnDisk(_ url: URL) throws -> [String: DefaultsValue] {
+    guard let slot = CloudLocalCopy(fileURL: url).newestSlot() else { return [:] }
+    return try JSONReader.parseSuite(slot.content, fileURL: url).stringKeyed
+}

@@ -20,6 +20,9 @@ final class DroppingProxy: @unchecked Sendable {
     private var triggered = false
     private var answerSwallowed = false
     private var released = false
+    /// How many interim `100 Continue` answers the member sent (each one a write of its own, read by the
+    /// client on its own).
+    private var interimAnswers = 0
 
     init(forwardingTo target: URL, dropAnswerTo trigger: String) throws {
         self.target = UInt16(target.port ?? 2379)
@@ -51,6 +54,9 @@ final class DroppingProxy: @unchecked Sendable {
             return answerSwallowed
         }
     }
+
+    /// How many interim `100 Continue` answers passed from the member to the client so far.
+    var interimAnswerCount: Int { condition.withLock { interimAnswers } }
 
     /// Lets new connections through again.
     func release() {
@@ -89,6 +95,7 @@ final class DroppingProxy: @unchecked Sendable {
             guard count > 0 else { break }
             let text = String(decoding: buffer[0..<count], as: UTF8.self)
             if upstream, text.contains("/v3/watch") { watching.withLock { $0 = true } }
+            if !upstream, text.contains("HTTP/1.1 100 ") { condition.withLock { interimAnswers += 1 } }
             if upstream, text.contains(trigger) {
                 condition.withLock {
                     if !triggered { triggered = true; dropping.withLock { $0 = true } }
@@ -98,7 +105,7 @@ final class DroppingProxy: @unchecked Sendable {
                 condition.withLock { while triggered, !released { condition.wait() } }
             }
             if !upstream, dropping.withLock({ $0 }) {
-                // Swallow the answer (after `100 Continue`, the final one: the request was carried out),
+                // Swallow the final answer (the request was carried out),
                 // then break the connection.
                 guard String(decoding: buffer[0..<count], as: UTF8.self).contains("{\"header\"") else { continue }
                 condition.withLock {

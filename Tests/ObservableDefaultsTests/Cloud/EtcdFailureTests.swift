@@ -65,7 +65,7 @@ import Glibc
         #expect(store.synchronize(timeout: 1) == false)
         #expect(store.hasPendingChanges)
         #expect(errors.waitFor("cannot be reached"))
-        let onDisk = try contentsOnDisk(try #require(store.localCopyURL))
+        let onDisk = try localCopyOnDisk(try #require(store.localCopyURL))
         #expect(onDisk["pending"]?.dictionaryValue?.keys.sorted() == ["x", "y"])
 
         for index in 0..<3 { try cluster.restart(index, waitForHealth: false) }

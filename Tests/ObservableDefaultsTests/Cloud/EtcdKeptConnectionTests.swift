@@ -23,6 +23,24 @@ import Testing
         #expect(store.currentErrors.isEmpty)
     }
 
+    /// Requests carry no `Expect: 100-continue`: the member answers at once, without an interim
+    /// `100 Continue` that it would write and the client read on their own for every upload.
+    @Test func requestsGetTheirAnswerWithoutAnInterimContinue() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let proxy = try DroppingProxy(forwardingTo: etcd.endpoints[0], dropAnswerTo: "no request contains this")
+        defer { proxy.stop() }
+        let namespace = freshNamespace()
+        let store = try cloudMachine([proxy.url], namespace: namespace, state: directory.file("a"))
+        #expect(store.synchronize(timeout: 20))
+        for index in 0..<5 {
+            store.set(Int64(index), forKey: "k")
+            #expect(store.synchronize(timeout: 20))
+        }
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "4")
+        #expect(proxy.interimAnswerCount == 0, "the member sent \(proxy.interimAnswerCount) interim answers")
+        #expect(store.currentErrors.isEmpty)
+    }
+
     @Test func aWriteRepeatedAfterItsConnectionBrokeIsRecognisedAsItsOwn() throws {
         let etcd = try EtcdCluster.sharedNode()
         let proxy = try DroppingProxy(forwardingTo: etcd.endpoints[0], dropAnswerTo: "/v3/kv/txn")

@@ -12,8 +12,9 @@ import Musl
 ///
 /// Not `URLSession`: on Linux, FoundationNetworking stops the process ("Transfer completed, but there's
 /// no response") when an answer ends with HTTP trailers, which is how etcd's gateway sends every error
-/// (a refused login, a denied key). The gateway answers such a client only when the request carries
-/// `Expect: 100-continue`.
+/// (a refused login, a denied key). Requests carry no `Expect: 100-continue`: the gateway answers them
+/// (errors with trailers included) and keeps the connection, and each would cost an interim
+/// `100 Continue` the member writes and the client reads on its own before the answer.
 enum EtcdHTTP {
     /// What came back: a status and body, or a transport failure (refused, reset, timed out).
     enum Outcome {
@@ -104,7 +105,7 @@ enum EtcdHTTP {
 
     private static func request(url: URL, body: Data, headers: [String: String], keepAlive: Bool) -> Data {
         var head = "POST \(url.path.isEmpty ? "/" : url.path) HTTP/1.1\r\nHost: \(url.host ?? "localhost"):\(url.port ?? defaultPort(url))\r\n"
-        head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nExpect: 100-continue\r\n"
+        head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
         if !keepAlive { head += "Connection: close\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         var data = Data((head + "\r\n").utf8)
