@@ -101,7 +101,7 @@ final class CloudLocalCopy: Sendable {
     private func slotHeaderSequence(_ index: Int) -> UInt64? {
         guard let file = try? FileDescriptor(opening: slotPath(index), [.readOnly, .noFollow]) else { return nil }
         var header = [UInt8](repeating: 0, count: CloudLocalCopySlot.headerPrefix.utf8.count + 20)
-        let count = header.withUnsafeMutableBytes { (try? file.readSome(into: $0)) ?? 0 } ?? 0
+        let count = header.withUnsafeMutableBytes { (try? file.readSome(into: $0)) ?? 0 }
         return CloudLocalCopySlot.sequence(inHeader: header.prefix(count))
     }
 
