@@ -105,8 +105,13 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     /// The value as it will read back from a file of this format, so memory always equals what the file
     /// holds: JSON stores dates and data as strings (see ``JSONRepresentation``), property lists hold
     /// dates in whole seconds (rounded down).
-    func normalize(_ value: DefaultsValue) -> DefaultsValue {
-        switch self {
+    func normalize(_ value: consuming DefaultsValue) -> DefaultsValue {
+        // The same in every format (most writes): moved through, not copied.
+        switch value {
+        case .string, .integer, .double, .bool: return value
+        default: break
+        }
+        return switch self {
         case .json: JSONRepresentation.normalize(value)
         case .propertyList: PropertyListRepresentation.normalize(value)
         }

@@ -35,7 +35,8 @@ struct SuiteMemory {
     /// A change made here (`nil` removes the key): memory takes it and it becomes pending. An equal value is
     /// left as it is (strings equal by canonical equivalence may differ in bytes, and memory keeps what the
     /// file holds). Returns whether memory changed.
-    mutating func set(_ value: DefaultsValue?, forKey key: ExactKey) -> Bool {
+    /// `value` is consumed: it is moved into the map, not copied.
+    mutating func set(_ value: consuming DefaultsValue?, forKey key: ExactKey) -> Bool {
         if let index = pending.index(forKey: key) {
             if pending.values[index] == value { return false }
             pending.values[index] = value

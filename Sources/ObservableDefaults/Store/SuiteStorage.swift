@@ -149,15 +149,19 @@ final class SuiteStorage: Sendable {
     /// so the object's copy changes in the same order as memory when threads write the key at once; the
     /// observer `skipping` (the object's own) is not told, because the object already changed its copy.
     func apply(
-        _ newValue: DefaultsValue?, forKey string: String, validated: Bool = false,
+        _ newValue: consuming DefaultsValue?, forKey string: String, validated: Bool = false,
         skipping skipped: UInt64? = nil, alongside: () -> Void = {}
     ) {
         if !validated, let newValue, !isWritable(newValue, forKey: string) { return }
         let key = ExactKey(string)
-        let normalized = newValue.map(format.normalize)
+        // Moved into memory (`take()`), not copied: the value passes from the caller to the map once.
+        var normalized: DefaultsValue? = switch consume newValue {
+        case .some(let value): format.normalize(value)
+        case .none: nil
+        }
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
             alongside()
-            guard state.memory.set(normalized, forKey: key) else { return nil }
+            guard state.memory.set(normalized.take(), forKey: key) else { return nil }
             // By index, so the skipped observer (usually the only one) is not copied: a copy retains and
             // releases its four references.
             var observers: [Observer] = []

@@ -70,11 +70,12 @@ extension _DefaultsObjectBinding {
         }
     }
 
+    /// The write target of the property with key `key`, from the published configuration (no lock taken).
     @usableFromInline
     func writeTarget(for key: String) -> WriteTarget {
-        let (suite, prefix, observer, sharedKeys) = writeTarget
-        let fullKey = prefix + key
-        let shared = !sharedKeys.isEmpty && sharedKeys.contains(fullKey)
-        return WriteTarget(suite: suite, fullKey: fullKey, skippedObserver: shared ? nil : observer)
+        let configuration = currentWriteConfiguration
+        let fullKey = configuration.prefix.isEmpty ? key : configuration.prefix + key
+        let shared = !configuration.sharedKeys.isEmpty && configuration.sharedKeys.contains(fullKey)
+        return WriteTarget(suite: configuration.suite, fullKey: fullKey, skippedObserver: shared ? nil : configuration.observer)
     }
 }

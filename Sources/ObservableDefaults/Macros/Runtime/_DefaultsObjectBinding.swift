@@ -30,9 +30,15 @@ public final class _DefaultsObjectBinding: Sendable {
         var sharedKeys: Set<String> = []
         /// The object is main-actor isolated (seen from `observerStarter`'s isolation).
         var appliesOnMainActor = false
+        /// Every ``WriteConfiguration`` published so far: a write may still be using one that was replaced,
+        /// so each lives as long as the binding (one more per change of the configuration: a handful).
+        var published: [WriteConfiguration] = []
     }
 
     let state: Mutex<State>
+    /// What a property write reads, without taking `state`'s lock (see ``WriteConfiguration``); `nil` until
+    /// the first write after a change, which publishes it.
+    let writeConfiguration = Atomic<Unmanaged<WriteConfiguration>?>(nil)
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
@@ -56,6 +62,7 @@ public final class _DefaultsObjectBinding: Sendable {
             if let suite { state.suite = suite }
             if let ignoreExternalChanges { state.ignoreExternalChanges = ignoreExternalChanges }
             if let prefix { state.prefix = prefix }
+            withdrawWriteConfiguration()
         }
     }
 
@@ -69,18 +76,29 @@ public final class _DefaultsObjectBinding: Sendable {
 
     /// The suite and prefix in use (the suite is opened on first use).
     var target: (suite: DefaultsSuite, prefix: String) {
-        let target = writeTarget
-        return (target.suite, target.prefix)
+        let configuration = currentWriteConfiguration
+        return (configuration.suite, configuration.prefix)
     }
 
-    /// ``target``, with what a property write needs besides: the object's own suite observer and the keys
-    /// it must not skip.
-    var writeTarget: (suite: DefaultsSuite, prefix: String, observer: UInt64?, sharedKeys: Set<String>) {
-        state.withLock { state in
-            if let suite = state.suite { return (suite, state.prefix, state.observerToken, state.sharedKeys) }
-            let suite = Self.open(state.suiteName)
+    /// Withdraws the published configuration after a change to what it holds (called holding `state`'s
+    /// lock); the next write builds a new one.
+    private func withdrawWriteConfiguration() {
+        writeConfiguration.store(nil, ordering: .releasing)
+    }
+
+    /// The configuration a property write reads: the published one, read without a lock, else a new one
+    /// built from `state` and published (the suite is opened on first use).
+    var currentWriteConfiguration: WriteConfiguration {
+        if let published = writeConfiguration.load(ordering: .acquiring) { return published.takeUnretainedValue() }
+        return state.withLock { state in
+            if let published = writeConfiguration.load(ordering: .acquiring) { return published.takeUnretainedValue() }
+            let suite = state.suite ?? Self.open(state.suiteName)
             state.suite = suite
-            return (suite, state.prefix, state.observerToken, state.sharedKeys)
+            let configuration = WriteConfiguration(
+                suite: suite, prefix: state.prefix, observer: state.observerToken, sharedKeys: state.sharedKeys)
+            state.published.append(configuration)
+            writeConfiguration.store(Unmanaged.passUnretained(configuration), ordering: .releasing)
+            return configuration
         }
     }
 
@@ -121,6 +139,7 @@ public final class _DefaultsObjectBinding: Sendable {
                 state.observation?.cancel()
                 state.observation = nil
                 state.observerToken = nil
+                withdrawWriteConfiguration()
             }
         }, observe: { keys in
             // Added to the storage directly (not with `observe`) to learn the token the object's writes skip.
@@ -132,6 +151,7 @@ public final class _DefaultsObjectBinding: Sendable {
             state.withLock { state in
                 state.observation = observation
                 state.observerToken = token
+                withdrawWriteConfiguration()
             }
         })
     }

@@ -34,20 +34,24 @@ extension _DefaultsSlot {
         }
         guard let accepted = target.accept(encoded) else { return }
         let stored = target.storedForm(of: accepted)
-        let next = stored == nil ? target.fallback(of: self) : State(value: newValue, stored: stored)
-        let old = snapshot
-        let copyChanges = old.stored != next.stored
+        // A removal leaves the copy holding the fallback; any other write, the new value.
+        let removal = stored == nil ? target.fallback(of: self) : nil
+        // Compared under the copy's lock without copying the copy out; the old value only for `didSet`.
+        let (copyChanges, old) = state.withLock { current -> (Bool, Value?) in
+            let changes = if let removal { removal.stored != current.stored } else { stored != current.stored }
+            return (changes, changes && didSet != nil ? current.value : nil)
+        }
         guard copyChanges || target.currentValue() != stored else { return }
         if copyChanges {
             willSet?(newValue)
             registrar.willSet(host, keyPath: keyPath)
         }
         let written = target.write(accepted) {
-            if copyChanges { store(next) }
+            if copyChanges { store(removal ?? State(value: newValue, stored: stored)) }
         }
         if copyChanges {
             registrar.didSet(host, keyPath: keyPath)
-            if written { didSet?(old.value) }
+            if written, let didSet, let old { didSet(old) }
         }
     }
 }

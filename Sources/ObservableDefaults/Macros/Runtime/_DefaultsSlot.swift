@@ -41,9 +41,6 @@ public final class _DefaultsSlot<Value> {
     @inlinable
     public var value: Value { state.mutex.withLock { $0.wrapped.value } }
 
-    @inlinable
-    var snapshot: State { state.withLock { $0 } }
-
     func store(_ value: Value, stored: DefaultsValue?) {
         store(State(value: value, stored: stored))
     }
