@@ -66,7 +66,7 @@ import Glibc
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 4)
         defer { buffer.deallocate() }
         #expect(eventually {
-            try? inotify.drainEvents(into: buffer) { events.append($0) }
+            _ = try? inotify.drainEvents(into: buffer) { events.append($0) }
             return events.count >= 4
         })
         #expect(events.map(\.name) == names + ["a"])
@@ -74,6 +74,32 @@ import Glibc
         #expect(events.prefix(3).allSatisfy { $0.mask.contains(.created) })
         #expect(events[3].mask.contains(.deleted))
         try inotify.drainEvents(into: buffer) { Issue.record("unexpected event \($0)") }
+    }
+
+    /// The watcher's wake-up for one save costs one `read`: a read that left room for the largest event
+    /// emptied the queue, so no second read (which would fail with `EAGAIN`) is made. A queue larger than
+    /// the buffer is still read to the end, in order.
+    @Test func drainingAnEventQueueThatFitsTakesOneRead() throws {
+        let inotify = try Inotify()
+        _ = try inotify.addWatch(directory.url.path, mask: [.created, .onlyDirectory])
+        let large = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 4)
+        defer { large.deallocate() }
+        var names: [String] = []
+        // inotify queues an event during the system call that causes it: no waiting needed.
+        for name in ["one", "two", "three"] { #expect(close(open(directory.file(name).path, O_CREAT | O_WRONLY, 0o600)) == 0) }
+        #expect(try inotify.drainEvents(into: large) { names.append($0.name) } == 1)
+        #expect(names == ["one", "two", "three"])
+        #expect(try inotify.drainEvents(into: large) { Issue.record("unexpected event \($0)") } == 1, "an empty queue: one read (EAGAIN)")
+
+        // Room for two of these events per read, less than the largest event left over: reads go on.
+        let small = UnsafeMutableRawBufferPointer.allocate(byteCount: Inotify.largestEventSize + 300, alignment: 4)
+        defer { small.deallocate() }
+        let many = (0 ..< 40).map { String(format: "%03d", $0) + String(repeating: "x", count: 200) }
+        for name in many { #expect(close(open(directory.file(name).path, O_CREAT | O_WRONLY, 0o600)) == 0) }
+        names = []
+        let reads = try inotify.drainEvents(into: small) { names.append($0.name) }
+        #expect(names == many)
+        #expect(reads >= 20)
     }
 
     @Test func aRefusedWatchIsATypedFailure() throws {
