@@ -14,6 +14,12 @@ public enum EtcdClusterLauncher {
         public let member: EtcdMember
         /// Its running etcd process.
         public let process: Process
+
+        /// `member` running as `process` (launched with ``EtcdMember/launch(cluster:token:executable:logFile:extraArguments:)``).
+        public init(member: EtcdMember, process: Process) {
+            self.member = member
+            self.process = process
+        }
     }
 
     /// Starts one member per name in `directory` (data in `directory/NAME`, log in `directory/NAME.log`)
@@ -62,8 +68,9 @@ public enum EtcdClusterLauncher {
     }
 
     /// Polls every member (every 50 ms, at most `timeout`) until all report a leader or one has exited
-    /// (a member waiting for a quorum with a dead peer would wait in vain).
-    private static func waitUntilStarted(_ started: [Started], in directory: URL, timeout: Duration) -> EtcdMember.StartOutcome {
+    /// (a member waiting for a quorum with a dead peer would wait in vain); an exit is explained from the
+    /// member's log in `directory` (``logFile(of:in:)``).
+    public static func waitUntilStarted(_ started: [Started], in directory: URL, timeout: Duration) -> EtcdMember.StartOutcome {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var healthy = Set<String>()
         while true {

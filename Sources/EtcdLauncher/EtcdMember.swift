@@ -84,7 +84,7 @@ public struct EtcdMember: Sendable {
             tlsArguments = ["--cert-file", tls.certificateFile.path, "--key-file", tls.keyFile.path]
             if let clientCA = tls.clientCA { tlsArguments += ["--client-cert-auth", "--trusted-ca-file", clientCA.path] }
         }
-        try? FileManager.default.removeItem(at: logFile)  // what ``waitUntilStarted(_:logFile:timeout:)`` reads is this run's
+        try? FileManager.default.removeItem(at: logFile)  // what ``EtcdClusterLauncher/waitUntilStarted(_:in:timeout:)`` reads is this run's
         let process = Process()
         process.executableURL = executable
         process.arguments = [
@@ -112,18 +112,6 @@ public struct EtcdMember: Sendable {
         case exited(String)
         /// No leader within the timeout.
         case timedOut
-    }
-
-    /// Polls the member's status (every 50 ms, at most `timeout`) until it reports a leader, or `process`
-    /// (this member's, logging to `logFile`) has exited; then says why from the log.
-    public func waitUntilStarted(_ process: Process, logFile: URL, timeout: Duration = .seconds(20)) -> StartOutcome {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        repeat {
-            if EtcdStatusProbe.hasLeader(plainClientURL) { return .healthy }
-            if let exit = exitOutcome(process, logFile: logFile) { return exit }
-            usleep(50_000)
-        } while ContinuousClock.now < deadline
-        return EtcdStatusProbe.hasLeader(plainClientURL) ? .healthy : .timedOut
     }
 
     /// Why `process` (this member's, logging to `logFile`) exited, from its log; `nil` while it runs.

@@ -93,7 +93,7 @@ final class EtcdCluster: Sendable {
     func waitUntilHealthy(_ index: Int, as member: Member? = nil, timeout: Duration = .seconds(20)) throws {
         let member = member ?? members[index]
         guard let process = processes.withLock({ $0[index] }) else { throw EtcdTestError("etcd member \(member.name) is not running") }
-        switch member.waitUntilStarted(process, logFile: EtcdClusterLauncher.logFile(of: member, in: directory.url), timeout: timeout) {
+        switch EtcdClusterLauncher.waitUntilStarted([.init(member: member, process: process)], in: directory.url, timeout: timeout) {
         case .healthy: return
         case .portTaken(let line): throw EtcdTestError("etcd member \(member.name) cannot bind its port again: \(line)")
         case .exited(let why): throw EtcdTestError(why)
