@@ -81,8 +81,7 @@ extension _CloudObjectBinding {
     @usableFromInline
     func cloudWriteTarget(for key: String) -> CloudWriteTarget {
         let (store, prefix, observer, sharedKeys, syncImmediately) = writeTarget
-        let fullKey = prefix + key
-        let shared = !sharedKeys.isEmpty && sharedKeys.contains(fullKey)
-        return CloudWriteTarget(store: store, fullKey: fullKey, skippedObserver: shared ? nil : observer, syncImmediately: syncImmediately)
+        let (fullKey, skipped) = _propertyWriteKey(key, prefix: prefix, ownObserver: observer, sharedKeys: sharedKeys)
+        return CloudWriteTarget(store: store, fullKey: fullKey, skippedObserver: skipped, syncImmediately: syncImmediately)
     }
 }

@@ -74,8 +74,8 @@ extension _DefaultsObjectBinding {
     @usableFromInline
     func writeTarget(for key: String) -> WriteTarget {
         let configuration = currentWriteConfiguration
-        let fullKey = configuration.prefix.isEmpty ? key : configuration.prefix + key
-        let shared = !configuration.sharedKeys.isEmpty && configuration.sharedKeys.contains(fullKey)
-        return WriteTarget(suite: configuration.suite, fullKey: fullKey, skippedObserver: shared ? nil : configuration.observer)
+        let (fullKey, skipped) = _propertyWriteKey(
+            key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
+        return WriteTarget(suite: configuration.suite, fullKey: fullKey, skippedObserver: skipped)
     }
 }

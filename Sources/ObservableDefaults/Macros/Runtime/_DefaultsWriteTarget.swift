@@ -30,3 +30,13 @@ protocol _DefaultsWriteTarget {
     /// returns whether it was (a cloud store refuses a write that another one pushed past its limits).
     func write(_ accepted: Accepted, alongside: () -> Void) -> Bool
 }
+
+/// The full key of a property write and the observer it is not announced to: the object's own, unless
+/// another property of the object is mapped to the same key (that one must hear the write). Both families.
+func _propertyWriteKey<Token>(
+    _ key: String, prefix: String, ownObserver: Token?, sharedKeys: Set<String>
+) -> (fullKey: String, skippedObserver: Token?) {
+    let fullKey = prefix.isEmpty ? key : prefix + key
+    let shared = !sharedKeys.isEmpty && sharedKeys.contains(fullKey)
+    return (fullKey, shared ? nil : ownObserver)
+}
