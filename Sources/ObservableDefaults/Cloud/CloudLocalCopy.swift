@@ -37,19 +37,27 @@ final class CloudLocalCopy: Sendable {
     /// The path of slot `index` (0 or 1).
     func slotPath(_ index: Int) -> String { fileURL.path + ".slot\(index)" }
 
+    /// Both slots' bytes as they are on disk (`nil`: absent or unreadable).
+    private func slotContents() -> [Data?] {
+        [0, 1].map { FileManager.default.contents(atPath: slotPath($0)) }
+    }
+
+    /// The complete saves among `slots`, newest first.
+    private static func completeSaves(in slots: [Data?]) -> [(sequence: UInt64, content: Data)] {
+        slots.compactMap { $0.flatMap(CloudLocalCopySlot.read) }.sorted { $0.sequence > $1.sequence }
+    }
+
     /// The newest complete slot's sequence number and JSON (`nil` when neither slot holds a complete save).
     func newestSlot() -> (sequence: UInt64, content: Data)? {
-        [0, 1].compactMap { index in FileManager.default.contents(atPath: slotPath(index)).flatMap(CloudLocalCopySlot.read) }
-            .max { $0.sequence < $1.sequence }
+        Self.completeSaves(in: slotContents()).first
     }
 
     /// Reads the copy; `nil` when there is none yet. A copy that does not parse is moved aside (to
     /// `<name>.broken`) and reported, so it is neither lost nor overwritten.
     func load() throws(DefaultsError) -> CloudState? {
-        let slots = [0, 1].map { FileManager.default.contents(atPath: slotPath($0)) }
-        let complete = slots.compactMap { $0.flatMap(CloudLocalCopySlot.read) }.sorted { $0.sequence > $1.sequence }
+        let slots = slotContents()
         var slotError: DefaultsError?
-        for slot in complete {
+        for slot in Self.completeSaves(in: slots) {
             do {
                 let state = try Self.decode(JSONReader.parseSuite(slot.content, fileURL: fileURL).stringKeyed)
                 writer.withLock { $0.sequence = slot.sequence }

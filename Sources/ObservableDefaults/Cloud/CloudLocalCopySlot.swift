@@ -18,8 +18,8 @@ enum CloudLocalCopySlot {
     /// A slot's header and content, with spaces after it up to `paddingTo` bytes (so the file need not
     /// shrink: the rest of a longer earlier save is overwritten with spaces, not truncated).
     static func bytes(sequence: UInt64, content: Data, paddingTo size: Int) -> Data {
-        var header = headerPrefix + digits(sequence, 20) + ", length " + digits(UInt64(content.count), 10)
-        header += ", fnv1a64 " + hex(checksum(content)) + "\n"
+        var header = headerPrefix + zeroPadded(String(sequence), 20) + ", length " + zeroPadded(String(content.count), 10)
+        header += ", fnv1a64 " + zeroPadded(String(checksum(content), radix: 16), 16) + "\n"
         var data = Data(header.utf8)
         data.append(content)
         if data.count < size { data.append(Data(repeating: UInt8(ascii: " "), count: size - data.count)) }
@@ -63,13 +63,7 @@ enum CloudLocalCopySlot {
         return hash
     }
 
-    private static func digits(_ number: UInt64, _ width: Int) -> String {
-        let text = String(number)
-        return String(repeating: "0", count: max(0, width - text.count)) + text
-    }
-
-    private static func hex(_ number: UInt64) -> String {
-        let text = String(number, radix: 16)
-        return String(repeating: "0", count: 16 - text.count) + text
+    private static func zeroPadded(_ text: String, _ width: Int) -> String {
+        String(repeating: "0", count: max(0, width - text.count)) + text
     }
 }
