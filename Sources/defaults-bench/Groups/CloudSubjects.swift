@@ -97,10 +97,15 @@ enum RawEtcdSwapSubject: CloudSubject {
     }
 
     static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
+        Writer(try primedSwapper(place))
+    }
+
+    /// A swapper of the stamp key, connected, with the key existing before anyone measures (a refusal —
+    /// the key was there — taught it the revision).
+    static func primedSwapper(_ place: CloudPlace) throws -> EtcdRawSwapper {
         let swapper = EtcdRawSwapper(endpoint: place.endpoint, key: place.namespace + "/stamp")
-        // Connects, and the key exists before anyone measures; a refusal (the key was there) taught the revision.
         do { try swapper.swap(0) } catch { try swapper.swap(0) }
-        return Writer(swapper)
+        return swapper
     }
 
     static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
@@ -126,8 +131,7 @@ enum RawEtcdWatchedSwapSubject: CloudSubject {
     }
 
     static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
-        let swapper = EtcdRawSwapper(endpoint: place.endpoint, key: place.namespace + "/stamp")
-        do { try swapper.swap(0) } catch { try swapper.swap(0) }
+        let swapper = try RawEtcdSwapSubject.primedSwapper(place)
         let ownWatch = try EtcdRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp") { _ in }
         return Writer(swapper, ownWatch)
     }
