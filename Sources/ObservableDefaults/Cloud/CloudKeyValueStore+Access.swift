@@ -105,7 +105,7 @@ extension CloudKeyValueStore {
         case .some(.none):
             return true
         case .none:
-            sync?.upload()  // the upload does not wait for the local copy: both start now
+            sync?.control.wake()  // the upload does not wait for the local copy: both start now
             core.persist()
             return true
         }

@@ -55,31 +55,22 @@ final class EtcdClient: Sendable {
         return try send(path, body: encoded, authorized: authorized, timeout: timeout, verifyingCluster: verifyingCluster)
     }
 
-    /// ``send(_:_:authorized:timeout:verifyingCluster:)`` with a body already encoded as JSON; `sent` is
-    /// this request written already by ``sendWithoutWaiting(_:body:)``: its answer is the first attempt's.
+    /// ``send(_:_:authorized:timeout:verifyingCluster:)`` with a body already encoded as JSON.
     func send(
-        _ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true,
-        sent: (endpoint: URL, request: EtcdHTTP.SentRequest)? = nil
+        _ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true
     ) throws(DefaultsError) -> EtcdAnswer {
-        var sent = sent
         var lastError: DefaultsError?
         var loggedInAgain = false
         var attempts = 0
         var refusedEverywhere = true
         var definiteEverywhere = true  // refused, or the TLS handshake turned down
         while attempts < configuration.endpoints.count {
-            let endpoint = sent?.endpoint ?? currentEndpoint
+            let endpoint = currentEndpoint
             let context = "\(path) at \(endpoint.absoluteString)"
-            let outcome: EtcdHTTP.Outcome
-            if let request = sent?.request {
-                sent = nil
-                outcome = EtcdHTTP.finish(request, timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections)
-            } else {
-                let headers = authorized ? try authorizationHeaders() : [:]
-                outcome = EtcdHTTP.post(
-                    url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
-                    timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections)
-            }
+            let headers = authorized ? try authorizationHeaders() : [:]
+            let outcome = EtcdHTTP.post(
+                url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
+                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections)
             switch outcome {
             case .unreachable(let why, let refused, let rejected):
                 refusedEverywhere = refusedEverywhere && refused
@@ -115,28 +106,6 @@ final class EtcdClient: Sendable {
             lastError.errorNumber = EPROTO  // a TLS handshake was turned down: the member's own reason stays
         }
         throw lastError
-    }
-
-    /// Writes an authorized request for `path` on the current member's kept connection with a send that
-    /// never blocks, for a thread that must not wait for the network; ``send(_:body:authorized:timeout:verifyingCluster:sent:)``
-    /// reads its answer later. `nil` (and nothing sent) when that cannot be done without waiting: no kept
-    /// connection, a login due, an `https` member (TLS writes can wait), or `body` returns `nil`.
-    func sendWithoutWaiting(_ path: String, body: () -> Data?) -> (endpoint: URL, request: EtcdHTTP.SentRequest)? {
-        let endpoint = currentEndpoint
-        guard endpoint.scheme == "http" else { return nil }
-        var headers: [String: String] = [:]
-        if configuration.user != nil {
-            guard let token = state.withLock({ $0.token }) else { return nil }
-            headers["Authorization"] = token
-        }
-        let url = endpoint.appendingPathComponent(path)
-        let member = EtcdConnectionPool.member(of: url)
-        guard let connection = connections.take(member) else { return nil }
-        guard connection.isPlain, let encoded = body() else {
-            connections.keep(connection, for: member)
-            return nil
-        }
-        return (endpoint, EtcdHTTP.sendWithoutWaiting(on: connection, url: url, body: encoded, headers: headers))
     }
 
     /// Whether `error` (thrown by ``send(_:_:authorized:timeout:)``) says that every endpoint refused the
@@ -175,11 +144,6 @@ final class EtcdClient: Sendable {
         return (try answer.header(), pairs)
     }
 
-    /// The transaction body of ``compareAndSwap(key:value:expected:sent:)``.
-    func compareAndSwapBody(key: String, value: Data?, expected: Int64) -> Data {
-        EtcdRequest.compareAndSwapBody(key: configuration.keyPrefix + key, value: value, expected: expected)
-    }
-
     /// The outcome of a compare-and-swap.
     enum SwapResult {
         /// Written at this revision.
@@ -190,12 +154,9 @@ final class EtcdClient: Sendable {
 
     /// Puts `value` (JSON text; `nil` deletes) under `key` if its modification revision is still
     /// `expected` (0: absent), in one transaction; otherwise reads the current value in the same one.
-    /// `sent`: this transaction written already by ``sendWithoutWaiting(_:body:)``.
-    func compareAndSwap(
-        key: String, value: Data?, expected: Int64, sent: (endpoint: URL, request: EtcdHTTP.SentRequest)? = nil
-    ) throws(DefaultsError) -> SwapResult {
-        let body = compareAndSwapBody(key: key, value: value, expected: expected)
-        let answer = try send("/v3/kv/txn", body: body, sent: sent)
+    func compareAndSwap(key: String, value: Data?, expected: Int64) throws(DefaultsError) -> SwapResult {
+        let body = EtcdRequest.compareAndSwapBody(key: configuration.keyPrefix + key, value: value, expected: expected)
+        let answer = try send("/v3/kv/txn", body: body)
         let header = try answer.header()
         if answer.bool("succeeded") { return .written(revision: header.revision) }
         guard let range = try answer.children("responses").first?.child("response_range") else {

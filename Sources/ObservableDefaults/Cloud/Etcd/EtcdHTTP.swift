@@ -35,62 +35,26 @@ enum EtcdHTTP {
     static func post(
         url: URL, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool? = nil
     ) -> Outcome {
-        let request = request(url: url, body: body, headers: headers, keepAlive: true)
-        if let pool, let connection = pool.take(EtcdConnectionPool.member(of: url)) {
-            return finish(SentRequest(connection: connection, url: url, request: request), timeout: timeout, transport: transport, pool: pool)
+        let member = EtcdConnectionPool.member(of: url)
+        if let pool, var connection = pool.take(member) {
+            connection.setTimeouts(timeout)
+            switch exchange(&connection, url: url, body: body, headers: headers) {
+            case .success(let (status, result)):
+                if connection.canBeReused { pool.keep(connection, for: member) } else { connection.close() }
+                return .answer(status: status, body: result)
+            case .failure(let failure):
+                connection.close()
+                if failure.answerStarted || failure.timedOut { return .unreachable(failure.text, refused: false) }
+            }
         }
-        return postOnNewConnection(url: url, request: request, timeout: timeout, transport: transport, pool: pool)
-    }
-
-    /// A request written (maybe only partly) on a kept connection by a thread that must not wait for the
-    /// network; ``finish(_:timeout:transport:pool:)`` sends the rest and reads the answer on another thread.
-    struct SentRequest: @unchecked Sendable {  // handed from one thread to the next under a lock, used by one at a time
-        fileprivate var connection: Connection
-        let url: URL
-        fileprivate let request: Data
-        /// How many bytes of `request` are on their way already.
-        fileprivate var sentBytes = 0
-
-        /// Closes the connection without reading the answer (the request's outcome stays unknown).
-        func abandon() { connection.close() }
-    }
-
-    /// Writes a request on `connection` (a plain kept one) with a send that never blocks: as much of it as the
-    /// socket takes now, possibly nothing; ``finish(_:timeout:transport:pool:)`` does the rest.
-    static func sendWithoutWaiting(on connection: Connection, url: URL, body: Data, headers: [String: String]) -> SentRequest {
-        var sent = SentRequest(connection: connection, url: url, request: request(url: url, body: body, headers: headers, keepAlive: true))
-        sent.sentBytes = sent.connection.sendWithoutWaiting(sent.request)
-        return sent
-    }
-
-    /// Sends what is left of `sent` and reads its answer, as ``post(url:body:headers:timeout:transport:pool:)``
-    /// does on a kept connection: one the member closed before any byte of the answer gets the request
-    /// again on a new connection.
-    static func finish(_ sent: SentRequest, timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool?) -> Outcome {
-        var connection = sent.connection
-        connection.setTimeouts(timeout)
-        switch exchange(&connection, request: sent.request, from: sent.sentBytes) {
-        case .success(let (status, result)):
-            if let pool, connection.canBeReused { pool.keep(connection, for: EtcdConnectionPool.member(of: sent.url)) } else { connection.close() }
-            return .answer(status: status, body: result)
-        case .failure(let failure):
-            connection.close()
-            if failure.answerStarted || failure.timedOut { return .unreachable(failure.text, refused: false) }
-        }
-        return postOnNewConnection(url: sent.url, request: sent.request, timeout: timeout, transport: transport, pool: pool)
-    }
-
-    private static func postOnNewConnection(
-        url: URL, request: Data, timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool?
-    ) -> Outcome {
         var connection: Connection
         switch Connection.open(url: url, timeout: timeout, transport: transport) {
         case .success(let opened): connection = opened
         case .failure(let why): return .unreachable(why.text, refused: why.refused, rejected: why.rejected)
         }
-        switch exchange(&connection, request: request, from: 0) {
+        switch exchange(&connection, url: url, body: body, headers: headers) {
         case .success(let (status, result)):
-            if let pool, connection.canBeReused { pool.keep(connection, for: EtcdConnectionPool.member(of: url)) } else { connection.close() }
+            if let pool, connection.canBeReused { pool.keep(connection, for: member) } else { connection.close() }
             return .answer(status: status, body: result)
         case .failure(let failure):
             connection.close()
@@ -98,11 +62,10 @@ enum EtcdHTTP {
         }
     }
 
-    /// Sends `request` on `connection` from byte `offset` on (the bytes before went out already) and reads
-    /// the whole answer.
-    private static func exchange(_ connection: inout Connection, request: Data, from offset: Int) -> Result<(Int, Data), Failure> {
+    /// Sends one request on `connection` and reads the whole answer.
+    private static func exchange(_ connection: inout Connection, url: URL, body: Data, headers: [String: String]) -> Result<(Int, Data), Failure> {
         do {
-            try connection.send(request[(request.startIndex + offset)...])
+            try connection.send(request(url: url, body: body, headers: headers, keepAlive: true))
             let status = try connection.readHead()
             var result = Data()
             try connection.readBody { result.append($0); return true }
@@ -257,20 +220,6 @@ enum EtcdHTTP {
             }
             try sent.get()
         }
-
-        /// Sends as much of `data` as the socket takes without waiting (plain connections only: a TLS write
-        /// can wait); returns how many bytes went out, 0 when none did or sending failed (the next
-        /// ``send(_:)`` meets the failure).
-        mutating func sendWithoutWaiting(_ data: Data) -> Int {
-            precondition(tls == nil, "TLS connections are not written without waiting")
-            receivedBytes = false
-            canBeReused = false
-            let count = data.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
-            return max(count, 0)
-        }
-
-        /// Whether this connection is plain `http` (no TLS layer).
-        var isPlain: Bool { tls == nil }
 
         /// Sends some of `bytes` (at least one) over the socket or its TLS layer; returns how many.
         private func sendSome(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> Int {

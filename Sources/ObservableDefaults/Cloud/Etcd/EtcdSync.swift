@@ -34,23 +34,6 @@ final class EtcdSync: Sendable {
         control.requestRound(timeout: timeout) && core.state.withLock { $0.pending.isEmpty }
     }
 
-    /// Starts uploading the store's pending writes (called after a write): when the sync thread is idle,
-    /// the calling thread sends the next upload itself, without waiting for the network (the sync thread
-    /// reads the answer); otherwise, or when that cannot be done without waiting, it wakes the sync thread.
-    /// Returns at once either way.
-    func upload() {
-        let handed = control.handOver { () -> EtcdHandedUpload? in
-            var next: (key: String, write: PendingWrite, unanswered: PendingWrite?)?
-            let sent = client.sendWithoutWaiting("/v3/kv/txn") {
-                next = core.state.withLock(Self.takeNextUpload)
-                return next.map { client.compareAndSwapBody(key: $0.key, value: $0.write.text, expected: $0.write.baseRevision) }
-            }
-            guard let sent, let next else { return nil }
-            return EtcdHandedUpload(key: next.key, write: next.write, unanswered: next.unanswered, sent: sent)
-        }
-        if !handed { control.wake() }
-    }
-
     // MARK: The loop
 
     private func run() {
@@ -79,7 +62,6 @@ final class EtcdSync: Sendable {
                 core.clear("connection")
                 backoff = 0.05
                 control.waitForWake(timeout: configuration.probeInterval)
-                if let handed = control.takeHandedUpload() { try uploadPending(startingWith: handed) }
                 let ends = control.takeWatchEnds()
                 if !ends.isEmpty { watch.withLock { $0 = nil } }
                 for end in ends {
@@ -112,7 +94,6 @@ final class EtcdSync: Sendable {
                 backoff = min(backoff * 2, 1)
             }
         }
-        control.takeHandedUpload()?.sent.request.abandon()
         endWatch()
     }
 
@@ -186,27 +167,18 @@ final class EtcdSync: Sendable {
 
     // MARK: Uploading
 
-    /// The oldest pending write, marked as being uploaded, with the key's earlier upload whose outcome is
-    /// unknown (if any); `nil` when nothing is pending.
-    private static func takeNextUpload(_ state: inout CloudState) -> (key: String, write: PendingWrite, unanswered: PendingWrite?)? {
-        guard let (key, write) = state.pending.min(by: { $0.value.generation < $1.value.generation }) else { return nil }
-        defer { state.inFlight[key] = write }
-        return (key, write, state.inFlight[key])
-    }
-
-    /// Uploads the pending writes oldest first, beginning with the answer of `handed` (sent by a writing
-    /// thread, see ``upload()``) when given.
-    private func uploadPending(startingWith handed: EtcdHandedUpload? = nil) throws(DefaultsError) {
-        var handed = handed
-        while handed != nil || !control.isStopped {
-            let next = handed.map { ($0.key, $0.write, $0.unanswered) } ?? core.state.withLock(Self.takeNextUpload)
-            let sent = handed?.sent
-            handed = nil
+    private func uploadPending() throws(DefaultsError) {
+        while !control.isStopped {
+            let next = core.state.withLock { state -> (String, PendingWrite, unanswered: PendingWrite?)? in
+                guard let (key, write) = state.pending.min(by: { $0.value.generation < $1.value.generation }) else { return nil }
+                defer { state.inFlight[key] = write }
+                return (key, write, state.inFlight[key])
+            }
             guard let (key, write, unanswered) = next else { return }
             var result: EtcdClient.SwapResult
             // A failed upload stays in `inFlight`: its outcome is unknown (the member may have carried it out
             // before the connection broke), so its echo and its value are still recognised as this store's.
-            result = try client.compareAndSwap(key: key, value: write.text, expected: write.baseRevision, sent: sent)
+            result = try client.compareAndSwap(key: key, value: write.text, expected: write.baseRevision)
             var confirmed = write
             if case .conflict(let current, let revision) = result,
                 let own = [write, unanswered].compactMap({ $0 }).first(where: { isOwnRepeat($0, current) })

@@ -16,17 +16,6 @@ final class EtcdSyncControl: @unchecked Sendable {
     /// TLS handshake): a definite "no".
     private var refusedRound = -1
     private var watchEnds: [EtcdWatchStream.End] = []
-    /// The sync thread waits in ``waitForWake(timeout:)`` after a good round: its connection is idle and
-    /// a writing thread may send the next upload itself (``handOver(_:)``).
-    private var idle = false
-    private var handedUpload: EtcdHandedUpload?
-    private var handOvers = 0
-
-    /// Whether a writing thread could hand an upload over now (for tests).
-    var isIdleForTest: Bool { condition.withLock { idle && !wakeRequested && handedUpload == nil } }
-
-    /// How many uploads writing threads sent themselves (for tests).
-    var handOversForTest: Int { condition.withLock { handOvers } }
 
     var isStopped: Bool { condition.withLock { stopped } }
 
@@ -52,35 +41,9 @@ final class EtcdSyncControl: @unchecked Sendable {
     func waitForWake(timeout: TimeInterval) -> Bool {
         condition.withLock {
             let deadline = Date(timeIntervalSinceNow: timeout)
-            idle = true
             while !wakeRequested, !stopped, watchEnds.isEmpty, condition.wait(until: deadline) {}
-            idle = false
             defer { wakeRequested = false }
             return wakeRequested || !watchEnds.isEmpty
-        }
-    }
-
-    /// When the sync thread is idle (waiting after a good round, nothing asked of it since), runs `send`
-    /// — which sends an upload without waiting, or returns `nil` — and hands what it sent to the sync
-    /// thread, woken to read the answer. Returns whether it did; the caller then needs no ``wake()``.
-    /// Holding the lock around `send` keeps the sync thread from starting a request meanwhile: one request
-    /// at a time, in the order of the writes.
-    func handOver(_ send: () -> EtcdHandedUpload?) -> Bool {
-        condition.withLock {
-            guard idle, !wakeRequested, !stopped, watchEnds.isEmpty, handedUpload == nil, let upload = send() else { return false }
-            handedUpload = upload
-            handOvers += 1
-            wakeRequested = true
-            condition.broadcast()
-            return true
-        }
-    }
-
-    /// The upload a writing thread sent, if any (taken once).
-    func takeHandedUpload() -> EtcdHandedUpload? {
-        condition.withLock {
-            defer { handedUpload = nil }
-            return handedUpload
         }
     }
 
