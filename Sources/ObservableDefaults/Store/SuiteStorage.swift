@@ -169,11 +169,14 @@ final class SuiteStorage: Sendable {
             alongside(handle)
             guard changed else { return nil }
             // By index, so the skipped observer (usually the only one) is not copied: a copy retains and
-            // releases its four references.
+            // releases its four references (and so is the map: `indices` would hold a copy of it).
             var observers: [Observer] = []
-            for index in state.observers.indices where state.observers.keys[index] != skipped {
-                let observer = state.observers.values[index]
-                if observer.filter.matches(key) { observers.append(observer) }
+            var index = state.observers.startIndex
+            while index != state.observers.endIndex {
+                if state.observers.keys[index] != skipped, state.observers.values[index].filter.matches(key) {
+                    observers.append(state.observers.values[index])
+                }
+                state.observers.formIndex(after: &index)
             }
             return (observers, state.batchDepth == 0)
         }
