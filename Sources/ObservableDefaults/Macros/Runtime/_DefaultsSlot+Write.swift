@@ -32,7 +32,8 @@ extension _DefaultsSlot {
             target.reportUnencodable(Value.self, error)
             return
         }
-        guard let accepted = target.accept(encoded) else { return }
+        // Moved along (encoded → accepted → the target's memory); the copy keeps its own stored form.
+        guard let accepted = target.accept(consume encoded) else { return }
         let stored = target.storedForm(of: accepted)
         // A removal leaves the copy holding the fallback; any other write, the new value.
         let removal = stored == nil ? target.fallback(of: self) : nil
@@ -47,7 +48,7 @@ extension _DefaultsSlot {
             willSet?(newValue)
             registrar.willSet(host, keyPath: keyPath)
         }
-        let written = target.write(accepted, handle: handle) { handle in
+        let written = target.write(consume accepted, handle: handle) { handle in
             guard copyChanges else { return }
             // `store(_:)` done in place: no state is built to be copied in.
             state.withLock { current in
