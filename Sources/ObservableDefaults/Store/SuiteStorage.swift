@@ -189,6 +189,8 @@ final class SuiteStorage: Sendable {
     /// must not be stored (see ``SuiteFormat/validate(_:forKey:fileURL:)``). Objects of the macros ask
     /// before they change their copy, so a refused value changes neither the suite nor the property.
     func isWritable(_ value: DefaultsValue, forKey key: String) -> Bool {
+        // Most writes: no call, no copy of the file's URL.
+        if format.acceptsUnderAnyKey(value) { return true }
         do {
             try format.validate(value, forKey: key, fileURL: fileURL)
             return true
