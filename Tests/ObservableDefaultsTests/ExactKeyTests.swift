@@ -48,6 +48,23 @@ import Testing
         #expect(ExactKey(Self.composed + ".x").hasBytePrefix(Self.composed))
     }
 
+    /// Equality first compares the strings' representations (a key compared with the one it was made from),
+    /// then the bytes: both ways must agree with the bytes.
+    @Test func equalityIsByBytesWhateverTheRepresentation() {
+        let long = String(repeating: "settings.", count: 8) + "count"  // heap storage, not a small string
+        let copy = long  // the same storage
+        let rebuilt = String(repeating: "settings.", count: 8) + "count"  // the same bytes, other storage
+        let other = String(repeating: "settings.", count: 8) + "coun\u{74}\u{301}"
+        #expect(ExactKey(long) == ExactKey(copy))
+        #expect(ExactKey(long) == ExactKey(rebuilt))
+        #expect(ExactKey(long) != ExactKey(String(long.dropLast()) + "x"))
+        #expect(ExactKey(long) != ExactKey(other))
+        #expect(ExactKey("count") == ExactKey(String("xcount".dropFirst())))  // small, and a substring's copy
+        #expect(ExactKey("count") != ExactKey("counu"))
+        #expect(ExactKey(Self.composed) != ExactKey(Self.decomposed))
+        #expect(ExactKey("") == ExactKey(String()))
+    }
+
     @Test(arguments: SuiteFormat.allCases)
     func bothKeysSurviveAnUnrelatedWrite(format: SuiteFormat) throws {
         let suite = try DefaultsSuite(fileURL: try makeFile("both", format))

@@ -15,7 +15,14 @@ struct ExactKey: Hashable, Comparable, Sendable, CustomStringConvertible, Expres
     var description: String { string }
 
     static func == (lhs: ExactKey, rhs: ExactKey) -> Bool {
-        lhs.string.utf8.count == rhs.string.utf8.count
+        // The same representation is the same bytes (the same small string, or the same storage): a key
+        // compared with the one it was made from, as a property's key is at each write, is not read.
+        if MemoryLayout<String>.size == 16 {
+            let a = unsafeBitCast(lhs.string, to: (UInt64, UInt64).self)
+            let b = unsafeBitCast(rhs.string, to: (UInt64, UInt64).self)
+            if a == b { return true }
+        }
+        return lhs.string.utf8.count == rhs.string.utf8.count
             && lhs.withBytes { a in rhs.withBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
     }
 

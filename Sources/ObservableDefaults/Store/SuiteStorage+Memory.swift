@@ -1,49 +1,82 @@
 /// A suite's memory: the file's contents (`base`) with this process's not-yet-written changes on top
-/// (`pending`, `nil` for a removal).
+/// (`changes`, in the order they were first made, with the position of each key's in `positions`; a `nil`
+/// value for a removal).
 ///
-/// A write looks its key up in `pending` first and updates the entry in place when it is there: while a key
-/// is written again and again before its change lands (inside a batch), each write hashes the key once. The
-/// file's version is taken in without copying or re-keying it (a large suite opens at the cost of its
-/// parse), and what readers see is `base` itself while nothing is pending.
+/// A write looks its key up in `positions` first and updates the change in place when it is there: while a
+/// key is written again and again before its change lands (inside a batch), each write hashes the key once,
+/// and a writer that brings the ``PendingHandle`` its last write got back (a property of the macros does)
+/// does not hash it at all. The file's version is taken in without copying or re-keying it (a large suite
+/// opens at the cost of its parse), and what readers see is `base` itself while nothing is pending.
 struct SuiteMemory {
+    struct Change {
+        let key: ExactKey
+        var value: DefaultsValue?
+    }
+
     /// The file's contents as memory last took them in, with the changes of this process that landed.
     private(set) var base: [ExactKey: DefaultsValue] = [:]
-    /// The changes made here that are not in the file yet (`nil` value: the key was removed).
-    private(set) var pending: [ExactKey: DefaultsValue?] = [:]
+    /// The changes made here that are not in the file yet, appended as keys become pending.
+    private var changes: [Change] = []
+    /// The position of each pending key's change in `changes`.
+    private var positions: [ExactKey: Int] = [:]
 
     /// What readers see for `key`.
     subscript(key: ExactKey) -> DefaultsValue? {
-        if pending.isEmpty { return base[key] }
-        if let change = pending[key] { return change }
+        if changes.isEmpty { return base[key] }
+        if let position = positions[key] { return changes[position].value }
         return base[key]
     }
 
     /// What readers see: every key with a value.
     var values: [ExactKey: DefaultsValue] {
-        if pending.isEmpty { return base }
+        if changes.isEmpty { return base }
         var values = base
-        for (key, change) in pending { values[key] = change }
+        for change in changes { values[change.key] = change.value }
         return values
     }
 
-    var hasPendingChanges: Bool { !pending.isEmpty }
+    var hasPendingChanges: Bool { !changes.isEmpty }
 
-    var pendingKeys: [ExactKey] { Array(pending.keys) }
+    var pendingKeys: [ExactKey] { changes.map(\.key) }
 
-    func isPending(_ key: ExactKey) -> Bool { pending[key] != nil }
+    /// The pending changes by key (`nil` value: the key was removed), as a write of the file takes them.
+    var pendingChanges: [ExactKey: DefaultsValue?] {
+        Dictionary(uniqueKeysWithValues: changes.lazy.map { ($0.key, $0.value) })
+    }
+
+    func isPending(_ key: ExactKey) -> Bool { positions[key] != nil }
 
     /// A change made here (`nil` removes the key): memory takes it and it becomes pending. An equal value is
     /// left as it is (strings equal by canonical equivalence may differ in bytes, and memory keeps what the
     /// file holds). Returns whether memory changed.
     /// `value` is consumed: it is moved into the map, not copied.
     mutating func set(_ value: consuming DefaultsValue?, forKey key: ExactKey) -> Bool {
-        if let index = pending.index(forKey: key) {
-            if pending.values[index] == value { return false }
-            pending.values[index] = value
+        var handle: PendingHandle?
+        return set(value, forKey: key, handle: &handle)
+    }
+
+    /// ``set(_:forKey:)`` for a writer that keeps a ``PendingHandle`` between writes of the key: `handle` is
+    /// the one it kept (or `nil`), and afterwards the one to keep (`nil` when the key is not pending: an equal
+    /// value found in `base`). With a handle, the key is compared at its position before it is hashed.
+    mutating func set(_ value: consuming DefaultsValue?, forKey key: ExactKey, handle: inout PendingHandle?) -> Bool {
+        let position: Int
+        if let kept = handle, kept.position < changes.count, changes[kept.position].key == key {
+            position = kept.position
+        } else if let found = positions[key] {
+            position = found
+            handle = PendingHandle(position: found)
+        } else {
+            if base[key] == value {
+                handle = nil
+                return false
+            }
+            handle = PendingHandle(position: changes.count)
+            positions[key] = changes.count
+            changes.append(Change(key: key, value: value))
             return true
         }
-        if base[key] == value { return false }
-        pending[key] = .some(value)
+        if changes[position].value == value { return false }
+        changes[position].value = value
         return true
     }
 
@@ -58,11 +91,16 @@ struct SuiteMemory {
     /// A write put `written` in the file: a pending change it wrote lands in `base` and is pending no more
     /// (a key changed again since stays pending).
     mutating func landed(_ written: [ExactKey: DefaultsValue?]) {
+        var landed = 0
         for (key, value) in written {
-            guard let index = pending.index(forKey: key), pending.values[index] == value else { continue }
-            pending.remove(at: index)
+            guard let position = positions[key], changes[position].value == value else { continue }
             base[key] = value
+            positions[key] = nil
+            landed += 1
         }
+        guard landed > 0 else { return }
+        changes.removeAll { positions[$0.key] == nil }
+        for (position, change) in changes.enumerated() { positions[change.key] = position }
     }
 
     /// Takes in a whole version of the file, the pending changes kept on top. Returns the keys whose value
@@ -71,7 +109,7 @@ struct SuiteMemory {
         var changed = Set<ExactKey>()
         if comparing {
             var visible = contents
-            for (key, change) in pending { visible[key] = change }
+            for change in changes { visible[change.key] = change.value }
             changed = SuiteStorage.changedKeys(from: values, to: visible)
         }
         base = contents

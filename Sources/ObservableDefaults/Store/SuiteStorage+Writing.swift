@@ -32,7 +32,7 @@ extension SuiteStorage {
                 state.withLock { state in
                     if !state.memory.hasPendingChanges && update == nil { return nil }
                     return SuiteFile.WriteRequest(
-                        pending: state.memory.pending, update: update, synchronize: state.synchronizesToDisk,
+                        pending: state.memory.pendingChanges, update: update, synchronize: state.synchronizesToDisk,
                         lockWaitLimit: state.lockWaitLimit)
                 }
             }, merge: merge) ?? Announcement()

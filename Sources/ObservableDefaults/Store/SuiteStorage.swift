@@ -146,11 +146,15 @@ final class SuiteStorage: Sendable {
     /// ``isWritable(_:forKey:)`` already (an object of the macros, before changing its copy).
     ///
     /// For an object of the macros: `alongside` runs holding the state lock, whether or not memory changes,
-    /// so the object's copy changes in the same order as memory when threads write the key at once; the
-    /// observer `skipping` (the object's own) is not told, because the object already changed its copy.
+    /// so the object's copy changes in the same order as memory when threads write the key at once; it gets
+    /// the key's ``PendingHandle``, which the object keeps and brings back as `handle` with its next write of
+    /// the key (a write with a current handle does not look the key up; see
+    /// ``SuiteMemory/set(_:forKey:handle:)``). The observer `skipping` (the object's own) is not told, because
+    /// the object already changed its copy.
     func apply(
         _ newValue: consuming DefaultsValue?, forKey string: String, validated: Bool = false,
-        skipping skipped: UInt64? = nil, alongside: () -> Void = {}
+        skipping skipped: UInt64? = nil, handle kept: PendingHandle? = nil,
+        alongside: (PendingHandle?) -> Void = { _ in }
     ) {
         if !validated, let newValue, !isWritable(newValue, forKey: string) { return }
         let key = ExactKey(string)
@@ -160,14 +164,19 @@ final class SuiteStorage: Sendable {
         case .none: nil
         }
         let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
-            alongside()
-            guard state.memory.set(normalized.take(), forKey: key) else { return nil }
+            var handle = kept
+            let changed = state.memory.set(normalized.take(), forKey: key, handle: &handle)
+            alongside(handle)
+            guard changed else { return nil }
             // By index, so the skipped observer (usually the only one) is not copied: a copy retains and
-            // releases its four references.
+            // releases its four references (and so is the map: `indices` would hold a copy of it).
             var observers: [Observer] = []
-            for index in state.observers.indices where state.observers.keys[index] != skipped {
-                let observer = state.observers.values[index]
-                if observer.filter.matches(key) { observers.append(observer) }
+            var index = state.observers.startIndex
+            while index != state.observers.endIndex {
+                if state.observers.keys[index] != skipped, state.observers.values[index].filter.matches(key) {
+                    observers.append(state.observers.values[index])
+                }
+                state.observers.formIndex(after: &index)
             }
             return (observers, state.batchDepth == 0)
         }
@@ -180,6 +189,8 @@ final class SuiteStorage: Sendable {
     /// must not be stored (see ``SuiteFormat/validate(_:forKey:fileURL:)``). Objects of the macros ask
     /// before they change their copy, so a refused value changes neither the suite nor the property.
     func isWritable(_ value: DefaultsValue, forKey key: String) -> Bool {
+        // Most writes: no call, no copy of the file's URL.
+        if format.acceptsUnderAnyKey(value) { return true }
         do {
             try format.validate(value, forKey: key, fileURL: fileURL)
             return true

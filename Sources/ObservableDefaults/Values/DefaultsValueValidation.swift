@@ -16,6 +16,18 @@ enum DefaultsValueLimits {
 }
 
 extension SuiteFormat {
+    /// Whether ``validate(_:forKey:fileURL:)`` passes `value` under any key without looking at it: JSON
+    /// takes every number but non-finite doubles, every boolean, string and data value (a property list
+    /// checks the key and strings for characters XML rejects). The writes' fast path.
+    @inline(__always)
+    func acceptsUnderAnyKey(_ value: DefaultsValue) -> Bool {
+        guard self == .json else { return false }
+        switch value {
+        case .integer, .bool, .data, .string: return true
+        default: return false
+        }
+    }
+
     /// Checks that `value` can be written in this format and read back as it is, without recursion (so a
     /// value nested 100,000 deep is refused, not a stack overflow).
     ///

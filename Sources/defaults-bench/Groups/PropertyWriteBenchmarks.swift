@@ -104,6 +104,7 @@ enum PropertyWriteBenchmarks {
                 return plain.count
             }),
             floors.memoryRow,
+            floors.copyRow,
             macro.inBatch,
             ("suite.batch", "`DefaultsSuite.set` inside `performBatchUpdates` (file write excluded)", { n in
                 for _ in 0..<n {
@@ -135,7 +136,7 @@ enum PropertyWriteBenchmarks {
             }.scaled(by: 1.0 / 100)))
 
         for id in ["macro.writethrough", "macro.batch", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults",
-                   "userdefaults.synchronize", WriteFloors.memoryID] {
+                   "userdefaults.synchronize", WriteFloors.memoryID, WriteFloors.copyID] {
             group.relate(id, to: "plain")
         }
         // The watched write against the unwatched one, and both against the raw floor's pair.

@@ -6,6 +6,9 @@ import Synchronization
 ///
 /// - the least a persisted in-memory write can do: a plain `@Observable` write plus one `Mutex`-guarded
 ///   dictionary update of an enum value (what any store that keeps its values in memory must add);
+/// - the least our design's in-memory write can do: that, plus the property's own copy of the stored form
+///   behind its own `Mutex` (so reads never touch the shared map), compared before the write is announced
+///   and stored under the map's lock (``FloorCopy``);
 /// - the least a write-through save costs: ``RawSave`` (our system calls, no library code) into an
 ///   unwatched directory, and the same into a directory a raw inotify reader thread watches
 ///   (``RawDirectoryWatcher``), which shows how much of a watched write's extra cost is the kernel waking a
@@ -14,6 +17,7 @@ import Synchronization
 ///   suite (ours before issue 12 row 2); and unnamed (`O_TMPFILE`) until it is linked just before the rename.
 final class WriteFloors {
     static let memoryID = "floor.memory"
+    static let copyID = "floor.memory.copy"
 
     /// A way of saving, measured unwatched and watched: the watched row's ratio to the unwatched one is
     /// what watching costs that way of saving.
@@ -40,6 +44,7 @@ final class WriteFloors {
 
     let saveRows: [Row]
     let memoryRow: Row
+    let copyRow: Row
     private let watchers: [RawDirectoryWatcher]
 
     /// - Parameter bytes: What each raw save writes (the benchmark suite's file, so the sizes match).
@@ -77,6 +82,17 @@ final class WriteFloors {
             }
             return object.count &+ memory.count
         })
+        let copy = opaque(FloorCopy())
+        copyRow = (Self.copyID, "floor: the same + the property's own copy behind its own `Mutex`, compared before and stored with the update", { n in
+            for _ in 0..<n {
+                counter &+= 1
+                let stored = DefaultsValue.integer(counter)
+                guard copy.differs(from: stored) else { continue }
+                object.count = counter
+                memory.set(stored, forKey: BenchKeys.count) { copy.store(stored) }
+            }
+            return object.count &+ memory.count
+        })
     }
 
     /// Ends the raw watchers' threads.
@@ -94,5 +110,25 @@ final class FloorMemory: Sendable {
         values.withLock { $0[key] = value }
     }
 
+    /// ``set(_:forKey:)``, running `alongside` under the lock.
+    @inline(never)
+    func set(_ value: DefaultsValue, forKey key: String, alongside: () -> Void) {
+        values.withLock {
+            $0[key] = value
+            alongside()
+        }
+    }
+
     var count: Int { values.withLock { $0.count } }
+}
+
+/// The copy floor's per-property copy: the stored form behind its own lock.
+final class FloorCopy: Sendable {
+    private let stored = Mutex<DefaultsValue?>(nil)
+
+    @inline(never)
+    func differs(from value: DefaultsValue) -> Bool { stored.withLock { $0 != value } }
+
+    @inline(never)
+    func store(_ value: DefaultsValue) { stored.withLock { $0 = value } }
 }

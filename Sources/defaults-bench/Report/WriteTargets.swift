@@ -18,6 +18,10 @@ enum WriteTargets {
                 evidence += "; floor (plain write + one `Mutex`-guarded dictionary update) \(time(floor.statistics.p50)) = "
                     + "\(Formatting.ratio(floorRatio)); ours ÷ floor \(Formatting.ratio(ours / floorRatio))"
             }
+            if let copyRatio = ratio(WriteFloors.copyID, "plain") {
+                evidence += "; with the property's own copy behind its lock \(Formatting.ratio(copyRatio)), "
+                    + "ours ÷ that \(Formatting.ratio(ours / copyRatio))"
+            }
             results.append(TargetResult(target: inMemory, status: ours <= 3 ? .met : .notMet, evidence: evidence))
         } else {
             results.append(TargetResult(target: inMemory, status: .notMeasured, evidence: "the `macro.batch` or `plain` row is missing"))

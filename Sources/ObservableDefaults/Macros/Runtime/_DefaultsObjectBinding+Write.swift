@@ -45,8 +45,8 @@ extension _DefaultsObjectBinding {
 
         /// A value the suite's format can write and read back (else reported, as the suite's `set` does).
         @usableFromInline
-        func accept(_ stored: DefaultsValue?) -> DefaultsValue?? {
-            if let stored, !suite.storage.isWritable(stored, forKey: fullKey) { return nil }
+        func accept(_ stored: consuming DefaultsValue?) -> DefaultsValue?? {
+            if let value = stored, !suite.storage.isWritable(value, forKey: fullKey) { return nil }
             return .some(stored)
         }
 
@@ -65,7 +65,15 @@ extension _DefaultsObjectBinding {
         /// `alongside` under the suite's lock; a suite takes every accepted value.
         @usableFromInline
         func write(_ accepted: DefaultsValue?, alongside: () -> Void) -> Bool {
-            suite.storage.apply(accepted, forKey: fullKey, validated: true, skipping: skippedObserver, alongside: alongside)
+            write(accepted, handle: nil) { _ in alongside() }
+        }
+
+        /// ``write(_:alongside:)`` with the handle on the key's change in the suite's memory that the
+        /// property kept: a write with a current one does not look the key up.
+        @usableFromInline
+        func write(_ accepted: consuming DefaultsValue?, handle: PendingHandle?, alongside: (PendingHandle?) -> Void) -> Bool {
+            suite.storage.apply(accepted, forKey: fullKey, validated: true, skipping: skippedObserver, handle: handle,
+                                alongside: alongside)
             return true
         }
     }

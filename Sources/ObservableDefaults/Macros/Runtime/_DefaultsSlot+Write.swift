@@ -32,22 +32,36 @@ extension _DefaultsSlot {
             target.reportUnencodable(Value.self, error)
             return
         }
-        guard let accepted = target.accept(encoded) else { return }
+        // Moved along (encoded → accepted → the target's memory); the copy keeps its own stored form.
+        guard let accepted = target.accept(consume encoded) else { return }
         let stored = target.storedForm(of: accepted)
         // A removal leaves the copy holding the fallback; any other write, the new value.
         let removal = stored == nil ? target.fallback(of: self) : nil
         // Compared under the copy's lock without copying the copy out; the old value only for `didSet`.
-        let (copyChanges, old) = state.withLock { current -> (Bool, Value?) in
+        // With the handle on the key's change in the target's memory that the last write kept (`State.handle`).
+        let (copyChanges, old, handle) = state.withLock { current -> (Bool, Value?, PendingHandle?) in
             let changes = if let removal { removal.stored != current.stored } else { stored != current.stored }
-            return (changes, changes && didSet != nil ? current.value : nil)
+            return (changes, changes && didSet != nil ? current.value : nil, current.handle)
         }
         guard copyChanges || target.currentValue() != stored else { return }
         if copyChanges {
             willSet?(newValue)
             registrar.willSet(host, keyPath: keyPath)
         }
-        let written = target.write(accepted) {
-            if copyChanges { store(removal ?? State(value: newValue, stored: stored)) }
+        let written = target.write(consume accepted, handle: handle) { handle in
+            guard copyChanges else { return }
+            // `store(_:)` done in place: no state is built to be copied in.
+            state.withLock { current in
+                if let removal {
+                    current.value = removal.value
+                    current.stored = removal.stored
+                } else {
+                    current.value = newValue
+                    current.stored = stored
+                }
+                current.handle = handle
+                current.revision &+= 1
+            }
         }
         if copyChanges {
             registrar.didSet(host, keyPath: keyPath)

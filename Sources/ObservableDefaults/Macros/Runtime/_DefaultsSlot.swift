@@ -23,6 +23,9 @@ public final class _DefaultsSlot<Value> {
         /// start-up load stores its value only when the count has not moved since the load began reading.
         /// Kept by the slot: a new state's own count is ignored.
         @usableFromInline var revision: UInt64 = 0
+        /// Where the last property write left the key's change in the suite's memory, so that the next write
+        /// can update it without looking the key up (`nil`: not known; only a hint, checked before use).
+        @usableFromInline var handle: PendingHandle?
 
         @usableFromInline init(value: Value, stored: DefaultsValue?) {
             self.value = value

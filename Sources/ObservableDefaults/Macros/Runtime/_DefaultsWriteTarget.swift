@@ -14,7 +14,8 @@ protocol _DefaultsWriteTarget {
 
     /// `stored` accepted for writing now (`nil` removes the key), or `nil` after reporting on the target's
     /// error channel why it is refused — the target's own `set` refuses it alike.
-    func accept(_ stored: DefaultsValue?) -> Accepted?
+    /// `stored` is consumed (a conformer may take it by borrowing): a suite moves it into its result.
+    func accept(_ stored: consuming DefaultsValue?) -> Accepted?
 
     /// The stored form of an accepted value, as the property's copy keeps it (`nil`: the key removed).
     func storedForm(of accepted: Accepted) -> DefaultsValue?
@@ -29,6 +30,19 @@ protocol _DefaultsWriteTarget {
     /// Writes the accepted value, running `alongside` under the target's lock when the write is accepted;
     /// returns whether it was (a cloud store refuses a write that another one pushed past its limits).
     func write(_ accepted: Accepted, alongside: () -> Void) -> Bool
+
+    /// ``write(_:alongside:)`` for a property that keeps a handle on its key's change in the target's memory
+    /// between writes (a suite's ``PendingHandle``): `handle` is the one kept from the last write, and
+    /// `alongside` gets the one to keep now. A target without handles uses the default: it writes as above
+    /// and hands on `nil`.
+    func write(_ accepted: consuming Accepted, handle: PendingHandle?, alongside: (PendingHandle?) -> Void) -> Bool
+}
+
+extension _DefaultsWriteTarget {
+    @inlinable
+    func write(_ accepted: consuming Accepted, handle: PendingHandle?, alongside: (PendingHandle?) -> Void) -> Bool {
+        write(accepted) { alongside(nil) }
+    }
 }
 
 /// The full key of a property write and the observer it is not announced to: the object's own, unless
