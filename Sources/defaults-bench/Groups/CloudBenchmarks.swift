@@ -57,6 +57,7 @@ enum CloudBenchmarks {
         defer { node.stop() }
 
         readRows(context, into: &group)
+        writeRows(context, into: &group)
         propagation(context, node: node, sizes: sizes, into: &group)
         fanOut(context, node: node, sizes: sizes, into: &group)
         group.notes.append("The library's write returns once memory is updated; the upload (a compare-and-swap transaction on a "
@@ -71,7 +72,8 @@ enum CloudBenchmarks {
 
     /// Every row the group reports, for the skip path.
     private static func rowNames(_ sizes: Sizes) -> [(id: String, name: String)] {
-        [("read.plain", readPlainName), ("read.cloud-macro", readMacroName), ("read.store", readStoreName)]
+        [("read.plain", readPlainName), ("read.cloud-macro", readMacroName), ("read.store", readStoreName),
+         ("write.plain", writePlainName), ("write.cloud-macro", writeMacroName)]
             + propagationPairs.map { ($0.id, $0.name) }
             + [("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName), ("propagation.store.call", storeCallName)]
             + fanOutSides.flatMap { side in
@@ -120,6 +122,42 @@ enum CloudBenchmarks {
             group.append(ResultRow(id: "read.\(entry.variant)", name: entry.name, statistics: stats))
         }
         for entry in entries where entry.variant != "plain" { group.relate("read.\(entry.variant)", to: "read.plain") }
+    }
+
+    // MARK: Write
+
+    private static let writePlainName = "write: Int, plain `@Observable`"
+    private static let writeMacroName = "write: Int, `@ObservableCloud` property (development store: memory only, no upload or save)"
+
+    /// The `@ObservableCloud` property write on the development store (a write of a new value updates the
+    /// copy and the store's memory and returns), interleaved with the same write of plain `@Observable`.
+    /// Values never repeat, so no write is skipped as equal; no other object observes the written key.
+    private static func writeRows(_ context: BenchContext, into group: inout GroupResult) {
+        context.progress("9. cloud (etcd): property write")
+        let plain = opaque(PlainSettings())
+        let object = opaque(CloudWriteSettings(store: .development))
+        var counter = 0
+        let entries: [PropertyReadBenchmarks.Entry] = [
+            ("plain", writePlainName, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    plain.count = counter
+                }
+                return plain.count
+            }),
+            ("cloud-macro", writeMacroName, { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    object.count = counter
+                }
+                return object.count
+            }),
+        ]
+        let statistics = Sampler.interleaved(context.settings, entries.map { Sampler.Candidate(body: $0.body) })
+        for (entry, stats) in zip(entries, statistics) {
+            group.append(ResultRow(id: "write.\(entry.variant)", name: entry.name, statistics: stats))
+        }
+        group.relate("write.cloud-macro", to: "write.plain")
     }
 
     // MARK: Propagation

@@ -14,3 +14,10 @@ final class CloudStampSettings: Sendable {
 final class CloudReadSettings: Sendable {
     var count = 42
 }
+
+/// The cloud group's write class (group 9): one `Int` property on the development store, under a prefix no
+/// other object uses, so a write reaches no observer and nothing is uploaded or saved.
+@ObservableCloud(prefix: "bench.write.")
+final class CloudWriteSettings: Sendable {
+    var count = 0
+}

@@ -78,10 +78,13 @@ extension _CloudObjectBinding {
         }
     }
 
+    /// The write target of the property with key `key`, from the published configuration (no lock taken).
     @usableFromInline
     func cloudWriteTarget(for key: String) -> CloudWriteTarget {
-        let (store, prefix, observer, sharedKeys, syncImmediately) = writeTarget
-        let (fullKey, skipped) = _propertyWriteKey(key, prefix: prefix, ownObserver: observer, sharedKeys: sharedKeys)
-        return CloudWriteTarget(store: store, fullKey: fullKey, skippedObserver: skipped, syncImmediately: syncImmediately)
+        let configuration = currentWriteConfiguration
+        let (fullKey, skipped) = _propertyWriteKey(
+            key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
+        return CloudWriteTarget(store: configuration.store, fullKey: fullKey, skippedObserver: skipped,
+                                syncImmediately: configuration.syncImmediately)
     }
 }

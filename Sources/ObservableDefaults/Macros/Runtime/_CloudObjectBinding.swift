@@ -28,6 +28,9 @@ public final class _CloudObjectBinding: Sendable {
     }
 
     let state: Mutex<State>
+    /// What a property write reads, without taking `state`'s lock (see ``WriteConfiguration``); withdrawn on
+    /// every change, published again by the next write.
+    let writeConfiguration = _PublishedConfiguration<WriteConfiguration>()
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
@@ -56,6 +59,7 @@ public final class _CloudObjectBinding: Sendable {
             if let syncImmediately { state.syncImmediately = syncImmediately }
             if let developmentMode { state.developmentMode = developmentMode }
             if let store, state.fixedStore == nil { state.explicitStore = store }
+            writeConfiguration.withdraw()
         }
     }
 
@@ -120,19 +124,8 @@ public final class _CloudObjectBinding: Sendable {
 
     /// The store, fixed from now on, and the prefix.
     var target: (store: CloudKeyValueStore, prefix: String) {
-        let target = writeTarget
-        return (target.store, target.prefix)
-    }
-
-    /// ``target``, with what a property write needs besides.
-    var writeTarget: (store: CloudKeyValueStore, prefix: String, observer: Int?, sharedKeys: Set<String>, syncImmediately: Bool) {
-        state.withLock { state in
-            let store = state.fixedStore ?? Self.storeChoice(
-                explicit: state.explicitStore, developmentMode: state.developmentMode,
-                environment: ProcessInfo.processInfo.environment).store
-            state.fixedStore = store
-            return (store, state.prefix, state.observerToken, state.sharedKeys, state.syncImmediately)
-        }
+        let configuration = currentWriteConfiguration
+        return (configuration.store, configuration.prefix)
     }
 
     // MARK: - Start
@@ -154,6 +147,7 @@ public final class _CloudObjectBinding: Sendable {
                 state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
                 state.appliesOnMainActor = onMainActor
                 state.observerToken = nil
+                writeConfiguration.withdraw()
             }
         }, observe: { keys in
             let core = store.core
@@ -161,7 +155,10 @@ public final class _CloudObjectBinding: Sendable {
                 filter: DefaultsKeyFilter(keys: keys, prefix: nil),
                 handler: { [weak self] change in self?.handle(change) },
                 hearsLocalWrites: true))
-            state.withLock { $0.observerToken = token }
+            state.withLock { state in
+                state.observerToken = token
+                writeConfiguration.withdraw()
+            }
             return DefaultsObservation { core.removeObserver(token) }
         })
     }

@@ -30,15 +30,12 @@ public final class _DefaultsObjectBinding: Sendable {
         var sharedKeys: Set<String> = []
         /// The object is main-actor isolated (seen from `observerStarter`'s isolation).
         var appliesOnMainActor = false
-        /// Every ``WriteConfiguration`` published so far: a write may still be using one that was replaced,
-        /// so each lives as long as the binding (one more per change of the configuration: a handful).
-        var published: [WriteConfiguration] = []
     }
 
     let state: Mutex<State>
-    /// What a property write reads, without taking `state`'s lock (see ``WriteConfiguration``); `nil` until
-    /// the first write after a change, which publishes it.
-    let writeConfiguration = Atomic<Unmanaged<WriteConfiguration>?>(nil)
+    /// What a property write reads, without taking `state`'s lock (see ``WriteConfiguration``); withdrawn on
+    /// every change, published again by the next write.
+    let writeConfiguration = _PublishedConfiguration<WriteConfiguration>()
     /// Outside changes are applied on the main actor.
     let mainActor: Bool
 
@@ -83,22 +80,19 @@ public final class _DefaultsObjectBinding: Sendable {
     /// Withdraws the published configuration after a change to what it holds (called holding `state`'s
     /// lock); the next write builds a new one.
     private func withdrawWriteConfiguration() {
-        writeConfiguration.store(nil, ordering: .releasing)
+        writeConfiguration.withdraw()
     }
 
     /// The configuration a property write reads: the published one, read without a lock, else a new one
     /// built from `state` and published (the suite is opened on first use).
     var currentWriteConfiguration: WriteConfiguration {
-        if let published = writeConfiguration.load(ordering: .acquiring) { return published.takeUnretainedValue() }
+        if let published = writeConfiguration.published { return published }
         return state.withLock { state in
-            if let published = writeConfiguration.load(ordering: .acquiring) { return published.takeUnretainedValue() }
+            if let published = writeConfiguration.published { return published }
             let suite = state.suite ?? Self.open(state.suiteName)
             state.suite = suite
-            let configuration = WriteConfiguration(
-                suite: suite, prefix: state.prefix, observer: state.observerToken, sharedKeys: state.sharedKeys)
-            state.published.append(configuration)
-            writeConfiguration.store(Unmanaged.passUnretained(configuration), ordering: .releasing)
-            return configuration
+            return writeConfiguration.publish(WriteConfiguration(
+                suite: suite, prefix: state.prefix, observer: state.observerToken, sharedKeys: state.sharedKeys))
         }
     }
 

@@ -10,7 +10,23 @@ extension _DefaultsSlot {
     /// The copy changes before Observation hears of it (as in the Apple library, whose getter reads the store
     /// that already changed): a change handler that runs at once on another thread — the task iterating
     /// `Observations` — must read the new value, or it keeps an old one and hears nothing more.
+    ///
+    /// One thread at a time applies to the slot (`_DefaultsApplyTurn`), so each change is announced once:
+    /// a thread that finds another one applying returns at once, and that one reads the source again
+    /// before it stops.
     func apply<Host: Observation.Observable & AnyObject>(
+        from source: some _DefaultsValueSource, fullKey: String, host: Host, keyPath: KeyPath<Host, Value>,
+        registrar: Observation.ObservationRegistrar,
+        willSet: ((Host, Value) -> Void)?, didSet: ((Host, Value) -> Void)?
+    ) {
+        applyTurn.take {
+            applyOnce(from: source, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
+                      willSet: willSet, didSet: didSet)
+        }
+    }
+
+    /// ``apply(from:fullKey:host:keyPath:registrar:willSet:didSet:)`` on the thread holding the turn.
+    private func applyOnce<Host: Observation.Observable & AnyObject>(
         from source: some _DefaultsValueSource, fullKey: String, host: Host, keyPath: KeyPath<Host, Value>,
         registrar: Observation.ObservationRegistrar,
         willSet: ((Host, Value) -> Void)?, didSet: ((Host, Value) -> Void)?

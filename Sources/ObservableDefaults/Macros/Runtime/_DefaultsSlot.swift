@@ -13,6 +13,8 @@ public final class _DefaultsSlot<Value> {
     let declarationDefault: Value
     @usableFromInline let codec: _DefaultsCodec<Value>
     @usableFromInline let state: _DefaultsLocked<State>
+    /// One applier of outside changes at a time (see `_DefaultsApplyTurn`).
+    let applyTurn = _DefaultsApplyTurn()
 
     @usableFromInline
     struct State {

@@ -3,9 +3,8 @@ extension _DefaultsObjectBinding {
     /// own suite observer (which its writes skip) and the keys more than one property is mapped to.
     ///
     /// Immutable: a change of the configuration (a custom initializer's `_userDefaults` or `_prefix`, the
-    /// start of the observation) builds a new one. The binding publishes the current one through an atomic
-    /// reference, so the setter reads it without a lock; every published one lives as long as the binding,
-    /// so a write that loaded one just before it was replaced still uses a live object.
+    /// start of the observation) builds a new one. The binding publishes the current one with
+    /// `_PublishedConfiguration`, so the setter reads it without a lock.
     final class WriteConfiguration: Sendable {
         let suite: DefaultsSuite
         let prefix: String
