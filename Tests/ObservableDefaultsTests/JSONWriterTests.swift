@@ -68,4 +68,24 @@ import Testing
         #expect(String(decoding: encoded, as: UTF8.self).contains("\"d\": \"2024-05-01T12:30:00.123Z\""))
         #expect(String(decoding: encoded, as: UTF8.self).contains("\"b\": \"AAEC+g==\""))
     }
+
+    /// A value alone (the cloud's text of a value) is exactly its member's text in a suite file, one level
+    /// less indented: the text a suite holds after `"v": `, cut out line by line.
+    @Test func aValueAloneIsItsSuiteMemberTextOneLevelOut() {
+        let values: [DefaultsValue] = [
+            .string("plain"), .string("x\n\"y\" \u{7} caf\u{E9} \u{1F600}"), .string(""), .integer(-42), .integer(.max),
+            .double(0.1), .double(5), .double(-1e300), .bool(false),
+            .date(Date(timeIntervalSince1970: 1_714_566_600.123)), .data(Data([0, 1, 2, 250])),
+            .array([]), .dictionary([:]),
+            .array([.integer(1), .array([.string("a"), .dictionary([:])]), .dictionary(["k": .array([])])]),
+            .dictionary(["b": .array([.integer(1), .double(2)]), "a": .string("x"), "c": .dictionary(["z": .bool(true), "y": .dictionary(["q": .integer(0)])])]),
+        ]
+        for value in values {
+            let suite = String(decoding: JSONWriter.encodeSuite(["v": value]), as: UTF8.self)
+            var lines = suite.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().dropLast(2).map(String.init)
+            lines[0] = String(lines[0].dropFirst(#"  "v": "#.count))
+            for index in lines.indices.dropFirst() { lines[index] = String(lines[index].dropFirst(2)) }
+            #expect(String(decoding: JSONWriter.encodeValue(value), as: UTF8.self) == lines.joined(separator: "\n"), "\(value)")
+        }
+    }
 }

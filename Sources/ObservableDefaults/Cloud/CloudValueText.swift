@@ -5,16 +5,7 @@ import Foundation
 enum CloudValueText {
     /// The value's JSON text (dates and data as their JSON-suite strings).
     static func encode(_ value: DefaultsValue) -> Data {
-        // The suite writer is the one JSON writer: write a one-member suite and keep its member's text,
-        // one level less indented (strings never hold a raw newline, so lines are safe to cut).
-        let suite = String(decoding: JSONWriter.encodeSuite(["v": value]), as: UTF8.self)
-        var lines = suite.split(separator: "\n", omittingEmptySubsequences: false).dropFirst()  // "{"
-        while let last = lines.last, last.isEmpty || last == "}" { lines.removeLast() }
-        var result: [Substring] = []
-        for (index, line) in lines.enumerated() {
-            result.append(index == 0 ? line.dropFirst(#"  "v": "#.count) : line.dropFirst(2))
-        }
-        return Data(result.joined(separator: "\n").utf8)
+        Data(JSONWriter.encodeValue(value))
     }
 
     /// The value of JSON text `data` held under `key`, normalised as a JSON suite holds it.

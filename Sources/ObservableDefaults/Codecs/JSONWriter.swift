@@ -63,6 +63,14 @@ struct JSONWriter: ~Copyable {
         return writer.output.bytes
     }
 
+    /// One value's text as a suite file holds it, written as if it stood at the top level: what a member
+    /// of a suite has after `"key": `, one level less indented (no trailing newline).
+    static func encodeValue(_ value: DefaultsValue) -> [UInt8] {
+        var writer = JSONWriter(capacity: 32, spellings: JSONNumberSpellings())
+        writer.write(value, indent: 0)
+        return writer.output.bytes
+    }
+
     /// `"key": value` of a dictionary at `indent`, with the member's own indentation.
     private mutating func writeMember(_ entry: SuiteFormat.Entry, indent: Int) {
         output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
