@@ -41,13 +41,13 @@ extension SuiteFormat {
             let place = path.isEmpty ? "" : "at " + path.map(\.description).joined() + ": "
             return DefaultsError(.unsupportedValue, message: place + message, fileURL: fileURL, key: key)
         }
+        // Values that cannot fail (most writes: numbers, booleans, data, JSON strings) skip the stack's allocation.
+        if acceptsUnderAnyKey(value) { return }
         if self == .propertyList, let bad = Self.firstCharacterXMLRejects(in: key) {
             throw failure("the key contains \(bad), which an XML property list cannot hold (XML 1.0 allows no control characters other than tab, line feed and carriage return, nor U+FFFE or U+FFFF); nothing was written", [])
         }
-        // Values that cannot fail (most writes: numbers, booleans, data, JSON strings) skip the stack's allocation.
         switch value {
-        case .integer, .bool, .data: return
-        case .string where self == .json: return
+        case .integer, .bool, .data: return  // a property list's, once its key passed
         default: break
         }
         // Depth-first with an explicit stack; a path is only built for the value that fails.

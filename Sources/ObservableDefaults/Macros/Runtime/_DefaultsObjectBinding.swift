@@ -59,7 +59,7 @@ public final class _DefaultsObjectBinding: Sendable {
             if let suite { state.suite = suite }
             if let ignoreExternalChanges { state.ignoreExternalChanges = ignoreExternalChanges }
             if let prefix { state.prefix = prefix }
-            withdrawWriteConfiguration()
+            writeConfiguration.withdraw()
         }
     }
 
@@ -75,12 +75,6 @@ public final class _DefaultsObjectBinding: Sendable {
     var target: (suite: DefaultsSuite, prefix: String) {
         let configuration = currentWriteConfiguration
         return (configuration.suite, configuration.prefix)
-    }
-
-    /// Withdraws the published configuration after a change to what it holds (called holding `state`'s
-    /// lock); the next write builds a new one.
-    private func withdrawWriteConfiguration() {
-        writeConfiguration.withdraw()
     }
 
     /// The configuration a property write reads: the published one, read without a lock, else a new one
@@ -133,7 +127,7 @@ public final class _DefaultsObjectBinding: Sendable {
                 state.observation?.cancel()
                 state.observation = nil
                 state.observerToken = nil
-                withdrawWriteConfiguration()
+                writeConfiguration.withdraw()
             }
         }, observe: { keys in
             // Added to the storage directly (not with `observe`) to learn the token the object's writes skip.
@@ -145,7 +139,7 @@ public final class _DefaultsObjectBinding: Sendable {
             state.withLock { state in
                 state.observation = observation
                 state.observerToken = token
-                withdrawWriteConfiguration()
+                writeConfiguration.withdraw()
             }
         })
     }
