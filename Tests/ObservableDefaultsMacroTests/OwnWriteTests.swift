@@ -97,4 +97,36 @@ final class SharedKeyModel: Sendable {
         }
         #expect(mismatches == [])
     }
+
+    /// A write of the value the property already holds races a write of another value through the suite:
+    /// the suite's write can reach memory, and the object's apply the copy, between the setter's comparison
+    /// with its copy (equal: nothing to change) and its write of memory. The copy must still end equal to
+    /// memory, and a copy that moved must have been announced.
+    @Test func writingTheCurrentValueWhileTheSuiteChangesItLeavesThePropertyEqualToTheSuite() throws {
+        let suite = try makeSuite()
+        let model = OwnWriteModel(userDefaults: suite)
+        let notifications = MutationCounter { _ = model.plain }
+        var mismatches: [String] = []
+        suite.performBatchUpdates {
+            for round in 0..<20_000 {
+                model.plain = 2 * round
+                let before = notifications.count
+                DispatchQueue.concurrentPerform(iterations: 2) { thread in
+                    if thread == 0 {
+                        model.plain = 2 * round
+                    } else {
+                        suite.set(2 * round + 1, forKey: "own.plain")
+                    }
+                }
+                let stored = suite.integer(forKey: "own.plain")
+                if model.plain != stored { mismatches.append("round \(round): property \(model.plain), suite \(stored)") }
+                // A copy that moved was announced (exact counts are left to the single-threaded tests: two
+                // announcements from two threads can fall between a notification and Observation's re-arming).
+                if model.plain != 2 * round && notifications.count == before {
+                    mismatches.append("round \(round): the property moved to \(model.plain) unannounced")
+                }
+            }
+        }
+        #expect(mismatches == [])
+    }
 }

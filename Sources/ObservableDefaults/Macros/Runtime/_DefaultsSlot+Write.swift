@@ -13,8 +13,9 @@ extension _DefaultsSlot {
     /// is reported on its error channel; the property and the target stay unchanged.
     ///
     /// The copy changes under the target's lock together with its memory, so threads writing the property at
-    /// once leave the copy equal to memory; the target does not announce the write back to the object's own
-    /// observer. `didSet` runs only when the write was accepted (a cloud store can refuse it at the last
+    /// once leave the copy equal to memory — also when the copy already held the new value at the comparison
+    /// and another thread's change reached it before memory was written (that move back is announced after
+    /// the write); the target does not announce the write back to the object's own observer. `didSet` runs only when the write was accepted (a cloud store can refuse it at the last
     /// moment, see `_DefaultsWriteTarget.write(_:alongside:)`).
     ///
     /// Inlinable, so it specializes for the target and the property's type in the generated code
@@ -48,10 +49,18 @@ extension _DefaultsSlot {
             willSet?(newValue)
             registrar.willSet(host, keyPath: keyPath)
         }
+        // Set when the copy was equal to the new value at the comparison above but no longer is when memory
+        // is written: another thread's change reached memory and this object's copy in between. This write
+        // wins in memory, so the copy must follow it, and that move is announced after the write.
+        var lateOld: Value?
         let written = target.write(consume accepted, handle: handle) { handle in
-            guard copyChanges else { return }
             // `store(_:)` done in place: no state is built to be copied in.
             state.withLock { current in
+                if !copyChanges {
+                    let next = if let removal { removal.stored } else { stored }
+                    guard next != current.stored else { return }
+                    lateOld = current.value
+                }
                 if let removal {
                     current.value = removal.value
                     current.stored = removal.stored
@@ -66,6 +75,10 @@ extension _DefaultsSlot {
         if copyChanges {
             registrar.didSet(host, keyPath: keyPath)
             if written, let didSet, let old { didSet(old) }
+        } else if let lateOld {
+            willSet?(newValue)
+            registrar.withMutation(of: host, keyPath: keyPath) {}
+            didSet?(lateOld)
         }
     }
 }
