@@ -48,7 +48,8 @@ final class MainActorCounter {
 /// Counts every Observation notification of what `read` accesses: tracking is armed again in each change
 /// handler (Observation calls a handler once, then forgets it), so a second notification is counted too.
 final class MutationCounter: Sendable {
-    private let notifications = Mutex(0)
+    /// The notifications counted, and the last tracking that fired (each arming has its own number).
+    private let state = Mutex((count: 0, armed: 0, fired: 0))
     private let read: @Sendable () -> Void
 
     init(_ read: @escaping @Sendable () -> Void) {
@@ -56,12 +57,24 @@ final class MutationCounter: Sendable {
         arm()
     }
 
-    var count: Int { notifications.withLock { $0 } }
+    var count: Int { state.withLock { $0.count } }
 
+    /// Tracks `read` once more. Two threads announcing at once can both run one tracking's `onChange`
+    /// (Observation cancels it after collecting it): only the first call counts and re-arms, else the
+    /// trackings would double with every such race.
     private func arm() {
+        let number = state.withLock { state in
+            state.armed += 1
+            return state.armed
+        }
         withObservationTracking(read) { [self] in
-            notifications.withLock { $0 += 1 }
-            arm()
+            let first = state.withLock { state in
+                guard number > state.fired else { return false }
+                state.fired = number
+                state.count += 1
+                return true
+            }
+            if first { arm() }
         }
     }
 }
