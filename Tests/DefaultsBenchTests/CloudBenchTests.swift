@@ -93,8 +93,9 @@ import Testing
             #expect(p99 >= p50, "\(id): p99 \(p99) < p50 \(p50)")
             if let expectedCount {
                 #expect(statistics["count"] as? Int == expectedCount, "\(id): \(statistics["count"] ?? "?") samples, note: \(row["note"] ?? "")")
-                // A cross-process latency over loopback etcd is more than 50 µs and (even on a busy machine) under 5 s.
-                #expect((id.hasSuffix(".call") || p50 > 50_000) && p99 < 5_000_000_000, "\(id): p50 \(p50) p99 \(p99)")
+                // A cross-process latency over loopback etcd is more than 50 µs, typically under 5 s, and every
+                // write arrives: a slow one (a loaded machine running the other suites) within the bench's 60 s.
+                #expect((id.hasSuffix(".call") || p50 > 50_000) && p50 < 5_000_000_000 && p99 < 60_000_000_000, "\(id): p50 \(p50) p99 \(p99)")
             }
         }
         #expect(rows.count == expectedCounts.count, "unexpected rows: \(Set(rows.keys).subtracting(expectedCounts.keys).sorted())")
