@@ -31,27 +31,33 @@ extension _CloudObjectBinding {
     /// (the object's own, unless another property shares the key), and whether to upload at once.
     @usableFromInline
     struct CloudWriteTarget: _DefaultsWriteTarget {
-        let store: CloudKeyValueStore
+        /// Not reference counted: the published configuration holding the store outlives the write (see
+        /// `_PublishedConfiguration`); reached only through `_withUnsafeGuaranteedRef`.
+        let store: Unmanaged<CloudKeyValueStore>
         let fullKey: String
         let skippedObserver: Int?
         let syncImmediately: Bool
 
         @usableFromInline
         func reportUnencodable(_ type: Any.Type, _ error: any Error) {
-            store.core.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
+            store._withUnsafeGuaranteedRef {
+                $0.core.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
+            }
         }
 
         /// `stored` prepared for the store (in its form, encoded once) when the store accepts it now, else
         /// `nil` after reporting the refusal as the store's `set` does.
         @usableFromInline
         func accept(_ stored: DefaultsValue?) -> CloudPreparedWrite? {
-            let checked = store.prepare(stored, forKey: fullKey)
-                .flatMap { prepared in store.refusal(of: prepared, forKey: fullKey).map { .failure($0) } ?? .success(prepared) }
-            switch checked {
-            case .success(let prepared): return prepared
-            case .failure(let refusal):
-                store.report(refusal, key: fullKey)
-                return nil
+            store._withUnsafeGuaranteedRef { store in
+                let checked = store.prepare(stored, forKey: fullKey)
+                    .flatMap { prepared in store.refusal(of: prepared, forKey: fullKey).map { .failure($0) } ?? .success(prepared) }
+                switch checked {
+                case .success(let prepared): return prepared
+                case .failure(let refusal):
+                    store.report(refusal, key: fullKey)
+                    return nil
+                }
             }
         }
 
@@ -61,30 +67,35 @@ extension _CloudObjectBinding {
         /// The declaration default (a cloud store has no registered defaults).
         @usableFromInline
         func fallback<Value>(of slot: _DefaultsSlot<Value>) -> _DefaultsSlot<Value>.State {
-            slot.fallback(from: store, fullKey: fullKey)
+            store._withUnsafeGuaranteedRef { slot.fallback(from: $0, fullKey: fullKey) }
         }
 
         @usableFromInline
-        func currentValue() -> DefaultsValue? { store.value(forKey: fullKey) }
+        func currentValue() -> DefaultsValue? { store._withUnsafeGuaranteedRef { $0.value(forKey: fullKey) } }
 
         /// Writes the key through the store (running `alongside` under its lock when accepted) and, with
         /// `syncImmediately`, asks it to upload now. Refused only when another write filled the store since
         /// `accept(_:)`; then nothing changed.
         @usableFromInline
         func write(_ accepted: CloudPreparedWrite, alongside: () -> Void) -> Bool {
-            let written = store.commit(accepted, forKey: fullKey, skipping: skippedObserver, alongside: alongside)
-            if written, syncImmediately { store.uploadNow() }
-            return written
+            store._withUnsafeGuaranteedRef { store in
+                let written = store.commit(accepted, forKey: fullKey, skipping: skippedObserver, alongside: alongside)
+                if written, syncImmediately { store.uploadNow() }
+                return written
+            }
         }
     }
 
-    /// The write target of the property with key `key`, from the published configuration (no lock taken).
+    /// The write target of the property with key `key`, from the published configuration (no lock taken, no
+    /// reference counted: the binding keeps every configuration it published).
     @usableFromInline
     func cloudWriteTarget(for key: String) -> CloudWriteTarget {
-        let configuration = currentWriteConfiguration
-        let (fullKey, skipped) = _propertyWriteKey(
-            key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
-        return CloudWriteTarget(store: configuration.store, fullKey: fullKey, skippedObserver: skipped,
-                                syncImmediately: configuration.syncImmediately)
+        let unretained = writeConfiguration.publishedUnretained ?? Unmanaged.passUnretained(currentWriteConfiguration)
+        return unretained._withUnsafeGuaranteedRef { configuration in
+            let (fullKey, skipped) = _propertyWriteKey(
+                key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
+            return CloudWriteTarget(store: Unmanaged.passUnretained(configuration.store), fullKey: fullKey, skippedObserver: skipped,
+                                    syncImmediately: configuration.syncImmediately)
+        }
     }
 }

@@ -34,19 +34,25 @@ extension _DefaultsObjectBinding {
     /// to (the object's own, unless another property shares the key).
     @usableFromInline
     struct WriteTarget: _DefaultsWriteTarget {
-        let suite: DefaultsSuite
+        /// Not reference counted: the published configuration holding the suite outlives the write (see
+        /// `_PublishedConfiguration`); reached only through `_withUnsafeGuaranteedRef`.
+        let suite: Unmanaged<DefaultsSuite>
         let fullKey: String
         let skippedObserver: UInt64?
 
         @usableFromInline
         func reportUnencodable(_ type: Any.Type, _ error: any Error) {
-            suite.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
+            suite._withUnsafeGuaranteedRef {
+                $0.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
+            }
         }
 
         /// A value the suite's format can write and read back (else reported, as the suite's `set` does).
         @usableFromInline
         func accept(_ stored: consuming DefaultsValue?) -> DefaultsValue?? {
-            if let value = stored, !suite.storage.isWritable(value, forKey: fullKey) { return nil }
+            if let value = stored, !suite._withUnsafeGuaranteedRef({ $0.storage.isWritable(value, forKey: fullKey) }) {
+                return nil
+            }
             return .some(stored)
         }
 
@@ -55,11 +61,11 @@ extension _DefaultsObjectBinding {
 
         @usableFromInline
         func fallback<Value>(of slot: _DefaultsSlot<Value>) -> _DefaultsSlot<Value>.State {
-            slot.fallback(from: suite, fullKey: fullKey)
+            suite._withUnsafeGuaranteedRef { slot.fallback(from: $0, fullKey: fullKey) }
         }
 
         @usableFromInline
-        func currentValue() -> DefaultsValue? { suite.storedValue(forKey: fullKey) }
+        func currentValue() -> DefaultsValue? { suite._withUnsafeGuaranteedRef { $0.storedValue(forKey: fullKey) } }
 
         /// Sets the key in the suite's memory (and writes it through unless a batch is open), running
         /// `alongside` under the suite's lock; a suite takes every accepted value.
@@ -72,18 +78,25 @@ extension _DefaultsObjectBinding {
         /// property kept: a write with a current one does not look the key up.
         @usableFromInline
         func write(_ accepted: consuming DefaultsValue?, handle: PendingHandle?, alongside: (PendingHandle?) -> Void) -> Bool {
-            suite.storage.apply(accepted, forKey: fullKey, validated: true, skipping: skippedObserver, handle: handle,
-                                alongside: alongside)
+            // Moved into the closure through an optional (a closure cannot consume a parameter it captures).
+            var moved = Optional(consume accepted)
+            suite._withUnsafeGuaranteedRef {
+                $0.storage.apply(moved.take()!, forKey: fullKey, validated: true, skipping: skippedObserver, handle: handle,
+                                 alongside: alongside)
+            }
             return true
         }
     }
 
-    /// The write target of the property with key `key`, from the published configuration (no lock taken).
+    /// The write target of the property with key `key`, from the published configuration (no lock taken, no
+    /// reference counted: the binding keeps every configuration it published).
     @usableFromInline
     func writeTarget(for key: String) -> WriteTarget {
-        let configuration = currentWriteConfiguration
-        let (fullKey, skipped) = _propertyWriteKey(
-            key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
-        return WriteTarget(suite: configuration.suite, fullKey: fullKey, skippedObserver: skipped)
+        let unretained = writeConfiguration.publishedUnretained ?? Unmanaged.passUnretained(currentWriteConfiguration)
+        return unretained._withUnsafeGuaranteedRef { configuration in
+            let (fullKey, skipped) = _propertyWriteKey(
+                key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
+            return WriteTarget(suite: Unmanaged.passUnretained(configuration.suite), fullKey: fullKey, skippedObserver: skipped)
+        }
     }
 }
