@@ -24,10 +24,10 @@ public final class _DefaultsBox<Value> {
     }
 
     @inlinable
-    func read() -> Value { storage.mutex.withLock { $0.wrapped }! }
+    func read() -> Value { storage.withLock { $0 }! }
 
     @inlinable
-    func write(_ value: Value) { storage.mutex.withLock { $0.wrapped = value } }
+    func write(_ value: Value) { storage.withLock { $0 = value } }
 
     /// A property write: observers, then the mutation reported to Observation when `notify`.
     @inlinable

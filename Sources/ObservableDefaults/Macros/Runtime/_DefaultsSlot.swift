@@ -44,7 +44,7 @@ public final class _DefaultsSlot<Value> {
 
     /// The current value (inlinable: the read specializes in the generated code and never decodes).
     @inlinable
-    public var value: Value { state.mutex.withLock { $0.wrapped.value } }
+    public var value: Value { state.withLock { $0.value } }
 
     func store(_ value: Value, stored: DefaultsValue?) {
         store(State(value: value, stored: stored))

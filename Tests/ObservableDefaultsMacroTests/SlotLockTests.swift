@@ -1,0 +1,65 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import ObservableDefaults
+
+/// `_DefaultsLocked`, the lock of every property's copy: exclusive under contention, and a thread that
+/// finds it taken gets it once the holder gives it back, however long the holder keeps it.
+@Suite struct SlotLockTests {
+    /// Threads incrementing one value under the lock lose no increment (a broken lock loses many).
+    @Test func contendedIncrementsAreNeverLost() {
+        let lock = _DefaultsLocked(0)
+        let threads = 4, increments = 200_000
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            for _ in 0..<increments { lock.withLock { $0 += 1 } }
+        }
+        #expect(lock.value == threads * increments)
+    }
+
+    /// Values bigger than a word are never seen half written: a reader under the lock finds both halves equal.
+    @Test func aReaderNeverSeesAHalfWrittenValue() {
+        let lock = _DefaultsLocked((first: "0", second: "0"))
+        let torn = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            for index in 0..<100_000 {
+                if thread == 0 {
+                    let text = String(repeating: "x", count: index % 40)
+                    lock.withLock { $0 = (text, text) }
+                } else {
+                    let pair = lock.value
+                    if pair.first != pair.second { torn.withLock { $0 += 1 } }
+                }
+            }
+        }
+        #expect(torn.withLock { $0 } == 0)
+    }
+
+    /// A holder that keeps the lock for a long time (as a preempted one does) makes a waiter wait past
+    /// its spinning and yielding into its naps; the waiter gets the lock right after it is given back.
+    /// (Threads of their own: a dispatch queue may not start the waiter while the holder sleeps.)
+    @Test func aWaiterGetsTheLockAfterALongHold() {
+        let lock = _DefaultsLocked(0)
+        let held = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<(seen: Int, waited: Duration)?>(nil)
+        Thread {
+            lock.withLock { value in
+                held.signal()
+                usleep(200_000)
+                value = 1
+            }
+        }.start()
+        held.wait()
+        let start = ContinuousClock.now
+        Thread {
+            let seen = lock.withLock { $0 }
+            result.withLock { $0 = (seen, ContinuousClock.now - start) }
+            done.signal()
+        }.start()
+        #expect(done.wait(timeout: .now() + 10) == .success, "the waiter never got the lock")
+        let (seen, waited) = result.withLock { $0 } ?? (-1, .zero)
+        #expect(seen == 1, "the waiter read \(seen) before the holder gave the lock back")
+        #expect(waited >= .milliseconds(150) && waited < .seconds(5), "waited \(waited)")
+    }
+}
