@@ -21,7 +21,7 @@ struct _DefaultsUnchecked<Wrapped>: @unchecked Sendable {
 /// The lock costs one atomic exchange to take and a plain releasing store to give back (a `Mutex` costs two
 /// atomic read-modify-writes: its unlock must learn whether to wake a waiter). It can be that cheap because
 /// no one ever waits long: the value is only copied, compared or replaced under it, never with a call out
-/// to other code. A thread that finds it taken spins briefly, then yields, then sleeps in short naps, so a
+/// to other code (short of the release of a replaced value). A thread that finds it taken spins briefly, then yields, then sleeps in short naps, so a
 /// holder that was preempted gets the processor back. Its atomics are compiled into this module, where
 /// ThreadSanitizer sees them.
 ///
