@@ -27,7 +27,7 @@ public final class _CloudObjectBinding: Sendable {
         var appliesOnMainActor = false
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
     /// What a property write reads, without taking `state`'s lock (see ``WriteConfiguration``); withdrawn on
     /// every change, published again by the next write.
     let writeConfiguration = _PublishedConfiguration<WriteConfiguration>()
@@ -41,7 +41,7 @@ public final class _CloudObjectBinding: Sendable {
     ///   - developmentMode: Use ``CloudKeyValueStore/development`` unless a store is given.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(prefix: String, syncImmediately: Bool, developmentMode: Bool, mainActor: Bool) {
-        state = Mutex(State(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode))
+        state = Locked(State(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode))
         self.mainActor = mainActor
     }
 

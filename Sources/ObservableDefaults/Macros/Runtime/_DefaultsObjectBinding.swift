@@ -32,7 +32,7 @@ public final class _DefaultsObjectBinding: Sendable {
         var appliesOnMainActor = false
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
     /// What a property write reads, without taking `state`'s lock (see ``WriteConfiguration``); withdrawn on
     /// every change, published again by the next write.
     let writeConfiguration = _PublishedConfiguration<WriteConfiguration>()
@@ -47,7 +47,7 @@ public final class _DefaultsObjectBinding: Sendable {
     ///   - limitToInstance: Observe changes made in this process only.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(suiteName: String?, prefix: String, ignoreExternalChanges: Bool, limitToInstance: Bool, mainActor: Bool) {
-        state = Mutex(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
+        state = Locked(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
         self.mainActor = mainActor
     }
 

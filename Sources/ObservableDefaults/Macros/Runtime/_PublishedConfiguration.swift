@@ -11,7 +11,7 @@ import Synchronization
 /// (``publishedUnretained``).
 struct _PublishedConfiguration<Configuration: AnyObject & Sendable>: ~Copyable, Sendable {
     private let current = Atomic<Unmanaged<Configuration>?>(nil)
-    private let kept = Mutex<[Configuration]>([])
+    private let kept = Locked<[Configuration]>([])
 
     init() {}
 

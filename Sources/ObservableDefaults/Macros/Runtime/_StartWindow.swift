@@ -7,7 +7,7 @@ import Synchronization
 /// object ends with that change and tells its observers once. Without installed bodies, a load pays one
 /// atomic read.
 enum _StartWindow {
-    private static let bodies = Mutex<[String: @Sendable () -> Void]>([:])
+    private static let bodies = Locked<[String: @Sendable () -> Void]>([:])
     private static let installed = Atomic<Int>(0)
 
     /// Runs the body installed for `fullKey`, if any.
