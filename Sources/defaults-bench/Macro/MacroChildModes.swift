@@ -5,6 +5,8 @@ import ObservableDefaults
 ///
 ///     macro-set-loop FILE COUNT        COUNT write-through writes of a new value to an @ObservableDefaults property
 ///     macro-batch-set-loop FILE COUNT  the same inside one `performBatchUpdates` (the in-memory part only)
+///     cloud-macro-set-loop COUNT       COUNT writes of a new value to an @ObservableCloud property on the
+///                                      development store (group 9's `write.cloud-macro` row)
 enum MacroChildModes {
     static func run(_ arguments: [String]) -> Bool {
         switch arguments.first {
@@ -20,6 +22,11 @@ enum MacroChildModes {
             suite.performBatchUpdates {
                 for index in 0..<count { object.count = index }
             }
+            return true
+        case "cloud-macro-set-loop" where arguments.count == 2:
+            guard let count = Int(arguments[1]) else { fail("COUNT must be an integer") }
+            let object = CloudWriteSettings(store: .development)
+            for index in 0..<count { object.count = index }
             return true
         default:
             return false
