@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Observation
-import Synchronization
 
 /// Connects one `@ObservableCloud` object to its ``CloudKeyValueStore``: configuration (prefix, store,
 /// modes), writes, and the store observation that routes a changed key to the one property mapped to it.

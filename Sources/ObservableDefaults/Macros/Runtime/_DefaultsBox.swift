@@ -1,5 +1,4 @@
 import Observation
-import Synchronization
 
 /// The storage of an `@ObservableOnly` property: a lock-protected value.
 ///

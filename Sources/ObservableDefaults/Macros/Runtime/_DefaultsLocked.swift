@@ -5,25 +5,15 @@ import Glibc
 import Musl
 #endif
 
-/// A value declared `Sendable` without the compiler's check, for values handed to another thread where the
-/// code around them guarantees they are used safely.
-///
-/// Implementation detail of the macros; not API.
-@usableFromInline
-struct _DefaultsUnchecked<Wrapped>: @unchecked Sendable {
-    @usableFromInline var wrapped: Wrapped
-    @inlinable init(wrapped: Wrapped) { self.wrapped = wrapped }
-}
-
 /// A lock-protected variable for the generated code's per-property copies, whose reads are on the hot path
 /// of every property read.
 ///
 /// The lock costs one atomic exchange to take and a plain releasing store to give back (a `Mutex` costs two
 /// atomic read-modify-writes: its unlock must learn whether to wake a waiter). It can be that cheap because
 /// no one ever waits long: the value is only copied, compared or replaced under it, never with a call out
-/// to other code (short of the release of a replaced value). A thread that finds it taken spins briefly, then yields, then sleeps in short naps, so a
-/// holder that was preempted gets the processor back. Its atomics are compiled into this module, where
-/// ThreadSanitizer sees them.
+/// to other code (short of the release of a replaced value). A thread that finds it taken spins briefly,
+/// then yields, then sleeps in short naps, so a holder that was preempted gets the processor back. Its
+/// atomics are compiled into this module, where ThreadSanitizer sees them.
 ///
 /// The accessors are inlinable so the generated code's reads specialize for the property's type.
 /// Implementation detail of the macros; not API.

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Observation
-import Synchronization
 
 /// Connects one object to its suite: configuration (suite, prefix, modes), writes, and the suite
 /// observation that routes a changed key to the one property mapped to it.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The typed in-memory copy of one persisted property: its current value with its stored form, the
 /// declaration-time default (captured once, when the object is created) and the storage rule.
