@@ -310,9 +310,10 @@ final class CloudSide {
         let samples = pooled ? writes.flatMap { $0.compactMap { $0 } } : writes.compactMap { $0.contains(nil) ? nil : $0.compactMap { $0 }.max() }
         var notes: [String] = []
         let expected = writes.count * (pooled ? observers.count : 1)
-        if samples.count != expected { notes.append("\(samples.count) of \(expected) arrived within 60 s") }
+        let timeout = CloudBenchmarks.arrivalTimeoutNanoseconds / 1_000_000_000, slowAfter = CloudBenchmarks.slowArrivalNanoseconds / 1_000_000_000
+        if samples.count != expected { notes.append("\(samples.count) of \(expected) arrived within \(timeout) s") }
         let slow = samples.filter { $0 > Double(CloudBenchmarks.slowArrivalNanoseconds) }
-        if let slowest = slow.max() { notes.append("\(slow.count) took over 5 s (up to \(Formatting.duration(slowest)))") }
+        if let slowest = slow.max() { notes.append("\(slow.count) took over \(slowAfter) s (up to \(Formatting.duration(slowest)))") }
         if let last = writeErrors.last { notes.append("\(writeErrors.count) writes failed, e.g. \(last)") }
         if pooled, let maximum = samples.max() { notes.append("max \(Formatting.duration(maximum))") }
         return ResultRow(id: id, name: name, statistics: Statistics(samples), note: notes.joined(separator: "; "))
