@@ -76,6 +76,40 @@ import Glibc
         #expect(eventually { store.currentErrors.isEmpty })
     }
 
+    /// The gateway ends a watch on a member that lost its leader with an error object that has no newline
+    /// after it (then closes the stream): its words reach the error channel, and once the quorum is back
+    /// nothing written meanwhile is missed in either direction.
+    @Test func aWatchedMemberWithoutALeaderEndsTheWatchWithItsMessageAndNothingIsMissed() throws {
+        let cluster = try EtcdCluster(members: 3)
+        let namespace = freshNamespace()
+        let alone = try cloudMachine([cluster.endpoints[0]], namespace: namespace, state: directory.file("alone"))
+        let other = try cloudMachine([cluster.endpoints[1], cluster.endpoints[2]], namespace: namespace, state: directory.file("other"))
+        alone.set(1, forKey: "before")
+        #expect(alone.synchronize())
+        #expect(eventually { other.longLong(forKey: "before") == 1 })
+        let errors = CloudErrorRecorder(), heard = CloudRecorder()
+        let observations = [alone.observeErrors { errors.record($0) }, alone.observe { heard.record($0) }]
+        defer { observations.forEach { $0.cancel() } }
+
+        cluster.kill(1)
+        cluster.kill(2)                                      // member 0 keeps running, without a leader
+        #expect(errors.waitFor("etcdserver: no leader", timeout: .seconds(20)))
+        alone.set(2, forKey: "whileAlone")
+        #expect(alone.longLong(forKey: "whileAlone") == 2)
+        #expect(alone.hasPendingChanges)
+
+        for index in 1..<3 { try cluster.restart(index, waitForHealth: false) }
+        for index in 1..<3 { try cluster.waitUntilHealthy(index) }
+        other.set(3, forKey: "afterwards")
+        #expect(other.synchronize(timeout: 20))
+        #expect(heard.waitFor(key: "afterwards", reason: .serverChange, timeout: .seconds(20)))
+        #expect(eventually(timeout: .seconds(20)) { !alone.hasPendingChanges })
+        #expect(eventually { other.longLong(forKey: "whileAlone") == 2 })
+        #expect(try rawEtcdValue(cluster.endpoints[0], namespace, "whileAlone") == "2")
+        #expect(heard.changes.allSatisfy { !$0.keys.contains("whileAlone") })  // its own write, not announced back
+        #expect(eventually { alone.currentErrors.isEmpty })
+    }
+
     @Test func theSameKeyEditedOnTwoMachinesWhilePartitionedIsWonByTheServer() throws {
         let cluster = try EtcdCluster(members: 3)
         let namespace = freshNamespace()

@@ -1,7 +1,9 @@
 import Foundation
 
 /// One etcd watch over the JSON gateway: `POST /v3/watch` answered by a chunked stream of JSON objects,
-/// one per line, read as they arrive on the stream's own thread.
+/// each followed by a newline, read as they arrive on the stream's own thread. (A message over about 2 KB
+/// comes as one chunk and its newline as the next; the error object that ends a watch has no newline and
+/// is read when the stream closes.)
 ///
 /// Each message's events go to `onEvents` in order; the stream ends once, through `onEnd`: the connection
 /// broke, the server ended it with an error, or it cancelled the watch (after compaction, with the
@@ -25,7 +27,7 @@ final class EtcdWatchStream: @unchecked Sendable {
     private let onEnd: @Sendable (End) -> Void
     private let ended = Locked(false)
     private let abort = Locked<(@Sendable () -> Void)?>(nil)
-    /// Only touched on the stream's thread.
+    /// The start of a message whose newline has not arrived. Only touched on the stream's thread.
     private var buffer = Data()
 
     init(
@@ -69,6 +71,7 @@ final class EtcdWatchStream: @unchecked Sendable {
             },
             onStatus: { status = $0 },
             onData: { [self] data in status == 200 ? receive(data) : false })
+        if status == 200, failure == nil { handleLine(buffer) }  // a last message without its newline
         if status != 200, status != 0 {
             finish(.failed(DefaultsError(.cloud, message: "etcd answered the watch with HTTP \(status) (\(context))")))
         }
@@ -93,29 +96,29 @@ final class EtcdWatchStream: @unchecked Sendable {
 
     /// Takes in a piece of the stream; false once the watch has ended.
     private func receive(_ data: Data) -> Bool {
+        let searchFrom = buffer.endIndex  // the buffer holds no newline: only the new piece can end a message
         buffer.append(data)
-        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-            let line = buffer[buffer.startIndex..<newline]
-            buffer = Data(buffer[(newline + 1)...])
-            guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) else { continue }
-            if ended.withLock({ $0 }) { return false }
-            do {
-                try handle(EtcdAnswer(data: Data(line), context: context))
-            } catch {
-                finish(.failed(error))
-                return false
-            }
-        }
-        // The gateway may send an object without a newline at the end of a chunk.
-        if !buffer.isEmpty, (try? JSONSerialization.jsonObject(with: buffer)) != nil {
-            let line = buffer
-            buffer = Data()
-            do { try handle(EtcdAnswer(data: line, context: context)) } catch {
-                finish(.failed(error))
-                return false
-            }
+        guard let lastNewline = buffer[searchFrom...].lastIndex(of: UInt8(ascii: "\n")) else { return !ended.withLock { $0 } }
+        let complete = buffer[...lastNewline]
+        buffer = Data(buffer[(lastNewline + 1)...])
+        for line in complete.split(separator: UInt8(ascii: "\n")) {
+            guard handleLine(line) else { return false }
         }
         return !ended.withLock { $0 }
+    }
+
+    /// Handles one message (a blank line is none); false once the watch has ended.
+    @discardableResult
+    private func handleLine(_ line: Data) -> Bool {
+        guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) else { return true }
+        if ended.withLock({ $0 }) { return false }
+        do {
+            try handle(EtcdAnswer(data: Data(line), context: context))
+            return true
+        } catch {
+            finish(.failed(error))
+            return false
+        }
     }
 
     private func handle(_ message: EtcdAnswer) throws(DefaultsError) {
