@@ -79,6 +79,7 @@ import Testing
 
         // --quick: 20 propagation samples, 5 fan-out writes to 10 processes.
         let expectedCounts = ["read.plain": nil, "read.cloud-macro": nil, "read.store": nil, "write.plain": nil, "write.cloud-macro": nil,
+                              "write.plain.full": nil, "write.cloud-macro.full": nil,
                               "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.txn-floor-watched": 20, "propagation.library": 20, "propagation.library-write": 20,
                               "propagation.library-observe": 20, "propagation.store": 20,
                               "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
@@ -102,7 +103,7 @@ import Testing
         // The library rows (the targets' subject) are the `@ObservableCloud` property write and observer; the store rows
         // are the store's own `set` and `observe(keys:)`.
         func name(_ id: String) -> String { rows[id]?["name"] as? String ?? "" }
-        for id in ["propagation.library", "fanout.library.all", "read.cloud-macro", "write.cloud-macro"] {
+        for id in ["propagation.library", "fanout.library.all", "read.cloud-macro", "write.cloud-macro", "write.cloud-macro.full"] {
             #expect(name(id).contains("`@ObservableCloud` property"), "\(id): \(name(id))")
         }
         #expect(name("propagation.library").contains("withObservationTracking"), "\(name("propagation.library"))")

@@ -75,7 +75,8 @@ extension CloudKeyValueStore {
     func refusal(of prepared: CloudPreparedWrite, forKey key: String) -> WriteRefusal? {
         guard prepared.value != nil else { return nil }
         return core.state.withLock { state in
-            core.limits.violation(key: key, valueBytes: prepared.text?.count, sizes: state.sizes).map(WriteRefusal.overLimits)
+            core.limits.violation(key: key, valueBytes: prepared.text?.count, sizes: state.sizes, totalBytes: state.totalBytes)
+                .map(WriteRefusal.overLimits)
         }
     }
 
@@ -86,10 +87,11 @@ extension CloudKeyValueStore {
         let (value, text) = (prepared.value, prepared.text)
         let syncs = sync != nil
         let refusal = core.state.withLock { state -> String?? in
-            if value != nil, let why = core.limits.violation(key: key, valueBytes: text?.count, sizes: state.sizes) { return .some(why) }
+            if value != nil, let why = core.limits.violation(key: key, valueBytes: text?.count, sizes: state.sizes, totalBytes: state.totalBytes) {
+                return .some(why)
+            }
             alongside()
-            if state.values[key] == value { return .some(nil) }  // nothing to do
-            state.setValue(value, forKey: key, text: text)
+            guard state.setValue(value, forKey: key, text: text) else { return .some(nil) }  // held it already
             if syncs {
                 let base = state.pending[key]?.baseRevision ?? state.serverRevisions[key] ?? 0
                 state.pending[key] = PendingWrite(value: value, baseRevision: base, generation: state.nextGeneration, text: text)

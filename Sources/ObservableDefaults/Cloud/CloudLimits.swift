@@ -27,8 +27,8 @@ public struct CloudLimits: Sendable, Equatable {
     public static let iCloud = CloudLimits()
 
     /// Why storing a value of `valueBytes` under `key` breaks the limits, or `nil` when it fits.
-    /// `sizes` are the current values' sizes by key.
-    func violation(key: String, valueBytes: Int?, sizes: [String: Int]) -> String? {
+    /// `sizes` are the current values' sizes by key, `totalBytes` their sum.
+    func violation(key: String, valueBytes: Int?, sizes: [String: Int], totalBytes: Int) -> String? {
         if key.utf8.count > maximumKeyBytes {
             return "the key is \(key.utf8.count) bytes of UTF-8, more than the limit of \(maximumKeyBytes)"
         }
@@ -40,7 +40,7 @@ public struct CloudLimits: Sendable, Equatable {
         if existing == nil, sizes.count + 1 > maximumKeyCount {
             return "the store holds \(sizes.count) keys already, the limit is \(maximumKeyCount)"
         }
-        let total = sizes.values.reduce(0, +) - (existing ?? 0) + valueBytes
+        let total = totalBytes - (existing ?? 0) + valueBytes
         if total > maximumTotalBytes {
             return "the values would take \(total) bytes in all, more than the limit of \(maximumTotalBytes)"
         }

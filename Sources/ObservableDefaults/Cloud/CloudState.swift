@@ -32,9 +32,13 @@ struct PendingWrite: Sendable, Equatable {
 /// Everything a cloud store knows, guarded by one lock: the values readers see, and for a syncing store
 /// what the server confirmed and what is still to upload.
 struct CloudState: Sendable {
-    var values: [String: DefaultsValue] = [:]
+    /// The values readers see; changed only through ``setValue(_:forKey:text:)``, which keeps ``sizes`` and
+    /// ``totalBytes`` with them.
+    private(set) var values: [String: DefaultsValue] = [:]
     /// The JSON size of each value (for the limits).
-    var sizes: [String: Int] = [:]
+    private(set) var sizes: [String: Int] = [:]
+    /// The sum of ``sizes``, kept as they change: checking the limits does not add them up on every write.
+    private(set) var totalBytes = 0
     /// Each key's modification revision on the server as last seen (absent or deleted: no entry).
     var serverRevisions: [String: Int64] = [:]
     /// The highest revision of each key this store has seen or caused (deletions included): an event at or
@@ -49,10 +53,26 @@ struct CloudState: Sendable {
     var nextGeneration = 1
 
     /// Stores `value` (`nil` removes) for `key` in memory only; `text` is its JSON text when the caller
-    /// has it already (encoded here otherwise, for its size).
-    mutating func setValue(_ value: DefaultsValue?, forKey key: String, text: Data? = nil) {
-        values[key] = value
-        sizes[key] = value.map { text?.count ?? CloudValueText.encode($0).count }
+    /// has it already (encoded here otherwise, for its size). Returns whether the value changed: storing the
+    /// value the key holds changes nothing, its recorded size included. One lookup per dictionary.
+    @discardableResult
+    mutating func setValue(_ value: DefaultsValue?, forKey key: String, text: Data? = nil) -> Bool {
+        guard Self.replace(&values[key], with: value) else { return false }
+        let size = value.map { text?.count ?? CloudValueText.encode($0).count }
+        let replaced = Self.exchange(&sizes[key], with: size)
+        totalBytes += (size ?? 0) - (replaced ?? 0)
+        return true
+    }
+
+    private static func replace(_ slot: inout DefaultsValue?, with value: DefaultsValue?) -> Bool {
+        guard slot != value else { return false }
+        slot = value
+        return true
+    }
+
+    private static func exchange(_ slot: inout Int?, with size: Int?) -> Int? {
+        defer { slot = size }
+        return slot
     }
 
     /// A server value for `key` at `revision` seen outside this store's own uploads (a watch event, a
@@ -72,9 +92,8 @@ struct CloudState: Sendable {
             if revision > write.baseRevision { pending[key] = nil }  // another writer was first: the server wins
         }
         serverRevisions[key] = value == nil ? nil : revision
-        guard pending[key] == nil, values[key] != value else { return false }
-        setValue(value, forKey: key, text: text)
-        return true
+        guard pending[key] == nil else { return false }
+        return setValue(value, forKey: key, text: text)
     }
 
     /// This store's upload of `write` for `key` was written at `revision`.
@@ -103,10 +122,7 @@ struct CloudState: Sendable {
                 continue  // unchanged since the write was made: it will be uploaded
             }
             pending[key] = nil
-            if values[key] != remote?.value {
-                setValue(remote?.value, forKey: key, text: remote?.text)
-                changed.insert(key)
-            }
+            if setValue(remote?.value, forKey: key, text: remote?.text) { changed.insert(key) }
         }
         lastRevision = max(lastRevision, revision)
         return changed

@@ -75,7 +75,9 @@ final class CloudStoreCore: Sendable {
     /// with the change. Nothing is posted to `NotificationCenter` (iCloud announces outside changes only).
     func announceLocalWrite(_ key: String, skipping: Int?) {
         let tokens = listeners.withLock { listeners in
-            listeners.observers.filter { $0.value.hearsLocalWrites && $0.key != skipping }.map(\.key)
+            var tokens: [Int] = []
+            for (token, observer) in listeners.observers where observer.hearsLocalWrites && token != skipping { tokens.append(token) }
+            return tokens
         }
         guard !tokens.isEmpty else { return }
         let keys: Set<ExactKey> = [ExactKey(key)]

@@ -77,7 +77,8 @@ enum CloudBenchmarks {
     /// Every row the group reports, for the skip path.
     private static func rowNames(_ sizes: Sizes) -> [(id: String, name: String)] {
         [("read.plain", readPlainName), ("read.cloud-macro", readMacroName), ("read.store", readStoreName),
-         ("write.plain", writePlainName), ("write.cloud-macro", writeMacroName)]
+         ("write.plain", writePlainName), ("write.cloud-macro", writeMacroName), ("write.plain.full", writePlainName),
+         ("write.cloud-macro.full", writeFullStoreName)]
             + propagationPairs.map { ($0.id, $0.name) }
             + [("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName), ("propagation.store.call", storeCallName)]
             + fanOutSides.flatMap { side in
@@ -132,36 +133,57 @@ enum CloudBenchmarks {
 
     private static let writePlainName = "write: Int, plain `@Observable`"
     private static let writeMacroName = "write: Int, `@ObservableCloud` property (development store: memory only, no upload or save)"
+    private static let writeFullStoreName = "write: Int, `@ObservableCloud` property, the store holding \(fullStoreKeys) other keys"
+    /// How many keys the `write.cloud-macro.full` row puts in the store first (iCloud's limit is 1,024).
+    static let fullStoreKeys = 1_000
+
+    /// Gives the development store `count` more keys, small values under their own prefix.
+    static func fillDevelopmentStore(_ count: Int) {
+        for index in 0..<count { CloudKeyValueStore.development.set(Int64(index), forKey: "bench.fill.\(index)") }
+    }
+
+    /// Takes the keys ``fillDevelopmentStore(_:)`` added out again.
+    static func emptyDevelopmentStore(_ count: Int) {
+        for index in 0..<count { CloudKeyValueStore.development.removeObject(forKey: "bench.fill.\(index)") }
+    }
 
     /// The `@ObservableCloud` property write on the development store (a write of a new value updates the
-    /// copy and the store's memory and returns), interleaved with the same write of plain `@Observable`.
-    /// Values never repeat, so no write is skipped as equal; no other object observes the written key.
+    /// copy and the store's memory and returns), interleaved with the same write of plain `@Observable`;
+    /// then the same with the store holding ``fullStoreKeys`` other keys (what a write costs must not grow
+    /// with the store). Values never repeat, so no write is skipped as equal; no other object observes the
+    /// written key.
     private static func writeRows(_ context: BenchContext, into group: inout GroupResult) {
         context.progress("9. cloud (etcd): property write")
         let plain = opaque(PlainSettings())
         let object = opaque(CloudWriteSettings(store: .development))
         var counter = 0
-        let entries: [PropertyReadBenchmarks.Entry] = [
-            ("plain", writePlainName, { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    plain.count = counter
-                }
-                return plain.count
-            }),
-            ("cloud-macro", writeMacroName, { n in
+        let plainEntry: PropertyReadBenchmarks.Entry = ("plain", writePlainName, { n in
+            for _ in 0..<n {
+                counter &+= 1
+                plain.count = counter
+            }
+            return plain.count
+        })
+        func macroEntry(_ variant: String, _ name: String) -> PropertyReadBenchmarks.Entry {
+            (variant, name, { n in
                 for _ in 0..<n {
                     counter &+= 1
                     object.count = counter
                 }
                 return object.count
-            }),
-        ]
-        let statistics = Sampler.interleaved(context.settings, entries.map { Sampler.Candidate(body: $0.body) })
-        for (entry, stats) in zip(entries, statistics) {
-            group.append(ResultRow(id: "write.\(entry.variant)", name: entry.name, statistics: stats))
+            })
         }
-        group.relate("write.cloud-macro", to: "write.plain")
+        func measure(_ entries: [PropertyReadBenchmarks.Entry], suffix: String) {
+            let statistics = Sampler.interleaved(context.settings, entries.map { Sampler.Candidate(body: $0.body) })
+            for (entry, stats) in zip(entries, statistics) {
+                group.append(ResultRow(id: "write.\(entry.variant)\(suffix)", name: entry.name, statistics: stats))
+            }
+            group.relate("write.cloud-macro\(suffix)", to: "write.plain\(suffix)")
+        }
+        measure([plainEntry, macroEntry("cloud-macro", writeMacroName)], suffix: "")
+        fillDevelopmentStore(fullStoreKeys)
+        defer { emptyDevelopmentStore(fullStoreKeys) }
+        measure([plainEntry, macroEntry("cloud-macro", writeFullStoreName)], suffix: ".full")
     }
 
     // MARK: Propagation

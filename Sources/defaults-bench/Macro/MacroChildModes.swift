@@ -5,8 +5,9 @@ import ObservableDefaults
 ///
 ///     macro-set-loop FILE COUNT        COUNT write-through writes of a new value to an @ObservableDefaults property
 ///     macro-batch-set-loop FILE COUNT  the same inside one `performBatchUpdates` (the in-memory part only)
-///     cloud-macro-set-loop COUNT       COUNT writes of a new value to an @ObservableCloud property on the
-///                                      development store (group 9's `write.cloud-macro` row)
+///     cloud-macro-set-loop COUNT [KEYS]  COUNT writes of a new value to an @ObservableCloud property on the
+///                                      development store (group 9's `write.cloud-macro` row), the store first
+///                                      given KEYS other keys (default 0; the `write.cloud-macro.full` row: 1,000)
 enum MacroChildModes {
     static func run(_ arguments: [String]) -> Bool {
         switch arguments.first {
@@ -23,8 +24,11 @@ enum MacroChildModes {
                 for index in 0..<count { object.count = index }
             }
             return true
-        case "cloud-macro-set-loop" where arguments.count == 2:
-            guard let count = Int(arguments[1]) else { fail("COUNT must be an integer") }
+        case "cloud-macro-set-loop" where arguments.count == 2 || arguments.count == 3:
+            guard let count = Int(arguments[1]), let keys = Int(arguments.count == 3 ? arguments[2] : "0") else {
+                fail("COUNT and KEYS must be integers")
+            }
+            CloudBenchmarks.fillDevelopmentStore(keys)
             let object = CloudWriteSettings(store: .development)
             for index in 0..<count { object.count = index }
             return true

@@ -71,6 +71,38 @@ import Testing
         #expect(try localCopyOnDisk(try #require(again.localCopyURL))["values"]?.dictionaryValue?["level"] == .string("debug"))
     }
 
+    /// The total counts exactly what the store holds: an overwrite frees the old value's bytes, a removal
+    /// all of them, a value that fills the total to the byte fits, one byte more does not — also in a store
+    /// loaded from the local copy.
+    @Test func theTotalLimitCountsWhatTheStoreHoldsThroughOverwritesAndRemovals() {
+        let limits = CloudLimits(maximumKeyCount: 100, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64)
+        let store = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
+        func text(_ bytes: Int) -> String { String(repeating: "x", count: bytes - 2) }  // JSON: the quotes too
+        store.set(text(40), forKey: "a")
+        store.set(text(40), forKey: "b")
+        store.set(text(30), forKey: "c")                     // 110 bytes: refused
+        #expect(store.string(forKey: "c") == nil)
+        store.set(text(10), forKey: "a")                     // 50
+        store.set(text(30), forKey: "c")                     // 80
+        #expect(store.string(forKey: "c") == text(30))
+        store.removeObject(forKey: "b")                      // 40
+        store.set(text(60), forKey: "d")                     // 100: the limit itself
+        #expect(store.string(forKey: "d") == text(60))
+        store.set(text(3), forKey: "e")                      // 103: refused
+        #expect(store.string(forKey: "e") == nil)
+        #expect(store.core.state.withLock { ($0.totalBytes, $0.sizes.values.reduce(0, +)) } == (100, 100))
+        #expect(store.synchronize())
+
+        let loaded = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
+        #expect(loaded !== store)
+        #expect(loaded.core.state.withLock { $0.totalBytes } == 100)
+        loaded.set(text(3), forKey: "e")
+        #expect(loaded.string(forKey: "e") == nil)
+        loaded.removeObject(forKey: "d")
+        loaded.set(text(3), forKey: "e")
+        #expect(loaded.string(forKey: "e") == text(3))
+    }
+
     @Test func aDamagedLocalCopyIsMovedAsideAndReported() throws {
         let store = CloudKeyValueStore.localOnly(directory: directory.url)
         let file = try #require(store.localCopyURL)
