@@ -3,7 +3,7 @@ import Foundation
 /// The shared heart of a ``CloudKeyValueStore``: its state under one lock, its local copy, its change
 /// observers and error channel. The sync engine and the public API both work through it.
 final class CloudStoreCore: Sendable {
-    struct Observer: Sendable {
+    struct Observer: Sendable, KeyFilteredObserver {
         var filter: DefaultsKeyFilter
         var handler: @Sendable (CloudChange) -> Void
         /// Also hears this process's writes through the store (``announceLocalWrite(_:skipping:)``): the
@@ -12,7 +12,7 @@ final class CloudStoreCore: Sendable {
     }
 
     private struct Listeners: Sendable {
-        var observers: [Int: Observer] = [:]
+        var observers = ObserverRegistry<Int, Observer>()
         var errorHandlers: [Int: @Sendable (DefaultsError) -> Void] = [:]
         /// Problems that persist now, by topic (a topic clears when its problem goes away).
         var currentErrors: [String: DefaultsError] = [:]
@@ -46,24 +46,29 @@ final class CloudStoreCore: Sendable {
     func addObserver(_ observer: Observer) -> Int {
         listeners.withLock { listeners in
             listeners.nextToken += 1
-            listeners.observers[listeners.nextToken] = observer
+            listeners.observers.insert(observer, for: listeners.nextToken)
             return listeners.nextToken
         }
     }
 
-    func removeObserver(_ token: Int) { listeners.withLock { _ = $0.observers.removeValue(forKey: token) } }
+    func removeObserver(_ token: Int) { listeners.withLock { _ = $0.observers.remove(token) } }
 
     /// Tells observers (and `NotificationCenter`) about `keys`, unless empty. With `deliveredByCaller`,
     /// the caller runs the delivery itself after releasing the state lock (see ``change(deliverHere:_:)``).
     func announce(_ keys: Set<String>, reason: CloudChangeReason, deliveredByCaller: Bool = false) {
         guard !keys.isEmpty else { return }
         let change = CloudChange(keys: keys, reason: reason)
+        let exactKeys = Set(keys.map { ExactKey($0) })
         // Observers registered now hear it (not ones added before it is delivered), unless cancelled by then.
-        let tokens = listeners.withLock { Array($0.observers.keys) }
+        let tokens = listeners.withLock { listeners in
+            var tokens: [Int] = []
+            listeners.observers.forEach(hearingAnyOf: exactKeys) { token, _ in tokens.append(token) }
+            return tokens
+        }
         deliveries.add(deliveredByCaller: deliveredByCaller) { [self] in
             for token in tokens {
                 guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
-                let relevant = observer.filter.matching(Set(keys.map { ExactKey($0) }))
+                let relevant = observer.filter.matching(exactKeys)
                 if !relevant.isEmpty { observer.handler(CloudChange(keys: relevant, reason: reason)) }
             }
             notificationSender.withLock { $0 }?(change)
@@ -74,13 +79,16 @@ final class CloudStoreCore: Sendable {
     /// process wrote `key` through the store. Called under the state lock, so the announcement is ordered
     /// with the change. Nothing is posted to `NotificationCenter` (iCloud announces outside changes only).
     func announceLocalWrite(_ key: String, skipping: Int?) {
+        let exactKey = ExactKey(key)
         let tokens = listeners.withLock { listeners in
             var tokens: [Int] = []
-            for (token, observer) in listeners.observers where observer.hearsLocalWrites && token != skipping { tokens.append(token) }
+            listeners.observers.forEach(hearing: exactKey, except: skipping) { token, observer in
+                if observer.hearsLocalWrites { tokens.append(token) }
+            }
             return tokens
         }
         guard !tokens.isEmpty else { return }
-        let keys: Set<ExactKey> = [ExactKey(key)]
+        let keys: Set<ExactKey> = [exactKey]
         deliveries.add { [self] in
             for token in tokens {
                 guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }

@@ -51,10 +51,15 @@ struct DefaultsKeyFilter: Sendable {
         self.prefix = prefix
     }
 
-    /// The changed keys that pass, as the `String`s a ``DefaultsChange`` holds.
+    /// The changed keys that pass, as the `String`s a ``DefaultsChange`` holds. Walks the smaller of the
+    /// two sets (a reload can change thousands of keys; an object names a few).
     func matching(_ changed: Set<ExactKey>) -> Set<String> {
         var relevant = Set<String>()
-        for key in changed where matches(key) { relevant.insert(key.string) }
+        if let keys, keys.count < changed.count {
+            for key in keys where changed.contains(key) && matches(key) { relevant.insert(key.string) }
+        } else {
+            for key in changed where matches(key) { relevant.insert(key.string) }
+        }
         return relevant
     }
 
@@ -62,5 +67,11 @@ struct DefaultsKeyFilter: Sendable {
         if let keys, !keys.contains(key) { return false }
         if let prefix, !key.hasBytePrefix(prefix) { return false }
         return true
+    }
+
+    /// Whether at least one of `changed` passes (walking the smaller set, as ``matching(_:)`` does).
+    func matchesAny(_ changed: Set<ExactKey>) -> Bool {
+        if let keys, keys.count < changed.count { return keys.contains { changed.contains($0) && matches($0) } }
+        return changed.contains { matches($0) }
     }
 }

@@ -46,7 +46,9 @@ extension SuiteStorage {
                 announcement.mustWritePending = state.fileError != nil && state.memory.hasPendingChanges
                 state.fileError = nil
                 if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
-                    announcement.observers = Array(state.observers.values)
+                    var keys = announcement.outsideChanges
+                    if let updated = announcement.updatedKey { keys.insert(updated) }
+                    announcement.observers = state.observers.observers(hearingAnyOf: keys)
                 }
                 return announcement
             }

@@ -6,7 +6,7 @@ extension SuiteStorage {
     func addObserver(_ observer: Observer) -> UInt64 {
         let token = state.withLock { state -> UInt64 in
             state.nextToken += 1
-            state.observers[state.nextToken] = observer
+            state.observers.insert(observer, for: state.nextToken)
             return state.nextToken
         }
         if observer.scope == .allProcesses && updateWatching() { reloadFromDisk() }
@@ -14,7 +14,7 @@ extension SuiteStorage {
     }
 
     func removeObserver(_ token: UInt64) {
-        let removed = state.withLock { $0.observers.removeValue(forKey: token) }
+        let removed = state.withLock { $0.observers.remove(token) }
         removed?.isActive.clear()
         if removed?.scope == .allProcesses { _ = updateWatching() }
     }
@@ -28,7 +28,7 @@ extension SuiteStorage {
     func updateWatching() -> Bool {
         watching.withLock { token -> Bool in
             let wanted = state.withLock { state in
-                state.observers.values.contains { $0.scope == .allProcesses }
+                state.observers.all.values.contains { $0.scope == .allProcesses }
                     || (state.fileError != nil && state.memory.hasPendingChanges)
             }
             guard wanted != (token != nil) else { return false }

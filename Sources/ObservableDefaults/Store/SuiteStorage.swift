@@ -8,7 +8,7 @@ import Synchronization
 /// change updates memory and notifies observers at once, then is written through under the cross-process
 /// lock; a change on disk is re-read, diffed against memory, and only the keys that differ are announced.
 final class SuiteStorage: Sendable {
-    struct Observer {
+    struct Observer: KeyFilteredObserver {
         /// Cleared when the observation is cancelled and checked just before each handler call.
         let isActive = ActiveFlag()
         var filter: DefaultsKeyFilter
@@ -36,7 +36,7 @@ final class SuiteStorage: Sendable {
         var lastError: DefaultsError?
         var batchDepth = 0
         var synchronizesToDisk = false
-        var observers: [UInt64: Observer] = [:]
+        var observers = ObserverRegistry<UInt64, Observer>()
         var errorHandlers: [UInt64: @Sendable (DefaultsError) -> Void] = [:]
         /// Called when pending changes that had failed to be written finally land.
         var recoveryHandlers: [UInt64: @Sendable () -> Void] = [:]
@@ -133,7 +133,7 @@ final class SuiteStorage: Sendable {
             for (key, newValue) in changes {
                 if state.memory.set(newValue.map(format.normalize), forKey: key) { changed.insert(key) }
             }
-            return (changed, changed.isEmpty ? [] : Array(state.observers.values), state.batchDepth == 0)
+            return (changed, changed.isEmpty ? [] : state.observers.observers(hearingAnyOf: changed), state.batchDepth == 0)
         }
         guard !changed.isEmpty else { return }
         Self.notify(observers, keys: changed, origin: .thisProcess)
@@ -168,17 +168,7 @@ final class SuiteStorage: Sendable {
             let changed = state.memory.set(normalized.take(), forKey: key, handle: &handle)
             alongside(handle)
             guard changed else { return nil }
-            // By index, so the skipped observer (usually the only one) is not copied: a copy retains and
-            // releases its four references (and so is the map: `indices` would hold a copy of it).
-            var observers: [Observer] = []
-            var index = state.observers.startIndex
-            while index != state.observers.endIndex {
-                if state.observers.keys[index] != skipped, state.observers.values[index].filter.matches(key) {
-                    observers.append(state.observers.values[index])
-                }
-                state.observers.formIndex(after: &index)
-            }
-            return (observers, state.batchDepth == 0)
+            return (state.observers.observers(hearing: key, except: skipped), state.batchDepth == 0)
         }
         guard let delivery else { return }
         if !delivery.observers.isEmpty { Self.notify(delivery.observers, key: key, origin: .thisProcess) }
@@ -214,7 +204,7 @@ final class SuiteStorage: Sendable {
                 if state.memory[key] == nil && state.registered[key] != normalized { changed.insert(key) }
                 state.registered[key] = normalized
             }
-            return (changed, Array(state.observers.values))
+            return (changed, state.observers.observers(hearingAnyOf: changed))
         }
         if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .thisProcess) }
     }

@@ -106,6 +106,7 @@ enum PropertyWriteBenchmarks {
             floors.memoryRow,
             floors.copyRow,
             macro.inBatch,
+            macro.inSharedBatch,
             ("suite.batch", "`DefaultsSuite.set` inside `performBatchUpdates` (file write excluded)", { n in
                 for _ in 0..<n {
                     counter &+= 1
@@ -116,7 +117,9 @@ enum PropertyWriteBenchmarks {
         ]
         let inMemoryStatistics = suite.performBatchUpdates {
             macro.suite.performBatchUpdates {
-                Sampler.interleaved(settings, inMemory.map { Sampler.Candidate(body: $0.body) })
+                macro.sharedSuite.performBatchUpdates {
+                    withExtendedLifetime(macro.others) { Sampler.interleaved(settings, inMemory.map { Sampler.Candidate(body: $0.body) }) }
+                }
             }
         }
         for (entry, stats) in zip(inMemory, inMemoryStatistics) { group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats)) }
@@ -135,7 +138,7 @@ enum PropertyWriteBenchmarks {
                 return counter
             }.scaled(by: 1.0 / 100)))
 
-        for id in ["macro.writethrough", "macro.batch", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults",
+        for id in ["macro.writethrough", "macro.batch", "macro.batch.shared", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults",
                    "userdefaults.synchronize", WriteFloors.memoryID, WriteFloors.copyID] {
             group.relate(id, to: "plain")
         }

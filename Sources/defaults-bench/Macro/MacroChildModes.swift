@@ -4,7 +4,8 @@ import ObservableDefaults
 /// Profiling aid for the macro write path (run under `perf record`; not used by the groups):
 ///
 ///     macro-set-loop FILE COUNT        COUNT write-through writes of a new value to an @ObservableDefaults property
-///     macro-batch-set-loop FILE COUNT  the same inside one `performBatchUpdates` (the in-memory part only)
+///     macro-batch-set-loop FILE COUNT [OBJECTS]  the same inside one `performBatchUpdates` (the in-memory
+///                                      part only), OBJECTS other objects observing the suite (default 0)
 ///     cloud-macro-set-loop COUNT [KEYS]  COUNT writes of a new value to an @ObservableCloud property on the
 ///                                      development store (group 9's `write.cloud-macro` row), the store first
 ///                                      given KEYS other keys (default 0; the `write.cloud-macro.full` row: 1,000)
@@ -16,13 +17,17 @@ enum MacroChildModes {
             let object = MacroSettings(userDefaults: openSuite(URL(fileURLWithPath: arguments[1])))
             for index in 0..<count { object.count = index }
             return true
-        case "macro-batch-set-loop" where arguments.count == 3:
-            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+        case "macro-batch-set-loop" where arguments.count == 3 || arguments.count == 4:
+            guard let count = Int(arguments[2]), let objects = Int(arguments.count == 4 ? arguments[3] : "0") else {
+                fail("COUNT and OBJECTS must be integers")
+            }
             let suite = openSuite(URL(fileURLWithPath: arguments[1]))
+            let others = MacroRows.otherObjects(on: suite, count: objects)
             let object = MacroSettings(userDefaults: suite)
             suite.performBatchUpdates {
                 for index in 0..<count { object.count = index }
             }
+            withExtendedLifetime(others) {}
             return true
         case "cloud-macro-set-loop" where arguments.count == 2 || arguments.count == 3:
             guard let count = Int(arguments[1]), let keys = Int(arguments.count == 3 ? arguments[2] : "0") else {

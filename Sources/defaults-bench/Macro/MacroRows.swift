@@ -46,24 +46,48 @@ enum MacroRows {
         }
     }
 
-    /// Group 2: the property write through the macro: a write-through loop, and the same loop for inside a
-    /// batch, which the caller opens on `suite` (so the batch rows can be sampled interleaved).
-    static func propertyWrite(_ context: BenchContext) -> (suite: DefaultsSuite, writeThrough: BenchRow, inBatch: BenchRow) {
-        let suite = openSuite(context.directory("macro-write").appendingPathComponent("write.json"))
-        suite.performBatchUpdates {
-            for index in 0..<9 { suite.set(.string("value \(index)"), forKey: "other\(index)") }
-        }
-        let object = opaque(MacroSettings(userDefaults: suite))
-        var counter = 0
-        let write: (Int) -> Int = { n in
-            for _ in 0..<n {
-                counter &+= 1
-                object.count = counter
+    /// How many other objects observe the suite of the `macro.batch.shared` row.
+    static let sharedSuiteObjects = 100
+
+    /// `count` objects on `suite`, each under a prefix of its own (so none hears another's keys).
+    static func otherObjects(on suite: DefaultsSuite, count: Int) -> [AnyObject] {
+        (0..<count).map { MacroSettings(userDefaults: suite, ignoreExternalChanges: nil, prefix: "other\($0).", ignoredKeyPathsForExternalUpdates: []) }
+    }
+
+    /// Group 2: the property write through the macro: a write-through loop, the same loop for inside a
+    /// batch, and that on a suite ``sharedSuiteObjects`` other objects observe (what a write costs must not
+    /// grow with them). The caller opens the batches on `suite` and `sharedSuite` (so the batch rows can be
+    /// sampled interleaved) and keeps `others` alive while sampling.
+    static func propertyWrite(_ context: BenchContext)
+        -> (suite: DefaultsSuite, sharedSuite: DefaultsSuite, others: [AnyObject], writeThrough: BenchRow, inBatch: BenchRow, inSharedBatch: BenchRow)
+    {
+        func seeded(_ name: String) -> DefaultsSuite {
+            let suite = openSuite(context.directory(name).appendingPathComponent("write.json"))
+            suite.performBatchUpdates {
+                for index in 0..<9 { suite.set(.string("value \(index)"), forKey: "other\(index)") }
             }
-            return object.count
+            return suite
         }
-        return (suite, ("macro.writethrough", "`@ObservableDefaults` property write-through (in the file on return)", write),
-                ("macro.batch", "`@ObservableDefaults` property inside `performBatchUpdates` (file write excluded)", write))
+        var counter = 0
+        func writes(_ object: MacroSettings) -> (Int) -> Int {
+            { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    object.count = counter
+                }
+                return object.count
+            }
+        }
+        let suite = seeded("macro-write")
+        let object = opaque(MacroSettings(userDefaults: suite))
+        let sharedSuite = seeded("macro-write-shared")
+        let others = otherObjects(on: sharedSuite, count: sharedSuiteObjects)
+        let sharing = opaque(MacroSettings(userDefaults: sharedSuite))
+        return (suite, sharedSuite, others,
+                ("macro.writethrough", "`@ObservableDefaults` property write-through (in the file on return)", writes(object)),
+                ("macro.batch", "`@ObservableDefaults` property inside `performBatchUpdates` (file write excluded)", writes(object)),
+                ("macro.batch.shared", "`@ObservableDefaults` property inside `performBatchUpdates`, \(sharedSuiteObjects) other objects on the suite",
+                 writes(sharing)))
     }
 
     /// Group 3: an `@ObservableDefaults` class with `count` properties; one key changes on disk; time until
