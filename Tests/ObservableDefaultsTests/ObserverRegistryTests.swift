@@ -12,7 +12,7 @@ struct ObserverRegistryTests {
 
     /// Filters of every kind: key sets (with and without a prefix), a prefix alone, every key.
     static func filter(_ seed: Int) -> DefaultsKeyFilter {
-        var generator = SplitMix(seed: UInt64(seed))
+        var generator = SeededGenerator(seed: UInt64(seed))
         let kind = generator.next() % 5
         let count = 1 + Int(generator.next() % 4)
         let named = Set((0..<count).map { _ in keys[Int(generator.next() % UInt64(keys.count))] })
@@ -66,18 +66,5 @@ struct ObserverRegistryTests {
         #expect(filter.matching(["key3", "absent", "zzz"]) == ["key3"])
         #expect(filter.matchesAny(many))
         #expect(!filter.matchesAny(["zzz", "other"]))  // "other" is named but fails the prefix
-    }
-}
-
-/// A small deterministic generator for the filters above.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
