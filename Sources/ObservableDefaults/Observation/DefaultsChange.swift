@@ -56,7 +56,7 @@ struct DefaultsKeyFilter: Sendable {
     func matching(_ changed: Set<ExactKey>) -> Set<String> {
         var relevant = Set<String>()
         if let keys, keys.count < changed.count {
-            for key in keys where changed.contains(key) && matches(key) { relevant.insert(key.string) }
+            for key in keys where changed.contains(key) && passesPrefix(key) { relevant.insert(key.string) }
         } else {
             for key in changed where matches(key) { relevant.insert(key.string) }
         }
@@ -65,13 +65,17 @@ struct DefaultsKeyFilter: Sendable {
 
     func matches(_ key: ExactKey) -> Bool {
         if let keys, !keys.contains(key) { return false }
-        if let prefix, !key.hasBytePrefix(prefix) { return false }
-        return true
+        return passesPrefix(key)
+    }
+
+    private func passesPrefix(_ key: ExactKey) -> Bool {
+        guard let prefix else { return true }
+        return key.hasBytePrefix(prefix)
     }
 
     /// Whether at least one of `changed` passes (walking the smaller set, as ``matching(_:)`` does).
     func matchesAny(_ changed: Set<ExactKey>) -> Bool {
-        if let keys, keys.count < changed.count { return keys.contains { changed.contains($0) && matches($0) } }
+        if let keys, keys.count < changed.count { return keys.contains { changed.contains($0) && passesPrefix($0) } }
         return changed.contains { matches($0) }
     }
 }
