@@ -125,7 +125,7 @@ public final class CloudKeyValueStore: Sendable {
                 NSUbiquitousKeyValueStoreChangedKeysKey: change.keys.sorted(),
             ])
         }
-        core.notificationSender.withLock { $0 = sender }
+        core.notificationSender.set(sender)
     }
 
     /// The name of the local copy (`nil` for the development store): its saves go to two slot files beside

@@ -31,7 +31,7 @@ final class CloudLocalCopySaver: Sendable {
 
     let localCopy: CloudLocalCopy
     private let snapshot: @Sendable () -> CloudState
-    private let finished = Locked<(@Sendable (DefaultsError?) -> Void)?>(nil)
+    private let finished = LockedCallback<DefaultsError?>()
     private let status = Locked(Status())
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.saver")
 
@@ -44,7 +44,7 @@ final class CloudLocalCopySaver: Sendable {
 
     /// Sets who hears each save's outcome (`nil`: written).
     func onSave(_ handler: @escaping @Sendable (DefaultsError?) -> Void) {
-        finished.withLock { $0 = handler }
+        finished.set(handler)
     }
 
     /// Saves the latest state as soon as the saver is free.
@@ -88,7 +88,7 @@ final class CloudLocalCopySaver: Sendable {
             return status.dirty
         }
         guard save else { return }
-        let handler = finished.withLock { $0 }
+        let handler = finished.current
         do {
             try localCopy.save(snapshot())
             handler?(nil)

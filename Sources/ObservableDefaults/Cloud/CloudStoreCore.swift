@@ -25,7 +25,7 @@ final class CloudStoreCore: Sendable {
     private let saver: CloudLocalCopySaver?
     let limits: CloudLimits
     /// Set by the store once it exists: the `object` of posted notifications.
-    let notificationSender = Locked<(@Sendable (CloudChange) -> Void)?>(nil)
+    let notificationSender = LockedCallback<CloudChange>()
     private let listeners = Locked(Listeners())
     /// Events and errors, delivered in order (see ``CloudDeliveries``).
     private let deliveries = CloudDeliveries()
@@ -71,7 +71,7 @@ final class CloudStoreCore: Sendable {
                 let relevant = observer.filter.matching(exactKeys)
                 if !relevant.isEmpty { observer.handler(CloudChange(keys: relevant, reason: reason)) }
             }
-            notificationSender.withLock { $0 }?(change)
+            notificationSender.current?(change)
         }
     }
 

@@ -1,24 +1,20 @@
 /// A running observation of a suite (changes or errors). Call ``cancel()`` to stop it; it also stops when
 /// the token is released.
 public final class DefaultsObservation: Sendable, Hashable {
-    private let cancellation: Locked<(@Sendable () -> Void)?>
+    private let cancellation: LockedCallback<Void>
 
     init(cancellation: @escaping @Sendable () -> Void) {
-        self.cancellation = Locked(cancellation)
+        self.cancellation = LockedCallback { _ in cancellation() }
     }
 
     /// Stops the observation: no new handler call begins after it returns (one already running on another
     /// thread may finish). Calling it again does nothing.
     public func cancel() {
-        let action = cancellation.withLock { action -> (@Sendable () -> Void)? in
-            defer { action = nil }
-            return action
-        }
-        action?()
+        cancellation.take()?(())
     }
 
     /// Whether ``cancel()`` has been called (or the token was never active).
-    public var isCancelled: Bool { cancellation.withLock { $0 == nil } }
+    public var isCancelled: Bool { cancellation.isEmpty }
 
     deinit { cancel() }
 

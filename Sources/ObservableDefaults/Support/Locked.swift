@@ -11,6 +11,8 @@ import Musl
 /// under such a lock is reported as a race, which drowns real ones. ThreadSanitizer intercepts
 /// `pthread_mutex_lock`, so state guarded here is checked for real. The cost is the same (an uncontended
 /// lock is one atomic operation in either).
+///
+/// A function (or an Optional of one) must not be the value itself: use ``LockedCallback``, which says why.
 final class Locked<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// Out of line (not a stored `var`), so access needs no dynamic exclusivity check: the mutex is

@@ -26,7 +26,7 @@ final class EtcdWatchStream: @unchecked Sendable {
     private let onEvents: @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void
     private let onEnd: @Sendable (End) -> Void
     private let ended = Locked(false)
-    private let abort = Locked<(@Sendable () -> Void)?>(nil)
+    private let abort = LockedCallback<Void>()
     /// The start of a message whose newline has not arrived. Only touched on the stream's thread.
     private var buffer = Data()
 
@@ -63,11 +63,10 @@ final class EtcdWatchStream: @unchecked Sendable {
         let failure = EtcdHTTP.stream(
             url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, connectTimeout: 2, transport: transport,
             register: { [self] cancel in
-                let endedAlready = abort.withLock { abort in
-                    abort = cancel
-                    return ended.withLock { $0 }
-                }
-                if endedAlready { cancel() }
+                // Set before `ended` is read, as `finish` sets `ended` before it reads this: one of the two
+                // sees the other, so a watch ended meanwhile is aborted (by both at worst; that is harmless).
+                abort.set { _ in cancel() }
+                if ended.withLock({ $0 }) { cancel() }
             },
             onStatus: { status = $0 },
             onData: { [self] data in status == 200 ? receive(data) : false })
@@ -88,7 +87,7 @@ final class EtcdWatchStream: @unchecked Sendable {
             return !ended
         }
         guard first else { return }
-        abort.withLock { $0 }?()
+        abort.current?(())
         onEnd(end)
     }
 
