@@ -55,10 +55,7 @@ enum WatchLine {
             }
             return JSONFormat.object(fields, pretty: false)
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "HH:mm:ss.SSS"
-        let time = formatter.string(from: now)
+        let time = DateText.timeOfDay(now)
         let keyText = HumanFormat.quoted(key)
         guard let value else { return "\(time) \(source) \(keyText) deleted" }
         return "\(time) \(source) \(keyText) = \(HumanFormat.inline(value))"
