@@ -51,16 +51,38 @@ struct DefaultsKeyFilter: Sendable {
         self.prefix = prefix
     }
 
-    /// The changed keys that pass, as the `String`s a ``DefaultsChange`` holds. Walks the smaller of the
-    /// two sets (a reload can change thousands of keys; an object names a few).
+    /// The changed keys that pass, as the `String`s a ``DefaultsChange`` holds.
     func matching(_ changed: Set<ExactKey>) -> Set<String> {
         var relevant = Set<String>()
-        if let keys, keys.count < changed.count {
-            for key in keys where changed.contains(key) && passesPrefix(key) { relevant.insert(key.string) }
-        } else {
-            for key in changed where matches(key) { relevant.insert(key.string) }
+        forEachPassing(changed) { key in
+            relevant.insert(key.string)
+            return true
         }
         return relevant
+    }
+
+    /// Whether at least one of `changed` passes.
+    func matchesAny(_ changed: Set<ExactKey>) -> Bool {
+        var found = false
+        forEachPassing(changed) { _ in
+            found = true
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each of `changed` that passes until it returns false, walking the smaller of the
+    /// two sets (a reload can change thousands of keys; an object names a few).
+    private func forEachPassing(_ changed: Set<ExactKey>, _ body: (ExactKey) -> Bool) {
+        if let keys, keys.count < changed.count {
+            for key in keys where changed.contains(key) && passesPrefix(key) {
+                if !body(key) { return }
+            }
+        } else {
+            for key in changed where matches(key) {
+                if !body(key) { return }
+            }
+        }
     }
 
     func matches(_ key: ExactKey) -> Bool {
@@ -71,11 +93,5 @@ struct DefaultsKeyFilter: Sendable {
     private func passesPrefix(_ key: ExactKey) -> Bool {
         guard let prefix else { return true }
         return key.hasBytePrefix(prefix)
-    }
-
-    /// Whether at least one of `changed` passes (walking the smaller set, as ``matching(_:)`` does).
-    func matchesAny(_ changed: Set<ExactKey>) -> Bool {
-        if let keys, keys.count < changed.count { return keys.contains { changed.contains($0) && passesPrefix($0) } }
-        return changed.contains { matches($0) }
     }
 }
