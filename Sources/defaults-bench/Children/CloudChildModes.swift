@@ -6,7 +6,8 @@ import Foundation
 ///                                    observe SUBJECT's key (see CloudSubjects.swift) at the etcd member
 ///                                    ENDPOINT; print "ready" once observing, then "arrived STAMP T" for each
 ///                                    stamp that reaches the observer (T: the monotonic clock when it did);
-///                                    "error WHY" if it cannot start; exit at end of input
+///                                    "error WHY" if it cannot start; for each input line "usage", the
+///                                    process's CPU so far (ProcessUsage.line); exit at end of input
 ///
 /// Profiling aid (run under `strace -f -tt` or `perf record`; not used by the group):
 ///
@@ -34,7 +35,9 @@ enum CloudChildModes {
             exit(1)
         }
         emit("ready")
-        while readLine() != nil {}
+        while let line = readLine() {
+            if line == "usage" { emit(ProcessUsage.current().line) }
+        }
         withExtendedLifetime(observer) {}
         return true
     }

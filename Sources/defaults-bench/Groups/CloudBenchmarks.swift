@@ -82,7 +82,8 @@ enum CloudBenchmarks {
             + propagationPairs.map { ($0.id, $0.name) }
             + [("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName), ("propagation.store.call", storeCallName)]
             + fanOutSides.flatMap { side in
-                [("fanout.\(side.role).all", fanOutName(side, "all arrivals", sizes)), ("fanout.\(side.role).last", fanOutName(side, "last arrival per write", sizes))]
+                [("fanout.\(side.role).all", fanOutName(side, "all arrivals", sizes)), ("fanout.\(side.role).last", fanOutName(side, "last arrival per write", sizes)),
+                 ("fanout.\(side.role).cpu", fanOutName(side, cpuWhat, sizes))]
             }
     }
 
@@ -255,6 +256,9 @@ enum CloudBenchmarks {
         [("floor", CloudSubjects.floor), ("library", CloudSubjects.library), ("store", CloudSubjects.store)]
     }
 
+    /// What the fan-out's CPU rows measure, in their names.
+    private static let cpuWhat = "observer CPU per change (user + system time ÷ arrivals, per process)"
+
     private static func fanOutName(_ side: (role: String, subject: any CloudSubject.Type), _ what: String, _ sizes: Sizes) -> String {
         "fan-out to \(sizes.fanOutProcesses) processes, \(what), \(side.role): " + side.subject.name
     }
@@ -266,13 +270,17 @@ enum CloudBenchmarks {
             let side = CloudSide(context, writer: subject, observer: subject, role: "fanout-\(role)", endpoint: node.endpoint, observers: sizes.fanOutProcesses)
             side.sample(sizes.warmUpWrites, keep: false)
             context.progress("9. cloud (etcd): fan-out, \(role): \(sizes.fanOutWrites) writes")
+            let before = side.observerUsage()
             side.sample(sizes.fanOutWrites, keep: true)
+            let after = side.observerUsage()
             side.stop()
             group.append(side.row(id: "fanout.\(role).all", name: fanOutName(fanOutSide, "all arrivals", sizes), pooled: true))
             group.append(side.row(id: "fanout.\(role).last", name: fanOutName(fanOutSide, "last arrival per write", sizes), pooled: false))
+            group.append(side.cpuRow(id: "fanout.\(role).cpu", name: fanOutName(fanOutSide, cpuWhat, sizes), before: before, after: after))
             if role != "floor" {
                 group.relate("fanout.\(role).all", to: "fanout.floor.all")
                 group.relate("fanout.\(role).last", to: "fanout.floor.last")
+                group.relate("fanout.\(role).cpu", to: "fanout.floor.cpu")
             }
         }
     }
@@ -321,6 +329,29 @@ final class CloudSide {
     }
 
     func stop() { observers.stop() }
+
+    /// What each observer process has used so far (`nil`: it did not answer).
+    func observerUsage() -> [ProcessUsage?] { observers.usage() }
+
+    /// The row of each observer process's CPU per change over the kept writes: its CPU time between
+    /// `before` and `after` (taken around them) ÷ the writes that reached it; the note gives the
+    /// voluntary context switches per change (one is the wait for the next watch message; more are hand-offs
+    /// between threads).
+    func cpuRow(id: String, name: String, before: [ProcessUsage?], after: [ProcessUsage?]) -> ResultRow {
+        var cpu: [Double] = [], switches: [Double] = []
+        for index in 0..<observers.count {
+            let arrived = writes.filter { $0[index] != nil }.count
+            guard let start = before[index], let end = after[index], arrived > 0 else { continue }
+            cpu.append(Double(end.cpuNanoseconds - start.cpuNanoseconds) / Double(arrived))
+            switches.append(Double(end.voluntarySwitches - start.voluntarySwitches) / Double(arrived))
+        }
+        var notes: [String] = []
+        if cpu.count != observers.count { notes.append("measured in \(cpu.count) of \(observers.count) processes") }
+        if !switches.isEmpty {
+            notes.append("voluntary context switches per change: p50 " + String(format: "%.2f", Statistics(switches).p50))
+        }
+        return ResultRow(id: id, name: name, statistics: Statistics(cpu), note: notes.joined(separator: "; "))
+    }
 
     /// The row of the write call's own time in A (from the stamp until it returned).
     func callRow(id: String, name: String) -> ResultRow {
@@ -374,6 +405,20 @@ final class CloudObserverProcesses {
                 guard fields.count == 3, fields[0] == "arrived", let seen = Int(fields[1]), let time = Int(fields[2]) else { continue }
                 if seen == stamp { return time }
                 if seen > stamp { return nil }
+            }
+            return nil
+        }
+    }
+
+    /// Asks every process what it has used so far and waits (bounded: 10 s for all) for the answers;
+    /// `nil` for a process that did not answer. Call it between writes: arrival lines read meanwhile are
+    /// late ones and are skipped.
+    func usage() -> [ProcessUsage?] {
+        for child in children { child.send("usage") }
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        return children.map { child in
+            while let line = child.readLine(deadline: deadline) {
+                if let usage = ProcessUsage(line: line) { return usage }
             }
             return nil
         }
