@@ -29,6 +29,29 @@ import Testing
         #expect(values["nz"] == .double(-0.0))
     }
 
+    /// A document of one value of any kind (an etcd answer, a cloud value's text).
+    @Test func aDocumentHoldsOneValueOfAnyKind() throws {
+        #expect(try JSONReader.parseDocument(Data("42".utf8)) == .integer(42))
+        #expect(try JSONReader.parseDocument(Data(" \"x\\ny\" \n".utf8)) == .string("x\ny"))
+        #expect(try JSONReader.parseDocument(Data("\u{FEFF}[true, 1.5]".utf8)) == .array([.bool(true), .double(1.5)]))
+        #expect(try JSONReader.parseDocument(Data(#"{"a": {"b": "9223372036854775807"}, "gone": null}"#.utf8))
+            == .dictionary(["a": .dictionary(["b": .string("9223372036854775807")])]))
+        #expect(try JSONReader.parseDocument(Data("null".utf8)) == nil)
+    }
+
+    @Test func aDocumentWithAnythingAfterItsValueIsAnErrorAtThatPlace() {
+        #expect(throws: DefaultsError.self) { try JSONReader.parseDocument(Data("".utf8)) }
+        do {
+            _ = try JSONReader.parseDocument(Data("{\"a\": 1}\n  x".utf8))
+            Issue.record("trailing text was accepted")
+        } catch {
+            #expect(error.message.contains("expected end of file after the value, found 'x'"), "\(error.message)")
+            #expect(error.line == 2 && error.column == 3, "\(error)")
+        }
+        #expect(throws: DefaultsError.self) { try JSONReader.parseDocument(Data("[1,]".utf8)) }
+        #expect(throws: DefaultsError.self) { try JSONReader.parseDocument(Data(String(repeating: "[", count: 600).utf8)) }
+    }
+
     @Test func emptyAndWhitespaceFilesAreEmptySuites() throws {
         #expect(try parseJSON("") == [:])
         #expect(try parseJSON(" \n\t\r\n") == [:])

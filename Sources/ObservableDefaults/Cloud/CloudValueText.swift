@@ -10,19 +10,16 @@ enum CloudValueText {
 
     /// The value of JSON text `data` held under `key`, normalised as a JSON suite holds it.
     static func decode(_ data: Data, key: String) throws(DefaultsError) -> DefaultsValue {
-        var wrapped = Data(#"{"v":"#.utf8)
-        wrapped.append(data)
-        wrapped.append(contentsOf: Array("\n}".utf8))
-        let parsed: [ExactKey: DefaultsValue]
+        let parsed: DefaultsValue?
         do {
-            parsed = try JSONReader.parseSuite(wrapped, fileURL: nil)
+            parsed = try JSONReader.parseDocument(data)
         } catch {
             let preview = String(decoding: data.prefix(80), as: UTF8.self)
             throw DefaultsError(.cloud, message: "the server holds a value that is not JSON (\(error.message)): \(preview)", key: key)
         }
-        guard let value = parsed[ExactKey("v")] else {
+        guard let parsed else {
             throw DefaultsError(.cloud, message: "the server holds null, which is not a value", key: key)
         }
-        return value
+        return parsed
     }
 }

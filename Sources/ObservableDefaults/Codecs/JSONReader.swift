@@ -49,7 +49,7 @@ struct JSONReader {
     // MARK: - Structure
 
     private mutating func parseTopLevel() throws(DefaultsError) -> [ExactKey: DefaultsValue] {
-        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        skipByteOrderMark()
         skipWhitespace()
         guard index < bytes.count else { return [:] }
         guard bytes[index] == UInt8(ascii: "{") else {
@@ -62,6 +62,29 @@ struct JSONReader {
             throw error("expected end of file after the top-level object, found \(found())")
         }
         return dictionary
+    }
+
+    /// A document holding one value of any kind, such as an etcd answer or a cloud value's text: the
+    /// value, or `nil` for the literal `null`. Errors are reported as for a suite file.
+    static func parseDocument(_ data: Data) throws(DefaultsError) -> DefaultsValue? {
+        let result: Result<DefaultsValue?, DefaultsError> = data.withUnsafeBytes { raw in
+            var reader = JSONReader(bytes: raw.bindMemory(to: UInt8.self), fileURL: nil)
+            return Result { () throws(DefaultsError) in try reader.parseWholeValue() }
+        }
+        return try result.get()
+    }
+
+    private mutating func parseWholeValue() throws(DefaultsError) -> DefaultsValue? {
+        skipByteOrderMark()
+        skipWhitespace()
+        let value = try parseValue(depth: 0, context: "at the start of the text")
+        skipWhitespace()
+        if index < bytes.count { throw error("expected end of file after the value, found \(found())") }
+        return value
+    }
+
+    private mutating func skipByteOrderMark() {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
     }
 
     /// Parses a value, or returns `nil` for the literal `null`.

@@ -176,9 +176,9 @@ struct EtcdFailure {
 
     init(status: Int, body: Data) {
         self.status = status
-        let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
-        code = object?["code"] as? Int
-        message = (object?["message"] as? String) ?? (object?["error"] as? String)
+        let answer = try? EtcdAnswer(data: body, context: "")
+        if case .integer(let number)? = answer?.object["code"] { code = number } else { code = nil }
+        message = answer?.string("message") ?? answer?.string("error")
             ?? "HTTP \(status): \(String(decoding: body.prefix(120), as: UTF8.self))"
     }
 

@@ -121,8 +121,7 @@ final class EtcdWatchStream: @unchecked Sendable {
     }
 
     private func handle(_ message: EtcdAnswer) throws(DefaultsError) {
-        if let error = message.object["error"] {
-            let detail = (error as? [String: Any])?["message"] as? String ?? "\(error)"
+        if let detail = message.errorMessage() {
             throw DefaultsError(.cloud, message: "etcd ended the watch (\(context)): \(detail)")
         }
         guard let result = try message.child("result") else { throw message.malformed("neither 'result' nor 'error'") }
