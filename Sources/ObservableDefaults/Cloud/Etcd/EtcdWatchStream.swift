@@ -100,8 +100,11 @@ final class EtcdWatchStream: @unchecked Sendable {
         guard let lastNewline = buffer[searchFrom...].lastIndex(of: UInt8(ascii: "\n")) else { return !ended.withLock { $0 } }
         let complete = buffer[...lastNewline]
         buffer = Data(buffer[(lastNewline + 1)...])
-        for line in complete.split(separator: UInt8(ascii: "\n")) {
-            guard handleLine(line) else { return false }
+        // Usually one message; walked with `firstIndex` (the generic `split` cost 5% of a change's CPU).
+        var start = complete.startIndex
+        while let newline = complete[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            if newline > start, !handleLine(complete[start..<newline]) { return false }
+            start = newline + 1
         }
         return !ended.withLock { $0 }
     }
@@ -112,7 +115,7 @@ final class EtcdWatchStream: @unchecked Sendable {
         guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) else { return true }
         if ended.withLock({ $0 }) { return false }
         do {
-            try handle(EtcdAnswer(data: Data(line), context: context))
+            try handle(EtcdAnswer(data: line, context: context))
             return true
         } catch {
             finish(.failed(error))
