@@ -42,8 +42,11 @@ struct CloudState: Sendable {
     /// Each key's modification revision on the server as last seen (absent or deleted: no entry).
     var serverRevisions: [String: Int64] = [:]
     /// The highest revision of each key this store has seen or caused (deletions included): an event at or
-    /// below it is old news.
+    /// below it is old news. A deleted key's entry is forgotten once the watch is past it (see
+    /// ``watchReached(_:)``).
     var knownRevisions: [String: Int64] = [:]
+    /// ``knownRevisions`` is pruned when it holds this many entries (doubling with what a pass keeps).
+    private var knownRevisionsPruneCount = 1_024
     var pending: [String: PendingWrite] = [:]
     /// The write being uploaded now, per key.
     var inFlight: [String: PendingWrite] = [:]
@@ -96,6 +99,25 @@ struct CloudState: Sendable {
         return setValue(value, forKey: key, text: text)
     }
 
+    /// Every change up to `revision` is applied: a watch message, or a read of the whole namespace.
+    mutating func watchReached(_ revision: Int64) {
+        lastRevision = max(lastRevision, revision)
+        forgetPassedDeletions()
+    }
+
+    /// Forgets the revisions of keys that are gone from the server once the watch is past them. No change at
+    /// or below ``lastRevision`` is applied again: the watch resumes after it, and a restarted store, whose
+    /// local copy keeps only the revisions of keys that exist, relies on the same. Without this, a store
+    /// whose keys come and go would hold an entry for every key it ever saw. A pass runs only when the
+    /// entries have doubled since the last one, so its cost is spread over the changes that added them.
+    private mutating func forgetPassedDeletions() {
+        guard knownRevisions.count >= knownRevisionsPruneCount else { return }
+        knownRevisions = knownRevisions.filter { key, revision in
+            revision > lastRevision || serverRevisions[key] != nil || pending[key] != nil || inFlight[key] != nil
+        }
+        knownRevisionsPruneCount = max(1_024, knownRevisions.count * 2)
+    }
+
     /// This store's upload of `write` for `key` was written at `revision`.
     mutating func confirmUpload(_ write: PendingWrite, forKey key: String, revision: Int64) {
         inFlight[key] = nil
@@ -124,7 +146,7 @@ struct CloudState: Sendable {
             pending[key] = nil
             if setValue(remote?.value, forKey: key, text: remote?.text) { changed.insert(key) }
         }
-        lastRevision = max(lastRevision, revision)
+        watchReached(revision)
         return changed
     }
 }

@@ -258,7 +258,7 @@ final class EtcdSync: Sendable {
                     changed.insert(event.key)
                 }
             }
-            state.lastRevision = max(state.lastRevision, lastEvent)
+            state.watchReached(lastEvent)
             return (changed, .serverChange)
         }
         // Everything here is on the server already, which a restarted store reads first: it waits for the
