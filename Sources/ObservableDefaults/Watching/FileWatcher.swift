@@ -47,7 +47,7 @@ final class FileWatcher: Sendable {
         var wakePipe: WakePipe?
         var threadStarted = false
         var nextToken: UInt64 = 0
-        var registrations: [WatchToken: Registration] = [:]
+        var registrations = WatchRegistrations()
         /// Watched paths: watched files' directories, and ancestors of missing ones.
         var watchDescriptors: [String: Int32] = [:]
         var directoriesByWatch: [Int32: String] = [:]

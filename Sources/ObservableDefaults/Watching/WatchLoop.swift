@@ -145,15 +145,7 @@ final class WatchLoop {
         }
         let (directory, exact, others, waitingForDirectories) = watcher.state.withLock { state -> (String, [WatchToken], [WatchToken], Bool) in
             guard let directory = state.directoriesByWatch[watch] else { return ("", [], [], false) }
-            let watchedName = FileWatcher.WatchedName(directory: directory, name: name)
-            var exact: [WatchToken] = [], others: [WatchToken] = []
-            for (id, registration) in state.registrations {
-                if registration.names.contains(watchedName) {
-                    exact.append(id)
-                } else if registration.isSymlink && registration.names.contains(where: { $0.directory == directory }) {
-                    others.append(id)
-                }
-            }
+            let (exact, others) = state.registrations.concerned(by: FileWatcher.WatchedName(directory: directory, name: name))
             return (directory, exact, others, !state.unwatched.isEmpty)
         }
         if waitingForDirectories && mask.contains(.isDirectory) && !mask.isDisjoint(with: [.created, .movedTo]) {

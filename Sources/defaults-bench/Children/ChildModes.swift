@@ -21,8 +21,10 @@ import ObservableDefaults
 ///     load-loop FILE COUNT           load the suite COUNT times (fresh storage each time)
 ///     reload-loop FILE COUNT         replace the suite with a one-key-changed version and reload(), COUNT times
 ///     set-loop FILE COUNT            COUNT write-through sets of a new value to one key
-///     observed-set-loop FILE COUNT   the same while an all-processes observer watches the suite (as an
-///                                    @ObservableDefaults object does)
+///     observed-set-loop FILE COUNT [OTHERS]
+///                                    the same while an all-processes observer watches the suite (as an
+///                                    @ObservableDefaults object does), and OTHERS more suites beside it,
+///                                    each observed too (a process holding many suites)
 enum ChildModes {
     static func run(_ arguments: [String]) -> Never {
         switch arguments.first {
@@ -107,12 +109,18 @@ enum ChildModes {
             for index in 0..<count { suite.set(.integer(index), forKey: "counter") }
             exit(0)
 
-        case "observed-set-loop" where arguments.count == 3:
-            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
-            let suite = openSuite(URL(fileURLWithPath: arguments[1]))
-            let observation = suite.observe(keys: ["counter"]) { _ in }
+        case "observed-set-loop" where arguments.count == 3 || arguments.count == 4:
+            guard let count = Int(arguments[2]), let others = Int(arguments.count == 4 ? arguments[3] : "0") else {
+                fail("COUNT and OTHERS must be integers")
+            }
+            let file = URL(fileURLWithPath: arguments[1])
+            let suite = openSuite(file)
+            let otherSuites = (0..<others).map { index in
+                openSuite(file.deletingLastPathComponent().appendingPathComponent("other-\(index).json"))
+            }
+            let observations = ([suite] + otherSuites).map { $0.observe(keys: ["counter"]) { _ in } }
             for index in 0..<count { suite.set(.integer(index), forKey: "counter") }
-            observation.cancel()
+            for observation in observations { observation.cancel() }
             exit(0)
 
         default:
