@@ -148,6 +148,13 @@ final class CloudStoreCore: Sendable {
 
     func clear(_ topic: String) { listeners.withLock { _ = $0.currentErrors.removeValue(forKey: topic) } }
 
+    /// Ends every problem whose topic `isOver` says is over.
+    func clear(where isOver: (String) -> Bool) {
+        listeners.withLock { listeners in
+            for topic in listeners.currentErrors.keys where isOver(topic) { listeners.currentErrors[topic] = nil }
+        }
+    }
+
     // MARK: Local copy
 
     /// Saves the state to the local copy soon (a value or a pending write changed): the save starts on the

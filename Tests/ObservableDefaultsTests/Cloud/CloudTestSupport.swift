@@ -69,6 +69,13 @@ func rawEtcdPut(_ endpoint: URL, _ namespace: String, _ key: String, _ text: Str
     return try synchronousPost(endpoint, "/v3/kv/put", body) != nil
 }
 
+/// A raw etcd delete of `namespace/key` (no library code), e.g. what `etcdctl del` does.
+@discardableResult
+func rawEtcdDelete(_ endpoint: URL, _ namespace: String, _ key: String) throws -> Bool {
+    let body = "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\"}"
+    return try synchronousPost(endpoint, "/v3/kv/deleterange", body) != nil
+}
+
 /// The hung-member case: `watcher` watches through member 0 of `cluster`, `writer` writes through the
 /// others. Member 0 is stopped with SIGSTOP (its stream stays open and silent) and `writer` writes: the
 /// watcher's probe must find the member hung, report it ("does not answer") and move its watch on, so the

@@ -113,6 +113,39 @@ import Testing
         #expect(eventually { store.longLong(forKey: "workers") == 5 })
         #expect(store.currentErrors.isEmpty)
     }
+
+    /// A key whose server value does not decode, then deleted on the server: the deletion is taken in and
+    /// the problem is over, at once and after a restart (which reads the whole namespace).
+    @Test func anUndecodableValueThatIsDeletedIsNoLongerReported() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("d"))
+        let errors = CloudErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        store.set(4, forKey: "workers")
+        #expect(store.synchronize())
+        #expect(try rawEtcdPut(etcd.endpoints[0], namespace, "workers", "{not json"))
+        #expect(errors.waitFor("key 'workers': the server holds a value that is not JSON"))
+        #expect(try rawEtcdDelete(etcd.endpoints[0], namespace, "workers"))
+        #expect(eventually { store.object(forKey: "workers") == nil })
+        #expect(eventually { store.currentErrors.isEmpty }, "\(store.currentErrors)")
+        observation.cancel()
+
+        // The same while the store is away: its restart finds the key gone.
+        let otherState = directory.file("other")
+        do {
+            let other = try cloudMachine(etcd.endpoints, namespace: namespace, state: otherState)
+            other.set(4, forKey: "limit")
+            #expect(other.synchronize())
+            #expect(try rawEtcdPut(etcd.endpoints[0], namespace, "limit", "{not json"))
+            #expect(eventually { other.currentErrors.contains { $0.description.contains("key 'limit'") } })
+        }
+        #expect(try rawEtcdDelete(etcd.endpoints[0], namespace, "limit"))
+        let restarted = try cloudMachine(etcd.endpoints, namespace: namespace, state: otherState)
+        #expect(restarted.synchronize())
+        #expect(restarted.object(forKey: "limit") == nil)
+        #expect(restarted.currentErrors.isEmpty, "\(restarted.currentErrors)")
+    }
 }
 
 /// Reads lines a child process prints, on a background thread.

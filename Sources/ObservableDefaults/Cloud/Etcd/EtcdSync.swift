@@ -142,6 +142,9 @@ final class EtcdSync: Sendable {
         }
         client.cluster.expect(header.clusterID)
         core.clear("account")
+        // A value reported as undecodable that is gone now (deleted, or replaced by one that decodes) is no
+        // problem any more.
+        core.clear { topic in Self.valueKey(ofTopic: topic).map { !undecodable.contains($0) } ?? false }
         for key in dropped {
             core.report(DefaultsError(
                 .cloud, message: "the unsent write was dropped: it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now",
@@ -151,16 +154,24 @@ final class EtcdSync: Sendable {
         return reason
     }
 
+    /// The error topic of a server value of `key` that does not decode: it lasts until the key holds a
+    /// value that does, or none.
+    private static func valueTopic(_ key: String) -> String { "value " + key }
+
+    private static func valueKey(ofTopic topic: String) -> String? {
+        topic.hasPrefix("value ") ? String(topic.dropFirst("value ".count)) : nil
+    }
+
     /// The value of a server pair, or `nil` (reported on the error channel) when its text does not decode.
     private func decode(_ pair: EtcdKeyValue) -> DefaultsValue? {
         do {
             let value = try CloudValueText.decode(pair.value ?? Data(), key: pair.key)
-            core.clear("value " + pair.key)
+            core.clear(Self.valueTopic(pair.key))
             return value
         } catch {
             var error = error
             error.message += " (etcd key \(configuration.keyPrefix + pair.key)); the local value is kept"
-            core.report(error, topic: "value " + pair.key)
+            core.report(error, topic: Self.valueTopic(pair.key))
             return nil
         }
     }
@@ -243,6 +254,7 @@ final class EtcdSync: Sendable {
             var pair = pair
             pair.key = String(pair.key.dropFirst(prefix.count))
             if deleted {
+                core.clear(Self.valueTopic(pair.key))
                 decoded.append((pair.key, nil, pair.modRevision, nil))
             } else if let value = decode(pair) {
                 decoded.append((pair.key, value, pair.modRevision, pair.value))
