@@ -12,6 +12,8 @@ final class EtcdClient: Sendable {
     let transport: EtcdTransport
     /// The cluster answers must come from: requests, probes and the watch verify every answer's header.
     let cluster = EtcdClusterCheck()
+    /// ``target(_:at:)``'s, by endpoint and path (a handful: the endpoints times the paths requested).
+    private let targets = Locked<[TargetKey: (EtcdTarget, context: String)]>([:])
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
@@ -65,11 +67,12 @@ final class EtcdClient: Sendable {
         var refusedEverywhere = true
         var definiteEverywhere = true  // refused, or the TLS handshake turned down
         while attempts < configuration.endpoints.count {
-            let endpoint = currentEndpoint
-            let context = "\(path) at \(endpoint.absoluteString)"
+            let index = state.withLock { $0.endpoint }
+            let endpoint = configuration.endpoints[index]
+            let (target, context) = target(path, atEndpoint: index)
             let headers = authorized ? try authorizationHeaders() : [:]
             let outcome = EtcdHTTP.post(
-                url: endpoint.appendingPathComponent(path), body: encoded, headers: headers,
+                to: target, body: encoded, headers: headers,
                 timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections)
             switch outcome {
             case .unreachable(let why, let refused, let rejected):
@@ -106,6 +109,23 @@ final class EtcdClient: Sendable {
             lastError.errorNumber = EPROTO  // a TLS handshake was turned down: the member's own reason stays
         }
         throw lastError
+    }
+
+    /// Where a request of `path` to the endpoint at `index` goes, and how errors name it ("path at
+    /// endpoint"); made once per endpoint and path.
+    private func target(_ path: String, atEndpoint index: Int) -> (EtcdTarget, context: String) {
+        let key = TargetKey(endpoint: index, path: path)
+        if let known = targets.withLock({ $0[key] }) { return known }
+        let endpoint = configuration.endpoints[index]
+        let made = (EtcdTarget(endpoint.appendingPathComponent(path)), context: "\(path) at \(endpoint.absoluteString)")
+        targets.withLock { $0[key] = made }
+        return made
+    }
+
+    private struct TargetKey: Hashable {
+        /// The index of the endpoint in the configuration.
+        var endpoint: Int
+        var path: String
     }
 
     /// Whether `error` (thrown by ``send(_:_:authorized:timeout:)``) says that every endpoint refused the

@@ -35,10 +35,18 @@ enum EtcdHTTP {
     static func post(
         url: URL, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool? = nil
     ) -> Outcome {
-        let member = EtcdConnectionPool.member(of: url)
+        post(to: EtcdTarget(url), body: body, headers: headers, timeout: timeout, transport: transport, pool: pool)
+    }
+
+    /// ``post(url:body:headers:timeout:transport:pool:)`` to a target read from its URL before.
+    static func post(
+        to target: EtcdTarget, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport,
+        pool: EtcdConnectionPool? = nil
+    ) -> Outcome {
+        let member = target.member
         if let pool, var connection = pool.take(member) {
             connection.setTimeouts(timeout)
-            switch exchange(&connection, url: url, body: body, headers: headers) {
+            switch exchange(&connection, target: target, body: body, headers: headers) {
             case .success(let (status, result)):
                 if connection.canBeReused { pool.keep(connection, for: member) } else { connection.close() }
                 return .answer(status: status, body: result)
@@ -48,11 +56,11 @@ enum EtcdHTTP {
             }
         }
         var connection: Connection
-        switch Connection.open(url: url, timeout: timeout, transport: transport) {
+        switch Connection.open(url: target.url, timeout: timeout, transport: transport) {
         case .success(let opened): connection = opened
         case .failure(let why): return .unreachable(why.text, refused: why.refused, rejected: why.rejected)
         }
-        switch exchange(&connection, url: url, body: body, headers: headers) {
+        switch exchange(&connection, target: target, body: body, headers: headers) {
         case .success(let (status, result)):
             if let pool, connection.canBeReused { pool.keep(connection, for: member) } else { connection.close() }
             return .answer(status: status, body: result)
@@ -63,9 +71,9 @@ enum EtcdHTTP {
     }
 
     /// Sends one request on `connection` and reads the whole answer.
-    private static func exchange(_ connection: inout Connection, url: URL, body: Data, headers: [String: String]) -> Result<(Int, Data), Failure> {
+    private static func exchange(_ connection: inout Connection, target: EtcdTarget, body: Data, headers: [String: String]) -> Result<(Int, Data), Failure> {
         do {
-            try connection.send(request(url: url, body: body, headers: headers, keepAlive: true))
+            try connection.send(request(target, body: body, headers: headers, keepAlive: true))
             let status = try connection.readHead()
             var result = Data()
             try connection.readBody { result.append($0); return true }
@@ -94,7 +102,7 @@ enum EtcdHTTP {
         register { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
         connection.setReceiveTimeout(0)  // a quiet watch is fine: hung members are found by probing
         do {
-            try connection.send(request(url: url, body: body, headers: headers, keepAlive: false))
+            try connection.send(request(EtcdTarget(url), body: body, headers: headers, keepAlive: false))
             onStatus(try connection.readHead())
             try connection.readBody(onData)
             return nil
@@ -103,8 +111,8 @@ enum EtcdHTTP {
         }
     }
 
-    private static func request(url: URL, body: Data, headers: [String: String], keepAlive: Bool) -> Data {
-        var head = "POST \(url.path.isEmpty ? "/" : url.path) HTTP/1.1\r\nHost: \(url.host ?? "localhost"):\(url.port ?? defaultPort(url))\r\n"
+    private static func request(_ target: EtcdTarget, body: Data, headers: [String: String], keepAlive: Bool) -> Data {
+        var head = target.head
         head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
         if !keepAlive { head += "Connection: close\r\n" }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
@@ -144,6 +152,9 @@ enum EtcdHTTP {
         private(set) var receivedBytes = false
         /// The last answer was read to its end and did not ask to close: the connection can carry another.
         private(set) var canBeReused = false
+        /// The timeouts set on the socket, so a reused connection is not asked to set the same again.
+        private var receiveTimeout: TimeInterval?
+        private var sendTimeout: TimeInterval?
 
         private init(descriptor: Int32) { self.descriptor = descriptor }
 
@@ -192,15 +203,21 @@ enum EtcdHTTP {
         }
 
         mutating func setReceiveTimeout(_ seconds: TimeInterval) {
+            guard receiveTimeout != seconds else { return }
             var value = Self.timeval(seconds)
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size))
+            if setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size)) == 0 {
+                receiveTimeout = seconds
+            }
         }
 
         /// Bounds sending (and connecting) and each wait for data by `seconds`.
         mutating func setTimeouts(_ seconds: TimeInterval) {
             setReceiveTimeout(seconds)
+            guard sendTimeout != seconds else { return }
             var value = Self.timeval(seconds)
-            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size))
+            if setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size)) == 0 {
+                sendTimeout = seconds
+            }
         }
 
         func close() { Glibc.close(descriptor) }
@@ -305,10 +322,18 @@ enum EtcdHTTP {
                 headers = [:]
                 while case let line = try readLine(), !line.isEmpty {
                     guard let colon = line.firstIndex(of: ":") else { continue }
-                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                    headers[line[..<colon].lowercased()] = Self.trimmed(line[line.index(after: colon)...])
                 }
                 if status != 100 { return status }
             }
+        }
+
+        /// A header value without the spaces and tabs around it (trimmed by hand: Foundation's `trimmingCharacters`
+        /// goes through `NSString`, a few percent of a writing process's CPU).
+        static func trimmed(_ value: Substring) -> String {
+            func isBlank(_ character: Character) -> Bool { character == " " || character == "\t" }
+            guard let first = value.firstIndex(where: { !isBlank($0) }), let last = value.lastIndex(where: { !isBlank($0) }) else { return "" }
+            return String(value[first...last])
         }
 
         /// Reads the body, handing each piece to `consume` until it returns false.
@@ -364,8 +389,6 @@ final class EtcdConnectionPool: Sendable {
     private let idle = Locked<[String: EtcdHTTP.Connection]>([:])
     /// How many requests went over a connection kept from an earlier one (for tests).
     let reuses = Locked(0)
-
-    static func member(of url: URL) -> String { "\(url.scheme ?? "http")://\(url.host ?? ""):\(url.port ?? EtcdHTTP.defaultPort(url))" }
 
     func take(_ member: String) -> EtcdHTTP.Connection? {
         let connection = idle.withLock { $0.removeValue(forKey: member) }
