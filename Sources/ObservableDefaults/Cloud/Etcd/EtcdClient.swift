@@ -12,7 +12,7 @@ final class EtcdClient: Sendable {
     let transport: EtcdTransport
     /// The cluster answers must come from: requests, probes and the watch verify every answer's header.
     let cluster = EtcdClusterCheck()
-    /// ``target(_:at:)``'s, by endpoint and path (a handful: the endpoints times the paths requested).
+    /// ``target(_:atEndpoint:)``'s, by endpoint and path (a handful: the endpoints times the paths requested).
     private let targets = Locked<[TargetKey: (EtcdTarget, context: String)]>([:])
 
     init(configuration: EtcdConfiguration) {
