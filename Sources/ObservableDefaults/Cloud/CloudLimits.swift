@@ -36,6 +36,9 @@ public struct CloudLimits: Sendable, Equatable {
         if valueBytes > maximumValueBytes {
             return "the value is \(valueBytes) bytes of JSON, more than the limit of \(maximumValueBytes) per value"
         }
+        // Room for one more key and for the whole value on top of what the store holds: no need to look
+        // the key up (a hash of it) to know what its old value takes.
+        if sizes.count < maximumKeyCount, totalBytes + valueBytes <= maximumTotalBytes { return nil }
         let existing = sizes[key]
         if existing == nil, sizes.count + 1 > maximumKeyCount {
             return "the store holds \(sizes.count) keys already, the limit is \(maximumKeyCount)"

@@ -103,6 +103,26 @@ import Testing
         #expect(loaded.string(forKey: "e") == text(3))
     }
 
+    /// A store at its limits still takes an overwrite that fits once the old value is gone: the key count
+    /// is full but the key is there already; the total is full but the new value is smaller than the old.
+    @Test func aFullStoreStillTakesOverwritesThatFit() {
+        let limits = CloudLimits(maximumKeyCount: 3, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64)
+        let store = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
+        func text(_ bytes: Int) -> String { String(repeating: "x", count: bytes - 2) }  // JSON: the quotes too
+        store.set(text(20), forKey: "a")
+        store.set(text(20), forKey: "b")
+        store.set(text(60), forKey: "c")                     // 3 keys, 100 bytes: both limits reached
+        store.set(text(2), forKey: "d")                      // a fourth key: refused
+        #expect(store.string(forKey: "d") == nil)
+        store.set(text(10), forKey: "a")                     // 90: an existing key, smaller
+        #expect(store.string(forKey: "a") == text(10))
+        store.set(text(30), forKey: "b")                     // 100 again: the old 20 bytes are freed first
+        #expect(store.string(forKey: "b") == text(30))
+        store.set(text(11), forKey: "a")                     // 101: refused
+        #expect(store.string(forKey: "a") == text(10))
+        #expect(store.core.state.withLock { ($0.totalBytes, $0.sizes.count) } == (100, 3))
+    }
+
     @Test func aDamagedLocalCopyIsMovedAsideAndReported() throws {
         let store = CloudKeyValueStore.localOnly(directory: directory.url)
         let file = try #require(store.localCopyURL)
