@@ -290,12 +290,30 @@ import Glibc
 }
 
 /// Adds user root (password "secret") with the root role and turns authentication on.
+///
+/// Each step is tried until the member takes it (30 s at most): a member just started on a busy machine may
+/// answer late (adding a user hashes its password with bcrypt) or not have settled yet. A step repeated
+/// after an answer was lost finds its work done ("already exists"), which counts as taken.
 func enableAuthentication(_ endpoint: URL) throws {
     for (path, body) in [
         ("/v3/auth/user/add", #"{"name":"root","password":"secret"}"#), ("/v3/auth/role/add", #"{"name":"root"}"#),
         ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}"),
     ] {
-        guard try synchronousPost(endpoint, path, body) != nil else { throw EtcdTestError("\(path) failed") }
+        let deadline = ContinuousClock.now + .seconds(30)
+        var last = "no attempt"
+        while true {
+            let outcome = EtcdHTTP.post(url: endpoint.appendingPathComponent(path), body: Data(body.utf8), headers: [:], timeout: 10, transport: EtcdTransport())
+            switch outcome {
+            case .answer(200, _): last = "taken"
+            case .answer(let status, let data):
+                let text = String(decoding: data, as: UTF8.self)
+                last = text.contains("already exists") ? "taken" : "HTTP \(status): \(text)"
+            case .unreachable(let why, _, _): last = why
+            }
+            if last == "taken" { break }
+            guard ContinuousClock.now < deadline else { throw EtcdTestError("\(path) failed within 30 s: \(last)") }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
     }
 }
 
