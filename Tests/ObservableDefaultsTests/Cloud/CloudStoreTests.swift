@@ -71,13 +71,15 @@ import Testing
         #expect(try localCopyOnDisk(try #require(again.localCopyURL))["values"]?.dictionaryValue?["level"] == .string("debug"))
     }
 
+    /// A string value whose JSON text (quotes included) is `bytes` long.
+    private func text(_ bytes: Int) -> String { String(repeating: "x", count: bytes - 2) }
+
     /// The total counts exactly what the store holds: an overwrite frees the old value's bytes, a removal
     /// all of them, a value that fills the total to the byte fits, one byte more does not — also in a store
     /// loaded from the local copy.
     @Test func theTotalLimitCountsWhatTheStoreHoldsThroughOverwritesAndRemovals() {
         let limits = CloudLimits(maximumKeyCount: 100, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64)
         let store = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
-        func text(_ bytes: Int) -> String { String(repeating: "x", count: bytes - 2) }  // JSON: the quotes too
         store.set(text(40), forKey: "a")
         store.set(text(40), forKey: "b")
         store.set(text(30), forKey: "c")                     // 110 bytes: refused
@@ -106,9 +108,8 @@ import Testing
     /// A store at its limits still takes an overwrite that fits once the old value is gone: the key count
     /// is full but the key is there already; the total is full but the new value is smaller than the old.
     @Test func aFullStoreStillTakesOverwritesThatFit() {
-        let limits = CloudLimits(maximumKeyCount: 3, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64)
-        let store = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
-        func text(_ bytes: Int) -> String { String(repeating: "x", count: bytes - 2) }  // JSON: the quotes too
+        let store = CloudKeyValueStore.localOnly(directory: directory.url, limits: CloudLimits(
+            maximumKeyCount: 3, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64))
         store.set(text(20), forKey: "a")
         store.set(text(20), forKey: "b")
         store.set(text(60), forKey: "c")                     // 3 keys, 100 bytes: both limits reached
