@@ -104,7 +104,9 @@ import Testing
         var error: DefaultsError?
         let elapsed = try clock.measure { error = try readError(data) }
         #expect(error?.message.contains("expands to more than") == true)
-        #expect(elapsed < .milliseconds(100))
+        // Expanded in full it would take longer than anyone waits; a bound this loose cannot flake on a
+        // loaded machine and still tells "cut off" from "expanded".
+        #expect(elapsed < .seconds(5), "took \(elapsed)")
     }
 
     @Test func cycleIsReported() throws {

@@ -83,7 +83,7 @@ import Testing
         var suite: DefaultsSuite?
         let elapsed = try clock.measure { suite = try openFixture("hostile/exponential.plist", as: "exp.plist") }
         #expect(suite?.fileError?.message.contains("expands to more than") == true)
-        #expect(elapsed < .seconds(1), "took \(elapsed)")
+        #expect(elapsed < .seconds(5), "took \(elapsed)")  // expanded in full, it would never finish
     }
 
     @Test func cyclicAndCorruptBinaryPlistsAreNamed() throws {

@@ -149,19 +149,15 @@ import Testing
         #expect(error.message.contains("nested"))
     }
 
-    @Test func parsesALargeFileQuickly() throws {
+    /// A 100,000-key file round-trips exactly. How fast it loads is the benchmark's business (group 6's
+    /// 100,000-key rows and their < 500 ms target), not a timed assertion here.
+    @Test func parsesALargeFile() throws {
         var values: [ExactKey: DefaultsValue] = [:]
         for i in 0..<100_000 {
             values[ExactKey("key.\(i)")] = i % 3 == 0 ? .integer(i) : i % 3 == 1 ? .string("value number \(i)") : .double(Double(i) / 7)
         }
         let data = try SuiteFormat.json.encode(values)
-        let clock = ContinuousClock()
-        var parsed: [ExactKey: DefaultsValue] = [:]
-        let elapsed = try clock.measure {
-            parsed = try SuiteFormat.json.decode(data, fileURL: URL(fileURLWithPath: "/tmp/large.json"))
-        }
+        let parsed = try SuiteFormat.json.decode(data, fileURL: URL(fileURLWithPath: "/tmp/large.json"))
         #expect(parsed == values)
-        // Generous for debug builds on a shared machine; release builds are far faster.
-        #expect(elapsed < .seconds(10))
     }
 }
