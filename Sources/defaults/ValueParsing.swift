@@ -180,14 +180,9 @@ enum DateText {
         let text = text.trimmingCharacters(in: .whitespaces)
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
-        for pattern in ["yyyy-MM-dd HH:mm:ss.SSS Z", "yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = pattern
-            if let date = formatter.date(from: text) { return date }
+        return formatters.withLock { formatters in
+            [formatters.fraction, formatters.whole, formatters.day].lazy.compactMap { $0.date(from: text) }.first
         }
-        return nil
     }
 
     /// `2024-05-01T12:30:00.250Z`: ISO 8601 in UTC with milliseconds (the form JSON suites store).
@@ -213,16 +208,17 @@ enum DateText {
     static func human(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970
         let whole = seconds == seconds.rounded(.down)
-        return humanFormatters.withLock { whole ? $0.whole.string(from: date) : $0.fraction.string(from: date) }
+        return formatters.withLock { whole ? $0.whole.string(from: date) : $0.fraction.string(from: date) }
     }
 
-    /// The formatters of ``human(_:)``, made once: one per date was most of what `read` spent on a suite
-    /// of dates (5,000 dates: 0.26 s).
-    private static let humanFormatters = Mutex(HumanFormatters())
+    /// The formatters of ``human(_:)`` and ``parse(_:)``, made once: one per date was most of what `read`
+    /// spent on a suite of dates (5,000 dates: 0.26 s).
+    private static let formatters = Mutex(Formatters())
 
-    private final class HumanFormatters {
+    private final class Formatters {
         let whole = utcFormatter("yyyy-MM-dd HH:mm:ss Z")
         let fraction = utcFormatter("yyyy-MM-dd HH:mm:ss.SSS Z")
+        let day = utcFormatter("yyyy-MM-dd")
 
         private static func utcFormatter(_ format: String) -> DateFormatter {
             let formatter = DateFormatter()
