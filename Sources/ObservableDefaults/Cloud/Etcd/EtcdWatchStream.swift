@@ -103,7 +103,7 @@ final class EtcdWatchStream: @unchecked Sendable {
         // Usually one message; walked with `firstIndex` (the generic `split` cost 5% of a change's CPU).
         var start = complete.startIndex
         while let newline = complete[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            if newline > start, !handleLine(complete[start..<newline]) { return false }
+            if !handleLine(complete[start..<newline]) { return false }
             start = newline + 1
         }
         return !ended.withLock { $0 }
