@@ -110,7 +110,7 @@ enum ChildModes {
             exit(0)
 
         case "observed-set-loop" where arguments.count == 3 || arguments.count == 4:
-            guard let count = Int(arguments[2]), let others = Int(arguments.count == 4 ? arguments[3] : "0") else {
+            guard let count = Int(arguments[2]), let others = integerArgument(arguments, at: 3) else {
                 fail("COUNT and OTHERS must be integers")
             }
             let file = URL(fileURLWithPath: arguments[1])

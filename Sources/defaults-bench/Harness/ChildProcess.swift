@@ -88,6 +88,12 @@ final class ChildProcess {
     }
 }
 
+/// The integer argument at `index` of a child mode's arguments, `0` when the mode was given fewer (an
+/// optional trailing count); `nil` when it is not an integer.
+func integerArgument(_ arguments: [String], at index: Int) -> Int? {
+    index < arguments.count ? Int(arguments[index]) : 0
+}
+
 /// A line on standard output, unbuffered, so a parent reading the pipe sees it at once.
 func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))

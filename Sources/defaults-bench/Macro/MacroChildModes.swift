@@ -19,7 +19,7 @@ enum MacroChildModes {
             for index in 0..<count { object.count = index }
             return true
         case "macro-batch-set-loop" where arguments.count == 3 || arguments.count == 4:
-            guard let count = Int(arguments[2]), let objects = Int(arguments.count == 4 ? arguments[3] : "0") else {
+            guard let count = Int(arguments[2]), let objects = integerArgument(arguments, at: 3) else {
                 fail("COUNT and OBJECTS must be integers")
             }
             let suite = openSuite(URL(fileURLWithPath: arguments[1]))
@@ -31,8 +31,8 @@ enum MacroChildModes {
             withExtendedLifetime(others) {}
             return true
         case "cloud-macro-set-loop" where (2...4).contains(arguments.count):
-            guard let count = Int(arguments[1]), let keys = Int(arguments.count >= 3 ? arguments[2] : "0"),
-                let objects = Int(arguments.count == 4 ? arguments[3] : "0")
+            guard let count = Int(arguments[1]), let keys = integerArgument(arguments, at: 2),
+                let objects = integerArgument(arguments, at: 3)
             else { fail("COUNT, KEYS and OBJECTS must be integers") }
             CloudBenchmarks.fillDevelopmentStore(keys)
             let others = (0..<objects).map { CloudWriteSettings(prefix: "other\($0).", store: .development) }
