@@ -55,6 +55,26 @@ import Glibc
         #expect(!events.kinds.contains(.failed))
     }
 
+    @Test func aLossIsToldOnceNotOnEveryUpdateOfTheWatchedSet() throws {
+        let missing = directory.file("absent")
+        let events = Events()
+        let token = FileWatcher.shared.watch(file: missing.appendingPathComponent("plain.json").path) { events.record($0) }
+        defer { FileWatcher.shared.unwatch(token) }
+        // Other files coming and going update the watched set; the missing directory is no news to this file.
+        for index in 0..<3 {
+            let other = FileWatcher.shared.watch(file: directory.file("other-\(index).json").path) { _ in }
+            FileWatcher.shared.unwatch(other)
+        }
+        #expect(events.kinds == [.lost(ENOENT)], "told once: \(events.kinds)")
+        // A different reason is news: the directory appears, but the system refuses to watch it.
+        FileWatcher.simulatedWatchFailures.withLock { $0[missing.path] = ENOSPC }
+        defer { _ = FileWatcher.simulatedWatchFailures.withLock { $0.removeValue(forKey: missing.path) } }
+        try FileManager.default.createDirectory(at: missing, withIntermediateDirectories: false)
+        #expect(eventually { events.kinds.last == .lost(ENOSPC) })
+        FileWatcher.shared.unwatch(FileWatcher.shared.watch(file: directory.file("other.json").path) { _ in })
+        #expect(events.kinds == [.lost(ENOENT), .lost(ENOSPC)], "each reason told once: \(events.kinds)")
+    }
+
     @Test func unwatchingEndsTheWatch() throws {
         let sub = directory.file("alone")
         try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: false)

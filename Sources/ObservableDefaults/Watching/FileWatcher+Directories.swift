@@ -5,7 +5,7 @@ import Foundation
 extension FileWatcher {
     /// What a change of the watched set means for watched files, told after the state lock is released.
     struct WatchChanges {
-        /// Registrations whose directory is not watched now, with the reason.
+        /// Registrations whose directory is not watched now, with the reason, unless they were told so already.
         var failed: [(Registration, DefaultsError)] = []
         /// Registrations whose directory has a new watch: they hear that and are checked, because
         /// changes made while nothing watched were not seen.
@@ -91,8 +91,8 @@ extension FileWatcher {
         return finish(&state, problems: problems, added: added, needed: needed, freed: freed)
     }
 
-    /// Sorts the registrations into those that lost their directory's watch and those that got it back,
-    /// and schedules the retry of refused watches.
+    /// Sorts the registrations into those that lost their directory's watch (or lost it for another
+    /// reason than they were told) and those that got it back, and schedules the retry of refused watches.
     private static func finish(
         _ state: inout State, problems: [String: DefaultsError], added: Set<String>, needed: Set<String>, freed: Bool
     ) -> WatchChanges {
@@ -101,9 +101,12 @@ extension FileWatcher {
         for (token, registration) in state.registrations {
             let directories = Set(registration.names.map(\.directory))
             if let problem = directories.lazy.compactMap({ problems[$0] }).first {
-                changes.failed.append((registration, problem))
-            } else if !directories.isDisjoint(with: restoredDirectories) {
-                changes.restored.append(token)
+                if state.toldProblems.updateValue(problem, forKey: token) != problem {
+                    changes.failed.append((registration, problem))
+                }
+            } else {
+                state.toldProblems.removeValue(forKey: token)
+                if !directories.isDisjoint(with: restoredDirectories) { changes.restored.append(token) }
             }
         }
         state.unwatched = problems

@@ -10,7 +10,7 @@ import Foundation
 /// `..data`, not the file; the directory of the symlink's target is watched as well.
 ///
 /// A watched file's directory that does not exist (removed, moved away, not created yet) is reported as
-/// ``WatchEvent/watchLost(_:generation:)`` and its nearest existing ancestor is watched instead, until the
+/// ``WatchEvent/watchLost(_:generation:)`` (once per reason, not on every update of the watched set) and its nearest existing ancestor is watched instead, until the
 /// directory appears again; then it is watched, and its files hear ``WatchEvent/watchRestored(generation:)``
 /// and are checked. A directory that cannot be watched for another reason (the inotify watch limit,
 /// `ENOSPC`) is reported to its own files and retried with backoff, and at once when one of our watches
@@ -57,6 +57,9 @@ final class FileWatcher: Sendable {
         var watchedNodes: [String: FileStatus.Node] = [:]
         /// Watched files' directories that are not watched now, and why.
         var unwatched: [String: DefaultsError] = [:]
+        /// What each registration was last told is wrong with its directory's watch, so an update of the
+        /// watched set tells only news: another file's `watch` or a retry does not repeat the same loss.
+        var toldProblems: [WatchToken: DefaultsError] = [:]
         var retryAt: ContinuousClock.Instant?
         var retryDelay = FileWatcher.retryDelays.first
         /// Work handed to the reader thread by other threads.
@@ -104,7 +107,8 @@ final class FileWatcher: Sendable {
     /// Its callback hears ``WatchEvent/watchRestored(generation:)``: nothing is lost for it any more.
     func unwatch(_ token: WatchToken) {
         let (removed, changes) = state.withLock { state in
-            (state.registrations.removeValue(forKey: token), Self.updateWatches(&state))
+            state.toldProblems.removeValue(forKey: token)
+            return (state.registrations.removeValue(forKey: token), Self.updateWatches(&state))
         }
         removed?.onEvent(.watchRestored(generation: changes.generation))
         _ = deliver(changes)
