@@ -107,8 +107,10 @@ extension CloudKeyValueStore {
         case .some(.none):
             return true
         case .none:
-            sync?.control.wake()  // the upload does not wait for the local copy: both start now
-            core.persist()
+            // The upload does not wait for the local copy: both start now. A waiting sync thread saves
+            // the copy itself right after sending the upload (one thread woken, not two).
+            core.noteUnsaved()
+            if sync?.control.wakeTakingSave() != true { core.persist() }
             return true
         }
     }

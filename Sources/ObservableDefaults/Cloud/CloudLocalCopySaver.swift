@@ -7,7 +7,9 @@ import Synchronization
 /// One serial queue per store writes the *latest* state: requests made while a save runs fold into one
 /// more save. Two urgencies:
 /// - ``saveSoon()`` (a local write: a value or a pending write this process changed): a save starts at
-///   once, so a write is on disk one save after `set` returned (plus the save under way, if any).
+///   once, so a write is on disk one save after `set` returned (plus the save under way, if any). An etcd
+///   store's waiting sync thread may take that save instead (``noteUnsaved()``, then ``flush()`` right
+///   after it sends the upload), sparing a second thread's wake-up.
 /// - ``saveEventually()`` (what the server has already: a server change from the watch, the last seen
 ///   revision, an upload's confirmation): folded into the next save, or written after ``bookkeepingDelay``
 ///   at the latest. Losing it to a crash costs a restarted store nothing it cannot get back: it reads the
@@ -55,6 +57,12 @@ final class CloudLocalCopySaver: Sendable {
             return !status.queued
         }
         if enqueue { queue.async { [self] in saveIfDirty(endingQueued: true) } }
+    }
+
+    /// Marks the state as not saved without starting a save: for a caller that calls ``flush()`` itself
+    /// right after (the sync thread that took a write's save), or else the next save or exit takes it in.
+    func noteUnsaved() {
+        status.withLock { $0.dirty = true }
     }
 
     /// Saves the latest state with the next ``saveSoon()``, or after ``bookkeepingDelay``.

@@ -161,6 +161,10 @@ final class CloudStoreCore: Sendable {
     /// saver's queue at once, without blocking the caller. A failure goes to the error channel.
     func persist() { saver?.saveSoon() }
 
+    /// Marks the state as not saved, for a caller that saves it itself right after with
+    /// ``flushLocalCopy(stopping:)`` (see ``EtcdSyncControl/wakeTakingSave()``).
+    func noteUnsaved() { saver?.noteUnsaved() }
+
     /// Saves the state with the next ``persist()`` or within a second: only what the server has already
     /// changed (a server change, the last seen revision, a confirmed upload), which a crash may lose harmlessly.
     func persistEventually() { saver?.saveEventually() }

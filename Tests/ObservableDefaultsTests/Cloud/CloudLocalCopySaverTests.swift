@@ -81,6 +81,35 @@ import Testing
         }
     }
 
+    @Test func aWriteIsSavedAtOnceWhileTheMemberDoesNotAnswerItsUpload() throws {
+        // A member of its own: it is stopped with SIGSTOP (connections stay open, nothing answers).
+        let etcd = try EtcdCluster(members: 1)
+        let namespace = freshNamespace()
+        let requestTimeout: TimeInterval = 20
+        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
+            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("hung"),
+            requestTimeout: requestTimeout, probeInterval: 60))
+        #expect(store.synchronize(timeout: 20))  // loaded, watching; the sync thread waits for work
+        let file = try #require(store.localCopyURL)
+        func onDisk(_ key: String) -> DefaultsValue? { (try? localCopyOnDisk(file))?["values"]?.dictionaryValue?[key] }
+        etcd.pause(0)
+        defer { etcd.pause(0, resume: true) }
+        let start = ContinuousClock.now
+        // The waiting sync thread takes this write's save and does it once the upload is sent, not when
+        // an answer (or the request timeout) comes.
+        store.set(Int64(1), forKey: "first")
+        #expect(eventually(timeout: .seconds(5)) { onDisk("first") == .integer(1) }, "the save waited for the member")
+        // The sync thread is now stuck waiting for the member: the next write is saved without it.
+        store.set(Int64(2), forKey: "second")
+        #expect(eventually(timeout: .seconds(5)) { onDisk("second") == .integer(2) }, "the save waited for the busy sync thread")
+        #expect(ContinuousClock.now - start < .seconds(requestTimeout), "the request timed out first: the test proves nothing")
+        #expect(try #require(try localCopyOnDisk(file)["pending"]?.dictionaryValue).keys.sorted() == ["first", "second"])
+        etcd.pause(0, resume: true)
+        #expect(store.synchronize(timeout: 40))
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "first") == "1")
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "second") == "2")
+    }
+
     @Test func theLastSeenRevisionReachesTheLocalCopyWithoutAnotherWrite() throws {
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()

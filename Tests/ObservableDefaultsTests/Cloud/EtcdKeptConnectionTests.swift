@@ -23,6 +23,34 @@ import Testing
         #expect(store.currentErrors.isEmpty)
     }
 
+    /// `beforeWaiting` (where the sync thread saves a write's local copy) runs once per request: before
+    /// connecting, or after sending on a kept connection; also for a member that refuses the connection.
+    @Test func beforeWaitingRunsOncePerRequestWhetherConnectingOrReusing() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let pool = EtcdConnectionPool()
+        let transport = EtcdTransport()
+        let url = etcd.endpoints[0].appendingPathComponent("/v3/maintenance/status")
+        var calls = 0
+        for request in 0..<3 {
+            let outcome = EtcdHTTP.post(
+                url: url, body: Data("{}".utf8), headers: [:], timeout: 5, transport: transport, pool: pool, beforeWaiting: { calls += 1 })
+            guard case .answer(200, _) = outcome else {
+                Issue.record("request \(request): \(outcome)")
+                return
+            }
+            #expect(calls == request + 1)
+        }
+        #expect(pool.reuses.withLock { $0 } == 2, "the second and third request went over the kept connection")
+        let refused = EtcdHTTP.post(
+            url: URL(string: "http://127.0.0.1:1/v3/maintenance/status")!, body: Data("{}".utf8), headers: [:], timeout: 5,
+            transport: transport, pool: pool, beforeWaiting: { calls += 1 })
+        guard case .unreachable(_, refused: true, _) = refused else {
+            Issue.record("expected a refused connection: \(refused)")
+            return
+        }
+        #expect(calls == 4)
+    }
+
     /// Requests carry no `Expect: 100-continue`: the member answers at once, without an interim
     /// `100 Continue` that it would write and the client read on their own for every upload.
     @Test func requestsGetTheirAnswerWithoutAnInterimContinue() throws {

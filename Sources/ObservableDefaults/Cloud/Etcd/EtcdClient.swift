@@ -14,6 +14,9 @@ final class EtcdClient: Sendable {
     let cluster = EtcdClusterCheck()
     /// ``target(_:atEndpoint:)``'s, by endpoint and path (a handful: the endpoints times the paths requested).
     private let targets = Locked<[TargetKey: (EtcdTarget, context: String)]>([:])
+    /// Runs on the requesting thread when a request or probe would first wait for the network: after it is
+    /// sent on a kept-alive connection, or before connecting (see ``EtcdSync``'s local-copy hand-off).
+    let beforeWaiting = LockedCallback<Void>()
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
@@ -73,7 +76,7 @@ final class EtcdClient: Sendable {
             let headers = authorized ? try authorizationHeaders() : [:]
             let outcome = EtcdHTTP.post(
                 to: target, body: encoded, headers: headers,
-                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections)
+                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections, beforeWaiting: waitHook)
             switch outcome {
             case .unreachable(let why, let refused, let rejected):
                 refusedEverywhere = refusedEverywhere && refused
@@ -111,6 +114,8 @@ final class EtcdClient: Sendable {
         throw lastError
     }
 
+    private func waitHook() { beforeWaiting.current?(()) }
+
     /// Where a request of `path` to the endpoint at `index` goes, and how errors name it ("path at
     /// endpoint"); made once per endpoint and path.
     private func target(_ path: String, atEndpoint index: Int) -> (EtcdTarget, context: String) {
@@ -140,7 +145,7 @@ final class EtcdClient: Sendable {
         let headers = (try? authorizationHeaders()) ?? [:]
         if case .answer(200, let data) = EtcdHTTP.post(
             url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
-            headers: headers, timeout: timeout, transport: transport)
+            headers: headers, timeout: timeout, transport: transport, beforeWaiting: waitHook)
         {
             if let answer = try? EtcdAnswer(data: data, context: "status probe") { try? cluster.verify(answer, endpoint: endpoint) }
             return true

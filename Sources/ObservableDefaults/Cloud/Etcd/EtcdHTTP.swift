@@ -27,26 +27,34 @@ enum EtcdHTTP {
 
     /// One blocking POST; `timeout` bounds connecting and each wait for data. With a `pool`, an idle
     /// connection to the member is reused and kept for the next request when the answer allows it.
+    /// `beforeWaiting` runs once, when the request would first wait: after it is sent on a kept-alive
+    /// connection, or before a new connection is opened.
     ///
     /// A reused connection the member closed meanwhile (idle timeout, restart) fails before any byte of
     /// the answer: then the request is sent once more on a new connection. That may repeat a request the
     /// member did carry out before closing; the store's writes are compare-and-swap transactions, whose
     /// repeat fails the comparison and returns the value written, which the store recognises as its own.
     static func post(
-        url: URL, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool? = nil
+        url: URL, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool? = nil,
+        beforeWaiting: () -> Void = {}
     ) -> Outcome {
-        post(to: EtcdTarget(url), body: body, headers: headers, timeout: timeout, transport: transport, pool: pool)
+        post(to: EtcdTarget(url), body: body, headers: headers, timeout: timeout, transport: transport, pool: pool, beforeWaiting: beforeWaiting)
     }
 
-    /// ``post(url:body:headers:timeout:transport:pool:)`` to a target read from its URL before.
+    /// ``post(url:body:headers:timeout:transport:pool:beforeWaiting:)`` to a target read from its URL before.
     static func post(
         to target: EtcdTarget, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport,
-        pool: EtcdConnectionPool? = nil
+        pool: EtcdConnectionPool? = nil, beforeWaiting: () -> Void = {}
     ) -> Outcome {
         let member = target.member
+        var waited = false
+        func aboutToWait() {
+            if !waited { beforeWaiting() }
+            waited = true
+        }
         if let pool, var connection = pool.take(member) {
             connection.setTimeouts(timeout)
-            switch exchange(&connection, target: target, body: body, headers: headers) {
+            switch exchange(&connection, target: target, body: body, headers: headers, afterSending: aboutToWait) {
             case .success(let (status, result)):
                 if connection.canBeReused { pool.keep(connection, for: member) } else { connection.close() }
                 return .answer(status: status, body: result)
@@ -55,12 +63,13 @@ enum EtcdHTTP {
                 if failure.answerStarted || failure.timedOut { return .unreachable(failure.text, refused: false) }
             }
         }
+        aboutToWait()
         var connection: Connection
         switch Connection.open(url: target.url, timeout: timeout, transport: transport) {
         case .success(let opened): connection = opened
         case .failure(let why): return .unreachable(why.text, refused: why.refused, rejected: why.rejected)
         }
-        switch exchange(&connection, target: target, body: body, headers: headers) {
+        switch exchange(&connection, target: target, body: body, headers: headers, afterSending: {}) {
         case .success(let (status, result)):
             if let pool, connection.canBeReused { pool.keep(connection, for: member) } else { connection.close() }
             return .answer(status: status, body: result)
@@ -70,10 +79,13 @@ enum EtcdHTTP {
         }
     }
 
-    /// Sends one request on `connection` and reads the whole answer.
-    private static func exchange(_ connection: inout Connection, target: EtcdTarget, body: Data, headers: [String: String]) -> Result<(Int, Data), Failure> {
+    /// Sends one request on `connection`, runs `afterSending`, and reads the whole answer.
+    private static func exchange(
+        _ connection: inout Connection, target: EtcdTarget, body: Data, headers: [String: String], afterSending: () -> Void
+    ) -> Result<(Int, Data), Failure> {
         do {
             try connection.send(request(target, body: body, headers: headers, keepAlive: true))
+            afterSending()
             let status = try connection.readHead()
             var result = Data()
             try connection.readBody { result.append($0); return true }

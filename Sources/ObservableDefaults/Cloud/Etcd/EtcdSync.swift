@@ -13,6 +13,7 @@ final class EtcdSync: Sendable {
     init(client: EtcdClient, core: CloudStoreCore) {
         self.client = client
         self.core = core
+        client.beforeWaiting.set { [weak self] _ in self?.saveIfTaken() }
     }
 
     var configuration: EtcdConfiguration { client.configuration }
@@ -61,6 +62,7 @@ final class EtcdSync: Sendable {
                 control.completeRound(round, .succeeded)
                 core.clear("connection")
                 backoff = 0.05
+                saveIfTaken()  // a round without a request (nothing left to upload) still saves what it took
                 control.waitForWake(timeout: configuration.probeInterval)
                 let ends = control.takeWatchEnds()
                 if !ends.isEmpty { watch.withLock { $0 = nil } }
@@ -90,11 +92,19 @@ final class EtcdSync: Sendable {
                 }
                 core.report(error, topic: "connection")
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
+                saveIfTaken()
                 control.sleep(backoff, after: round)
                 backoff = min(backoff * 2, 1)
             }
         }
+        saveIfTaken()
         endWatch()
+    }
+
+    /// Does the local-copy save ``EtcdSyncControl/wakeTakingSave()`` handed over, if it is still to do
+    /// (the client does it as soon as a request would wait; see ``EtcdClient/beforeWaiting``).
+    private func saveIfTaken() {
+        if control.takeSave() { core.flushLocalCopy() }
     }
 
     /// Whether `error` is ``EtcdClusterCheck``'s: an answer came from another cluster.

@@ -16,6 +16,10 @@ final class EtcdSyncControl: @unchecked Sendable {
     /// TLS handshake): a definite "no".
     private var refusedRound = -1
     private var watchEnds: [EtcdWatchStream.End] = []
+    /// The sync thread is in ``waitForWake(timeout:)``: woken, it starts a round at once.
+    private var waiting = false
+    /// The sync thread took a local-copy save from ``wakeTakingSave()`` and has not done it yet.
+    private var saveTaken = false
 
     var isStopped: Bool { condition.withLock { stopped } }
 
@@ -36,11 +40,35 @@ final class EtcdSyncControl: @unchecked Sendable {
         }
     }
 
+    /// Wakes the sync thread for a new write and, when it is waiting for work, hands it the write's save
+    /// of the local copy too (returns true): it saves once its round's first request is sent, or before
+    /// connecting, so a write wakes one thread instead of two (a second wake-up on two cores costs the
+    /// upload more than the save itself does). Otherwise only wakes it, and the caller saves as usual.
+    func wakeTakingSave() -> Bool {
+        condition.withLock {
+            wakeRequested = true
+            condition.broadcast()
+            guard waiting, !stopped else { return false }
+            saveTaken = true
+            return true
+        }
+    }
+
+    /// Whether a save was handed over by ``wakeTakingSave()`` and not done yet; the caller does it now.
+    func takeSave() -> Bool {
+        condition.withLock {
+            defer { saveTaken = false }
+            return saveTaken
+        }
+    }
+
     /// Waits until woken, stopped, or `timeout` passed; returns whether it was woken.
     @discardableResult
     func waitForWake(timeout: TimeInterval) -> Bool {
         condition.withLock {
             let deadline = Date(timeIntervalSinceNow: timeout)
+            waiting = true
+            defer { waiting = false }
             while !wakeRequested, !stopped, watchEnds.isEmpty, condition.wait(until: deadline) {}
             defer { wakeRequested = false }
             return wakeRequested || !watchEnds.isEmpty
