@@ -26,16 +26,22 @@ final class CloudLocalCopy: Sendable {
     }
 
     let fileURL: URL
+    /// The slot files' paths and their directory, worked out from ``fileURL`` once: URL's path operations
+    /// were a quarter of a save's CPU.
+    private let slotPaths: [String]
+    private let directory: URL
     private let writer = Locked(Writer())
     /// How many times the copy was written (for tests of the saver's coalescing).
     let saveCount = Locked(0)
 
     init(fileURL: URL) {
         self.fileURL = fileURL
+        slotPaths = [fileURL.path + ".slot0", fileURL.path + ".slot1"]
+        directory = fileURL.deletingLastPathComponent()
     }
 
     /// The path of slot `index` (0 or 1).
-    func slotPath(_ index: Int) -> String { fileURL.path + ".slot\(index)" }
+    func slotPath(_ index: Int) -> String { slotPaths[index] }
 
     /// Both slots' bytes as they are on disk (`nil`: absent or unreadable).
     private func slotContents() -> [Data?] {
@@ -125,19 +131,11 @@ final class CloudLocalCopy: Sendable {
     func save(_ state: CloudState) throws(DefaultsError) {
         try writer.withLock { (writer: inout Writer) throws(DefaultsError) in
             guard !writer.stopped else { return }
-            let directory = fileURL.deletingLastPathComponent()
-            if !FileManager.default.fileExists(atPath: directory.path) {
-                do {
-                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                } catch {
-                    throw DefaultsError(.fileSystem, message: "cannot create the cloud state directory: \(error.localizedDescription)", fileURL: directory)
-                }
-            }
             let sequence = nextSequence(after: writer.sequence)
             let path = slotPath(Int(sequence % 2))
             let content = JSONWriter.encodeSuite(Self.encode(state))
+            let file = try openSlot(path)
             do throws(SystemCallError) {
-                let file = try FileDescriptor(opening: path, [.writeOnly, .create, .noFollow], mode: 0o600)
                 var size = Int(try file.status().size)
                 let needed = content.count + 256
                 if size > 2 * needed + 4096 {
@@ -156,6 +154,29 @@ final class CloudLocalCopy: Sendable {
                 try? FileSystem.removeFile(fileURL.path)
             }
             saveCount.withLock { $0 += 1 }
+        }
+    }
+
+    /// Opens a slot for writing; creates the state directory (mode 0700) first when it is missing (not
+    /// made yet, or removed meanwhile), instead of checking for it before every save.
+    private func openSlot(_ path: String) throws(DefaultsError) -> FileDescriptor {
+        func failure(_ error: SystemCallError) -> DefaultsError {
+            DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
+        }
+        do throws(SystemCallError) {
+            return try FileDescriptor(opening: path, [.writeOnly, .create, .noFollow], mode: 0o600)
+        } catch {
+            guard error.errno.isMissingPath else { throw failure(error) }
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw DefaultsError(.fileSystem, message: "cannot create the cloud state directory: \(error.localizedDescription)", fileURL: directory)
+        }
+        do throws(SystemCallError) {
+            return try FileDescriptor(opening: path, [.writeOnly, .create, .noFollow], mode: 0o600)
+        } catch {
+            throw failure(error)
         }
     }
 

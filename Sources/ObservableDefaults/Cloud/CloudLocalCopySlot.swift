@@ -18,12 +18,19 @@ enum CloudLocalCopySlot {
     /// A slot's header and content, with spaces after it up to `paddingTo` bytes (so the file need not
     /// shrink: the rest of a longer earlier save is overwritten with spaces, not truncated).
     static func bytes(sequence: UInt64, content: Data, paddingTo size: Int) -> Data {
-        var header = headerPrefix + zeroPadded(String(sequence), 20) + ", length " + zeroPadded(String(content.count), 10)
-        header += ", fnv1a64 " + zeroPadded(String(checksum(content), radix: 16), 16) + "\n"
-        var data = Data(header.utf8)
-        data.append(content)
-        if data.count < size { data.append(Data(repeating: UInt8(ascii: " "), count: size - data.count)) }
-        return data
+        // Appended byte by byte into one buffer: built from strings, the header was a tenth of a save's CPU.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(max(size, headerPrefix.utf8.count + 100 + content.count))
+        bytes.append(contentsOf: headerPrefix.utf8)
+        appendDigits(of: sequence, width: 20, radix: 10, to: &bytes)
+        bytes.append(contentsOf: ", length ".utf8)
+        appendDigits(of: UInt64(content.count), width: 10, radix: 10, to: &bytes)
+        bytes.append(contentsOf: ", fnv1a64 ".utf8)
+        appendDigits(of: checksum(content), width: 16, radix: 16, to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: content)
+        if bytes.count < size { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: size - bytes.count)) }
+        return Data(bytes)
     }
 
     /// The sequence number and content of a complete slot; `nil` for anything else (torn, damaged, empty,
@@ -56,14 +63,25 @@ enum CloudLocalCopySlot {
     /// 64-bit FNV-1a: cheap, and enough to tell a torn or damaged save from a complete one.
     static func checksum(_ bytes: Data) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
+        bytes.withUnsafeBytes { buffer in
+            for byte in buffer {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
         }
         return hash
     }
 
-    private static func zeroPadded(_ text: String, _ width: Int) -> String {
-        String(repeating: "0", count: max(0, width - text.count)) + text
+    /// `value`'s digits in `radix` (lowercase), zero-padded on the left to `width`.
+    private static func appendDigits(of value: UInt64, width: Int, radix: UInt64, to bytes: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var rest = value
+        repeat {
+            let digit = UInt8(rest % radix)
+            digits.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+            rest /= radix
+        } while rest > 0
+        if digits.count < width { bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
+        bytes.append(contentsOf: digits.reversed())
     }
 }

@@ -21,6 +21,20 @@ import Glibc
         UInt64(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64 ?? 0)
     }
 
+    /// The header is an on-disk format that other versions of the library read: pinned byte for byte
+    /// (FNV-1a of `{"k":1}` and of nothing, worked out independently).
+    @Test func theSlotHeaderIsByteForByteTheDocumentedFormat() {
+        let slot = CloudLocalCopySlot.bytes(sequence: 42, content: Data("{\"k\":1}".utf8), paddingTo: 0)
+        #expect(String(decoding: slot, as: UTF8.self)
+            == "observable-defaults cloud local copy, sequence 00000000000000000042, length 0000000007, fnv1a64 521543ff002cda97\n{\"k\":1}")
+        let empty = CloudLocalCopySlot.bytes(sequence: UInt64.max, content: Data(), paddingTo: 120)
+        #expect(String(decoding: empty, as: UTF8.self)
+            == "observable-defaults cloud local copy, sequence 18446744073709551615, length 0000000000, fnv1a64 cbf29ce484222325\n"
+            + String(repeating: " ", count: 120 - 113))
+        #expect(CloudLocalCopySlot.read(slot)?.sequence == 42)
+        #expect(CloudLocalCopySlot.read(empty)?.content == Data())
+    }
+
     @Test func savesAlternateBetweenTwoSlotsOverwrittenInPlace() throws {
         let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
         try copy.save(state(["n": .integer(1)]))

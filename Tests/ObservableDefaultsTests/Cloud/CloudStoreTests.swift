@@ -217,6 +217,33 @@ import Testing
         #expect(EtcdRequest.prefixEnd("ns/") == Data("ns0".utf8).base64EncodedString())
     }
 
+    @Test func aStateDirectoryRemovedMeanwhileIsCreatedAgainByTheNextSave() throws {
+        let state = directory.file("removed")
+        let copy = CloudLocalCopy(fileURL: state.appendingPathComponent("cloud/copy.json"))
+        var values = CloudState()
+        _ = values.setValue(.integer(1), forKey: "k")
+        try copy.save(values)
+        try FileManager.default.removeItem(at: state)
+        _ = values.setValue(.integer(2), forKey: "k")
+        try copy.save(values)
+        #expect(try copy.load()?.values["k"] == .integer(2))
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: state.appendingPathComponent("cloud").path)[.posixPermissions] as? Int)
+        #expect(mode & 0o777 == 0o700, "the state directory is private: \(String(mode, radix: 8))")
+    }
+
+    @Test func aStateDirectoryThatCannotBeCreatedIsAnErrorNamingIt() throws {
+        let blocker = directory.file("blocker")
+        try Data("a file where the state directory's parent should be".utf8).write(to: blocker)
+        let copy = CloudLocalCopy(fileURL: blocker.appendingPathComponent("cloud/copy.json"))
+        do {
+            try copy.save(CloudState())
+            Issue.record("the save succeeded")
+        } catch {
+            #expect(error.message.contains("cannot create the cloud state directory"), "\(error)")
+            #expect(error.fileURL?.path == blocker.appendingPathComponent("cloud").path)
+        }
+    }
+
     /// A sync thread can outlive its released store by one round; what it saves then must not land in a
     /// directory the owner has removed meanwhile (the `defaults cloud` tool removes its state directory).
     @Test func aLocalCopyWritesNothingOnceStopped() throws {
