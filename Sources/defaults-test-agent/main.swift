@@ -27,6 +27,10 @@
 //                                                     NAME of DIR (created if missing), twice
 //   defaults-test-agent many-suites DIR COUNT NOFILE  under RLIMIT_NOFILE=NOFILE, open COUNT suites (all kept
 //                                                     open) and write one key in each; prints "wrote COUNT"
+//   defaults-test-agent watch-after-descriptor-limit FILE   observe FILE (all processes) while no file
+//                                                     descriptor is left, then free them and wait (≤ 20 s) for
+//                                                     another process's write; prints the error heard, "freed",
+//                                                     then "changed"; exit 4 without the error, 5 without the change
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -42,6 +46,7 @@
 //                                                     per Observation change; reads set/values/sync lines)
 import Foundation
 import ObservableDefaults
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -296,6 +301,32 @@ case "many-suites" where arguments.count == 4:
     }
     emit("wrote \(suites.count)")
 
+case "watch-after-descriptor-limit" where arguments.count == 2:
+    let suite = openSuite(arguments[1])
+    let heard = Heard()
+    let errors = suite.observeErrors { error in heard.withLock { $0.errors.append(error) } }
+    // Every descriptor taken: the first watch of this process cannot make its inotify instance.
+    var taken: [Int32] = []
+    while case let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC), descriptor >= 0 { taken.append(descriptor) }
+    let observation = suite.observe(keys: ["k"]) { change in
+        if change.origin == .outside { heard.withLock { $0.changed = true } }
+    }
+    for descriptor in taken { close(descriptor) }
+    guard let error = heard.withLock({ $0.errors.first }) else { exit(4) }
+    emit("error: \(error)")
+    emit("freed")
+    let writer = Process()
+    writer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    writer.arguments = ["set", arguments[1], "k", "int:1"]
+    do { try writer.run() } catch { fail("cannot start the writer: \(error)") }
+    writer.waitUntilExit()
+    let deadline = monotonicNanoseconds() + 20_000_000_000
+    while !heard.withLock({ $0.changed }) && monotonicNanoseconds() < deadline { usleep(10_000) }
+    observation.cancel()
+    errors.cancel()
+    guard heard.withLock({ $0.changed }) else { exit(5) }
+    emit("changed")
+
 case "load" where arguments.count == 2:
     let start = monotonicNanoseconds()
     let suite = openSuite(arguments[1])
@@ -350,6 +381,13 @@ final class AgentCounter {
 }
 
 /// Collects latencies from the watcher thread.
+/// What `watch-after-descriptor-limit` heard, from the watcher's thread.
+final class Heard: Sendable {
+    private let state = Mutex<(errors: [DefaultsError], changed: Bool)>(([], false))
+
+    func withLock<R>(_ body: (inout (errors: [DefaultsError], changed: Bool)) -> R) -> R { state.withLock { body(&$0) } }
+}
+
 final class LatencyRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [Int] = []

@@ -149,6 +149,20 @@ import Glibc
         #expect(try contentsOnDisk(file) == ["kept": .integer(1)])
     }
 
+    /// A process out of file descriptors when it first observes a file: it hears why it cannot watch, and
+    /// watching starts by itself once descriptors are free again (it used to stay off for good).
+    @Test func watchingStartsOnceFileDescriptorsAreFreeAgain() throws {
+        let file = directory.file("no-descriptors.json")
+        #expect(try TestAgent.run(["set", file.path, "k", "int:0"]) == 0)
+        let (agent, output) = try TestAgent.start(["watch-after-descriptor-limit", file.path])
+        agent.waitUntilExit()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(agent.terminationStatus == 0, "exit 4: no error heard, 5: the later write was not seen; printed: \(printed)")
+        #expect(printed.contains("cannot watch the directory \(directory.url.path)"), "\(printed)")
+        #expect(printed.contains("Too many open files"), "\(printed)")
+        #expect(printed.hasSuffix("freed\nchanged\n"), "\(printed)")
+    }
+
     private func permissions(of url: URL) throws -> Int {
         (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
     }

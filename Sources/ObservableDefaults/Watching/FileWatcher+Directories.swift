@@ -18,6 +18,8 @@ extension FileWatcher {
     /// Adds the watches registrations need, removes the rest, and schedules retries.
     static func updateWatches(_ state: inout State) -> WatchChanges {
         state.generation += 1
+        // Only wakes the reader thread sooner; without it the thread still wakes for events and retries.
+        if state.wakePipe == nil { state.wakePipe = try? WakePipe() }
         let needed = Set(state.registrations.values.flatMap { $0.names.map(\.directory) })
         var kept = Set<String>()
         var problems: [String: DefaultsError] = [:]

@@ -84,23 +84,18 @@ final class FileWatcher: Sendable {
     /// Starts telling `onEvent` about the file at `file` (see ``WatchEvent``). `onEvent` may be called
     /// before this returns (a directory that cannot be watched), and must not call back into the watcher.
     func watch(file: String, onEvent: @escaping @Sendable (WatchEvent) -> Void) -> WatchToken {
-        let outcome = state.withLock { state -> (token: WatchToken, changes: WatchChanges, failure: DefaultsError?) in
+        let (token, changes) = state.withLock { state -> (WatchToken, WatchChanges) in
             state.nextToken += 1
             let token = WatchToken(id: state.nextToken)
-            if let failure = startIfNeeded(&state) {
-                state.generation += 1
-                return (token, WatchChanges(generation: state.generation), failure)
-            }
             state.registrations[token] = Self.registration(file: file, onEvent: onEvent)
-            return (token, Self.updateWatches(&state), nil)
+            startIfNeeded(&state)
+            // Without an inotify instance (the descriptor limit) the file hears why, and the reader thread
+            // retries until one can be made: watching starts then.
+            return (token, Self.updateWatches(&state))
         }
-        if let failure = outcome.failure {
-            onEvent(.watchLost(failure, generation: outcome.changes.generation))
-        } else {
-            _ = deliver(outcome.changes)
-        }
+        _ = deliver(changes)
         wake()
-        return outcome.token
+        return token
     }
 
     /// Stops telling the registration of `token`; directories no file needs any more are unwatched.
@@ -134,21 +129,15 @@ final class FileWatcher: Sendable {
         wake()
     }
 
-    /// Creates the inotify instance, the wake-up pipe and the reader thread the first time.
-    private func startIfNeeded(_ state: inout State) -> DefaultsError? {
-        do throws(SystemCallError) {
-            if state.inotify == nil { state.inotify = try Inotify() }
-            if state.wakePipe == nil { state.wakePipe = try WakePipe() }
-        } catch {
-            return DefaultsError(error, "cannot start watching for outside changes", fileURL: nil)
-        }
-        if !state.threadStarted {
-            state.threadStarted = true
-            let thread = Thread { [self] in WatchLoop(watcher: self).run() }
-            thread.name = "ObservableDefaults.FileWatcher"
-            thread.start()
-        }
-        return nil
+    /// Starts the reader thread the first time. The inotify instance and the wake-up pipe are made by
+    /// ``updateWatches(_:)``, and made again there after a failure (until then the thread wakes on its
+    /// retry timer).
+    private func startIfNeeded(_ state: inout State) {
+        guard !state.threadStarted else { return }
+        state.threadStarted = true
+        let thread = Thread { [self] in WatchLoop(watcher: self).run() }
+        thread.name = "ObservableDefaults.FileWatcher"
+        thread.start()
     }
 
     /// Wakes the reader thread so it takes in requests and new retry times.

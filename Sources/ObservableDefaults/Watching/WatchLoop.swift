@@ -39,8 +39,8 @@ final class WatchLoop {
     func run() {
         while true {
             let (inotify, wakePipe, retryAt) = watcher.state.withLock { ($0.inotify, $0.wakePipe, $0.retryAt) }
-            // Both exist once the thread runs; an instance that could not be replaced is retried by
-            // `refreshWatches` (its directories are reported as refused meanwhile).
+            // Either may be missing (the descriptor limit): they are made again by `refreshWatches` when a
+            // retry is due (the watched directories are reported as refused meanwhile).
             let pollable = [inotify?.pollable ?? -1, wakePipe?.pollable ?? -1]
             let ready: [Bool]
             do {
