@@ -65,8 +65,8 @@ enum CloudBenchmarks {
         propagation(context, node: node, sizes: sizes, into: &group)
         fanOut(context, node: node, sizes: sizes, into: &group)
         group.notes.append("The library's write returns once memory is updated; the upload (a compare-and-swap transaction on a "
-            + "kept-alive connection) follows on its sync thread, and the store's background saver writes the local copy "
-            + "at the same time. The observer saves server changes with its next save (within a second). The observer's store applies the watch event, then updates the object's property (its `onChange` runs there) or "
+            + "kept-alive connection) follows on its sync thread, which then saves the local copy "
+            + "while the member works (the store's background saver does, when the sync thread was busy). The observer saves server changes with its next save (within a second). The observer's store applies the watch event, then updates the object's property (its `onChange` runs there) or "
             + "calls the store observer, on the watch thread itself when nothing else is being delivered (else on its delivery queue, in order).")
         group.notes.append("Fan-out \"all arrivals\" pools every process's arrival of every write; \"last arrival\" is, per write, "
             + "the time until the last of the processes had it (with \(sizes.fanOutProcesses) processes the nearest-rank p99 of one "
