@@ -10,10 +10,11 @@ import Foundation
 /// `..data`, not the file; the directory of the symlink's target is watched as well.
 ///
 /// A watched file's directory that does not exist (removed, moved away, not created yet) is reported as
-/// ``WatchEvent/watchLost(_:generation:)`` (once per reason, not on every update of the watched set) and its nearest existing ancestor is watched instead, until the
-/// directory appears again; then it is watched, and its files hear ``WatchEvent/watchRestored(generation:)``
-/// and are checked. A directory that cannot be watched for another reason (the inotify watch limit,
-/// `ENOSPC`) is reported to its own files and retried with backoff, and at once when one of our watches
+/// ``WatchEvent/watchLost(_:generation:)`` (once per reason, not on every update of the watched set) and
+/// its nearest existing ancestor is watched instead, until the directory appears again; then it is
+/// watched, and its files hear ``WatchEvent/watchRestored(generation:)`` and are checked. A directory that
+/// cannot be watched for another reason (the inotify watch limit, `ENOSPC`; no inotify instance at all,
+/// `EMFILE`) is reported to its own files and retried with backoff, and at once when one of our watches
 /// is freed. A failure of the thread itself (`poll`, `read`) is reported to every file as
 /// ``WatchEvent/watcherFailed(_:)``, and a new inotify instance takes over.
 final class FileWatcher: Sendable {
