@@ -31,7 +31,7 @@ extension FileWatcher {
         } catch {
             // No instance (the descriptor limit): every directory waits for the retry.
             for directory in needed {
-                problems[directory] = DefaultsError(error, "cannot watch the directory \(directory) for outside changes; retrying", fileURL: URL(fileURLWithPath: directory))
+                problems[directory] = DefaultsError(error, "cannot watch the directory \(directory) for outside changes; retrying", fileURL: Self.directoryURL(directory))
             }
             return finish(&state, problems: problems, added: [], needed: needed, freed: false)
         }
@@ -59,7 +59,7 @@ extension FileWatcher {
                         continue
                     }
                     problems[directory] = DefaultsError(
-                        error, "cannot watch the directory \(path) for outside changes; retrying", fileURL: URL(fileURLWithPath: path))
+                        error, "cannot watch the directory \(path) for outside changes; retrying", fileURL: Self.directoryURL(path))
                     break
                 }
                 state.watchDescriptors[path] = watch
@@ -79,7 +79,7 @@ extension FileWatcher {
                 problems[directory] = DefaultsError(
                     .fileSystem,
                     message: "the suite's directory \(directory) does not exist (removed or moved away): outside changes are not seen until it is created again",
-                    fileURL: URL(fileURLWithPath: directory), errorNumber: Errno.noSuchFile.rawValue)
+                    fileURL: Self.directoryURL(directory), errorNumber: Errno.noSuchFile.rawValue)
             }
         }
         var freed = false
@@ -92,6 +92,11 @@ extension FileWatcher {
         }
         return finish(&state, problems: problems, added: added, needed: needed, freed: freed)
     }
+
+    /// A watched directory's URL for its problems. Marked a directory rather than looked up:
+    /// `URL(fileURLWithPath:)` adds a trailing slash only when a directory exists at that moment, and the
+    /// same problem must compare equal before and after its directory appears (a loss is told once).
+    private static func directoryURL(_ path: String) -> URL { URL(fileURLWithPath: path, isDirectory: true) }
 
     /// Sorts the registrations into those that lost their directory's watch (or lost it for another
     /// reason than they were told) and those that got it back, and schedules the retry of refused watches.
