@@ -16,6 +16,10 @@ import Synchronization
 ///   namespace first (taking in the server changes), ignores replayed events at or below a key's known
 ///   revision, and the compare-and-swap recognises a confirmed write uploaded again.
 ///
+/// A save that fails (disk full, no descriptor left, the slot replaced by a directory) is reported and tried
+/// again after ``bookkeepingDelay`` until one succeeds, so a write reaches the disk once the problem is
+/// gone even when no later write comes.
+///
 /// ``flush()`` writes what is outstanding and waits; the store calls it when released and, for every live
 /// store, at process exit, so a write `set` returned from survives a normal exit.
 final class CloudLocalCopySaver: Sendable {
@@ -102,6 +106,8 @@ final class CloudLocalCopySaver: Sendable {
             handler?(nil)
         } catch {
             handler?(error)
+            // Still not on disk: the next save takes it in, or this retry when none comes first.
+            saveEventually()
         }
     }
 }

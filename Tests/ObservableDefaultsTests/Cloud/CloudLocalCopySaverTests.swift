@@ -31,6 +31,28 @@ import Testing
         }
     }
 
+    /// A save that fails (here: both slot files replaced by directories, which even root cannot open for
+    /// writing) is reported and tried again on its own, so the write reaches the disk once the problem is
+    /// gone, with no later write to carry it and before the process exits.
+    @Test func aFailedSaveIsTriedAgainUntilItSucceeds() throws {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        let copy = try #require(store.core.localCopy)
+        store.set("first", forKey: "k")
+        store.synchronize()
+        let slots = [copy.slotPath(0), copy.slotPath(1)]
+        for slot in slots {
+            try? FileManager.default.removeItem(atPath: slot)  // the first save wrote one of the two
+            try FileManager.default.createDirectory(atPath: slot, withIntermediateDirectories: false)
+        }
+        store.set("second", forKey: "k")
+        #expect(eventually { store.currentErrors.contains { $0.message.contains("cannot write the cloud store's local copy") } },
+                "the failed save was not reported: \(store.currentErrors)")
+        for slot in slots { try FileManager.default.removeItem(atPath: slot) }
+        #expect(eventually { (try? localCopyOnDisk(copy.fileURL))?["values"]?.dictionaryValue?["k"] == .string("second") },
+                "the write never reached the disk after the problem was gone")
+        #expect(eventually { !store.currentErrors.contains { $0.message.contains("local copy") } }, "\(store.currentErrors)")
+    }
+
     @Test func synchronizeGivesUpAtOnceWhenEveryEndpointRefusesConnections() throws {
         // Port 1 on loopback: nothing listens there, so connecting is refused at once.
         let store = try cloudMachine(
