@@ -36,14 +36,22 @@ struct JSONReader {
     static func parseSuite(
         _ data: Data, fileURL: URL?, spellings: inout JSONNumberSpellings
     ) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
-        let result: Result<([ExactKey: DefaultsValue], JSONNumberSpellings), DefaultsError> = data.withUnsafeBytes { raw in
-            let buffer = raw.bindMemory(to: UInt8.self)
-            var reader = JSONReader(bytes: buffer, fileURL: fileURL)
-            return Result { () throws(DefaultsError) in (try reader.parseTopLevel(), reader.spellings) }
+        let (values, found) = try reading(data, fileURL: fileURL) { reader throws(DefaultsError) in
+            (try reader.parseTopLevel(), reader.spellings)
         }
-        let (values, found) = try result.get()
         spellings = found
         return values
+    }
+
+    /// Runs `body` with a reader over `data`'s bytes.
+    private static func reading<Parsed>(
+        _ data: Data, fileURL: URL?, _ body: (inout JSONReader) throws(DefaultsError) -> Parsed
+    ) throws(DefaultsError) -> Parsed {
+        let result: Result<Parsed, DefaultsError> = data.withUnsafeBytes { raw in
+            var reader = JSONReader(bytes: raw.bindMemory(to: UInt8.self), fileURL: fileURL)
+            return Result { () throws(DefaultsError) in try body(&reader) }
+        }
+        return try result.get()
     }
 
     // MARK: - Structure
@@ -67,11 +75,7 @@ struct JSONReader {
     /// A document holding one value of any kind, such as an etcd answer or a cloud value's text: the
     /// value, or `nil` for the literal `null`. Errors are reported as for a suite file.
     static func parseDocument(_ data: Data) throws(DefaultsError) -> DefaultsValue? {
-        let result: Result<DefaultsValue?, DefaultsError> = data.withUnsafeBytes { raw in
-            var reader = JSONReader(bytes: raw.bindMemory(to: UInt8.self), fileURL: nil)
-            return Result { () throws(DefaultsError) in try reader.parseWholeValue() }
-        }
-        return try result.get()
+        try reading(data, fileURL: nil) { reader throws(DefaultsError) in try reader.parseWholeValue() }
     }
 
     private mutating func parseWholeValue() throws(DefaultsError) -> DefaultsValue? {
