@@ -166,11 +166,13 @@ final class EtcdSync: Sendable {
 
     /// The error topic of a server value of `key` that does not decode: it lasts until the key holds a
     /// value that does, or none.
-    private static func valueTopic(_ key: String) -> String { "value " + key }
+    private static func valueTopic(_ key: String) -> String { valueTopicPrefix + key }
 
     private static func valueKey(ofTopic topic: String) -> String? {
-        topic.hasPrefix("value ") ? String(topic.dropFirst("value ".count)) : nil
+        topic.hasPrefix(valueTopicPrefix) ? String(topic.dropFirst(valueTopicPrefix.count)) : nil
     }
+
+    private static let valueTopicPrefix = "value "
 
     /// The value of a server pair, or `nil` (reported on the error channel) when its text does not decode.
     private func decode(_ pair: EtcdKeyValue) -> DefaultsValue? {
