@@ -23,16 +23,14 @@ struct ProcessUsage: Sendable {
 
     /// The line a child prints: `usage CPU_NANOSECONDS VOLUNTARY_SWITCHES`.
     var line: String { "usage \(cpuNanoseconds) \(voluntarySwitches)" }
+}
 
+// In an extension, so the struct keeps its memberwise initialiser.
+extension ProcessUsage {
     /// Reads ``line``'s form; `nil` for any other line.
     init?(line: String) {
         let fields = line.split(separator: " ")
         guard fields.count == 3, fields[0] == "usage", let cpu = Int(fields[1]), let switches = Int(fields[2]) else { return nil }
         self.init(cpuNanoseconds: cpu, voluntarySwitches: switches)
-    }
-
-    init(cpuNanoseconds: Int, voluntarySwitches: Int) {
-        self.cpuNanoseconds = cpuNanoseconds
-        self.voluntarySwitches = voluntarySwitches
     }
 }
