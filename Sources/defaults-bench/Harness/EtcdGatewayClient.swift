@@ -21,12 +21,11 @@ enum EtcdGateway {
     }
 
     /// JSON of a transaction of the library's shape: put `value` to `key` if its modification revision is
-    /// `expected` (0: absent), else read it.
+    /// `expected` (0: absent), else nothing.
     static func compareAndSwapBody(key: String, value: String, expected: Int) -> String {
         let key = base64(key)
         return "{\"compare\":[{\"key\":\"\(key)\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"\(expected)\"}],"
-            + "\"success\":[{\"request_put\":{\"key\":\"\(key)\",\"value\":\"\(base64(value))\"}}],"
-            + "\"failure\":[{\"request_range\":{\"key\":\"\(key)\"}}]}"
+            + "\"success\":[{\"request_put\":{\"key\":\"\(key)\",\"value\":\"\(base64(value))\"}}]}"
     }
 
     /// The first decimal `"NAME":"N"` in a JSON answer (etcd's gateway writes 64-bit integers as strings).
@@ -185,9 +184,9 @@ final class EtcdRawPutter {
 }
 
 /// Writes integer values to one key as the library uploads: each a `/v3/kv/txn` compare-and-swap on the
-/// key's modification revision, over one kept-alive connection. The revision is tracked from the answers:
-/// a written value's is the answer's header revision; a refused one's is in its range answer (the write
-/// then fails, so a conflict is never mistaken for a write).
+/// key's modification revision, over one kept-alive connection. The revision is tracked from the answers
+/// (a written value's is the answer's header revision); a refused swap fails, so a conflict is never
+/// mistaken for a write.
 final class EtcdRawSwapper {
     private let connection: EtcdRawConnection
     private let key: String
@@ -207,9 +206,7 @@ final class EtcdRawSwapper {
             }
             revision = written
         } else {
-            let expected = revision
-            revision = EtcdGateway.integerField("mod_revision", in: answer) ?? 0
-            throw EtcdGatewayError("txn on \(key) refused: mod_revision \(revision), not \(expected)")
+            throw EtcdGatewayError("txn on \(key) refused: its modification revision is no longer \(revision)")
         }
     }
 }

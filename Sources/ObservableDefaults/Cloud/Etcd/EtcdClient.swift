@@ -178,16 +178,21 @@ final class EtcdClient: Sendable {
     }
 
     /// Puts `value` (JSON text; `nil` deletes) under `key` if its modification revision is still
-    /// `expected` (0: absent), in one transaction; otherwise reads the current value in the same one.
+    /// `expected` (0: absent), in one transaction; when that is refused, reads the key's current value.
     func compareAndSwap(key: String, value: Data?, expected: Int64) throws(DefaultsError) -> SwapResult {
         let body = EtcdRequest.compareAndSwapBody(key: configuration.keyPrefix + key, value: value, expected: expected)
         let answer = try send("/v3/kv/txn", body: body)
         let header = try answer.header()
         if answer.bool("succeeded") { return .written(revision: header.revision) }
-        guard let range = try answer.children("responses").first?.child("response_range") else {
-            throw answer.malformed("a refused transaction has no range answer")
-        }
-        guard var current = try range.keyValues().first else { return .conflict(current: nil, revision: header.revision) }
+        return try current(key)
+    }
+
+    /// The key's current pair (`nil`: absent) and the revision it was read at, after a refused swap.
+    /// Read later than the refusal, it may be newer still: the server wins either way.
+    private func current(_ key: String) throws(DefaultsError) -> SwapResult {
+        let answer = try send("/v3/kv/range", ["key": EtcdRequest.base64(configuration.keyPrefix + key)])
+        let header = try answer.header()
+        guard var current = try answer.keyValues().first else { return .conflict(current: nil, revision: header.revision) }
         current.key = key
         return .conflict(current: current, revision: header.revision)
     }

@@ -140,15 +140,17 @@ enum EtcdRequest {
     }
 
     /// The body of a transaction that puts `value` (`nil`: deletes) under the whole key `key` if its
-    /// modification revision is `expected` (0: absent), and otherwise reads it.
+    /// modification revision is `expected` (0: absent), and otherwise does nothing.
     ///
-    /// Written directly rather than through `JSONSerialization` (it is on every upload's path): every
-    /// string in it is base64 or a decimal number, so nothing needs escaping.
+    /// It has no failure branch: etcd's gateway answers a transaction with one 30–55 µs sooner, and a
+    /// refused swap (rare) reads the key in a second request instead. Written directly rather than through
+    /// `JSONSerialization` (it is on every upload's path): every string in it is base64 or a decimal
+    /// number, so nothing needs escaping.
     static func compareAndSwapBody(key: String, value: Data?, expected: Int64) -> Data {
         let key = base64(key)
         let operation = value.map { #"{"request_put":{"key":"\#(key)","value":"\#($0.base64EncodedString())"}}"# }
             ?? #"{"request_delete_range":{"key":"\#(key)"}}"#
         return Data((#"{"compare":[{"key":"\#(key)","target":"MOD","result":"EQUAL","mod_revision":"\#(expected)"}],"#
-            + #""success":[\#(operation)],"failure":[{"request_range":{"key":"\#(key)"}}]}"#).utf8)
+            + #""success":[\#(operation)]}"#).utf8)
     }
 }
