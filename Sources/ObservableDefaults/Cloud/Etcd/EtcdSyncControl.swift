@@ -27,17 +27,21 @@ final class EtcdSyncControl: @unchecked Sendable {
     var isSleepingForTest: Bool { condition.withLock { sleeping } }
 
     func stop() {
-        condition.withLock {
-            stopped = true
-            condition.broadcast()
-        }
+        changeAndBroadcast { stopped = true }
     }
 
     func wake() {
-        condition.withLock {
-            wakeRequested = true
-            condition.broadcast()
-        }
+        changeAndBroadcast { wakeRequested = true }
+    }
+
+    /// Runs `change` under the lock, then wakes every waiter once the lock is released: woken while it is
+    /// still held, the sync thread would block on it at once, a second context switch on the write's path.
+    private func changeAndBroadcast<Result>(_ change: () -> Result) -> Result {
+        condition.lock()
+        let result = change()
+        condition.unlock()
+        condition.broadcast()
+        return result
     }
 
     /// Wakes the sync thread for a new write and, when it is waiting for work, hands it the write's save
@@ -45,9 +49,8 @@ final class EtcdSyncControl: @unchecked Sendable {
     /// connecting, so a write wakes one thread instead of two (a second wake-up on two cores costs the
     /// upload more than the save itself does). Otherwise only wakes it, and the caller saves as usual.
     func wakeTakingSave() -> Bool {
-        condition.withLock {
+        changeAndBroadcast {
             wakeRequested = true
-            condition.broadcast()
             guard waiting, !stopped else { return false }
             saveTaken = true
             return true
@@ -78,10 +81,9 @@ final class EtcdSyncControl: @unchecked Sendable {
     /// Like ``wake()``, and also ends a back-off under way: the next attempt starts at once (a write of
     /// an object with `syncImmediately: true`). Never blocks.
     func wakeNow() {
-        condition.withLock {
+        changeAndBroadcast {
             wakeRequested = true
             if sleeping { backOffCut = true }
-            condition.broadcast()
         }
     }
 
@@ -98,10 +100,7 @@ final class EtcdSyncControl: @unchecked Sendable {
     }
 
     func watchEnded(_ end: EtcdWatchStream.End) {
-        condition.withLock {
-            watchEnds.append(end)
-            condition.broadcast()
-        }
+        changeAndBroadcast { watchEnds.append(end) }
     }
 
     func takeWatchEnds() -> [EtcdWatchStream.End] {
@@ -125,9 +124,8 @@ final class EtcdSyncControl: @unchecked Sendable {
 
     func completeRound(_ round: Int, _ outcome: RoundOutcome) {
         guard outcome != .failed else { return }
-        condition.withLock {
+        changeAndBroadcast {
             if outcome == .succeeded { succeededRound = max(succeededRound, round) } else { refusedRound = max(refusedRound, round) }
-            condition.broadcast()
         }
     }
 
