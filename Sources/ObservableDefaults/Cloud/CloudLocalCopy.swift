@@ -43,10 +43,29 @@ final class CloudLocalCopy: Sendable {
     /// The path of slot `index` (0 or 1).
     func slotPath(_ index: Int) -> String { slotPaths[index] }
 
-    /// Both slots' bytes as they are on disk (`nil`: absent or unreadable).
-    private func slotContents() -> [Data?] {
-        [0, 1].map { FileManager.default.contents(atPath: slotPath($0)) }
+    /// What reading one file of the copy found.
+    private enum FileRead {
+        case absent
+        case contents(Data)
+        /// It exists but could not be read: a directory in its place, no permission, no descriptor left.
+        case unreadable(SystemCallError)
+
+        var contents: Data? { if case .contents(let data) = self { data } else { nil } }
+        var failure: SystemCallError? { if case .unreadable(let error) = self { error } else { nil } }
     }
+
+    /// Reads the file at `path` with the `errno` of any failure kept, so an error can say why.
+    private static func read(_ path: String) -> FileRead {
+        do throws(SystemCallError) {
+            let file = try FileDescriptor(opening: path, [.readOnly, .noFollow])
+            return .contents(try file.readAll(expectedSize: Int(try file.status().size)))
+        } catch {
+            return error.errno.isMissingPath ? .absent : .unreadable(error)
+        }
+    }
+
+    /// Both slots as they are on disk.
+    private func slotReads() -> [FileRead] { [0, 1].map { Self.read(slotPath($0)) } }
 
     /// The complete saves among `slots`, newest first.
     private static func completeSaves(in slots: [Data?]) -> [(sequence: UInt64, content: Data)] {
@@ -55,13 +74,14 @@ final class CloudLocalCopy: Sendable {
 
     /// The newest complete slot's sequence number and JSON (`nil` when neither slot holds a complete save).
     func newestSlot() -> (sequence: UInt64, content: Data)? {
-        Self.completeSaves(in: slotContents()).first
+        Self.completeSaves(in: slotReads().map(\.contents)).first
     }
 
     /// Reads the copy; `nil` when there is none yet. A copy that does not parse is moved aside (to
     /// `<name>.broken`) and reported, so it is neither lost nor overwritten.
     func load() throws(DefaultsError) -> CloudState? {
-        let slots = slotContents()
+        let reads = slotReads()
+        let slots = reads.map(\.contents)
         var slotError: DefaultsError?
         for slot in Self.completeSaves(in: slots) {
             do {
@@ -72,10 +92,11 @@ final class CloudLocalCopy: Sendable {
                 slotError = slotError ?? error
             }
         }
-        let existing = [0, 1].filter { FileManager.default.fileExists(atPath: slotPath($0)) }
+        let existing = reads.filter { if case .absent = $0 { false } else { true } }
         if !existing.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
-            if existing.allSatisfy({ slots[$0] == nil }) {
-                throw DefaultsError(.fileSystem, message: "the cloud store's local copy cannot be read", fileURL: fileURL, errorNumber: EACCES)
+            let failures = existing.compactMap(\.failure)
+            if let failure = failures.first, failures.count == existing.count {
+                throw DefaultsError(failure, "cannot read the cloud store's local copy", fileURL: fileURL)
             }
             for index in [0, 1] { try? FileSystem.rename(slotPath(index), to: slotPath(index) + ".broken") }
             let reason = slotError?.message ?? "neither slot holds a complete save"
@@ -86,11 +107,11 @@ final class CloudLocalCopy: Sendable {
 
     /// Reads the earlier single-file form.
     private func loadSingleFile() throws(DefaultsError) -> CloudState? {
-        guard let data = FileManager.default.contents(atPath: fileURL.path) else {
-            if FileManager.default.fileExists(atPath: fileURL.path) {
-                throw DefaultsError(.fileSystem, message: "the cloud store's local copy cannot be read", fileURL: fileURL, errorNumber: EACCES)
-            }
-            return nil
+        let data: Data
+        switch Self.read(fileURL.path) {
+        case .absent: return nil
+        case .unreadable(let failure): throw DefaultsError(failure, "cannot read the cloud store's local copy", fileURL: fileURL)
+        case .contents(let contents): data = contents
         }
         do {
             return try Self.decode(JSONReader.parseSuite(data, fileURL: fileURL).stringKeyed)

@@ -119,6 +119,33 @@ import Glibc
         #expect(try CloudLocalCopy(fileURL: copy.fileURL).load() == nil)
     }
 
+    /// A copy that exists but cannot be read is an error that says why (the call, the file and its
+    /// `errno`), and nothing is moved aside: a directory in a slot's place, then in the single file's.
+    @Test func anUnreadableCopyIsAnErrorNamingTheFileAndTheReason() throws {
+        let file = directory.file("copy.json")
+        let copy = CloudLocalCopy(fileURL: file)
+        try FileManager.default.createDirectory(atPath: copy.slotPath(0), withIntermediateDirectories: true)
+        do {
+            _ = try copy.load()
+            Issue.record("a directory in a slot's place loaded")
+        } catch {
+            #expect(error.errorNumber == EISDIR, "\(error)")
+            #expect(error.message.contains("cannot read the cloud store's local copy (read \(copy.slotPath(0)))"), "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: copy.slotPath(0) + ".broken"))
+
+        try FileManager.default.removeItem(atPath: copy.slotPath(0))
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        do {
+            _ = try copy.load()
+            Issue.record("a directory in the single file's place loaded")
+        } catch {
+            #expect(error.errorNumber == EISDIR, "\(error)")
+            #expect(error.message.contains("(read \(file.path))"), "\(error)")
+        }
+        #expect(FileManager.default.fileExists(atPath: file.path))
+    }
+
     @Test func aCopyInTheSingleFileFormLoadsAndIsReplacedBySlots() throws {
         let file = directory.file("copy.json")
         var old = state(["level": .string("debug")])
