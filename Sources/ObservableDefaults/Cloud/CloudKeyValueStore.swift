@@ -96,7 +96,7 @@ public final class CloudKeyValueStore: Sendable {
         let localCopy = CloudLocalCopy(fileURL: file)
         var loadError: DefaultsError?
         var state = CloudState()
-        do { state = try localCopy.load() ?? CloudState() } catch { loadError = error }
+        do { state = try localCopy.load { loadError = $0 } ?? CloudState() } catch { loadError = error }
         self.init(mode: mode, configuration: configuration, state: state, localCopy: localCopy, limits: limits)
         if let loadError { core.report(loadError, topic: "local copy") }
     }

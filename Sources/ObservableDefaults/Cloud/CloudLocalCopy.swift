@@ -52,6 +52,7 @@ final class CloudLocalCopy: Sendable {
 
         var contents: Data? { if case .contents(let data) = self { data } else { nil } }
         var failure: SystemCallError? { if case .unreadable(let error) = self { error } else { nil } }
+        var exists: Bool { if case .absent = self { false } else { true } }
     }
 
     /// Reads the file at `path` with the `errno` of any failure kept, so an error can say why.
@@ -77,30 +78,38 @@ final class CloudLocalCopy: Sendable {
         Self.completeSaves(in: slotReads().map(\.contents)).first
     }
 
-    /// Reads the copy; `nil` when there is none yet. A copy that does not parse is moved aside (to
-    /// `<name>.broken`) and reported, so it is neither lost nor overwritten.
-    func load() throws(DefaultsError) -> CloudState? {
-        let reads = slotReads()
-        let slots = reads.map(\.contents)
+    /// Reads the copy; `nil` when there is none yet. What cannot be used is moved aside and reported, so
+    /// it is neither lost nor overwritten by later saves: a slot that cannot be read to `<slot>.unread` (a
+    /// complete other slot is still loaded, and `onProblem` told), a copy that does not parse to
+    /// `<name>.broken`. A copy left with nothing to load is the thrown error.
+    func load(onProblem: (DefaultsError) -> Void = { _ in }) throws(DefaultsError) -> CloudState? {
+        var reads = slotReads()
+        var unread: (failure: SystemCallError, moved: [String])?
+        if let failure = reads.lazy.compactMap(\.failure).first {
+            let paths = [0, 1].filter { reads[$0].failure != nil }.map(slotPath)
+            unread = (failure, Self.moveAside(paths, suffix: ".unread"))
+            reads = reads.map { $0.failure == nil ? $0 : .absent }
+        }
         var slotError: DefaultsError?
-        for slot in Self.completeSaves(in: slots) {
+        for slot in Self.completeSaves(in: reads.map(\.contents)) {
             do {
                 let state = try Self.decode(JSONReader.parseSuite(slot.content, fileURL: fileURL).stringKeyed)
                 writer.withLock { $0.sequence = slot.sequence }
+                if let unread { onProblem(unreadable(unread.failure, moved: unread.moved, then: "the store starts from the other slot, which may be one save older")) }
                 return state
             } catch {
                 slotError = slotError ?? error
             }
         }
-        let existing = reads.filter { if case .absent = $0 { false } else { true } }
-        if !existing.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
-            let failures = existing.compactMap(\.failure)
-            if let failure = failures.first, failures.count == existing.count {
-                throw DefaultsError(failure, "cannot read the cloud store's local copy", fileURL: fileURL)
-            }
-            for index in [0, 1] { try? FileSystem.rename(slotPath(index), to: slotPath(index) + ".broken") }
+        let remaining = [0, 1].filter { reads[$0].exists }.map(slotPath)
+        if let unread {
+            let moved = unread.moved + Self.moveAside(remaining, suffix: ".unread")
+            throw unreadable(unread.failure, moved: moved, then: "the store starts without it")
+        }
+        if !remaining.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
+            let moved = Self.moveAside(remaining, suffix: ".broken")
             let reason = slotError?.message ?? "neither slot holds a complete save"
-            throw DefaultsError(.malformedFile, message: "the cloud store's local copy is damaged (\(reason)); it was moved to \(slotPath(0)).broken and \(slotPath(1)).broken and the store starts from the server", fileURL: fileURL)
+            throw DefaultsError(.malformedFile, message: "the cloud store's local copy is damaged (\(reason)); it was moved to \(moved.joined(separator: " and ")) and the store starts from the server", fileURL: fileURL)
         }
         return try loadSingleFile()
     }
@@ -110,7 +119,8 @@ final class CloudLocalCopy: Sendable {
         let data: Data
         switch Self.read(fileURL.path) {
         case .absent: return nil
-        case .unreadable(let failure): throw DefaultsError(failure, "cannot read the cloud store's local copy", fileURL: fileURL)
+        case .unreadable(let failure):
+            throw unreadable(failure, moved: Self.moveAside([fileURL.path], suffix: ".unread"), then: "the store starts without it")
         case .contents(let contents): data = contents
         }
         do {
@@ -122,6 +132,20 @@ final class CloudLocalCopy: Sendable {
             moved.message = "the cloud store's local copy is damaged (\(error.message)); it was moved to \(aside.path) and the store starts from the server"
             throw moved
         }
+    }
+
+    /// Renames each of `paths` to itself plus `suffix`; returns the new paths of those that moved.
+    private static func moveAside(_ paths: [String], suffix: String) -> [String] {
+        paths.filter { (try? FileSystem.rename($0, to: $0 + suffix)) != nil }.map { $0 + suffix }
+    }
+
+    /// The error for a copy (or slot) that exists but cannot be read: a directory in its place, no
+    /// permission, no descriptor left. Moved aside, it is not overwritten by the saves that follow.
+    private func unreadable(_ failure: SystemCallError, moved: [String], then outcome: String) -> DefaultsError {
+        let fate = moved.isEmpty ? "it could not be moved aside" : "it was moved to \(moved.joined(separator: " and "))"
+        return DefaultsError(
+            .fileSystem, message: "cannot read the cloud store's local copy (\(failure.call) \(failure.path)); \(fate), and \(outcome)",
+            fileURL: fileURL, errorNumber: failure.errno.rawValue)
     }
 
     /// The sequence number of the next save: one past this copy's last save, unless a slot's header shows a

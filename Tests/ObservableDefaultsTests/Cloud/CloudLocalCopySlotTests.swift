@@ -119,31 +119,55 @@ import Glibc
         #expect(try CloudLocalCopy(fileURL: copy.fileURL).load() == nil)
     }
 
-    /// A copy that exists but cannot be read is an error that says why (the call, the file and its
-    /// `errno`), and nothing is moved aside: a directory in a slot's place, then in the single file's.
-    @Test func anUnreadableCopyIsAnErrorNamingTheFileAndTheReason() throws {
+    /// A slot that exists but cannot be read is reported with the call, the file and its `errno`, and
+    /// moved aside so that no later save overwrites it; a complete other slot still loads. With no
+    /// slot left to load, the whole copy is moved aside and the error thrown; the same for a copy in the
+    /// single-file form.
+    @Test func anUnreadableSlotIsMovedAsideAndReportedAndTheOtherLoads() throws {
         let file = directory.file("copy.json")
         let copy = CloudLocalCopy(fileURL: file)
+        try copy.save(state(["n": .integer(1)]))  // slot 1 (sequence 1)
         try FileManager.default.createDirectory(atPath: copy.slotPath(0), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: copy.slotPath(0) + "/kept", withIntermediateDirectories: true)
+        var problems: [DefaultsError] = []
+        let reader = CloudLocalCopy(fileURL: file)
+        #expect(try reader.load { problems.append($0) }?.values["n"] == .integer(1))
+        #expect(problems.count == 1)
+        #expect(problems.first?.errorNumber == EISDIR)
+        #expect(problems.first?.message == "cannot read the cloud store's local copy (read \(copy.slotPath(0))); it was moved to \(copy.slotPath(0)).unread, and the store starts from the other slot, which may be one save older")
+        try reader.save(state(["n": .integer(2)]))
+        try reader.save(state(["n": .integer(3)]))
+        #expect(try CloudLocalCopy(fileURL: file).load()?.values["n"] == .integer(3))
+        #expect(FileManager.default.fileExists(atPath: copy.slotPath(0) + ".unread/kept"))  // untouched
+
+        // Neither slot readable: both moved aside, nothing loaded, and the next saves start afresh.
+        let both = CloudLocalCopy(fileURL: directory.file("both.json"))
+        try both.save(state(["n": .integer(1)]))
+        let kept = try Data(contentsOf: URL(fileURLWithPath: both.slotPath(1)))
+        try FileManager.default.createDirectory(atPath: both.slotPath(0), withIntermediateDirectories: true)
+        try FileManager.default.removeItem(atPath: both.slotPath(1))
+        try FileManager.default.createDirectory(atPath: both.slotPath(1), withIntermediateDirectories: true)
+        try kept.write(to: URL(fileURLWithPath: both.slotPath(1) + "/saved"))
         do {
-            _ = try copy.load()
-            Issue.record("a directory in a slot's place loaded")
+            _ = try CloudLocalCopy(fileURL: both.fileURL).load()
+            Issue.record("a copy with no readable slot loaded")
         } catch {
             #expect(error.errorNumber == EISDIR, "\(error)")
-            #expect(error.message.contains("cannot read the cloud store's local copy (read \(copy.slotPath(0)))"), "\(error)")
+            #expect(error.message == "cannot read the cloud store's local copy (read \(both.slotPath(0))); it was moved to \(both.slotPath(0)).unread and \(both.slotPath(1)).unread, and the store starts without it")
         }
-        #expect(!FileManager.default.fileExists(atPath: copy.slotPath(0) + ".broken"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: both.slotPath(1) + ".unread/saved")) == kept)
+        #expect(try CloudLocalCopy(fileURL: both.fileURL).load() == nil)
 
-        try FileManager.default.removeItem(atPath: copy.slotPath(0))
-        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: true)
+        let single = directory.file("single.json")
+        try FileManager.default.createDirectory(at: single, withIntermediateDirectories: true)
         do {
-            _ = try copy.load()
+            _ = try CloudLocalCopy(fileURL: single).load()
             Issue.record("a directory in the single file's place loaded")
         } catch {
             #expect(error.errorNumber == EISDIR, "\(error)")
-            #expect(error.message.contains("(read \(file.path))"), "\(error)")
+            #expect(error.message == "cannot read the cloud store's local copy (read \(single.path)); it was moved to \(single.path).unread, and the store starts without it")
         }
-        #expect(FileManager.default.fileExists(atPath: file.path))
+        #expect(FileManager.default.fileExists(atPath: single.path + ".unread"))
     }
 
     @Test func aCopyInTheSingleFileFormLoadsAndIsReplacedBySlots() throws {

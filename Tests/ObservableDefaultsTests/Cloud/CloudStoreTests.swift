@@ -130,12 +130,15 @@ import Testing
         store.set(1, forKey: "a")
         store.synchronize()  // the local copy is written in the background; this waits for it
         let copy = CloudLocalCopy(fileURL: file)
-        for index in [0, 1] where FileManager.default.fileExists(atPath: copy.slotPath(index)) {
-            try Data("{ broken".utf8).write(to: URL(fileURLWithPath: copy.slotPath(index)))
-        }
+        let saved = [0, 1].filter { FileManager.default.fileExists(atPath: copy.slotPath($0)) }
+        #expect(!saved.isEmpty)
+        for index in saved { try Data("{ broken".utf8).write(to: URL(fileURLWithPath: copy.slotPath(index))) }
         let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
-        #expect(reopened.currentErrors.contains { $0.description.contains("local copy is damaged") && $0.description.contains(".slot0.broken") })
-        #expect(FileManager.default.fileExists(atPath: copy.slotPath(1) + ".broken"))
+        let movedTo = saved.map { copy.slotPath($0) + ".broken" }
+        #expect(reopened.currentErrors.contains {
+            $0.description.contains("local copy is damaged") && $0.description.contains("it was moved to \(movedTo.joined(separator: " and ")) and")
+        })
+        #expect(movedTo.allSatisfy { FileManager.default.fileExists(atPath: $0) })
         #expect(reopened.values().isEmpty)
     }
 
@@ -147,6 +150,27 @@ import Testing
         #expect(reopened.currentErrors.contains { $0.description.contains("local copy is damaged") && $0.description.contains(".broken") })
         #expect(FileManager.default.fileExists(atPath: file.path + ".broken"))
         #expect(reopened.values().isEmpty)
+    }
+
+    /// A store whose local copy has a slot it cannot read says why, sets that slot aside, starts from
+    /// the other, and keeps the writes it makes from then on.
+    @Test func anUnreadableSlotIsReportedAndTheStoreStartsFromTheOther() throws {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        let file = try #require(store.localCopyURL)
+        store.set(1, forKey: "a")
+        store.synchronize()
+        let copy = CloudLocalCopy(fileURL: file)
+        let unreadable = try #require([0, 1].first { !FileManager.default.fileExists(atPath: copy.slotPath($0)) })
+        try FileManager.default.createDirectory(atPath: copy.slotPath(unreadable), withIntermediateDirectories: true)
+
+        let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
+        let error = try #require(reopened.currentErrors.first { $0.message.contains("cannot read the cloud store's local copy") })
+        #expect(error.errorNumber == EISDIR && error.message.contains("\(copy.slotPath(unreadable)).unread"), "\(error)")
+        #expect(reopened.values() == ["a": .integer(1)])
+        reopened.set(2, forKey: "b")
+        reopened.synchronize()
+        #expect(CloudKeyValueStore.localOnly(directory: directory.url).values() == ["a": .integer(1), "b": .integer(2)])
+        #expect(FileManager.default.fileExists(atPath: copy.slotPath(unreadable) + ".unread"))
     }
 
     @Test func unsupportedValuesAndNaNAreReportedAndChangeNothing() {
