@@ -95,7 +95,7 @@ final class CloudLocalCopy: Sendable {
             do {
                 let state = try Self.decode(JSONReader.parseSuite(slot.content, fileURL: fileURL).stringKeyed)
                 writer.withLock { $0.sequence = slot.sequence }
-                if let unread { onProblem(unreadable(unread.failure, moved: unread.moved, then: "the store starts from the other slot, which may be one save older")) }
+                if let unread { onProblem(unreadableError(unread.failure, moved: unread.moved, then: "the store starts from the other slot, which may be one save older")) }
                 return state
             } catch {
                 slotError = slotError ?? error
@@ -104,7 +104,7 @@ final class CloudLocalCopy: Sendable {
         let remaining = [0, 1].filter { reads[$0].exists }.map(slotPath)
         if let unread {
             let moved = unread.moved + Self.moveAside(remaining, suffix: ".unread")
-            throw unreadable(unread.failure, moved: moved, then: "the store starts without it")
+            throw unreadableError(unread.failure, moved: moved, then: "the store starts without it")
         }
         if !remaining.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
             let moved = Self.moveAside(remaining, suffix: ".broken")
@@ -120,7 +120,7 @@ final class CloudLocalCopy: Sendable {
         switch Self.read(fileURL.path) {
         case .absent: return nil
         case .unreadable(let failure):
-            throw unreadable(failure, moved: Self.moveAside([fileURL.path], suffix: ".unread"), then: "the store starts without it")
+            throw unreadableError(failure, moved: Self.moveAside([fileURL.path], suffix: ".unread"), then: "the store starts without it")
         case .contents(let contents): data = contents
         }
         do {
@@ -141,7 +141,7 @@ final class CloudLocalCopy: Sendable {
 
     /// The error for a copy (or slot) that exists but cannot be read: a directory in its place, no
     /// permission, no descriptor left. Moved aside, it is not overwritten by the saves that follow.
-    private func unreadable(_ failure: SystemCallError, moved: [String], then outcome: String) -> DefaultsError {
+    private func unreadableError(_ failure: SystemCallError, moved: [String], then outcome: String) -> DefaultsError {
         let fate = moved.isEmpty ? "it could not be moved aside" : "it was moved to \(moved.joined(separator: " and "))"
         return DefaultsError(
             .fileSystem, message: "cannot read the cloud store's local copy (\(failure.call) \(failure.path)); \(fate), and \(outcome)",
