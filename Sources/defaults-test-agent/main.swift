@@ -31,6 +31,12 @@
 //                                                     descriptor is left, then free them and wait (≤ 20 s) for
 //                                                     another process's write; prints the error heard, "freed",
 //                                                     then "changed"; exit 4 without the error, 5 without the change
+//   defaults-test-agent cloud-local-full-disk DIR GATE   a local-only cloud store in DIR saves "before", then
+//                                                     under a 4 KiB file-size limit (a full disk to a writer)
+//                                                     writes a 20 KB "big": prints the save's error, waits
+//                                                     (≤ 20 s) for the file GATE, lifts the limit and waits
+//                                                     (≤ 20 s) for the retried save; prints "saved"; exit 4
+//                                                     without the error, 5 without the save
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -329,6 +335,31 @@ case "watch-after-descriptor-limit" where arguments.count == 2:
     errors.cancel()
     guard heard.withLock({ $0.changed }) else { exit(5) }
     emit("changed")
+
+case "cloud-local-full-disk" where arguments.count == 3:
+    signal(SIGXFSZ, SIG_IGN)
+    let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
+    store.set("small", forKey: "before")
+    _ = store.synchronize()
+    func hasSaveError() -> Bool { store.currentErrors.contains { $0.message.contains("cannot write the cloud store's local copy") } }
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
+    let unlimited = limit.rlim_cur
+    limit.rlim_cur = 4096  // the soft limit only: the process may raise it again
+    guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
+    store.set(String(repeating: "x", count: 20_000), forKey: "big")
+    var deadline = monotonicNanoseconds() + 20_000_000_000
+    while !hasSaveError() && monotonicNanoseconds() < deadline { usleep(10_000) }
+    guard let error = store.currentErrors.first(where: { $0.message.contains("local copy") }) else { exit(4) }
+    emit("error: \(error) errno \(error.errorNumber.map(String.init) ?? "none")")
+    deadline = monotonicNanoseconds() + 20_000_000_000
+    while !FileManager.default.fileExists(atPath: arguments[2]) && monotonicNanoseconds() < deadline { usleep(10_000) }
+    limit.rlim_cur = unlimited
+    guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
+    deadline = monotonicNanoseconds() + 20_000_000_000
+    while hasSaveError() && monotonicNanoseconds() < deadline { usleep(10_000) }
+    guard !hasSaveError() else { exit(5) }
+    emit("saved")
 
 case "load" where arguments.count == 2:
     let start = monotonicNanoseconds()

@@ -184,6 +184,32 @@ import Glibc
         #expect(try CloudLocalCopy(fileURL: file).load()?.pending["level"]?.baseRevision == 7)
     }
 
+    /// A full disk during a save (a file-size limit, which a writer meets the same way): the error says so,
+    /// the earlier save stays loadable meanwhile, and once there is room again the retried save keeps the
+    /// write without another one coming.
+    @Test func aFullDiskDuringASaveKeepsTheEarlierSaveAndTheWriteIsSavedOnceThereIsRoom() throws {
+        let state = directory.file("full")
+        let gate = directory.file("room-again")
+        let (agent, output) = try TestAgent.start(["cloud-local-full-disk", state.path, gate.path])
+        defer { if agent.isRunning { agent.terminate() } }
+        let lines = LineReader(output.fileHandleForReading)
+        #expect(lines.waitFor(timeout: .seconds(25)) { $0.hasPrefix("error: ") }, "exit 4 means no error was heard: \(lines.lines)")
+        let failed = try #require(lines.lines.first { $0.hasPrefix("error: ") })
+        #expect(failed.contains("cannot write the cloud store's local copy") && failed.hasSuffix("errno \(EFBIG)"), "\(failed)")
+
+        let copy = CloudLocalCopy(fileURL: CloudStateDirectory.resolve(state).appendingPathComponent("local.json"))  // localOnly's
+        let meanwhile = try #require(try copy.load())
+        #expect(meanwhile.values == ["before": .string("small")])
+
+        #expect(FileManager.default.createFile(atPath: gate.path, contents: nil))
+        #expect(lines.waitFor(timeout: .seconds(25)) { $0 == "saved" }, "\(lines.lines)")
+        agent.waitUntilExit()
+        #expect(agent.terminationStatus == 0, "exit 4: no error heard, 5: the retried save did not succeed")
+        let after = try #require(try CloudLocalCopy(fileURL: copy.fileURL).load())
+        #expect(after.values["big"] == .string(String(repeating: "x", count: 20_000)))
+        #expect(after.values["before"] == .string("small"))
+    }
+
     /// A process killed at any moment of its saves leaves a copy that loads: the last complete save, or
     /// the one before when the kill tore the newest.
     @Test func aWriterKilledMidSaveLoopLeavesALoadableCopy() throws {
