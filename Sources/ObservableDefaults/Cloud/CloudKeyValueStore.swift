@@ -98,7 +98,8 @@ public final class CloudKeyValueStore: Sendable {
         var state = CloudState()
         do { state = try localCopy.load { loadError = $0 } ?? CloudState() } catch { loadError = error }
         self.init(mode: mode, configuration: configuration, state: state, localCopy: localCopy, limits: limits)
-        if let loadError { core.report(loadError, topic: "local copy") }
+        // Its own topic: a later successful save does not undo what was found (and moved aside) at start.
+        if let loadError { core.report(loadError, topic: "local copy at start") }
     }
 
     private init(mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {
