@@ -109,4 +109,19 @@ import Glibc
         let failure = try #require(throws: SystemCallError.self) { try inotify.addWatch(file.path, mask: [.created, .onlyDirectory]) }
         #expect(failure.call == "inotify_add_watch" && failure.errno == .notDirectory)
     }
+
+    /// Moving aside never replaces what an earlier move put there: the next free `.2`, `.3`, … is taken.
+    @Test func movingAsideKeepsWhatIsAlreadyThere() throws {
+        let aside = directory.file("copy.broken").path
+        var moved: [String] = []
+        for text in ["first", "second", "third"] {
+            let file = directory.file("copy").path
+            try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            moved.append(try FileSystem.moveAside(file, to: aside))
+        }
+        #expect(moved == [aside, aside + ".2", aside + ".3"])
+        #expect(try moved.map { String(decoding: try Data(contentsOf: URL(fileURLWithPath: $0)), as: UTF8.self) } == ["first", "second", "third"])
+        let missing = try #require(throws: SystemCallError.self) { try FileSystem.moveAside(directory.file("none").path, to: aside) }
+        #expect(missing.call == "rename" && missing.errno == .noSuchFile)
+    }
 }

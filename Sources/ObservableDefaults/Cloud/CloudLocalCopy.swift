@@ -126,17 +126,18 @@ final class CloudLocalCopy: Sendable {
         do {
             return try Self.decode(JSONReader.parseSuite(data, fileURL: fileURL).stringKeyed)
         } catch {
-            let aside = fileURL.appendingPathExtension("broken")
-            try? FileSystem.rename(fileURL.path, to: aside.path)
-            var moved = error
-            moved.message = "the cloud store's local copy is damaged (\(error.message)); it was moved to \(aside.path) and the store starts from the server"
-            throw moved
+            let moved = Self.moveAside([fileURL.path], suffix: ".broken")
+            var damaged = error
+            let fate = moved.isEmpty ? "it could not be moved aside" : "it was moved to \(moved[0])"
+            damaged.message = "the cloud store's local copy is damaged (\(error.message)); \(fate) and the store starts from the server"
+            throw damaged
         }
     }
 
-    /// Renames each of `paths` to itself plus `suffix`; returns the new paths of those that moved.
+    /// Moves each of `paths` aside to itself plus `suffix` (never over an earlier one: see
+    /// ``FileSystem/moveAside(_:to:)``); returns where those that moved went.
     private static func moveAside(_ paths: [String], suffix: String) -> [String] {
-        paths.filter { (try? FileSystem.rename($0, to: $0 + suffix)) != nil }.map { $0 + suffix }
+        paths.compactMap { try? FileSystem.moveAside($0, to: $0 + suffix) }
     }
 
     /// The error for a copy (or slot) that exists but cannot be read: a directory in its place, no

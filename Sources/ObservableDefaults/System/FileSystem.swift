@@ -11,6 +11,21 @@ enum FileSystem {
         try checked("rename", path: destination) { renameFile(source, destination) }
     }
 
+    /// Renames `source` to `destination`, or to `destination.2`, `.3`, … when something is there
+    /// already, so what an earlier move put there is kept; returns where it went. (Checked with `lstat`
+    /// first: not atomic against another process moving to the same name at the same moment.)
+    static func moveAside(_ source: String, to destination: String) throws(SystemCallError) -> String {
+        var target = destination
+        var number = 1
+        while (try? FileStatus(linkAt: target)) != nil {
+            number += 1
+            guard number <= 1000 else { throw SystemCallError("rename", path: destination, errno: .exists) }
+            target = "\(destination).\(number)"
+        }
+        try rename(source, to: target)
+        return target
+    }
+
     /// `unlink(2)`.
     static func removeFile(_ path: String) throws(SystemCallError) {
         try checked("unlink", path: path) { unlink(path) }

@@ -129,16 +129,18 @@ import Glibc
         try copy.save(state(["n": .integer(1)]))  // slot 1 (sequence 1)
         try FileManager.default.createDirectory(atPath: copy.slotPath(0), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: copy.slotPath(0) + "/kept", withIntermediateDirectories: true)
+        try Data("an earlier incident".utf8).write(to: URL(fileURLWithPath: copy.slotPath(0) + ".unread"))
         var problems: [DefaultsError] = []
         let reader = CloudLocalCopy(fileURL: file)
         #expect(try reader.load { problems.append($0) }?.values["n"] == .integer(1))
         #expect(problems.count == 1)
         #expect(problems.first?.errorNumber == EISDIR)
-        #expect(problems.first?.message == "cannot read the cloud store's local copy (read \(copy.slotPath(0))); it was moved to \(copy.slotPath(0)).unread, and the store starts from the other slot, which may be one save older")
+        #expect(problems.first?.message == "cannot read the cloud store's local copy (read \(copy.slotPath(0))); it was moved to \(copy.slotPath(0)).unread.2, and the store starts from the other slot, which may be one save older")
         try reader.save(state(["n": .integer(2)]))
         try reader.save(state(["n": .integer(3)]))
         #expect(try CloudLocalCopy(fileURL: file).load()?.values["n"] == .integer(3))
-        #expect(FileManager.default.fileExists(atPath: copy.slotPath(0) + ".unread/kept"))  // untouched
+        #expect(FileManager.default.fileExists(atPath: copy.slotPath(0) + ".unread.2/kept"))  // untouched
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy.slotPath(0) + ".unread")) == Data("an earlier incident".utf8))
 
         // Neither slot readable: both moved aside, nothing loaded, and the next saves start afresh.
         let both = CloudLocalCopy(fileURL: directory.file("both.json"))
