@@ -83,6 +83,17 @@ func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+/// Polls `condition` every `interval` microseconds until it holds or `seconds` passed; whether it held.
+@discardableResult
+func waitUntil(seconds: Int, pollingEvery interval: UInt32 = 10_000, _ condition: () -> Bool) -> Bool {
+    let deadline = monotonicNanoseconds() + seconds * 1_000_000_000
+    while !condition() {
+        guard monotonicNanoseconds() < deadline else { return false }
+        usleep(interval)
+    }
+    return true
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("defaults-test-agent: \(message)\n".utf8))
     exit(2)
@@ -179,8 +190,7 @@ case "latency" where arguments.count == 3:
     child.arguments = ["stamp", file.path, "stamp", String(samples), "2"]
     do { try child.run() } catch { fail("cannot start the writer: \(error)") }
     child.waitUntilExit()
-    let deadline = monotonicNanoseconds() + 2_000_000_000
-    while latencies.count < samples && monotonicNanoseconds() < deadline { usleep(1000) }
+    waitUntil(seconds: 2, pollingEvery: 1000) { latencies.count >= samples }
     observation.cancel()
     emit(latencies.report(expected: samples))
 
@@ -329,11 +339,10 @@ case "watch-after-descriptor-limit" where arguments.count == 2:
     writer.arguments = ["set", arguments[1], "k", "int:1"]
     do { try writer.run() } catch { fail("cannot start the writer: \(error)") }
     writer.waitUntilExit()
-    let deadline = monotonicNanoseconds() + 20_000_000_000
-    while !heard.withLock({ $0.changed }) && monotonicNanoseconds() < deadline { usleep(10_000) }
+    let changed = waitUntil(seconds: 20) { heard.withLock { $0.changed } }
     observation.cancel()
     errors.cancel()
-    guard heard.withLock({ $0.changed }) else { exit(5) }
+    guard changed else { exit(5) }
     emit("changed")
 
 case "cloud-local-full-disk" where arguments.count == 3:
@@ -341,24 +350,19 @@ case "cloud-local-full-disk" where arguments.count == 3:
     let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
     store.set("small", forKey: "before")
     _ = store.synchronize()
-    func hasSaveError() -> Bool { store.currentErrors.contains { $0.message.contains("cannot write the cloud store's local copy") } }
+    func saveError() -> DefaultsError? { store.currentErrors.first { $0.message.contains("cannot write the cloud store's local copy") } }
     var limit = rlimit()
     getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
     let unlimited = limit.rlim_cur
     limit.rlim_cur = 4096  // the soft limit only: the process may raise it again
     guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
     store.set(String(repeating: "x", count: 20_000), forKey: "big")
-    var deadline = monotonicNanoseconds() + 20_000_000_000
-    while !hasSaveError() && monotonicNanoseconds() < deadline { usleep(10_000) }
-    guard let error = store.currentErrors.first(where: { $0.message.contains("local copy") }) else { exit(4) }
+    guard waitUntil(seconds: 20, { saveError() != nil }), let error = saveError() else { exit(4) }
     emit("error: \(error) errno \(error.errorNumber.map(String.init) ?? "none")")
-    deadline = monotonicNanoseconds() + 20_000_000_000
-    while !FileManager.default.fileExists(atPath: arguments[2]) && monotonicNanoseconds() < deadline { usleep(10_000) }
+    waitUntil(seconds: 20) { FileManager.default.fileExists(atPath: arguments[2]) }
     limit.rlim_cur = unlimited
     guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
-    deadline = monotonicNanoseconds() + 20_000_000_000
-    while hasSaveError() && monotonicNanoseconds() < deadline { usleep(10_000) }
-    guard !hasSaveError() else { exit(5) }
+    guard waitUntil(seconds: 20, { saveError() == nil }) else { exit(5) }
     emit("saved")
 
 case "load" where arguments.count == 2:
@@ -414,7 +418,6 @@ final class AgentCounter {
     @DefaultsKey(userDefaultsKey: "count") var total = 0
 }
 
-/// Collects latencies from the watcher thread.
 /// What `watch-after-descriptor-limit` heard, from the watcher's thread.
 final class Heard: Sendable {
     private let state = Mutex<(errors: [DefaultsError], changed: Bool)>(([], false))
@@ -422,6 +425,7 @@ final class Heard: Sendable {
     func withLock<R>(_ body: (inout (errors: [DefaultsError], changed: Bool)) -> R) -> R { state.withLock { body(&$0) } }
 }
 
+/// Collects latencies from the watcher thread.
 final class LatencyRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [Int] = []
