@@ -109,7 +109,7 @@ final class CloudLocalCopy: Sendable {
         if !remaining.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
             let moved = Self.moveAside(remaining, suffix: ".broken")
             let reason = slotError?.message ?? "neither slot holds a complete save"
-            throw DefaultsError(.malformedFile, message: "the cloud store's local copy is damaged (\(reason)); it was moved to \(moved.joined(separator: " and ")) and the store starts from the server", fileURL: fileURL)
+            throw DefaultsError(.malformedFile, message: "the cloud store's local copy is damaged (\(reason)); \(Self.fate(moved)) and the store starts from the server", fileURL: fileURL)
         }
         return try loadSingleFile()
     }
@@ -126,10 +126,8 @@ final class CloudLocalCopy: Sendable {
         do {
             return try Self.decode(JSONReader.parseSuite(data, fileURL: fileURL).stringKeyed)
         } catch {
-            let moved = Self.moveAside([fileURL.path], suffix: ".broken")
             var damaged = error
-            let fate = moved.isEmpty ? "it could not be moved aside" : "it was moved to \(moved[0])"
-            damaged.message = "the cloud store's local copy is damaged (\(error.message)); \(fate) and the store starts from the server"
+            damaged.message = "the cloud store's local copy is damaged (\(error.message)); \(Self.fate(Self.moveAside([fileURL.path], suffix: ".broken"))) and the store starts from the server"
             throw damaged
         }
     }
@@ -140,12 +138,16 @@ final class CloudLocalCopy: Sendable {
         paths.compactMap { try? FileSystem.moveAside($0, to: $0 + suffix) }
     }
 
+    /// Where ``moveAside(_:suffix:)`` put a copy, as an error message says it.
+    private static func fate(_ moved: [String]) -> String {
+        moved.isEmpty ? "it could not be moved aside" : "it was moved to \(moved.joined(separator: " and "))"
+    }
+
     /// The error for a copy (or slot) that exists but cannot be read: a directory in its place, no
     /// permission, no descriptor left. Moved aside, it is not overwritten by the saves that follow.
     private func unreadableError(_ failure: SystemCallError, moved: [String], then outcome: String) -> DefaultsError {
-        let fate = moved.isEmpty ? "it could not be moved aside" : "it was moved to \(moved.joined(separator: " and "))"
-        return DefaultsError(
-            .fileSystem, message: "cannot read the cloud store's local copy (\(failure.call) \(failure.path)); \(fate), and \(outcome)",
+        DefaultsError(
+            .fileSystem, message: "cannot read the cloud store's local copy (\(failure.call) \(failure.path)); \(Self.fate(moved)), and \(outcome)",
             fileURL: fileURL, errorNumber: failure.errno.rawValue)
     }
 
@@ -206,11 +208,14 @@ final class CloudLocalCopy: Sendable {
     /// Opens a slot for writing; creates the state directory (mode 0700) first when it is missing (not
     /// made yet, or removed meanwhile), instead of checking for it before every save.
     private func openSlot(_ path: String) throws(DefaultsError) -> FileDescriptor {
+        func open() throws(SystemCallError) -> FileDescriptor {
+            try FileDescriptor(opening: path, [.writeOnly, .create, .noFollow], mode: 0o600)
+        }
         func failure(_ error: SystemCallError) -> DefaultsError {
             DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
         }
         do throws(SystemCallError) {
-            return try FileDescriptor(opening: path, [.writeOnly, .create, .noFollow], mode: 0o600)
+            return try open()
         } catch {
             guard error.errno.isMissingPath else { throw failure(error) }
         }
@@ -220,7 +225,7 @@ final class CloudLocalCopy: Sendable {
             throw DefaultsError(.fileSystem, message: "cannot create the cloud state directory: \(error.localizedDescription)", fileURL: directory)
         }
         do throws(SystemCallError) {
-            return try FileDescriptor(opening: path, [.writeOnly, .create, .noFollow], mode: 0o600)
+            return try open()
         } catch {
             throw failure(error)
         }
