@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import CompilerPluginSupport
 import PackageDescription
 
@@ -58,11 +58,11 @@ let package = Package(
         .target(name: "TestEnvironment", path: "Tests/TestEnvironment"),
         .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent", "TestEnvironment"]),
         // A module whose default isolation is the main actor, using the macros without
-        // `defaultIsolationIsMainActor` (tools version 6.0 has no setting for it, hence the flag).
+        // `defaultIsolationIsMainActor`.
         .testTarget(
             name: "DefaultIsolationMacroTests",
             dependencies: ["ObservableDefaults", "TestEnvironment"],
-            swiftSettings: [.unsafeFlags(["-default-isolation", "MainActor"])]
+            swiftSettings: [.defaultIsolation(MainActor.self)]
         ),
         // Builds the DocC catalog with .ci/build-docs, so a broken link or an undocumented symbol fails `swift test`.
         .testTarget(name: "DocumentationTests", dependencies: ["ObservableDefaults"]),
@@ -71,3 +71,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Debug builds index our sources but not the toolchain's modules. By default a debug build rebuilds
+// Foundation, Synchronization, Observation, Glibc and the standard library's overlays from their textual
+// interfaces into its module cache only to index them: about a sixth of a clean build's CPU (Docs/benchmarks.md,
+// "Clean debug build"). Tools version 6.2 lets a package used as a dependency carry the flag.
+for target in package.targets where target.name != "TestEnvironment" {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-index-ignore-system-modules"], .when(configuration: .debug))]
+}

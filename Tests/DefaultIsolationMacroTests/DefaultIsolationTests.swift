@@ -1,4 +1,4 @@
-// This module is compiled with `-default-isolation MainActor`: the class below is main-actor isolated
+// This module is compiled with default isolation MainActor (`.defaultIsolation(MainActor.self)`): the class below is main-actor isolated
 // without saying so, and without `defaultIsolationIsMainActor: true`.
 import Dispatch
 import Foundation
