@@ -146,6 +146,7 @@ enum PropertyWriteBenchmarks {
         group.relate("suite.watched", to: "suite.writethrough")
         group.relate("suite.writethrough", to: WriteFloors.saveVariants[0].unwatchedID)
         for variant in WriteFloors.saveVariants { group.relate(variant.watchedID, to: variant.unwatchedID) }
+        group.relate(WriteFloors.checkedWatchID, to: WriteFloors.saveVariants[0].unwatchedID)
         group.notes.append("Write-through rows include the key-granular read-modify-write under `flock`, the atomic "
             + "rename and the in-process notification; the 10-key file is rewritten on every `set`.")
         return group

@@ -15,9 +15,14 @@ import Synchronization
 ///   watcher. Three ways of saving are measured so: ours, the temporary file in a hidden subdirectory of
 ///   the suite's directory (its writing makes no event the watcher sees); the temporary file beside the
 ///   suite (ours before issue 12 row 2); and unnamed (`O_TMPFILE`) until it is linked just before the rename.
+///   Ours is also measured watched by a reader that `stat`s the file at each event on its name
+///   (``checkedWatchID``): the floor of a watcher that tells its own process's save from another's.
 final class WriteFloors {
     static let memoryID = "floor.memory"
     static let copyID = "floor.memory.copy"
+    /// Our way of saving (the first variant) into a directory whose reader `stat`s the file at each event on
+    /// its name.
+    static let checkedWatchID = saveVariants[0].watchedID + ".checked"
 
     /// A way of saving, measured unwatched and watched: the watched row's ratio to the unwatched one is
     /// what watching costs that way of saving.
@@ -68,6 +73,12 @@ final class WriteFloors {
                 rows.append((id, name, loop(save)))
             }
         }
+        let ours = Self.saveVariants[0]
+        let directory = context.directory(Self.checkedWatchID).path
+        let save = RawSave(path: directory + "/write.json", bytes: bytes, temporary: ours.temporary)
+        _ = save.save()
+        watchers.append(RawDirectoryWatcher(directory: directory, checking: "write.json"))
+        rows.append((Self.checkedWatchID, "floor: \(ours.description), directory watched by a raw inotify reader thread that `stat`s the file at each event on its name", loop(save)))
         saveRows = rows
         self.watchers = watchers
 

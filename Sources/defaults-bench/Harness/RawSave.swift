@@ -101,14 +101,20 @@ final class RawSave {
 
 /// The floor of watching a directory: a thread that reads every inotify event of the directory (the
 /// mask our watcher uses) and throws it away: what the kernel's wake-ups cost without any library code.
+/// With `checking`, it also `stat`s that file at each event on its name: the least a watcher does to tell
+/// its own process's save (a known inode) from another's, which an event alone does not say.
 final class RawDirectoryWatcher: @unchecked Sendable {
     private let descriptor: Int32
     private let watch: Int32
+    private let checkedName: [CChar]?
+    private let checkedPath: String
     private var thread: Thread?
     private let stopped = NSCondition()
     private var running = true
 
-    init(directory: String) {
+    init(directory: String, checking name: String? = nil) {
+        checkedName = name.map { Array($0.utf8CString) }
+        checkedPath = directory + "/" + (name ?? "")
         descriptor = inotify_init1(Int32(IN_CLOEXEC))
         guard descriptor >= 0 else { fail("inotify_init1: errno \(errno)") }
         let mask = IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB
@@ -134,6 +140,11 @@ final class RawDirectoryWatcher: @unchecked Sendable {
             while offset < count {
                 let event = (buffer + offset).assumingMemoryBound(to: inotify_event.self).pointee
                 if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
+                if let checkedName, event.len > 0,
+                    strcmp((buffer + offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self), checkedName) == 0 {
+                    var status = stat()
+                    _ = stat(checkedPath, &status)
+                }
                 offset += MemoryLayout<inotify_event>.size + Int(event.len)
             }
             if ended { break }

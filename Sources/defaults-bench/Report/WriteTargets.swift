@@ -35,6 +35,10 @@ enum WriteTargets {
                     evidence += "; floor, \(variant.description), watched ÷ unwatched \(Formatting.ratio(floor))"
                 }
             }
+            if let checked = ratio(WriteFloors.checkedWatchID, WriteFloors.saveVariants[0].unwatchedID) {
+                evidence += "; floor, the same raw save watched by a reader that `stat`s the file at each event on its name "
+                    + "(the least a watcher does to tell its own save from another's), watched ÷ unwatched \(Formatting.ratio(checked))"
+            }
             results.append(TargetResult(target: watched, status: ours <= 1.05 ? .met : .notMet, evidence: evidence))
         } else {
             results.append(TargetResult(target: watched, status: .notMeasured, evidence: "the `suite.watched` or `suite.writethrough` row is missing"))
