@@ -76,6 +76,6 @@ let package = Package(
 // Foundation, Synchronization, Observation, Glibc and the standard library's overlays from their textual
 // interfaces into its module cache only to index them: about a sixth of a clean build's CPU (Docs/benchmarks.md,
 // "Clean debug build"). Tools version 6.2 lets a package used as a dependency carry the flag.
-for target in package.targets where target.name != "TestEnvironment" {
+for target in package.targets {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-index-ignore-system-modules"], .when(configuration: .debug))]
 }
