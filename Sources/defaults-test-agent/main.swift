@@ -365,6 +365,20 @@ case "cloud-local-full-disk" where arguments.count == 3:
     guard waitUntil(seconds: 20, { saveError() == nil }) else { exit(5) }
     emit("saved")
 
+case "cloud-local-as-user" where arguments.count == 3:
+    // Started as root, becomes uid and gid USER, then opens a local-only store whose copy it may not
+    // read or write (another user's), writes a value and reports what it heard.
+    guard let user = UInt32(arguments[1]) else { fail("cloud-local-as-user: \(arguments[1]) is not a uid") }
+    guard setgroups(0, nil) == 0, setgid(user) == 0, setuid(user) == 0 else { fail("cannot become uid \(user): errno \(errno)") }
+    let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[2]))
+    func described(_ error: DefaultsError) -> String { "\(error.message) errno \(error.errorNumber.map(String.init) ?? "none")" }
+    for error in store.currentErrors where error.message.contains("local copy") { emit("at start: " + described(error)) }
+    store.set("from \(user)", forKey: "greeting")
+    emit("reads: \(store.string(forKey: "greeting") ?? "nothing")")
+    func saveError() -> DefaultsError? { store.currentErrors.first { $0.message.contains("cannot write the cloud store's local copy") } }
+    guard waitUntil(seconds: 20, { saveError() != nil }), let error = saveError() else { exit(4) }
+    emit("saving: " + described(error))
+
 case "load" where arguments.count == 2:
     let start = monotonicNanoseconds()
     let suite = openSuite(arguments[1])

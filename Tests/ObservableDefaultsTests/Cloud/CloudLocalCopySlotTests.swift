@@ -212,6 +212,39 @@ import Glibc
         #expect(after.values["before"] == .string("small"))
     }
 
+    /// A copy this process may not touch (another user's: a daemon once run as root, then as a user): the
+    /// read and every save fail with `EACCES`, each reported with the file; the store works from memory,
+    /// and the other user's copy is left exactly as it was (not moved aside, not overwritten).
+    @Test func aCopyOfAnotherUserIsReportedAndLeftAsItIs() throws {
+        try #require(geteuid() == 0, "needs root to run the store as another user")
+        let state = directory.file("root-state")
+        let rootStore = CloudKeyValueStore.localOnly(directory: state)
+        rootStore.set("from root", forKey: "greeting")
+        #expect(rootStore.synchronize())
+        let copy = CloudLocalCopy(fileURL: CloudStateDirectory.resolve(state).appendingPathComponent("local.json"))  // localOnly's
+        let slots = [0, 1].map { FileManager.default.contents(atPath: copy.slotPath($0)) }
+        #expect(slots.contains { $0 != nil })
+
+        let (agent, output) = try TestAgent.start(["cloud-local-as-user", "65534", state.path])
+        defer { if agent.isRunning { agent.terminate() } }
+        let lines = LineReader(output.fileHandleForReading)
+        #expect(lines.waitFor(timeout: .seconds(25)) { $0.hasPrefix("saving: ") }, "exit 4: no save error heard: \(lines.lines)")
+        agent.waitUntilExit()
+        #expect(agent.terminationStatus == 0, "\(lines.lines)")
+
+        let atStart = try #require(lines.lines.first { $0.hasPrefix("at start: ") }, "\(lines.lines)")
+        #expect(atStart.contains("cannot read the cloud store's local copy (open \(copy.slotPath(0)))"), "\(atStart)")
+        #expect(atStart.contains("it could not be moved aside, and the store starts without it") && atStart.hasSuffix("errno \(EACCES)"), "\(atStart)")
+        #expect(lines.lines.contains("reads: from 65534"))
+        let saving = try #require(lines.lines.first { $0.hasPrefix("saving: ") })
+        #expect(saving.contains("cannot write the cloud store's local copy") && saving.hasSuffix("errno \(EACCES)"), "\(saving)")
+
+        #expect([0, 1].map { FileManager.default.contents(atPath: copy.slotPath($0)) } == slots, "the other user's copy changed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: copy.fileURL.deletingLastPathComponent().path).sorted()
+            == ["local.json.slot0", "local.json.slot1"].filter { name in slots[name.hasSuffix("0") ? 0 : 1] != nil })
+        #expect(try copy.load()?.values == ["greeting": .string("from root")])
+    }
+
     /// A process killed at any moment of its saves leaves a copy that loads: the last complete save, or
     /// the one before when the kill tore the newest.
     @Test func aWriterKilledMidSaveLoopLeavesALoadableCopy() throws {
