@@ -1,6 +1,8 @@
 // The child process of the cross-process tests (and a small latency probe): it opens a suite file and
 // writes or observes keys as told on the command line. It is a test tool, not a product.
 //
+//   defaults-test-agent as-user UID COMMAND…         (started as root) become uid and gid UID, then run COMMAND
+//
 //   defaults-test-agent set FILE KEY VALUE...        set KEY=VALUE pairs (VALUE: int:5, double:1.5,
 //                                                     bool:true, string:text, or bare text)
 //   defaults-test-agent set-with-file-limit FILE KEY VALUE   set under a 1 KiB file-size limit; exit 3 on EFBIG
@@ -37,6 +39,10 @@
 //                                                     (≤ 20 s) for the file GATE, lifts the limit and waits
 //                                                     (≤ 20 s) for the retried save; prints "saved"; exit 4
 //                                                     without the error, 5 without the save
+//   defaults-test-agent cloud-local-unwritable DIR    a local-only cloud store in DIR whose copy it may not
+//                                                     write: prints "at start: …" per local-copy problem found
+//                                                     at start, writes greeting = "from uid UID", prints what it
+//                                                     reads, then the save's error (≤ 20 s); exit 4 without one
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -117,7 +123,16 @@ func flushOrFail(_ suite: DefaultsSuite) {
     do { try suite.flush() } catch { fail("\(error)") }
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
+/// The command line after `as-user UID`, which makes the agent (started as root) a process of uid and gid UID
+/// before anything else.
+let arguments: [String] = {
+    var arguments = Array(CommandLine.arguments.dropFirst())
+    guard arguments.first == "as-user", arguments.count >= 3 else { return arguments }
+    guard let user = UInt32(arguments[1]) else { fail("as-user: \(arguments[1]) is not a uid") }
+    guard setgroups(0, nil) == 0, setgid(user) == 0, setuid(user) == 0 else { fail("cannot become uid \(user): errno \(errno)") }
+    arguments.removeFirst(2)
+    return arguments
+}()
 guard let command = arguments.first else { fail("usage: see the comment at the top of main.swift") }
 
 switch command {
@@ -365,15 +380,11 @@ case "cloud-local-full-disk" where arguments.count == 3:
     guard waitUntil(seconds: 20, { saveError() == nil }) else { exit(5) }
     emit("saved")
 
-case "cloud-local-as-user" where arguments.count == 3:
-    // Started as root, becomes uid and gid USER, then opens a local-only store whose copy it may not
-    // read or write (another user's), writes a value and reports what it heard.
-    guard let user = UInt32(arguments[1]) else { fail("cloud-local-as-user: \(arguments[1]) is not a uid") }
-    guard setgroups(0, nil) == 0, setgid(user) == 0, setuid(user) == 0 else { fail("cannot become uid \(user): errno \(errno)") }
-    let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[2]))
+case "cloud-local-unwritable" where arguments.count == 2:
+    let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
     func described(_ error: DefaultsError) -> String { "\(error.message) errno \(error.errorNumber.map(String.init) ?? "none")" }
     for error in store.currentErrors where error.message.contains("local copy") { emit("at start: " + described(error)) }
-    store.set("from \(user)", forKey: "greeting")
+    store.set("from uid \(getuid())", forKey: "greeting")
     emit("reads: \(store.string(forKey: "greeting") ?? "nothing")")
     func saveError() -> DefaultsError? { store.currentErrors.first { $0.message.contains("cannot write the cloud store's local copy") } }
     guard waitUntil(seconds: 20, { saveError() != nil }), let error = saveError() else { exit(4) }

@@ -36,6 +36,35 @@ import Glibc
         return (suites, link, target)
     }
 
+    /// Another user's suite as that user's process meets it (the agent runs as uid 65534): a file it may not
+    /// read is an error naming the file and the reason; a change it may not write (no right to the
+    /// directory's lock file) is reported as lost, with the key, when the process exits. The file is left
+    /// as it was, and nothing is left beside it.
+    @Test func anotherUsersSuiteIsAClearErrorAndStaysAsItWas() throws {
+        try #require(geteuid() == 0, "needs root to run a process as another user")
+        let suites = directory.file("root-suites")
+        try FileManager.default.createDirectory(at: suites, withIntermediateDirectories: false)
+        #expect(chmod(suites.path, 0o755) == 0)
+        let file = suites.appendingPathComponent("settings.json")
+        try Data(#"{"a": 1}"#.utf8).write(to: file)
+        #expect(chmod(file.path, 0o600) == 0)
+        let set = ["as-user", String(Self.otherUser), "set", file.path, "k", "v"]
+
+        let unreadable = try TestAgent.runReadingErrors(set)
+        #expect(unreadable.status != 0)
+        #expect(unreadable.errors.contains("cannot open the suite file for reading (open \(file.path)) (Permission denied)"), "\(unreadable.errors)")
+
+        #expect(chmod(file.path, 0o644) == 0)
+        let unwritable = try TestAgent.runReadingErrors(set)
+        #expect(unwritable.status != 0)
+        let lock = suites.appendingPathComponent(".settings.json.lock").path
+        #expect(unwritable.errors.contains("1 change to \(file.path) could not be written and is lost (key 'k')"), "\(unwritable.errors)")
+        #expect(unwritable.errors.contains("cannot open the lock file \(lock) (open) (Permission denied)"), "\(unwritable.errors)")
+
+        #expect(try contentsOnDisk(file) == ["a": .integer(1)])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: suites.path) == ["settings.json"])
+    }
+
     @Test func symlinkOfAnotherUserInAStickyWorldWritableDirectoryIsNotFollowed() throws {
         try #require(geteuid() == 0, "needs root to plant files as another user")
         let (suites, _, target) = try plantLink(directoryMode: 0o1777)

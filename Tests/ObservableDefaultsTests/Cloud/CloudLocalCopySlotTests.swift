@@ -225,7 +225,7 @@ import Glibc
         let slots = [0, 1].map { FileManager.default.contents(atPath: copy.slotPath($0)) }
         #expect(slots.contains { $0 != nil })
 
-        let (agent, output) = try TestAgent.start(["cloud-local-as-user", "65534", state.path])
+        let (agent, output) = try TestAgent.start(["as-user", "65534", "cloud-local-unwritable", state.path])
         defer { if agent.isRunning { agent.terminate() } }
         let lines = LineReader(output.fileHandleForReading)
         #expect(lines.waitFor(timeout: .seconds(25)) { $0.hasPrefix("saving: ") }, "exit 4: no save error heard: \(lines.lines)")
@@ -235,7 +235,7 @@ import Glibc
         let atStart = try #require(lines.lines.first { $0.hasPrefix("at start: ") }, "\(lines.lines)")
         #expect(atStart.contains("cannot read the cloud store's local copy (open \(copy.slotPath(0)))"), "\(atStart)")
         #expect(atStart.contains("it could not be moved aside, and the store starts without it") && atStart.hasSuffix("errno \(EACCES)"), "\(atStart)")
-        #expect(lines.lines.contains("reads: from 65534"))
+        #expect(lines.lines.contains("reads: from uid 65534"))
         let saving = try #require(lines.lines.first { $0.hasPrefix("saving: ") })
         #expect(saving.contains("cannot write the cloud store's local copy") && saving.hasSuffix("errno \(EACCES)"), "\(saving)")
 

@@ -116,6 +116,19 @@ enum TestAgent {
         return process.terminationStatus
     }
 
+    /// Runs the agent to completion; returns its exit status and what it wrote to standard error.
+    static func runReadingErrors(_ arguments: [String]) throws -> (status: Int32, errors: String) {
+        let process = Process()
+        process.executableURL = executableURL
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
     /// Starts one agent per argument list, all at once, and returns their exit statuses once all ended.
     static func runTogether(_ argumentLists: [[String]]) throws -> [Int32] {
         let processes = try argumentLists.map { try start($0).0 }
