@@ -23,6 +23,30 @@ import Glibc
         #expect(fcntl(raw, F_GETFD) == -1 && errno == EBADF, "closed when the value ended")
     }
 
+    /// Positioned reads and writes leave the file offset alone; a failed one names `pread` or `pwrite`.
+    @Test func positionedReadsAndWritesAndTruncation() throws {
+        let path = directory.file("positioned").path
+        let file = try FileDescriptor(opening: path, [.readWrite, .create], mode: 0o600)
+        try file.writeAll(Data("hello world".utf8), at: 0)
+        try file.writeAll(Data("W".utf8), at: 6)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 32, alignment: 1)
+        defer { buffer.deallocate() }
+        let count = try file.readSome(into: buffer, at: 0)
+        #expect(String(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<count]), as: UTF8.self) == "hello World")
+        #expect(try file.readSome(into: buffer, at: 6) == 5)
+        try file.truncate(to: 5)
+        #expect(try file.status().size == 5)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("hello".utf8))
+
+        let readOnly = try FileDescriptor(opening: path, .readOnly)
+        do {
+            try readOnly.writeAll(Data("x".utf8), at: 0)
+            Issue.record("a write through a read-only descriptor succeeded")
+        } catch {
+            #expect(error.call == "pwrite" && error.path == path && error.errno.rawValue == EBADF)
+        }
+    }
+
     @Test func failedCallsNameTheCallThePathAndTheErrno() throws {
         let missing = directory.file("missing/file").path
         let failure = try #require(throws: SystemCallError.self) { _ = try FileDescriptor(opening: missing, .readOnly) }

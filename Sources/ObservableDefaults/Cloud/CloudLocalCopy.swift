@@ -23,6 +23,24 @@ final class CloudLocalCopy: Sendable {
         var sequence: UInt64?
         /// Whether a copy in the single-file form may still have to be removed.
         var singleFileChecked = false
+        /// The slot files kept open between saves, by index (`nil`: not open).
+        var openSlots: [OpenSlot?] = [nil, nil]
+    }
+
+    /// A slot file kept open for reading its header and writing saves. Opening and closing both slots on
+    /// every save was most of the save's cost to a write's propagation (`Docs/benchmarks.md`, "Slot files
+    /// kept open"). A save first checks (`lstat`) that each path still names the file kept open, and drops
+    /// it if not (removed, moved aside, replaced), so no save lands in a file that is no longer the slot.
+    private final class OpenSlot: Sendable {
+        let file: FileDescriptor
+        /// The file it was opened on (`fstat` of the descriptor, so a replacement racing the open is seen).
+        let node: FileStatus.Node
+
+        init(opening path: String, _ options: FileDescriptor.Options, mode: UInt32 = 0) throws(SystemCallError) {
+            let file = try FileDescriptor(opening: path, options, mode: mode)
+            node = try file.status().node
+            self.file = file
+        }
     }
 
     let fileURL: URL
@@ -154,45 +172,67 @@ final class CloudLocalCopy: Sendable {
     /// The sequence number of the next save: one past this copy's last save, unless a slot's header shows a
     /// newer save by another process sharing the copy; then one past the newest complete save on disk, so
     /// the later save wins at load and never overwrites the only complete slot.
-    private func nextSequence(after own: UInt64?) -> UInt64 {
-        if let own, !(0...1).contains(where: { (slotHeaderSequence($0) ?? 0) > own }) { return own + 1 }
+    /// `own`: this copy's last save; `found`: what each slot path names now (`nil`: nothing).
+    private func nextSequence(after own: UInt64?, _ writer: inout Writer, found: [FileStatus?]) -> UInt64 {
+        if let own, !(0...1).contains(where: { (slotHeaderSequence($0, &writer, exists: found[$0] != nil) ?? 0) > own }) {
+            return own + 1
+        }
         return (newestSlot()?.sequence ?? own ?? 0) + 1
     }
 
-    /// The sequence number in slot `index`'s header line, without reading (or checking) the rest.
-    private func slotHeaderSequence(_ index: Int) -> UInt64? {
-        guard let file = try? FileDescriptor(opening: slotPath(index), [.readOnly, .noFollow]) else { return nil }
+    /// The sequence number in slot `index`'s header line, without reading (or checking) the rest; the
+    /// slot is opened (and kept open) if it exists and is not open yet.
+    private func slotHeaderSequence(_ index: Int, _ writer: inout Writer, exists: Bool) -> UInt64? {
+        guard exists else { return nil }
+        if writer.openSlots[index] == nil { writer.openSlots[index] = try? OpenSlot(opening: slotPath(index), [.readWrite, .noFollow]) }
+        guard let slot = writer.openSlots[index] else { return nil }
         var header = [UInt8](repeating: 0, count: CloudLocalCopySlot.headerPrefix.utf8.count + 20)
-        let count = header.withUnsafeMutableBytes { (try? file.readSome(into: $0)) ?? 0 }
+        let count = header.withUnsafeMutableBytes { (try? slot.file.readSome(into: $0, at: 0)) ?? 0 }
         return CloudLocalCopySlot.sequence(inHeader: header.prefix(count))
     }
 
-    /// Ends writing: every later ``save(_:)`` does nothing. Waits for a save in progress, so when it
-    /// returns the file and its directory are left alone (a sync thread that outlives its released store
-    /// would otherwise write, and re-create the directory, after its owner removed it).
+    /// Ends writing: every later ``save(_:)`` does nothing, and the slot files are closed. Waits for a save
+    /// in progress, so when it returns the file and its directory are left alone (a sync thread that
+    /// outlives its released store would otherwise write, and re-create the directory, after its owner
+    /// removed it).
     func stopWriting() {
-        writer.withLock { $0.stopped = true }
+        writer.withLock { writer in
+            writer.stopped = true
+            writer.openSlots = [nil, nil]
+        }
     }
+
+    /// How many slot files are open now (for tests).
+    var openSlotCount: Int { writer.withLock { $0.openSlots.compactMap { $0 }.count } }
 
     /// Writes `state` into the older slot unless writing was stopped. Called by the store's
     /// ``CloudLocalCopySaver`` only, so saves never overlap and the newest state is written last.
     func save(_ state: CloudState) throws(DefaultsError) {
         try writer.withLock { (writer: inout Writer) throws(DefaultsError) in
             guard !writer.stopped else { return }
-            let sequence = nextSequence(after: writer.sequence)
-            let path = slotPath(Int(sequence % 2))
+            let found = [0, 1].map { try? FileStatus(linkAt: slotPath($0)) }
+            for index in 0...1 where writer.openSlots[index]?.node != found[index]?.node { writer.openSlots[index] = nil }
+            let sequence = nextSequence(after: writer.sequence, &writer, found: found)
+            let index = Int(sequence % 2)
+            let path = slotPath(index)
             let content = JSONWriter.encodeSuite(Self.encode(state))
-            let file = try openSlot(path)
+            let slot: OpenSlot
+            if let open = writer.openSlots[index] {
+                slot = open
+            } else {
+                slot = try openSlot(path)
+                writer.openSlots[index] = slot
+            }
             do throws(SystemCallError) {
-                var size = Int(try file.status().size)
+                // The size before this save (another process's save may have made it longer than ours).
+                var size = found[index]?.node == slot.node ? Int(found[index]?.size ?? 0) : 0
                 let needed = content.count + 256
                 if size > 2 * needed + 4096 {
                     // Much smaller than an earlier save: shrink rather than overwrite all of it with spaces.
-                    let raw = file.rawValue
-                    try checked("ftruncate", path: path) { ftruncate(raw, off_t(needed)) }
+                    try slot.file.truncate(to: Int64(needed))
                     size = needed
                 }
-                try file.writeAll(CloudLocalCopySlot.bytes(sequence: sequence, content: content, paddingTo: size))
+                try slot.file.writeAll(CloudLocalCopySlot.bytes(sequence: sequence, content: content, paddingTo: size), at: 0)
             } catch {
                 throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
             }
@@ -205,11 +245,11 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
-    /// Opens a slot for writing; creates the state directory (mode 0700) first when it is missing (not
-    /// made yet, or removed meanwhile), instead of checking for it before every save.
-    private func openSlot(_ path: String) throws(DefaultsError) -> FileDescriptor {
-        func open() throws(SystemCallError) -> FileDescriptor {
-            try FileDescriptor(opening: path, [.writeOnly, .create, .noFollow], mode: 0o600)
+    /// Opens (or creates) a slot to keep open; creates the state directory (mode 0700) first when it is
+    /// missing (not made yet, or removed meanwhile), instead of checking for it before every save.
+    private func openSlot(_ path: String) throws(DefaultsError) -> OpenSlot {
+        func open() throws(SystemCallError) -> OpenSlot {
+            try OpenSlot(opening: path, [.readWrite, .create, .noFollow], mode: 0o600)
         }
         func failure(_ error: SystemCallError) -> DefaultsError {
             DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))

@@ -16,6 +16,7 @@ struct FileDescriptor: ~Copyable, Sendable {
 
         static let readOnly = Options([])
         static let writeOnly = Options(rawValue: O_WRONLY)
+        static let readWrite = Options(rawValue: O_RDWR)
         static let create = Options(rawValue: O_CREAT)
         /// With ``create``: fail if the file exists.
         static let exclusive = Options(rawValue: O_EXCL)
@@ -101,6 +102,38 @@ struct FileDescriptor: ~Copyable, Sendable {
             return nil
         }
         if let failure { throw SystemCallError("write", path: path, errno: failure) }
+    }
+
+    /// One `pread(2)` of up to `buffer.count` bytes from `offset` (the file offset is left alone); returns
+    /// the count (short at the end of the file).
+    func readSome(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemCallError) -> Int {
+        let raw = rawValue
+        let count = retryingOnInterrupt { pread(raw, buffer.baseAddress, buffer.count, off_t(offset)) }
+        if count < 0 { throw SystemCallError("pread", path: path) }
+        return count
+    }
+
+    /// Writes all of `bytes` from `offset` with `pwrite(2)`, continuing after short writes.
+    func writeAll<Bytes: ContiguousBytes>(_ bytes: Bytes, at offset: Int64) throws(SystemCallError) {
+        let raw = rawValue
+        let failure: Errno? = bytes.withUnsafeBytes { buffer -> Errno? in
+            var written = 0
+            while written < buffer.count {
+                let count = retryingOnInterrupt {
+                    pwrite(raw, buffer.baseAddress! + written, buffer.count - written, off_t(offset) + off_t(written))
+                }
+                if count < 0 { return .current }
+                written += count
+            }
+            return nil
+        }
+        if let failure { throw SystemCallError("pwrite", path: path, errno: failure) }
+    }
+
+    /// `ftruncate(2)`: the file ends at `size` bytes.
+    func truncate(to size: Int64) throws(SystemCallError) {
+        let raw = rawValue
+        try checked("ftruncate", path: path) { ftruncate(raw, off_t(size)) }
     }
 
     /// One `write(2)` of a byte that may find a full pipe (`false`) on a non-blocking descriptor.

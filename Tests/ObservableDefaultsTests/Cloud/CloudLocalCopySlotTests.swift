@@ -64,6 +64,51 @@ import Glibc
         #expect(try CloudLocalCopy(fileURL: file).load()?.values["by"] == .string("second, 3"))
     }
 
+    /// The slot files stay open between saves: two descriptors whatever the number of saves, none left once
+    /// writing stops.
+    @Test func theSlotFilesStayOpenBetweenSavesAndCloseWhenWritingStops() throws {
+        func openDescriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
+        try copy.save(state(["n": .integer(0)]))
+        try copy.save(state(["n": .integer(1)]))
+        #expect(copy.openSlotCount == 2)
+        let before = try openDescriptors()
+        for n in 2..<200 { try copy.save(state(["n": .integer(n)])) }
+        #expect(copy.openSlotCount == 2)
+        #expect(try openDescriptors() <= before, "saves left descriptors open")
+        copy.stopWriting()
+        #expect(copy.openSlotCount == 0)
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values["n"] == .integer(199))
+    }
+
+    /// A slot file moved away, removed, or replaced by another file while its descriptor is kept open:
+    /// the next save writes the file at the slot's path (re-creating the directory when it is gone), never
+    /// the file it had open, and what was moved away is left as it was.
+    @Test func aSlotMovedRemovedOrReplacedBetweenSavesIsWrittenAtItsPath() throws {
+        let copy = CloudLocalCopy(fileURL: directory.file("state/copy.json"))
+        try copy.save(state(["n": .integer(1)]))
+        try copy.save(state(["n": .integer(2)]))
+        let moved = copy.slotPath(0) + ".moved"
+        try FileManager.default.moveItem(atPath: copy.slotPath(0), toPath: moved)
+        let movedBytes = try Data(contentsOf: URL(fileURLWithPath: moved))
+        try FileManager.default.removeItem(atPath: copy.slotPath(1))
+        try copy.save(state(["n": .integer(3)]))
+        try copy.save(state(["n": .integer(4)]))
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values["n"] == .integer(4))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: moved)) == movedBytes, "a save went to the file moved away")
+
+        // Replaced by a copy (another inode at the same path), then the whole directory removed.
+        let replacement = try Data(contentsOf: URL(fileURLWithPath: copy.slotPath(0)))
+        try FileManager.default.removeItem(atPath: copy.slotPath(0))
+        #expect(FileManager.default.createFile(atPath: copy.slotPath(0), contents: replacement))
+        try copy.save(state(["n": .integer(5)]))
+        try copy.save(state(["n": .integer(6)]))
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values["n"] == .integer(6))
+        try FileManager.default.removeItem(at: directory.file("state"))
+        try copy.save(state(["n": .integer(7)]))
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values["n"] == .integer(7))
+    }
+
     @Test func aShorterSaveAfterALongerOneLoads() throws {
         let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
         try copy.save(state(["long": .string(String(repeating: "x", count: 3000))]))
