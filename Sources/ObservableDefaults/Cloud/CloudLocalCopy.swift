@@ -186,9 +186,10 @@ final class CloudLocalCopy: Sendable {
         guard exists else { return nil }
         if writer.openSlots[index] == nil { writer.openSlots[index] = try? OpenSlot(opening: slotPath(index), [.readWrite, .noFollow]) }
         guard let slot = writer.openSlots[index] else { return nil }
-        var header = [UInt8](repeating: 0, count: CloudLocalCopySlot.headerPrefix.utf8.count + 20)
-        let count = header.withUnsafeMutableBytes { (try? slot.file.readSome(into: $0, at: 0)) ?? 0 }
-        return CloudLocalCopySlot.sequence(inHeader: header.prefix(count))
+        return withUnsafeTemporaryAllocation(byteCount: CloudLocalCopySlot.headerPrefix.utf8.count + 20, alignment: 1) { header in
+            let count = (try? slot.file.readSome(into: header, at: 0)) ?? 0
+            return CloudLocalCopySlot.sequence(inHeader: UnsafeRawBufferPointer(rebasing: header[..<count]))
+        }
     }
 
     /// Ends writing: every later ``save(_:)`` does nothing, and the slot files are closed. Waits for a save

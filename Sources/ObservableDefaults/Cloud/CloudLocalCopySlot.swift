@@ -17,7 +17,7 @@ enum CloudLocalCopySlot {
 
     /// A slot's header and content, with spaces after it up to `paddingTo` bytes (so the file need not
     /// shrink: the rest of a longer earlier save is overwritten with spaces, not truncated).
-    static func bytes(sequence: UInt64, content: Data, paddingTo size: Int) -> Data {
+    static func bytes(sequence: UInt64, content: Data, paddingTo size: Int) -> [UInt8] {
         // Appended byte by byte into one buffer: built from strings, the header was a tenth of a save's CPU.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(max(size, headerPrefix.utf8.count + 100 + content.count))
@@ -30,7 +30,7 @@ enum CloudLocalCopySlot {
         bytes.append(UInt8(ascii: "\n"))
         bytes.append(contentsOf: content)
         if bytes.count < size { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: size - bytes.count)) }
-        return Data(bytes)
+        return bytes
     }
 
     /// The sequence number and content of a complete slot; `nil` for anything else (torn, damaged, empty,
@@ -53,11 +53,23 @@ enum CloudLocalCopySlot {
 
     /// The sequence number at the start of a slot's header (`bytes`: at least its first
     /// `headerPrefix` + 20 bytes), whether or not the save it starts is complete.
+    /// Read in place: every save reads both slots' headers.
     static func sequence<Bytes: Collection<UInt8>>(inHeader bytes: Bytes) -> UInt64? {
-        let prefix = Array(headerPrefix.utf8)
-        let bytes = Array(bytes)
-        guard bytes.count >= prefix.count + 20, Array(bytes[0..<prefix.count]) == prefix else { return nil }
-        return UInt64(String(decoding: bytes[prefix.count..<prefix.count + 20], as: UTF8.self))
+        var position = bytes.startIndex
+        for expected in headerPrefix.utf8 {
+            guard position != bytes.endIndex, bytes[position] == expected else { return nil }
+            bytes.formIndex(after: &position)
+        }
+        var value: UInt64 = 0
+        for _ in 0..<20 {
+            guard position != bytes.endIndex, case let digit = bytes[position] &- UInt8(ascii: "0"), digit < 10 else { return nil }
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carried) = shifted.addingReportingOverflow(UInt64(digit))
+            guard !overflowed, !carried else { return nil }
+            value = sum
+            bytes.formIndex(after: &position)
+        }
+        return value
     }
 
     /// 64-bit FNV-1a: cheap, and enough to tell a torn or damaged save from a complete one.
@@ -72,16 +84,18 @@ enum CloudLocalCopySlot {
         return hash
     }
 
-    /// `value`'s digits in `radix` (lowercase), zero-padded on the left to `width`.
+    /// `value`'s digits in `radix` (lowercase), zero-padded on the left to `width` (which they fit: the
+    /// header's widths hold any `UInt64`).
     private static func appendDigits(of value: UInt64, width: Int, radix: UInt64, to bytes: inout [UInt8]) {
-        var digits: [UInt8] = []
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width))
         var rest = value
-        repeat {
+        var position = start + width
+        while rest > 0, position > start {
+            position -= 1
             let digit = UInt8(rest % radix)
-            digits.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+            bytes[position] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
             rest /= radix
-        } while rest > 0
-        if digits.count < width { bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
-        bytes.append(contentsOf: digits.reversed())
+        }
     }
 }

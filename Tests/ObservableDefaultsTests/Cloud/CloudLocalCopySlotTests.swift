@@ -31,8 +31,14 @@ import Glibc
         #expect(String(decoding: empty, as: UTF8.self)
             == "observable-defaults cloud local copy, sequence 18446744073709551615, length 0000000000, fnv1a64 cbf29ce484222325\n"
             + String(repeating: " ", count: 120 - 113))
-        #expect(CloudLocalCopySlot.read(slot)?.sequence == 42)
-        #expect(CloudLocalCopySlot.read(empty)?.content == Data())
+        #expect(CloudLocalCopySlot.read(Data(slot))?.sequence == 42)
+        #expect(CloudLocalCopySlot.read(Data(empty))?.content == Data())
+        #expect(CloudLocalCopySlot.sequence(inHeader: slot) == 42)
+        #expect(CloudLocalCopySlot.sequence(inHeader: empty) == UInt64.max)
+        #expect(CloudLocalCopySlot.sequence(inHeader: slot.prefix(CloudLocalCopySlot.headerPrefix.utf8.count + 19)) == nil, "cut short")
+        #expect(CloudLocalCopySlot.sequence(inHeader: Array("observable-defaults cloud local copy, sequence 0000000000000000004x".utf8)) == nil)
+        #expect(CloudLocalCopySlot.sequence(inHeader: Array("observable-defaults cloud local copy, sequence 18446744073709551616".utf8)) == nil, "past UInt64")
+        #expect(CloudLocalCopySlot.sequence(inHeader: Array("observable-defaults cloud local copy, sequence +0000000000000000042".utf8)) == nil)
     }
 
     @Test func savesAlternateBetweenTwoSlotsOverwrittenInPlace() throws {
