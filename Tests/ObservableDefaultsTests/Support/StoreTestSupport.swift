@@ -97,11 +97,17 @@ enum TestAgent {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 
-    /// Starts the agent with `arguments`; standard output goes to the returned pipe.
-    static func start(_ arguments: [String]) throws -> (Process, Pipe) {
+    /// The agent's process with `arguments`, not started yet.
+    private static func process(_ arguments: [String]) -> Process {
         let process = Process()
         process.executableURL = executableURL
         process.arguments = arguments
+        return process
+    }
+
+    /// Starts the agent with `arguments`; standard output goes to the returned pipe.
+    static func start(_ arguments: [String]) throws -> (Process, Pipe) {
+        let process = process(arguments)
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -118,9 +124,7 @@ enum TestAgent {
 
     /// Runs the agent to completion; returns its exit status and what it wrote to standard error.
     static func runReadingErrors(_ arguments: [String]) throws -> (status: Int32, errors: String) {
-        let process = Process()
-        process.executableURL = executableURL
-        process.arguments = arguments
+        let process = process(arguments)
         let errors = Pipe()
         process.standardError = errors
         try process.run()
