@@ -100,6 +100,14 @@ func waitUntil(seconds: Int, pollingEvery interval: UInt32 = 10_000, _ condition
     return true
 }
 
+/// The error `store` reports while a save of its local copy fails (`nil` once one succeeds).
+func localCopySaveError(of store: CloudKeyValueStore) -> DefaultsError? {
+    store.currentErrors.first { $0.message.contains("cannot write the cloud store's local copy") }
+}
+
+/// `error`'s `errno` as the cloud commands print it: `errno N`, or `errno none`.
+func errnoText(of error: DefaultsError) -> String { "errno \(error.errorNumber.map(String.init) ?? "none")" }
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("defaults-test-agent: \(message)\n".utf8))
     exit(2)
@@ -365,7 +373,7 @@ case "cloud-local-full-disk" where arguments.count == 3:
     let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
     store.set("small", forKey: "before")
     _ = store.synchronize()
-    func saveError() -> DefaultsError? { store.currentErrors.first { $0.message.contains("cannot write the cloud store's local copy") } }
+    func saveError() -> DefaultsError? { localCopySaveError(of: store) }
     var limit = rlimit()
     getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
     let unlimited = limit.rlim_cur
@@ -373,7 +381,7 @@ case "cloud-local-full-disk" where arguments.count == 3:
     guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
     store.set(String(repeating: "x", count: 20_000), forKey: "big")
     guard waitUntil(seconds: 20, { saveError() != nil }), let error = saveError() else { exit(4) }
-    emit("error: \(error) errno \(error.errorNumber.map(String.init) ?? "none")")
+    emit("error: \(error) \(errnoText(of: error))")
     waitUntil(seconds: 20) { FileManager.default.fileExists(atPath: arguments[2]) }
     limit.rlim_cur = unlimited
     guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
@@ -382,13 +390,11 @@ case "cloud-local-full-disk" where arguments.count == 3:
 
 case "cloud-local-unwritable" where arguments.count == 2:
     let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
-    func described(_ error: DefaultsError) -> String { "\(error.message) errno \(error.errorNumber.map(String.init) ?? "none")" }
-    for error in store.currentErrors where error.message.contains("local copy") { emit("at start: " + described(error)) }
+    for error in store.currentErrors where error.message.contains("local copy") { emit("at start: \(error.message) \(errnoText(of: error))") }
     store.set("from uid \(getuid())", forKey: "greeting")
     emit("reads: \(store.string(forKey: "greeting") ?? "nothing")")
-    func saveError() -> DefaultsError? { store.currentErrors.first { $0.message.contains("cannot write the cloud store's local copy") } }
-    guard waitUntil(seconds: 20, { saveError() != nil }), let error = saveError() else { exit(4) }
-    emit("saving: " + described(error))
+    guard waitUntil(seconds: 20, { localCopySaveError(of: store) != nil }), let error = localCopySaveError(of: store) else { exit(4) }
+    emit("saving: \(error.message) \(errnoText(of: error))")
 
 case "load" where arguments.count == 2:
     let start = monotonicNanoseconds()

@@ -71,10 +71,15 @@ public final class CloudKeyValueStore: Sendable {
     /// see ``EtcdConfiguration/stateDirectory``) and never syncs, like iCloud without an account. Its error
     /// channel says so.
     public static func localOnly(directory: URL? = nil, limits: CloudLimits = .iCloud) -> CloudKeyValueStore {
-        let file = CloudStateDirectory.resolve(directory).appendingPathComponent("local.json")
+        let file = localOnlyCopyURL(in: directory)
         let store = CloudKeyValueStore(mode: .localOnly, configuration: nil, localCopyAt: file, limits: limits)
         store.core.report(DefaultsError(.cloud, message: "no cloud is configured (set OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379/namespace): values are kept in \(file.path) and never synced"), topic: "not syncing")
         return store
+    }
+
+    /// Where ``localOnly(directory:limits:)`` keeps its values for `directory`.
+    static func localOnlyCopyURL(in directory: URL?) -> URL {
+        CloudStateDirectory.resolve(directory).appendingPathComponent("local.json")
     }
 
     static func fromEnvironment(_ environment: [String: String]) -> CloudKeyValueStore {

@@ -250,7 +250,7 @@ import Glibc
         let failed = try #require(lines.lines.first { $0.hasPrefix("error: ") })
         #expect(failed.contains("cannot write the cloud store's local copy") && failed.hasSuffix("errno \(EFBIG)"), "\(failed)")
 
-        let copy = CloudLocalCopy(fileURL: CloudStateDirectory.resolve(state).appendingPathComponent("local.json"))  // localOnly's
+        let copy = CloudLocalCopy(fileURL: CloudKeyValueStore.localOnlyCopyURL(in: state))
         let meanwhile = try #require(try copy.load())
         #expect(meanwhile.values == ["before": .string("small")])
 
@@ -272,7 +272,7 @@ import Glibc
         let rootStore = CloudKeyValueStore.localOnly(directory: state)
         rootStore.set("from root", forKey: "greeting")
         #expect(rootStore.synchronize())
-        let copy = CloudLocalCopy(fileURL: CloudStateDirectory.resolve(state).appendingPathComponent("local.json"))  // localOnly's
+        let copy = CloudLocalCopy(fileURL: CloudKeyValueStore.localOnlyCopyURL(in: state))
         let slots = [0, 1].map { FileManager.default.contents(atPath: copy.slotPath($0)) }
         #expect(slots.contains { $0 != nil })
 

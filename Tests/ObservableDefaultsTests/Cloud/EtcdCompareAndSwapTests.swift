@@ -8,11 +8,15 @@ import Testing
 @Suite(EtcdCluster.required) struct EtcdCompareAndSwapTests {
     let directory = TemporaryDirectory()
 
+    private func etcdClient(_ etcd: EtcdCluster, _ namespace: String) -> EtcdClient {
+        EtcdClient(configuration: EtcdConfiguration(
+            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 5))
+    }
+
     @Test func aStaleSwapWritesNothingAndReturnsWhatAnotherMachineWrote() throws {
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()
-        let client = EtcdClient(configuration: EtcdConfiguration(
-            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 5))
+        let client = etcdClient(etcd, namespace)
 
         let first = try client.compareAndSwap(key: "k", value: Data("1".utf8), expected: 0)
         guard case .written(let firstRevision) = first else { Issue.record("\(first)"); return }
@@ -42,8 +46,7 @@ import Testing
     @Test func aRemovalOnAStaleRevisionKeepsTheServersValue() throws {
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()
-        let client = EtcdClient(configuration: EtcdConfiguration(
-            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 5))
+        let client = etcdClient(etcd, namespace)
         try rawEtcdPut(etcd.endpoints[0], namespace, "k", #""server""#)
 
         let result = try client.compareAndSwap(key: "k", value: nil, expected: 0)  // based on "absent"
