@@ -109,8 +109,8 @@ extension CloudKeyValueStore {
         case .none:
             // The upload does not wait for the local copy: both start now. A waiting sync thread saves
             // the copy itself right after sending the upload (one thread woken, not two).
-            core.noteUnsaved()
-            if sync?.control.wakeTakingSave() != true { core.persist() }
+            core.noteUnsavedWrite(of: key)
+            if sync?.control.wakeTakingSave() != true { core.persistWrite(of: key) }
             return true
         }
     }

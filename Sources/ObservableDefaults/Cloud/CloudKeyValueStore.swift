@@ -99,12 +99,12 @@ public final class CloudKeyValueStore: Sendable {
 
     private convenience init(mode: Mode, configuration: EtcdConfiguration?, localCopyAt file: URL, limits: CloudLimits) {
         let localCopy = CloudLocalCopy(fileURL: file)
-        var loadError: DefaultsError?
+        var problems: [DefaultsError] = []
         var state = CloudState()
-        do { state = try localCopy.load { loadError = $0 } ?? CloudState() } catch { loadError = error }
+        do { state = try localCopy.load { problems.append($0) } ?? CloudState() } catch { problems.append(error) }
         self.init(mode: mode, configuration: configuration, state: state, localCopy: localCopy, limits: limits)
-        // Its own topic: a later successful save does not undo what was found (and moved aside) at start.
-        if let loadError { core.report(loadError, topic: "local copy at start") }
+        // Topics of their own: a later successful save does not undo what was found (and moved aside) at start.
+        for (index, problem) in problems.enumerated() { core.report(problem, topic: "local copy at start \(index)") }
     }
 
     private init(mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {

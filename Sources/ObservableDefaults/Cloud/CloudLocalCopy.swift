@@ -14,6 +14,13 @@ import Musl
 /// intact. A copy in the earlier single-file form (``fileURL`` itself, replaced atomically by each save) is
 /// still read when there are no slots, and removed after the first save in slots.
 ///
+/// Between whole saves, local writes are appended as records to two journal files (`<name>.journal0`,
+/// `<name>.journal1`, see ``CloudLocalCopyJournal``): a record names the newest save it follows and goes
+/// to the journal of that save's parity. Loading takes the newest complete save, then the records that
+/// follow it or a later save. A save with sequence N first empties journal N % 2 (records after save N - 2,
+/// which no load replays once save N - 1 is complete), while its header still says sequence 0, and only then
+/// writes its number: no process can append a record after save N before save N's journal is emptied.
+///
 /// JSON: `{"format": 1, "account": {...}, "revision": N, "values": {...}, "revisions": {key: N},
 /// "pending": {key: {"base": N, "value": v}}}`, a removal pending as `{"base": N, "removed": true}`.
 final class CloudLocalCopy: Sendable {
@@ -24,14 +31,31 @@ final class CloudLocalCopy: Sendable {
         /// Whether a copy in the single-file form may still have to be removed.
         var singleFileChecked = false
         /// The slot files kept open between saves, by index (`nil`: not open).
-        var openSlots: [OpenSlot?] = [nil, nil]
+        var openSlots: [OpenFile?] = [nil, nil]
+        /// The journal files kept open for appending, by index.
+        var openJournals: [OpenFile?] = [nil, nil]
+        /// What the slot paths named (`lstat`) when the newest save on disk was last known, and its
+        /// sequence number: an append reads the slots' headers again only when a slot changed.
+        var knownSlots: (marks: [SlotMark?], newest: UInt64)?
     }
 
-    /// A slot file kept open for reading its header and writing saves. Opening and closing both slots on
-    /// every save was most of the save's cost to a write's propagation (`Docs/benchmarks.md`, "Slot files
-    /// kept open"). A save first checks (`lstat`) that each path still names the file kept open, and drops
-    /// it if not (removed, moved aside, replaced), so no save lands in a file that is no longer the slot.
-    private final class OpenSlot: Sendable {
+    /// What `lstat` says of a slot path that changes when any process writes the slot.
+    private struct SlotMark: Equatable {
+        var node: FileStatus.Node
+        var size: Int64
+        var modified: FileStatus.Time
+        var changed: FileStatus.Time
+
+        init(_ status: FileStatus) {
+            (node, size, modified, changed) = (status.node, status.size, status.modified, status.changed)
+        }
+    }
+
+    /// A slot or journal file kept open between saves. Opening and closing both slots on every save was
+    /// most of the save's cost to a write's propagation (`Docs/benchmarks.md`, "Slot files kept open"). A
+    /// save or append first checks (`lstat`) that each path still names the file kept open, and drops it if
+    /// not (removed, moved aside, replaced), so nothing is written to a file that is no longer the copy's.
+    private final class OpenFile: Sendable {
         let file: FileDescriptor
         /// The file it was opened on (`fstat` of the descriptor, so a replacement racing the open is seen).
         let node: FileStatus.Node
@@ -47,19 +71,26 @@ final class CloudLocalCopy: Sendable {
     /// The slot files' paths and their directory, worked out from ``fileURL`` once: URL's path operations
     /// were a quarter of a save's CPU.
     private let slotPaths: [String]
+    private let journalPaths: [String]
     private let directory: URL
     private let writer = Locked(Writer())
-    /// How many times the copy was written (for tests of the saver's coalescing).
+    /// How many whole saves were written (for tests of the saver's coalescing).
     let saveCount = Locked(0)
+    /// How many records were appended to the journals (for tests).
+    let recordCount = Locked(0)
 
     init(fileURL: URL) {
         self.fileURL = fileURL
         slotPaths = [fileURL.path + ".slot0", fileURL.path + ".slot1"]
+        journalPaths = [fileURL.path + ".journal0", fileURL.path + ".journal1"]
         directory = fileURL.deletingLastPathComponent()
     }
 
     /// The path of slot `index` (0 or 1).
     func slotPath(_ index: Int) -> String { slotPaths[index] }
+
+    /// The path of journal `index` (0 or 1).
+    func journalPath(_ index: Int) -> String { journalPaths[index] }
 
     /// What reading one file of the copy found.
     private enum FileRead {
@@ -96,11 +127,58 @@ final class CloudLocalCopy: Sendable {
         Self.completeSaves(in: slotReads().map(\.contents)).first
     }
 
-    /// Reads the copy; `nil` when there is none yet. What cannot be used is moved aside and reported, so
-    /// it is neither lost nor overwritten by later saves: a slot that cannot be read to `<slot>.unread` (a
-    /// complete other slot is still loaded, and `onProblem` told), a copy that does not parse to
-    /// `<name>.broken`. A copy left with nothing to load is the thrown error.
+    /// Reads the copy: the newest complete save, then the journal's records that follow it; `nil` when
+    /// there is none yet. What cannot be used is moved aside and reported, so it is neither lost nor
+    /// overwritten by later saves: a slot or journal that cannot be read to `<file>.unread` (a complete
+    /// other slot is still loaded, and `onProblem` told), a copy that does not parse to `<name>.broken`.
+    /// Journal records that are damaged are reported and skipped. A copy left with nothing to load is the
+    /// thrown error.
     func load(onProblem: (DefaultsError) -> Void = { _ in }) throws(DefaultsError) -> CloudState? {
+        var state: CloudState?
+        var failure: DefaultsError?
+        do { state = try loadSaved(onProblem: onProblem) } catch { failure = error }
+        var journals: [Data] = []
+        for path in journalPaths {
+            switch Self.read(path) {
+            case .absent: continue
+            case .contents(let data): journals.append(data)
+            case .unreadable(let error):
+                onProblem(unreadableError(error, moved: Self.moveAside([path], suffix: ".unread"), then: "the writes recorded in it are not loaded"))
+            }
+        }
+        let loaded = writer.withLock { $0.sequence } ?? 0
+        let damaged = CloudLocalCopyJournal.replay(journals, after: loaded, onto: &state, fileURL: fileURL).damaged
+        if damaged > 0 {
+            onProblem(DefaultsError(
+                .malformedFile, message: "the cloud store's local copy's journal (\(journalPaths.joined(separator: " and "))) has \(damaged) damaged record\(damaged == 1 ? "" : "s"), skipped",
+                fileURL: fileURL))
+        }
+        if let failure {
+            guard state != nil else { throw failure }
+            onProblem(failure)  // the journal's writes are loaded all the same
+        }
+        return state
+    }
+
+    /// What a load would find now, without moving anything aside or reporting (for tests): the newest
+    /// complete slot that decodes, or else the single-file form, with the journal's records after it.
+    func currentState() -> CloudState? {
+        var state: CloudState?
+        var loaded: UInt64 = 0
+        for slot in Self.completeSaves(in: slotReads().map(\.contents)) {
+            guard let decoded = try? Self.decode(JSONReader.parseSuite(slot.content, fileURL: fileURL).stringKeyed) else { continue }
+            (state, loaded) = (decoded, slot.sequence)
+            break
+        }
+        if state == nil, let data = Self.read(fileURL.path).contents {
+            state = try? Self.decode(JSONReader.parseSuite(data, fileURL: fileURL).stringKeyed)
+        }
+        CloudLocalCopyJournal.replay(journalPaths.compactMap { Self.read($0).contents }, after: loaded, onto: &state, fileURL: fileURL)
+        return state
+    }
+
+    /// Reads the newest save in the slots (or the single-file form), as ``load(onProblem:)`` describes.
+    private func loadSaved(onProblem: (DefaultsError) -> Void) throws(DefaultsError) -> CloudState? {
         var reads = slotReads()
         var unread: (failure: SystemCallError, moved: [String])?
         if let failure = reads.lazy.compactMap(\.failure).first {
@@ -180,11 +258,22 @@ final class CloudLocalCopy: Sendable {
         return (newestSlot()?.sequence ?? own ?? 0) + 1
     }
 
+    /// The newest save's sequence number as the slots' headers show it (0: none), read again only when a
+    /// slot changed since it was last known: the save a record follows.
+    private func newestSequence(_ writer: inout Writer, found: [FileStatus?]) -> UInt64 {
+        let marks = found.map { $0.map(SlotMark.init) }
+        if let known = writer.knownSlots, known.marks == marks { return known.newest }
+        let headers = (0...1).map { slotHeaderSequence($0, &writer, exists: found[$0] != nil) ?? 0 }
+        let newest = max(writer.sequence ?? 0, headers.max() ?? 0)
+        writer.knownSlots = (marks, newest)
+        return newest
+    }
+
     /// The sequence number in slot `index`'s header line, without reading (or checking) the rest; the
     /// slot is opened (and kept open) if it exists and is not open yet.
     private func slotHeaderSequence(_ index: Int, _ writer: inout Writer, exists: Bool) -> UInt64? {
         guard exists else { return nil }
-        if writer.openSlots[index] == nil { writer.openSlots[index] = try? OpenSlot(opening: slotPath(index), [.readWrite, .noFollow]) }
+        if writer.openSlots[index] == nil { writer.openSlots[index] = try? OpenFile(opening: slotPath(index), [.readWrite, .noFollow]) }
         guard let slot = writer.openSlots[index] else { return nil }
         return withUnsafeTemporaryAllocation(byteCount: CloudLocalCopySlot.headerPrefix.utf8.count + 20, alignment: 1) { header in
             let count = (try? slot.file.readSome(into: header, at: 0)) ?? 0
@@ -192,38 +281,42 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
-    /// Ends writing: every later ``save(_:)`` does nothing, and the slot files are closed. Waits for a save
-    /// in progress, so when it returns the file and its directory are left alone (a sync thread that
-    /// outlives its released store would otherwise write, and re-create the directory, after its owner
-    /// removed it).
+    /// Ends writing: every later ``save(_:)`` and ``append(_:)`` does nothing, and the files are closed.
+    /// Waits for a save in progress, so when it returns the files and their directory are left alone (a
+    /// sync thread that outlives its released store would otherwise write, and re-create the directory,
+    /// after its owner removed it).
     func stopWriting() {
         writer.withLock { writer in
             writer.stopped = true
             writer.openSlots = [nil, nil]
+            writer.openJournals = [nil, nil]
         }
     }
 
     /// How many slot files are open now (for tests).
     var openSlotCount: Int { writer.withLock { $0.openSlots.compactMap { $0 }.count } }
 
+    /// How many journal files are open now (for tests).
+    var openJournalCount: Int { writer.withLock { $0.openJournals.compactMap { $0 }.count } }
+
+    /// What each slot path names now; a slot kept open whose path names another file by then is dropped.
+    private func checkSlots(_ writer: inout Writer) -> [FileStatus?] {
+        let found = [0, 1].map { try? FileStatus(linkAt: slotPath($0)) }
+        for index in 0...1 where writer.openSlots[index]?.node != found[index]?.node { writer.openSlots[index] = nil }
+        return found
+    }
+
     /// Writes `state` into the older slot unless writing was stopped. Called by the store's
     /// ``CloudLocalCopySaver`` only, so saves never overlap and the newest state is written last.
     func save(_ state: CloudState) throws(DefaultsError) {
         try writer.withLock { (writer: inout Writer) throws(DefaultsError) in
             guard !writer.stopped else { return }
-            let found = [0, 1].map { try? FileStatus(linkAt: slotPath($0)) }
-            for index in 0...1 where writer.openSlots[index]?.node != found[index]?.node { writer.openSlots[index] = nil }
+            let found = checkSlots(&writer)
             let sequence = nextSequence(after: writer.sequence, &writer, found: found)
             let index = Int(sequence % 2)
             let path = slotPath(index)
             let content = JSONWriter.encodeSuite(Self.encode(state))
-            let slot: OpenSlot
-            if let open = writer.openSlots[index] {
-                slot = open
-            } else {
-                slot = try openSlot(path)
-                writer.openSlots[index] = slot
-            }
+            let slot = try keptOpen(&writer.openSlots[index], path, [.readWrite])
             do throws(SystemCallError) {
                 // The size before this save (another process's save may have made it longer than ours).
                 var size = found[index]?.node == slot.node ? Int(found[index]?.size ?? 0) : 0
@@ -233,7 +326,13 @@ final class CloudLocalCopy: Sendable {
                     try slot.file.truncate(to: Int64(needed))
                     size = needed
                 }
-                try slot.file.writeAll(CloudLocalCopySlot.bytes(sequence: sequence, content: content, paddingTo: size), at: 0)
+                // Numbered 0 until the journal it starts is empty (see the type's description).
+                try slot.file.writeAll(CloudLocalCopySlot.bytes(sequence: 0, content: content, paddingTo: size), at: 0)
+                emptyJournal(index, &writer)
+                try slot.file.writeAll(CloudLocalCopySlot.sequenceDigits(sequence), at: CloudLocalCopySlot.sequenceOffset)
+                var marks = found.map { $0.map(SlotMark.init) }
+                marks[index] = (try? slot.file.status()).map(SlotMark.init)
+                writer.knownSlots = (marks, sequence)
             } catch {
                 throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
             }
@@ -246,11 +345,57 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
-    /// Opens (or creates) a slot to keep open; creates the state directory (mode 0700) first when it is
-    /// missing (not made yet, or removed meanwhile), instead of checking for it before every save.
-    private func openSlot(_ path: String) throws(DefaultsError) -> OpenSlot {
-        func open() throws(SystemCallError) -> OpenSlot {
-            try OpenSlot(opening: path, [.readWrite, .create, .noFollow], mode: 0o600)
+    /// Empties journal `index` if it holds anything: its records follow a save two saves older than the
+    /// one being written, so no load replays them once that save is complete. Failing to is harmless for
+    /// the same reason (the file only stays longer).
+    private func emptyJournal(_ index: Int, _ writer: inout Writer) {
+        let path = journalPath(index)
+        guard let status = try? FileStatus(linkAt: path), status.kind == .regular else {
+            writer.openJournals[index] = nil
+            return
+        }
+        guard status.size > 0 else { return }
+        if writer.openJournals[index]?.node != status.node {
+            writer.openJournals[index] = try? OpenFile(opening: path, [.writeOnly, .append, .noFollow])
+        }
+        try? writer.openJournals[index]?.file.truncate(to: 0)
+    }
+
+    /// Appends a record of `entries` (``CloudLocalCopyJournal/entries(of:in:)``) to the journal of the
+    /// newest save on disk, unless writing was stopped. Called by the saver only, like ``save(_:)``.
+    func append(_ entries: [String: DefaultsValue]) throws(DefaultsError) {
+        let content = JSONWriter.encodeSuite(entries)
+        try writer.withLock { (writer: inout Writer) throws(DefaultsError) in
+            guard !writer.stopped else { return }
+            let after = newestSequence(&writer, found: checkSlots(&writer))
+            let index = Int(after % 2)
+            let path = journalPath(index)
+            if let open = writer.openJournals[index], open.node != (try? FileStatus(linkAt: path))?.node {
+                writer.openJournals[index] = nil
+            }
+            let journal = try keptOpen(&writer.openJournals[index], path, [.writeOnly, .append])
+            do throws(SystemCallError) {
+                try journal.file.writeAll(CloudLocalCopyJournal.bytes(after: after, content: content))
+            } catch {
+                throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
+            }
+            recordCount.withLock { $0 += 1 }
+        }
+    }
+
+    /// The file kept open in `kept`, or else `path` opened (created, mode 0600) with `options` and kept.
+    private func keptOpen(_ kept: inout OpenFile?, _ path: String, _ options: FileDescriptor.Options) throws(DefaultsError) -> OpenFile {
+        if let kept { return kept }
+        let opened = try openCreating(path, options)
+        kept = opened
+        return opened
+    }
+
+    /// Opens (or creates) a file of the copy to keep open; creates the state directory (mode 0700) first
+    /// when it is missing (not made yet, or removed meanwhile), instead of checking for it every time.
+    private func openCreating(_ path: String, _ options: FileDescriptor.Options) throws(DefaultsError) -> OpenFile {
+        func open() throws(SystemCallError) -> OpenFile {
+            try OpenFile(opening: path, options.union([.create, .noFollow]), mode: 0o600)
         }
         func failure(_ error: SystemCallError) -> DefaultsError {
             DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
@@ -273,12 +418,7 @@ final class CloudLocalCopy: Sendable {
     }
 
     static func encode(_ state: CloudState) -> [String: DefaultsValue] {
-        var pending: [String: DefaultsValue] = [:]
-        for (key, write) in state.pending {
-            var entry: [String: DefaultsValue] = ["base": .integer(Int(write.baseRevision))]
-            if let value = write.value { entry["value"] = value } else { entry["removed"] = .bool(true) }
-            pending[key] = .dictionary(entry)
-        }
+        let pending = state.pending.mapValues(encode)
         var result: [String: DefaultsValue] = [
             "format": .integer(1),
             "revision": .integer(Int(state.lastRevision)),
@@ -294,8 +434,28 @@ final class CloudLocalCopy: Sendable {
         return result
     }
 
+    /// A pending write as the copy holds it: `{"base": N, "value": v}`, a removal `{"base": N, "removed": true}`.
+    static func encode(_ write: PendingWrite) -> DefaultsValue {
+        var entry: [String: DefaultsValue] = ["base": .integer(Int(write.baseRevision))]
+        if let value = write.value { entry["value"] = value } else { entry["removed"] = .bool(true) }
+        return .dictionary(entry)
+    }
+
+    /// The pending write of `key` that ``encode(_:)-(PendingWrite)`` wrote, numbered `generation`.
+    static func decodePending(_ entry: DefaultsValue, key: String, generation: Int) throws(DefaultsError) -> PendingWrite {
+        guard case .dictionary(let fields) = entry, case .integer(let base)? = fields["base"] else {
+            throw malformed("a pending write with \"base\" for \"\(key)\"")
+        }
+        return PendingWrite(value: fields["value"], baseRevision: Int64(base), generation: generation)
+    }
+
+    /// The error for a copy (or record) whose JSON is not what this version writes.
+    static func malformed(_ expected: String) -> DefaultsError {
+        DefaultsError(.malformedFile, message: "expected \(expected)")
+    }
+
     static func decode(_ file: [String: DefaultsValue]) throws(DefaultsError) -> CloudState {
-        func bad(_ what: String) -> DefaultsError { DefaultsError(.malformedFile, message: "expected \(what)") }
+        func bad(_ what: String) -> DefaultsError { malformed(what) }
         guard case .integer(1)? = file["format"] else { throw bad("\"format\": 1") }
         guard case .integer(let revision)? = file["revision"] else { throw bad("\"revision\" as an integer") }
         guard case .dictionary(let values)? = file["values"] else { throw bad("\"values\" as an object") }
@@ -310,10 +470,7 @@ final class CloudLocalCopy: Sendable {
             state.knownRevisions[key] = Int64(number)
         }
         for (key, entry) in pending.sorted(by: { $0.key < $1.key }) {
-            guard case .dictionary(let fields) = entry, case .integer(let base)? = fields["base"] else {
-                throw bad("a pending write with \"base\" for \"\(key)\"")
-            }
-            state.pending[key] = PendingWrite(value: fields["value"], baseRevision: Int64(base), generation: state.nextGeneration)
+            state.pending[key] = try decodePending(entry, key: key, generation: state.nextGeneration)
             state.nextGeneration += 1
         }
         if case .dictionary(let account)? = file["account"] {

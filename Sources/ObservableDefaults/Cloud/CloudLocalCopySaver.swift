@@ -4,47 +4,66 @@ import Synchronization
 /// Writes a cloud store's state to its local copy in the background, so neither a write nor an upload
 /// waits for the disk.
 ///
-/// One serial queue per store writes the *latest* state: requests made while a save runs fold into one
-/// more save. Two urgencies:
-/// - ``saveSoon()`` (a local write: a value or a pending write this process changed): a save starts at
-///   once, so a write is on disk one save after `set` returned (plus the save under way, if any). An etcd
-///   store's waiting sync thread may take that save instead (``noteUnsaved()``, then ``flush()`` right
-///   after it sends the upload), sparing a second thread's wake-up.
+/// One serial queue per store does the writing; requests made while it is busy fold into one more step.
+/// Three urgencies:
+/// - ``record(_:)`` (a local write of a key): the key's entry is appended to the copy's journal at once
+///   (as soon as the saver is free), one short record whatever the size of the store, so a write is on disk
+///   one append after `set` returned (plus the step under way, if any). An etcd store's waiting sync thread
+///   may take that append instead (``noteUnrecorded(_:)``, then ``flush()`` right after it sends the
+///   upload), sparing a second thread's wake-up. A whole save follows within ``bookkeepingDelay``.
+/// - ``saveSoon()`` (a read of the whole namespace, a write the server refused): a whole save at once.
 /// - ``saveEventually()`` (what the server has already: a server change from the watch, the last seen
-///   revision, an upload's confirmation): folded into the next save, or written after ``bookkeepingDelay``
-///   at the latest. Losing it to a crash costs a restarted store nothing it cannot get back: it reads the
-///   namespace first (taking in the server changes), ignores replayed events at or below a key's known
-///   revision, and the compare-and-swap recognises a confirmed write uploaded again.
+///   revision, an upload's confirmation): folded into the next whole save, written after
+///   ``bookkeepingDelay`` at the latest. Losing it to a crash costs a restarted store nothing it cannot get
+///   back: it reads the namespace first (taking in the server changes), ignores replayed events at or below
+///   a key's known revision, and the compare-and-swap recognises a confirmed write uploaded again.
 ///
-/// A save that fails (disk full, no descriptor left, the slot replaced by a directory) is reported and tried
-/// again after ``bookkeepingDelay`` until one succeeds, so a write reaches the disk once the problem is
-/// gone even when no later write comes.
+/// A save or append that fails (disk full, no descriptor left, the file replaced by a directory) is
+/// reported, and a whole save is tried again after ``bookkeepingDelay`` until one succeeds, so a write
+/// reaches the disk once the problem is gone even when no later write comes.
 ///
-/// ``flush()`` writes what is outstanding and waits; the store calls it when released and, for every live
-/// store, at process exit, so a write `set` returned from survives a normal exit.
+/// ``flush()`` appends what local writes are outstanding and waits (``synchronize()``); ``flushAll()``
+/// writes a whole save of what is outstanding and waits: the store calls it when released and, for every
+/// live store, at process exit, so a write `set` returned from survives a normal exit.
 final class CloudLocalCopySaver: Sendable {
     private struct Status {
-        /// Some change is not on disk yet.
+        /// Keys written locally whose entries are in no record or save yet.
+        var unrecorded: Set<String> = []
+        /// Some change is not in a whole save yet.
         var dirty = false
-        /// A save is queued that will take in every change made until it starts.
+        /// A whole save is wanted at once.
+        var urgent = false
+        /// A step is queued that will take in every change made until it starts.
         var queued = false
-        /// A delayed save of bookkeeping is armed.
+        /// A delayed whole save is armed.
         var armed = false
     }
 
-    /// How long bookkeeping may wait for the next save before it is written on its own.
+    /// What one step of the saver writes.
+    private enum Step {
+        /// A queued step: the urgent whole save, or else the records of local writes.
+        case queued
+        /// The same, asked for by ``flush()``.
+        case flush
+        /// The delayed whole save (bookkeeping, compaction of the journal, a retry).
+        case delayed
+        /// A whole save of whatever is outstanding (``flushAll()``).
+        case everything
+    }
+
+    /// How long a change may wait before a whole save takes it in.
     static let bookkeepingDelay: TimeInterval = 1
 
     let localCopy: CloudLocalCopy
-    private let snapshot: @Sendable () -> CloudState
+    private let state: Locked<CloudState>
     private let finished = LockedCallback<DefaultsError?>()
     private let status = Locked(Status())
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.saver")
 
-    /// `snapshot` returns the state to write (called on the saver's queue, just before each save).
-    init(localCopy: CloudLocalCopy, snapshot: @escaping @Sendable () -> CloudState) {
+    /// `state` is the store's state, read under its lock for each save and record.
+    init(localCopy: CloudLocalCopy, state: Locked<CloudState>) {
         self.localCopy = localCopy
-        self.snapshot = snapshot
+        self.state = state
         CloudSaversAtExit.register(self)
     }
 
@@ -53,60 +72,100 @@ final class CloudLocalCopySaver: Sendable {
         finished.set(handler)
     }
 
-    /// Saves the latest state as soon as the saver is free.
-    func saveSoon() {
-        let enqueue = status.withLock { status -> Bool in
+    /// Records the local write of `key` as soon as the saver is free.
+    func record(_ key: String) {
+        if note(key) { queue.async { [self] in run(.queued) } }
+        armIfNeeded()
+    }
+
+    /// Marks the write of `key` as not on disk without starting the append: for a caller that calls
+    /// ``flush()`` itself right after (the sync thread that took a write's save), or else the next step or
+    /// exit takes it in.
+    func noteUnrecorded(_ key: String) {
+        status.withLock { status in
+            status.unrecorded.insert(key)
+            status.dirty = true
+        }
+        armIfNeeded()
+    }
+
+    /// Notes the write of `key` and that a step is queued for it; returns whether it must be queued now.
+    private func note(_ key: String) -> Bool {
+        status.withLock { status -> Bool in
+            status.unrecorded.insert(key)
             status.dirty = true
             defer { status.queued = true }
             return !status.queued
         }
-        if enqueue { queue.async { [self] in saveIfDirty(endingQueued: true) } }
     }
 
-    /// Marks the state as not saved without starting a save: for a caller that calls ``flush()`` itself
-    /// right after (the sync thread that took a write's save), or else the next save or exit takes it in.
-    func noteUnsaved() {
-        status.withLock { $0.dirty = true }
-    }
-
-    /// Saves the latest state with the next ``saveSoon()``, or after ``bookkeepingDelay``.
-    func saveEventually() {
-        let arm = status.withLock { status -> Bool in
+    /// Writes a whole save as soon as the saver is free.
+    func saveSoon() {
+        let enqueue = status.withLock { status -> Bool in
             status.dirty = true
-            guard !status.queued, !status.armed else { return false }
+            status.urgent = true
+            defer { status.queued = true }
+            return !status.queued
+        }
+        if enqueue { queue.async { [self] in run(.queued) } }
+    }
+
+    /// Takes in the latest state with the next whole save, within ``bookkeepingDelay``.
+    func saveEventually() {
+        status.withLock { $0.dirty = true }
+        armIfNeeded()
+    }
+
+    /// Arms the delayed whole save unless it is armed already.
+    private func armIfNeeded() {
+        let arm = status.withLock { status -> Bool in
+            guard !status.armed else { return false }
             status.armed = true
             return true
         }
         if arm {
             queue.asyncAfter(deadline: .now() + Self.bookkeepingDelay) { [self] in
                 status.withLock { $0.armed = false }
-                saveIfDirty(endingQueued: false)
+                run(.delayed)
             }
         }
     }
 
-    /// Writes whatever is not on disk yet and returns when it is (or the save failed, reported as usual).
+    /// Appends the local writes not on disk yet (or writes the urgent whole save) and returns when they
+    /// are (or it failed, reported as usual).
     func flush() {
-        queue.sync { saveIfDirty(endingQueued: false) }
+        queue.sync { run(.flush) }
     }
 
-    /// Whether a change waits to be saved (for tests).
+    /// Writes a whole save if anything is outstanding and returns when it is on disk (or failed).
+    func flushAll() {
+        queue.sync { run(.everything) }
+    }
+
+    /// Whether a change is not in a whole save yet (for tests).
     var isDirty: Bool { status.withLock { $0.dirty } }
 
-    private func saveIfDirty(endingQueued: Bool) {
-        let save = status.withLock { status -> Bool in
-            if endingQueued { status.queued = false }
-            defer { status.dirty = false }
-            return status.dirty
+    private func run(_ step: Step) {
+        let (keys, whole) = status.withLock { status -> (Set<String>, Bool) in
+            if step == .queued { status.queued = false }
+            defer { status.unrecorded = [] }
+            guard status.dirty, status.urgent || step == .delayed || step == .everything else { return (status.unrecorded, false) }
+            status.dirty = false
+            status.urgent = false
+            return ([], true)
         }
-        guard save else { return }
+        guard whole || !keys.isEmpty else { return }
         let handler = finished.current
         do {
-            try localCopy.save(snapshot())
+            if whole {
+                try localCopy.save(state.withLock { $0 })
+            } else {
+                try localCopy.append(state.withLock { CloudLocalCopyJournal.entries(of: keys, in: $0) })
+            }
             handler?(nil)
         } catch {
             handler?(error)
-            // Still not on disk: the next save takes it in, or this retry when none comes first.
+            // Still not on disk: a whole save takes it in, on its own after the delay if nothing comes first.
             saveEventually()
         }
     }
@@ -129,6 +188,6 @@ enum CloudSaversAtExit {
     }
 
     private static func flushAll() {
-        for saver in savers.withLock({ $0.values.compactMap(\.saver) }) { saver.flush() }
+        for saver in savers.withLock({ $0.values.compactMap(\.saver) }) { saver.flushAll() }
     }
 }

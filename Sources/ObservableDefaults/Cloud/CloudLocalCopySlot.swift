@@ -18,10 +18,18 @@ enum CloudLocalCopySlot {
     /// A slot's header and content, with spaces after it up to `paddingTo` bytes (so the file need not
     /// shrink: the rest of a longer earlier save is overwritten with spaces, not truncated).
     static func bytes(sequence: UInt64, content: Data, paddingTo size: Int) -> [UInt8] {
-        // Appended byte by byte into one buffer: built from strings, the header was a tenth of a save's CPU.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(max(size, headerPrefix.utf8.count + 100 + content.count))
-        bytes.append(contentsOf: headerPrefix.utf8)
+        appendFrame(prefix: headerPrefix, sequence: sequence, content: content, to: &bytes)
+        if bytes.count < size { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: size - bytes.count)) }
+        return bytes
+    }
+
+    /// Appends a header line of the slots' form with its own `prefix` (`<prefix>N, length L, fnv1a64 H`),
+    /// then `content`: the frame of a slot's save and of a journal record (``CloudLocalCopyJournal``).
+    static func appendFrame(prefix: String, sequence: UInt64, content: Data, to bytes: inout [UInt8]) {
+        // Appended byte by byte into one buffer: built from strings, the header was a tenth of a save's CPU.
+        bytes.append(contentsOf: prefix.utf8)
         appendDigits(of: sequence, width: 20, radix: 10, to: &bytes)
         bytes.append(contentsOf: ", length ".utf8)
         appendDigits(of: UInt64(content.count), width: 10, radix: 10, to: &bytes)
@@ -29,26 +37,30 @@ enum CloudLocalCopySlot {
         appendDigits(of: checksum(content), width: 16, radix: 16, to: &bytes)
         bytes.append(UInt8(ascii: "\n"))
         bytes.append(contentsOf: content)
-        if bytes.count < size { bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: size - bytes.count)) }
-        return bytes
     }
 
     /// The sequence number and content of a complete slot; `nil` for anything else (torn, damaged, empty,
     /// not a slot at all).
     static func read(_ data: Data) -> (sequence: UInt64, content: Data)? {
-        guard let newline = data.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-        let header = String(decoding: data[data.startIndex..<newline], as: UTF8.self)
-        guard header.hasPrefix(headerPrefix) else { return nil }
-        let fields = header.dropFirst(headerPrefix.count).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        readFrame(prefix: headerPrefix, in: data, at: data.startIndex).map { ($0.sequence, $0.content) }
+    }
+
+    /// The frame (see ``appendFrame(prefix:sequence:content:to:)``) that starts at `start` in `data`, with
+    /// the index just past its content; `nil` unless it is complete and its checksum matches.
+    static func readFrame(prefix: String, in data: Data, at start: Data.Index) -> (sequence: UInt64, content: Data, end: Data.Index)? {
+        guard let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let header = String(decoding: data[start..<newline], as: UTF8.self)
+        guard header.hasPrefix(prefix) else { return nil }
+        let fields = header.dropFirst(prefix.count).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         guard fields.count == 3, let sequence = UInt64(fields[0]),
             fields[1].hasPrefix("length "), let length = Int(fields[1].dropFirst("length ".count)),
             fields[2].hasPrefix("fnv1a64 "), let sum = UInt64(fields[2].dropFirst("fnv1a64 ".count), radix: 16)
         else { return nil }
-        let start = data.index(after: newline)
-        guard length >= 0, data.endIndex - start >= length else { return nil }
-        let content = data[start..<start + length]
+        let contentStart = data.index(after: newline)
+        guard length >= 0, data.endIndex - contentStart >= length else { return nil }
+        let content = data[contentStart..<contentStart + length]
         guard checksum(content) == sum else { return nil }
-        return (sequence, Data(content))
+        return (sequence, Data(content), contentStart + length)
     }
 
     /// The sequence number at the start of a slot's header (`bytes`: at least its first
@@ -71,6 +83,17 @@ enum CloudLocalCopySlot {
         }
         return value
     }
+
+    /// The 20 digits of `sequence` as a header holds them, at ``sequenceOffset``: a save is written with
+    /// sequence 0 first and gets its number only once its journal is emptied (see ``CloudLocalCopy``).
+    static func sequenceDigits(_ sequence: UInt64) -> [UInt8] {
+        var digits: [UInt8] = []
+        appendDigits(of: sequence, width: 20, radix: 10, to: &digits)
+        return digits
+    }
+
+    /// Where a slot's sequence digits start.
+    static var sequenceOffset: Int64 { Int64(headerPrefix.utf8.count) }
 
     /// 64-bit FNV-1a: cheap, and enough to tell a torn or damaged save from a complete one.
     static func checksum(_ bytes: Data) -> UInt64 {

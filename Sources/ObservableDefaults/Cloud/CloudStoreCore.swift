@@ -35,7 +35,7 @@ final class CloudStoreCore: Sendable {
         self.state = locked
         self.localCopy = localCopy
         self.limits = limits
-        saver = localCopy.map { CloudLocalCopySaver(localCopy: $0) { locked.withLock { $0 } } }
+        saver = localCopy.map { CloudLocalCopySaver(localCopy: $0, state: locked) }
         saver?.onSave { [weak self] error in
             if let error { self?.report(error, topic: "local copy") } else { self?.clear("local copy") }
         }
@@ -157,22 +157,29 @@ final class CloudStoreCore: Sendable {
 
     // MARK: Local copy
 
-    /// Saves the state to the local copy soon (a value or a pending write changed): the save starts on the
-    /// saver's queue at once, without blocking the caller. A failure goes to the error channel.
+    /// Writes a whole save of the state to the local copy soon (a read of the whole namespace, a write the
+    /// server refused): it starts on the saver's queue at once, without blocking the caller. A failure goes
+    /// to the error channel.
     func persist() { saver?.saveSoon() }
 
-    /// Marks the state as not saved, for a caller that saves it itself right after with
-    /// ``flushLocalCopy(stopping:)`` (see ``EtcdSyncControl/wakeTakingSave()``).
-    func noteUnsaved() { saver?.noteUnsaved() }
+    /// Records this process's write of `key` in the local copy's journal soon: the append starts on the
+    /// saver's queue at once, without blocking the caller.
+    func persistWrite(of key: String) { saver?.record(key) }
 
-    /// Saves the state with the next ``persist()`` or within a second: only what the server has already
+    /// Marks the write of `key` as not on disk, for a caller that records it itself right after with
+    /// ``flushLocalCopy(stopping:)`` (see ``EtcdSyncControl/wakeTakingSave()``).
+    func noteUnsavedWrite(of key: String) { saver?.noteUnrecorded(key) }
+
+    /// Saves the state with the next whole save, within a second: only what the server has already
     /// changed (a server change, the last seen revision, a confirmed upload), which a crash may lose harmlessly.
     func persistEventually() { saver?.saveEventually() }
 
-    /// Writes what is not saved yet and waits until it is on disk, then (with `stopping`) ends writing.
+    /// Puts every local write made so far on disk and waits until it is; with `stopping`, writes a whole
+    /// save of everything outstanding first, then ends writing.
     func flushLocalCopy(stopping: Bool = false) {
-        saver?.flush()
-        if stopping { localCopy?.stopWriting() }
+        guard stopping else { return saver?.flush() ?? () }
+        saver?.flushAll()
+        localCopy?.stopWriting()
     }
 
     /// Whether a change waits to be saved (for tests).

@@ -20,6 +20,9 @@ struct FileDescriptor: ~Copyable, Sendable {
         static let create = Options(rawValue: O_CREAT)
         /// With ``create``: fail if the file exists.
         static let exclusive = Options(rawValue: O_EXCL)
+        /// Every write goes to the end of the file, in one step with finding it (`O_APPEND`): writers in
+        /// several processes never overwrite each other.
+        static let append = Options(rawValue: O_APPEND)
         /// Empty an existing file on open.
         static let truncate = Options(rawValue: O_TRUNC)
         /// Fail (`ELOOP`) if the last component is a symlink.

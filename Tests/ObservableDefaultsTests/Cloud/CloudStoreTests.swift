@@ -125,14 +125,16 @@ import Testing
     }
 
     @Test func aDamagedLocalCopyIsMovedAsideAndReported() throws {
-        let store = CloudKeyValueStore.localOnly(directory: directory.url)
-        let file = try #require(store.localCopyURL)
-        store.set(1, forKey: "a")
-        store.synchronize()  // the local copy is written in the background; this waits for it
+        let file = CloudKeyValueStore.localOnlyCopyURL(in: directory.url)
+        do {
+            let store = CloudKeyValueStore.localOnly(directory: directory.url)
+            store.set(1, forKey: "a")
+        }  // released: a whole save in the slots
         let copy = CloudLocalCopy(fileURL: file)
         let saved = [0, 1].filter { FileManager.default.fileExists(atPath: copy.slotPath($0)) }
         #expect(!saved.isEmpty)
         for index in saved { try Data("{ broken".utf8).write(to: URL(fileURLWithPath: copy.slotPath(index))) }
+        for index in 0...1 { try? FileManager.default.removeItem(atPath: copy.journalPath(index)) }
         let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
         let movedTo = saved.map { copy.slotPath($0) + ".broken" }
         #expect(reopened.currentErrors.contains {

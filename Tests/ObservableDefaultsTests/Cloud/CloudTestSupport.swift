@@ -101,8 +101,9 @@ func expectHungWatchedMemberLeftBehind(
     #expect(errors.errors.contains { $0.message.contains("does not answer") }, sourceLocation: sourceLocation)
 }
 
-/// What a store's local copy holds on disk now: the newest complete slot's JSON (see `CloudLocalCopySlot`).
+/// What a store's local copy holds on disk now, as a restarted store would load it (the newest complete
+/// slot with the journal's records after it), in the slots' JSON form (see `CloudLocalCopy`).
 func localCopyOnDisk(_ url: URL) throws -> [String: DefaultsValue] {
-    guard let slot = CloudLocalCopy(fileURL: url).newestSlot() else { return [:] }
-    return try JSONReader.parseSuite(slot.content, fileURL: url).stringKeyed
+    guard let state = CloudLocalCopy(fileURL: url).currentState() else { return [:] }
+    return CloudLocalCopy.encode(state)
 }

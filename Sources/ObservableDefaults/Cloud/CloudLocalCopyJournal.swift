@@ -1,0 +1,152 @@
+import Foundation
+
+/// The records a ``CloudLocalCopy`` appends to its journal files between whole saves: a local write is on
+/// disk with one short append, whatever the size of the store.
+///
+/// Each record is a newline, then a frame of the slots' form (``CloudLocalCopySlot``) naming the save it
+/// follows, then the JSON of the written keys' entries as they were when it was appended:
+///
+/// ```
+///
+/// observable-defaults cloud journal record, after sequence 00000000000000000042, length 0000000061, fnv1a64 0123456789abcdef
+/// {
+///   "k": {
+///     "pending": {"base": 7, "value": 2},
+///     "value": 2
+///   }
+/// }
+/// ```
+///
+/// An entry holds the key's `value` (or `"removed": true`), its server `revision` if it has one, and its
+/// pending write in the slots' form if it has one. A record that is cut short (its process killed in the
+/// middle of the append) or damaged does not verify and is skipped; the records after it are still found,
+/// since each starts on a new line and no pretty-printed JSON line starts with the prefix.
+enum CloudLocalCopyJournal {
+    static let recordPrefix = "observable-defaults cloud journal record, after sequence "
+
+    /// One record as appended: `content` (the entries' JSON) following the save with sequence `after`.
+    static func bytes(after sequence: UInt64, content: Data) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(ascii: "\n")]
+        bytes.reserveCapacity(recordPrefix.utf8.count + 100 + content.count)
+        CloudLocalCopySlot.appendFrame(prefix: recordPrefix, sequence: sequence, content: content, to: &bytes)
+        return bytes
+    }
+
+    /// What one journal file holds.
+    struct Contents {
+        /// The records that verify, in the order they were appended.
+        var records: [(after: UInt64, content: Data)] = []
+        /// Records that do not verify and have another record after them: damage, not the cut-short end
+        /// that a process killed in the middle of an append leaves.
+        var damaged = 0
+    }
+
+    /// The records in a journal file's bytes.
+    static func contents(of data: Data) -> Contents {
+        let marker = Data(("\n" + recordPrefix).utf8)
+        var contents = Contents()
+        var failed = false
+        var position = data.startIndex
+        while let found = data.range(of: marker, in: position..<data.endIndex) {
+            if found.lowerBound != position { failed = true }  // bytes that belong to no record
+            if failed { contents.damaged += 1 }
+            let start = data.index(after: found.lowerBound)
+            if let frame = CloudLocalCopySlot.readFrame(prefix: recordPrefix, in: data, at: start) {
+                contents.records.append((frame.sequence, frame.content))
+                position = frame.end
+                failed = false
+            } else {
+                failed = true
+                position = start
+            }
+        }
+        // Whatever is left after the last record that verifies is an append cut short: not counted.
+        return contents
+    }
+
+    /// The entries of `keys` as `state` holds them now, for a record (taken under the store's lock; the
+    /// JSON is written after it is released).
+    static func entries(of keys: Set<String>, in state: CloudState) -> [String: DefaultsValue] {
+        var entries: [String: DefaultsValue] = [:]
+        for key in keys {
+            var entry: [String: DefaultsValue] = [:]
+            if let value = state.values[key] { entry["value"] = value } else { entry["removed"] = .bool(true) }
+            if let revision = state.serverRevisions[key] { entry["revision"] = .integer(Int(revision)) }
+            if let write = state.pending[key] { entry["pending"] = CloudLocalCopy.encode(write) }
+            entries[key] = .dictionary(entry)
+        }
+        return entries
+    }
+
+    /// One key's entry in a record.
+    struct Entry {
+        var key: String
+        var value: DefaultsValue?
+        var revision: Int64?
+        /// The pending write without its generation, which replay numbers.
+        var pending: PendingWrite?
+    }
+
+    /// The entries of a record's `content`, checked before any is applied.
+    static func entries(in content: Data, fileURL: URL) throws(DefaultsError) -> [Entry] {
+        var entries: [Entry] = []
+        for (key, entry) in try JSONReader.parseSuite(content, fileURL: fileURL).stringKeyed.sorted(by: { $0.key < $1.key }) {
+            func bad(_ what: String) -> DefaultsError { CloudLocalCopy.malformed("\(what) for \"\(key)\" in a journal record") }
+            guard case .dictionary(let fields) = entry else { throw bad("an object") }
+            var parsed = Entry(key: key, value: fields["value"])
+            guard parsed.value != nil || fields["removed"] == .bool(true) else { throw bad("\"value\" or \"removed\": true") }
+            if let field = fields["revision"] {
+                guard case .integer(let number) = field else { throw bad("an integer revision") }
+                parsed.revision = Int64(number)
+            }
+            if let field = fields["pending"] { parsed.pending = try CloudLocalCopy.decodePending(field, key: key, generation: 0) }
+            entries.append(parsed)
+        }
+        return entries
+    }
+
+    /// Puts each entry's key in `state` as the record holds it: value, server revision and pending write.
+    static func apply(_ entries: [Entry], to state: inout CloudState) {
+        for entry in entries {
+            state.setValue(entry.value, forKey: entry.key)
+            state.serverRevisions[entry.key] = entry.revision
+            if let revision = entry.revision { state.knownRevisions[entry.key] = max(state.knownRevisions[entry.key] ?? 0, revision) }
+            if var write = entry.pending {
+                write.generation = state.nextGeneration
+                state.pending[entry.key] = write
+                state.nextGeneration += 1
+            } else {
+                state.pending[entry.key] = nil
+            }
+        }
+    }
+
+    /// Applies to `state` the records of `journals` (the journal files' bytes) that no save in the slots
+    /// took in: those that follow the save with sequence `loaded` or a later one, in the order they were
+    /// appended. `state` is created when there is none (no save to start from). Returns how many records
+    /// were applied and how many did not verify or decode.
+    @discardableResult
+    static func replay(_ journals: [Data], after loaded: UInt64, onto state: inout CloudState?, fileURL: URL) -> (applied: Int, damaged: Int) {
+        var damaged = 0
+        var records: [(after: UInt64, order: Int, content: Data)] = []
+        for data in journals {
+            let contents = contents(of: data)
+            damaged += contents.damaged
+            for record in contents.records where record.after >= loaded { records.append((record.after, records.count, record.content)) }
+        }
+        // Records after one save are in one file, in the order appended; those after a later save come later.
+        records.sort { ($0.after, $0.order) < ($1.after, $1.order) }
+        var applied = 0
+        for record in records {
+            do {
+                let entries = try entries(in: record.content, fileURL: fileURL)
+                if state == nil { state = CloudState() }
+                apply(entries, to: &state!)
+                applied += 1
+            } catch {
+                damaged += 1
+            }
+        }
+        return (applied, damaged)
+    }
+}
