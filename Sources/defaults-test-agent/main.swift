@@ -43,6 +43,8 @@
 //                                                     write: prints "at start: …" per local-copy problem found
 //                                                     at start, writes greeting = "from uid UID", prints what it
 //                                                     reads, then the save's error (≤ 20 s); exit 4 without one
+//   defaults-test-agent cloud-local-count DIR         writes n = last + 1, 2, … to a local-only cloud store in
+//                                                     DIR, each synchronized, printing each (forever)
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -434,6 +436,18 @@ case "cloud-local-forever" where arguments.count == 2:
             emit("ready")
         }
         counter += 1
+    }
+
+case "cloud-local-count" where arguments.count == 2:
+    // Writes n = 1, 2, 3… to a local-only cloud store, each followed by synchronize(), then prints it: a
+    // number printed is on disk.
+    let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
+    var counter = store.longLong(forKey: "n")
+    while true {
+        counter += 1
+        store.set(counter, forKey: "n")
+        store.synchronize()
+        emit("\(counter)")
     }
 
 case "cloud" where arguments.count >= 5:

@@ -37,7 +37,14 @@ final class CloudLocalCopy: Sendable {
         /// What the slot paths named (`lstat`) when the newest save on disk was last known, and its
         /// sequence number: an append reads the slots' headers again only when a slot changed.
         var knownSlots: (marks: [SlotMark?], newest: UInt64)?
+        /// Bytes this copy appended to the journals since its last whole save, and that save's size.
+        var journalBytes = 0
+        var savedBytes = 0
     }
+
+    /// How many bytes of records make a whole save due before the bookkeeping delay (at least; or twice
+    /// the last whole save's size), so a process writing in a tight loop does not grow its journal without bound.
+    static let journalBytesBeforeSave = 64 * 1024
 
     /// What `lstat` says of a slot path that changes when any process writes the slot.
     private struct SlotMark: Equatable {
@@ -333,6 +340,7 @@ final class CloudLocalCopy: Sendable {
                 var marks = found.map { $0.map(SlotMark.init) }
                 marks[index] = (try? slot.file.status()).map(SlotMark.init)
                 writer.knownSlots = (marks, sequence)
+                (writer.journalBytes, writer.savedBytes) = (0, content.count)
             } catch {
                 throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
             }
@@ -363,10 +371,11 @@ final class CloudLocalCopy: Sendable {
 
     /// Appends a record of `entries` (``CloudLocalCopyJournal/entries(of:in:)``) to the journal of the
     /// newest save on disk, unless writing was stopped. Called by the saver only, like ``save(_:)``.
-    func append(_ entries: [String: DefaultsValue]) throws(DefaultsError) {
+    /// Returns whether the records appended since the last whole save make one due now.
+    func append(_ entries: [String: DefaultsValue]) throws(DefaultsError) -> Bool {
         let content = JSONWriter.encodeSuite(entries)
-        try writer.withLock { (writer: inout Writer) throws(DefaultsError) in
-            guard !writer.stopped else { return }
+        return try writer.withLock { (writer: inout Writer) throws(DefaultsError) -> Bool in
+            guard !writer.stopped else { return false }
             let after = newestSequence(&writer, found: checkSlots(&writer))
             let index = Int(after % 2)
             let path = journalPath(index)
@@ -374,12 +383,15 @@ final class CloudLocalCopy: Sendable {
                 writer.openJournals[index] = nil
             }
             let journal = try keptOpen(&writer.openJournals[index], path, [.writeOnly, .append])
+            let record = CloudLocalCopyJournal.bytes(after: after, content: content)
             do throws(SystemCallError) {
-                try journal.file.writeAll(CloudLocalCopyJournal.bytes(after: after, content: content))
+                try journal.file.writeAll(record)
             } catch {
                 throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
             }
             recordCount.withLock { $0 += 1 }
+            writer.journalBytes += record.count
+            return writer.journalBytes > max(Self.journalBytesBeforeSave, 2 * writer.savedBytes)
         }
     }
 

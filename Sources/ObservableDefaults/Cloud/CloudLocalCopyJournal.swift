@@ -36,32 +36,52 @@ enum CloudLocalCopyJournal {
     struct Contents {
         /// The records that verify, in the order they were appended.
         var records: [(after: UInt64, content: Data)] = []
-        /// Records that do not verify and have another record after them: damage, not the cut-short end
-        /// that a process killed in the middle of an append leaves.
+        /// Records that do not verify although all their bytes are there (or bytes that belong to no
+        /// record): damage. An append cut short (its process killed in the middle of it) is not counted,
+        /// wherever it is: a process that loads the copy next appends after it.
         var damaged = 0
     }
 
     /// The records in a journal file's bytes.
     static func contents(of data: Data) -> Contents {
         let marker = Data(("\n" + recordPrefix).utf8)
-        var contents = Contents()
-        var failed = false
+        var starts: [Data.Index] = []
         var position = data.startIndex
         while let found = data.range(of: marker, in: position..<data.endIndex) {
-            if found.lowerBound != position { failed = true }  // bytes that belong to no record
-            if failed { contents.damaged += 1 }
-            let start = data.index(after: found.lowerBound)
-            if let frame = CloudLocalCopySlot.readFrame(prefix: recordPrefix, in: data, at: start) {
+            starts.append(found.lowerBound)
+            position = found.upperBound
+        }
+        var contents = Contents()
+        // Bytes before the first record: only the start of an append cut short.
+        if !isCutShortStart(data[data.startIndex..<(starts.first ?? data.endIndex)], of: marker) { contents.damaged += 1 }
+        for (number, start) in starts.enumerated() {
+            let end = number + 1 < starts.count ? starts[number + 1] : data.endIndex
+            let segment = data[start..<end]
+            let frameStart = segment.index(after: start)
+            if let frame = CloudLocalCopySlot.readFrame(prefix: recordPrefix, in: segment, at: frameStart) {
                 contents.records.append((frame.sequence, frame.content))
-                position = frame.end
-                failed = false
-            } else {
-                failed = true
-                position = start
+                if !isCutShortStart(segment[frame.end...], of: marker) { contents.damaged += 1 }
+            } else if !isCutShortFrame(segment[frameStart...]) {
+                contents.damaged += 1
             }
         }
-        // Whatever is left after the last record that verifies is an append cut short: not counted.
         return contents
+    }
+
+    /// Whether `bytes` are nothing, or the first bytes of a record's `marker` (an append cut short there).
+    private static func isCutShortStart(_ bytes: Data, of marker: Data) -> Bool {
+        bytes.count < marker.count && marker.starts(with: bytes)
+    }
+
+    /// Whether a frame that does not verify was cut short: its header line has no end, or it says more
+    /// content than there is.
+    private static func isCutShortFrame(_ bytes: Data) -> Bool {
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return true }
+        let header = String(decoding: bytes[bytes.startIndex..<newline], as: UTF8.self)
+        guard let lengthField = header.split(separator: ",").first(where: { $0.hasPrefix(" length ") }),
+            let length = Int(lengthField.dropFirst(" length ".count))
+        else { return false }
+        return bytes.endIndex - bytes.index(after: newline) < length
     }
 
     /// The entries of `keys` as `state` holds them now, for a record (taken under the store's lock; the

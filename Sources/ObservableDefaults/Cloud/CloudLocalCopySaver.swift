@@ -160,7 +160,7 @@ final class CloudLocalCopySaver: Sendable {
             if whole {
                 try localCopy.save(state.withLock { $0 })
             } else {
-                try localCopy.append(state.withLock { CloudLocalCopyJournal.entries(of: keys, in: $0) })
+                if try localCopy.append(state.withLock({ CloudLocalCopyJournal.entries(of: keys, in: $0) })) { saveSoon() }
             }
             handler?(nil)
         } catch {

@@ -1,0 +1,211 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The local copy's journal: a local write is one short record appended between whole saves; a load
+/// replays the records that follow the newest complete save, and no others; a record cut short by a
+/// killed process is passed over, damage is reported.
+@Suite struct CloudLocalCopyJournalTests {
+    let directory = TemporaryDirectory()
+
+    private func state(_ values: [String: DefaultsValue]) -> CloudState {
+        var state = CloudState()
+        for (key, value) in values { state.setValue(value, forKey: key) }
+        return state
+    }
+
+    private func entries(_ values: [String: DefaultsValue?]) -> [String: DefaultsValue] {
+        var state = CloudState()
+        for case (let key, let value?) in values { state.setValue(value, forKey: key) }
+        return CloudLocalCopyJournal.entries(of: Set(values.keys), in: state)
+    }
+
+    private func size(_ path: String) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+    }
+
+    /// The record is an on-disk format other versions read: pinned byte for byte.
+    @Test func aRecordIsByteForByteTheDocumentedFormat() throws {
+        let record = CloudLocalCopyJournal.bytes(after: 42, content: Data("{\"k\":1}".utf8))
+        #expect(String(decoding: record, as: UTF8.self)
+            == "\nobservable-defaults cloud journal record, after sequence 00000000000000000042, length 0000000007, fnv1a64 521543ff002cda97\n{\"k\":1}")
+        let contents = CloudLocalCopyJournal.contents(of: Data(record + record))
+        #expect(contents.records.map(\.after) == [42, 42] && contents.damaged == 0)
+        #expect(contents.records.first?.content == Data("{\"k\":1}".utf8))
+    }
+
+    /// An entry holds the value (or its removal), the server revision and the pending write, and puts
+    /// exactly those back.
+    @Test func anEntryPutsBackValueRevisionAndPendingWrite() throws {
+        var written = CloudState()
+        written.setValue(.string("mine"), forKey: "pending")
+        written.serverRevisions["pending"] = 7
+        written.pending["pending"] = PendingWrite(value: .string("mine"), baseRevision: 7, generation: 1)
+        written.serverRevisions["removed"] = 9
+        written.pending["removed"] = PendingWrite(value: nil, baseRevision: 9, generation: 2)
+        written.setValue(.integer(3), forKey: "confirmed")
+        written.serverRevisions["confirmed"] = 12
+        let content = JSONWriter.encodeSuite(CloudLocalCopyJournal.entries(of: ["pending", "removed", "confirmed"], in: written))
+
+        var loaded = state(["removed": .string("old"), "confirmed": .integer(1), "other": .bool(true)])
+        loaded.pending["confirmed"] = PendingWrite(value: .integer(1), baseRevision: 2, generation: 1)
+        loaded.nextGeneration = 2
+        CloudLocalCopyJournal.apply(try CloudLocalCopyJournal.entries(in: content, fileURL: directory.file("j")), to: &loaded)
+        #expect(loaded.values == ["pending": .string("mine"), "confirmed": .integer(3), "other": .bool(true)])
+        #expect(loaded.serverRevisions == ["pending": 7, "removed": 9, "confirmed": 12])
+        #expect(loaded.knownRevisions["confirmed"] == 12)
+        #expect(loaded.pending.mapValues { [$0.value, .integer(Int($0.baseRevision))] }
+            == ["pending": [.string("mine"), .integer(7)], "removed": [nil, .integer(9)]])
+        #expect(Set(loaded.pending.values.map(\.generation)).count == 2, "each replayed write has its own generation")
+        #expect(loaded.totalBytes == CloudValueText.encode(.string("mine")).count + CloudValueText.encode(.integer(3)).count
+            + CloudValueText.encode(.bool(true)).count, "sizes follow the replayed values")
+
+        for bad in ["{\"k\": 1}", "{\"k\": {}}", "{\"k\": {\"value\": 1, \"revision\": \"x\"}}", "{\"k\": {\"removed\": true, \"pending\": {\"value\": 1}}}"] {
+            #expect(throws: DefaultsError.self, "\(bad)") { try CloudLocalCopyJournal.entries(in: Data(bad.utf8), fileURL: directory.file("j")) }
+        }
+    }
+
+    /// Records that follow the newest save are replayed in the order appended; records that a later whole
+    /// save took in are not (an older value must not come back).
+    @Test func aLoadReplaysTheRecordsAfterTheNewestSaveAndNoOthers() throws {
+        let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
+        try copy.save(state(["a": .integer(1)]))                       // sequence 1
+        _ = try copy.append(entries(["b": .integer(1)]))               // after 1: journal1
+        _ = try copy.append(entries(["b": .integer(2), "a": nil]))      // after 1, later
+        var loaded = try #require(try CloudLocalCopy(fileURL: copy.fileURL).load())
+        #expect(loaded.values == ["b": .integer(2)])
+
+        try copy.save(state(["b": .integer(2), "c": .integer(1)]))      // sequence 2: the records are in it
+        #expect(size(copy.journalPath(0)) <= 0, "journal 0 (after save 0) is emptied or absent")
+        #expect(size(copy.journalPath(1)) > 0, "journal 1 holds the records after save 1 until save 3")
+        _ = try copy.append(entries(["c": .integer(2)]))               // after 2: journal0
+        loaded = try #require(try CloudLocalCopy(fileURL: copy.fileURL).load())
+        #expect(loaded.values == ["b": .integer(2), "c": .integer(2)], "the records after save 1 were replayed again")
+
+        try copy.save(state(["b": .integer(2), "c": .integer(2)]))      // sequence 3 empties journal 1
+        #expect(size(copy.journalPath(1)) == 0)
+        #expect(size(copy.journalPath(0)) > 0)
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values == ["b": .integer(2), "c": .integer(2)])
+    }
+
+    /// Two processes sharing a copy: a record appended after the other's newer save follows that save,
+    /// so it is replayed on top of it (it was not lost to "the later save wins").
+    @Test func aRecordAfterAnotherWritersSaveFollowsThatSave() throws {
+        let file = directory.file("shared.json")
+        let first = CloudLocalCopy(fileURL: file)
+        let second = CloudLocalCopy(fileURL: file)
+        try first.save(state(["by": .string("first")]))     // 1
+        _ = try first.append(entries(["a": .integer(1)]))
+        try second.save(state(["by": .string("second")]))   // 2, without "a"
+        _ = try first.append(entries(["b": .integer(1)]))     // the first writer sees save 2 in the headers
+        let loaded = try #require(try CloudLocalCopy(fileURL: file).load())
+        #expect(loaded.values == ["by": .string("second"), "b": .integer(1)], "\(loaded.values)")
+    }
+
+    /// A record cut short (a process killed in the middle of the append) is passed over without a word,
+    /// also when a later process appended after it; a record whose bytes are all there but do not verify
+    /// is damage: skipped and reported, and the records after it still load.
+    @Test func aRecordCutShortIsPassedOverAndADamagedOneReported() throws {
+        let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
+        try copy.save(state(["base": .integer(0)]))
+        _ = try copy.append(entries(["a": .integer(1)]))
+        _ = try copy.append(entries(["b": .integer(2)]))
+        let journal = copy.journalPath(1)
+        let full = try Data(contentsOf: URL(fileURLWithPath: journal))
+        let second = try #require(full.range(of: Data("\nobservable-defaults cloud journal record".utf8), in: 1..<full.count))
+        for cut in [second.lowerBound + 3, second.lowerBound + 60, full.count - 4] {
+            try full.prefix(cut).write(to: URL(fileURLWithPath: journal))
+            var problems: [DefaultsError] = []
+            #expect(try CloudLocalCopy(fileURL: copy.fileURL).load { problems.append($0) }?.values == ["base": .integer(0), "a": .integer(1)], "cut at \(cut)")
+            #expect(problems.isEmpty, "cut at \(cut): \(problems)")
+            // Another process appends after the cut: the cut is still no damage.
+            let later = CloudLocalCopy(fileURL: copy.fileURL)
+            _ = try later.load()
+            _ = try later.append(entries(["c": .integer(3)]))
+            #expect(try CloudLocalCopy(fileURL: copy.fileURL).load { problems.append($0) }?.values
+                == ["base": .integer(0), "a": .integer(1), "c": .integer(3)], "cut at \(cut)")
+            #expect(problems.isEmpty, "cut at \(cut): \(problems)")
+        }
+
+        var damaged = full
+        damaged[second.lowerBound - 3] ^= 0x01  // a byte of the first record's JSON
+        try damaged.write(to: URL(fileURLWithPath: journal))
+        var problems: [DefaultsError] = []
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load { problems.append($0) }?.values == ["base": .integer(0), "b": .integer(2)])
+        let problem = try #require(problems.first)
+        #expect(problems.count == 1 && problem.message.contains("has 1 damaged record, skipped") && problem.message.contains(journal), "\(problems)")
+    }
+
+    /// A local write costs one short append whatever the size of the store; the whole save follows within
+    /// the bookkeeping delay, and a restarted store finds the write either way.
+    @Test func aWriteIsOneShortRecordAndTheWholeSaveFollowsWithinTheDelay() throws {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        let copy = try #require(store.core.localCopy)
+        for index in 0..<200 { store.set(String(repeating: "v", count: 500), forKey: "key\(index)") }
+        store.synchronize()
+        let records = copy.recordCount.withLock { $0 }
+
+        store.set("changed", forKey: "key7")
+        store.synchronize()
+        #expect(copy.recordCount.withLock { $0 } == records + 1)
+        // The write's record, as appended: a few hundred bytes, while a whole save is over 100 KB.
+        let appended = [0, 1].compactMap { FileManager.default.contents(atPath: copy.journalPath($0)) }
+            .flatMap { CloudLocalCopyJournal.contents(of: $0).records }
+            .filter { String(decoding: $0.content, as: UTF8.self).contains("changed") }
+        #expect(appended.count == 1)
+        let recordBytes = appended.first.map { CloudLocalCopyJournal.bytes(after: $0.after, content: $0.content).count } ?? 0
+        #expect(recordBytes > 0 && recordBytes < 400, "the record took \(recordBytes) bytes")
+        #expect(try localCopyOnDisk(copy.fileURL)["values"]?.dictionaryValue?["key7"] == .string("changed"))
+
+        #expect(eventually(timeout: .seconds(10)) {
+            CloudLocalCopy(fileURL: copy.fileURL).newestSlot().map { String(decoding: $0.content, as: UTF8.self).contains("changed") } == true
+        }, "no whole save followed")
+    }
+
+    /// A process that writes in a tight loop makes whole saves sooner than the delay once its records
+    /// outgrow the last save, so its journal stays small.
+    @Test func aTightLoopOfWritesKeepsTheJournalSmall() throws {
+        let store = CloudKeyValueStore.localOnly(directory: directory.url)
+        let copy = try #require(store.core.localCopy)
+        let value = String(repeating: "x", count: 4000)
+        for index in 0..<2000 {
+            store.set("\(index) \(value)", forKey: "k")
+            if index % 50 == 0 { store.synchronize() }  // one record per 50 writes at least
+        }
+        store.synchronize()
+        let largest = [0, 1].map { size(copy.journalPath($0)) }.max() ?? 0
+        #expect(largest < 3 * CloudLocalCopy.journalBytesBeforeSave, "a journal grew to \(largest) bytes")
+        #expect(copy.saveCount.withLock { $0 } >= 2, "no whole save before the delay")
+        #expect(try localCopyOnDisk(copy.fileURL)["values"]?.dictionaryValue?["k"] == .string("1999 \(value)"))
+    }
+
+    /// A process killed at any moment (in an append, in a whole save, while emptying a journal) loses no
+    /// write it had on disk: each round's child counts on from what the last one left, and the copy always
+    /// holds at least the last number a child printed (printed only once `synchronize()` returned).
+    @Test func aProcessKilledAtAnyMomentKeepsEveryWriteItHadOnDisk() throws {
+        let state = directory.file("counting")
+        var last: Int64 = 0
+        for round in 0..<12 {
+            let (child, output) = try TestAgent.start(["cloud-local-count", state.path])
+            let lines = LineReader(output.fileHandleForReading)
+            #expect(lines.waitFor(timeout: .seconds(20)) { Int64($0) ?? 0 > last + 2000 }, "round \(round): \(lines.lines.suffix(3))")
+            usleep(UInt32(1000 + round * 7919 % 30000))
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            #expect(child.terminationReason == .uncaughtSignal)
+            let printed = lines.lines.compactMap { Int64($0) }.max() ?? 0
+            var problems: [DefaultsError] = []
+            let loaded = try CloudLocalCopy(fileURL: CloudKeyValueStore.localOnlyCopyURL(in: state)).load { problems.append($0) }
+            var onDisk: Int64 = 0
+            if case .integer(let number)? = loaded?.values["n"] { onDisk = Int64(number) }
+            #expect(onDisk >= printed, "round \(round): \(printed) was printed, the copy has \(onDisk)")
+            #expect(problems.isEmpty, "round \(round): \(problems)")
+            print("cloud journal kill round \(round): printed \(printed), on disk \(onDisk)")
+            last = max(onDisk, printed)
+        }
+    }
+}
