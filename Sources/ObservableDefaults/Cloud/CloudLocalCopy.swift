@@ -144,20 +144,20 @@ final class CloudLocalCopy: Sendable {
         var state: CloudState?
         var failure: DefaultsError?
         do { state = try loadSaved(onProblem: onProblem) } catch { failure = error }
-        var journals: [Data] = []
+        var journals: [(path: String, data: Data)] = []
         for path in journalPaths {
             switch Self.read(path) {
             case .absent: continue
-            case .contents(let data): journals.append(data)
+            case .contents(let data): journals.append((path, data))
             case .unreadable(let error):
                 onProblem(unreadableError(error, moved: Self.moveAside([path], suffix: ".unread"), then: "the writes recorded in it are not loaded"))
             }
         }
         let loaded = writer.withLock { $0.sequence } ?? 0
-        let damaged = CloudLocalCopyJournal.replay(journals, after: loaded, onto: &state, fileURL: fileURL).damaged
-        if damaged > 0 {
+        let damaged = CloudLocalCopyJournal.replay(journals.map(\.data), after: loaded, onto: &state, fileURL: fileURL).damaged
+        for (journal, count) in zip(journals, damaged) where count > 0 {
             onProblem(DefaultsError(
-                .malformedFile, message: "the cloud store's local copy's journal (\(journalPaths.joined(separator: " and "))) has \(damaged) damaged record\(damaged == 1 ? "" : "s"), skipped",
+                .malformedFile, message: "the cloud store's local copy's journal \(journal.path) has \(count) damaged record\(count == 1 ? "" : "s"), skipped",
                 fileURL: fileURL))
         }
         if let failure {

@@ -144,15 +144,15 @@ enum CloudLocalCopyJournal {
     /// Applies to `state` the records of `journals` (the journal files' bytes) that no save in the slots
     /// took in: those that follow the save with sequence `loaded` or a later one, in the order they were
     /// appended. `state` is created when there is none (no save to start from). Returns how many records
-    /// were applied and how many did not verify or decode.
+    /// were applied, and per journal how many did not verify or decode.
     @discardableResult
-    static func replay(_ journals: [Data], after loaded: UInt64, onto state: inout CloudState?, fileURL: URL) -> (applied: Int, damaged: Int) {
-        var damaged = 0
-        var records: [(after: UInt64, order: Int, content: Data)] = []
-        for data in journals {
+    static func replay(_ journals: [Data], after loaded: UInt64, onto state: inout CloudState?, fileURL: URL) -> (applied: Int, damaged: [Int]) {
+        var damaged: [Int] = []
+        var records: [(after: UInt64, order: Int, journal: Int, content: Data)] = []
+        for (journal, data) in journals.enumerated() {
             let contents = contents(of: data)
-            damaged += contents.damaged
-            for record in contents.records where record.after >= loaded { records.append((record.after, records.count, record.content)) }
+            damaged.append(contents.damaged)
+            for record in contents.records where record.after >= loaded { records.append((record.after, records.count, journal, record.content)) }
         }
         // Records after one save are in one file, in the order appended; those after a later save come later.
         records.sort { ($0.after, $0.order) < ($1.after, $1.order) }
@@ -164,7 +164,7 @@ enum CloudLocalCopyJournal {
                 apply(entries, to: &state!)
                 applied += 1
             } catch {
-                damaged += 1
+                damaged[record.journal] += 1
             }
         }
         return (applied, damaged)
