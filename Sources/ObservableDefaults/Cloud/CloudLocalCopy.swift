@@ -335,7 +335,7 @@ final class CloudLocalCopy: Sendable {
                 }
                 // Numbered 0 until the journal it starts is empty (see the type's description).
                 try slot.file.writeAll(CloudLocalCopySlot.bytes(sequence: 0, content: content, paddingTo: size), at: 0)
-                emptyJournal(index, &writer)
+                checkJournals(emptying: index, &writer)
                 try slot.file.writeAll(CloudLocalCopySlot.sequenceDigits(sequence), at: CloudLocalCopySlot.sequenceOffset)
                 var marks = found.map { $0.map(SlotMark.init) }
                 marks[index] = (try? slot.file.status()).map(SlotMark.init)
@@ -353,20 +353,32 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
-    /// Empties journal `index` if it holds anything: its records follow a save two saves older than the
-    /// one being written, so no load replays them once that save is complete. Failing to is harmless for
-    /// the same reason (the file only stays longer).
-    private func emptyJournal(_ index: Int, _ writer: inout Writer) {
-        let path = journalPath(index)
-        guard let status = try? FileStatus(linkAt: path), status.kind == .regular else {
-            writer.openJournals[index] = nil
-            return
+    /// Drops a journal kept open whose path names another file by then (moved away, replaced), and
+    /// empties journal `index` if it holds anything: its records follow a save two saves older than the one
+    /// being written, so no load replays them once that save is complete. Failing to empty it is harmless
+    /// for the same reason (the file only stays longer).
+    private func checkJournals(emptying index: Int, _ writer: inout Writer) {
+        for journal in 0...1 {
+            let path = journalPath(journal)
+            let status = try? FileStatus(linkAt: path)
+            if writer.openJournals[journal]?.node != status?.node { writer.openJournals[journal] = nil }
+            guard journal == index, let status, status.kind == .regular, status.size > 0 else { continue }
+            if writer.openJournals[journal] == nil {
+                writer.openJournals[journal] = try? OpenFile(opening: path, [.writeOnly, .append, .noFollow])
+            }
+            try? writer.openJournals[journal]?.file.truncate(to: 0)
         }
-        guard status.size > 0 else { return }
-        if writer.openJournals[index]?.node != status.node {
-            writer.openJournals[index] = try? OpenFile(opening: path, [.writeOnly, .append, .noFollow])
+    }
+
+    /// What each slot is now, for naming the save a record follows: `fstat` of a slot kept open (another
+    /// process's save overwrites the same file), `lstat` of its path otherwise. Cheaper than `lstat` of both
+    /// paths, which was a third of an append's cost; a slot replaced under its path is found by the next
+    /// whole save's check, within the bookkeeping delay.
+    private func slotStatuses(_ writer: inout Writer) -> [FileStatus?] {
+        (0...1).map { index in
+            if let open = writer.openSlots[index] { return try? open.file.status() }
+            return try? FileStatus(linkAt: slotPath(index))
         }
-        try? writer.openJournals[index]?.file.truncate(to: 0)
     }
 
     /// Appends a record of `entries` (``CloudLocalCopyJournal/entries(of:in:)``) to the journal of the
@@ -376,10 +388,12 @@ final class CloudLocalCopy: Sendable {
         let content = JSONWriter.encodeSuite(entries)
         return try writer.withLock { (writer: inout Writer) throws(DefaultsError) -> Bool in
             guard !writer.stopped else { return false }
-            let after = newestSequence(&writer, found: checkSlots(&writer))
+            let after = newestSequence(&writer, found: slotStatuses(&writer))
             let index = Int(after % 2)
             let path = journalPath(index)
-            if let open = writer.openJournals[index], open.node != (try? FileStatus(linkAt: path))?.node {
+            // A journal kept open that was removed is opened again at its path (one moved away is found
+            // by the next whole save's check).
+            if let open = writer.openJournals[index], ((try? open.file.status())?.linkCount ?? 0) == 0 {
                 writer.openJournals[index] = nil
             }
             let journal = try keptOpen(&writer.openJournals[index], path, [.writeOnly, .append])

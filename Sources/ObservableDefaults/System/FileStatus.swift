@@ -30,6 +30,8 @@ struct FileStatus: Sendable {
     var owner: UInt32
     var group: UInt32
     var size: Int64
+    /// How many names the file has (0: removed, while still open).
+    var linkCount: UInt64
     var modified: Time
     var changed: Time
 
@@ -45,6 +47,7 @@ struct FileStatus: Sendable {
         owner = UInt32(info.st_uid)
         group = UInt32(info.st_gid)
         size = Int64(info.st_size)
+        linkCount = UInt64(info.st_nlink)
         modified = Time(seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
         changed = Time(seconds: Int(info.st_ctim.tv_sec), nanoseconds: Int(info.st_ctim.tv_nsec))
     }

@@ -106,6 +106,30 @@ import Glibc
         #expect(loaded.values == ["by": .string("second"), "b": .integer(1)], "\(loaded.values)")
     }
 
+    /// A journal removed between appends is created again by the next one; one moved away (another file
+    /// put at its path) is left alone from the next whole save on, and the records after it go to the file
+    /// at the journal's path.
+    @Test func aJournalRemovedOrMovedAwayIsWrittenAtItsPathAgain() throws {
+        let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
+        try copy.save(state(["a": .integer(1)]))             // 1: records go to journal 1
+        _ = try copy.append(entries(["b": .integer(1)]))
+        let journal = copy.journalPath(1)
+        try FileManager.default.removeItem(atPath: journal)
+        _ = try copy.append(entries(["c": .integer(1)]))
+        #expect(FileManager.default.fileExists(atPath: journal), "the append after the removal went nowhere")
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values == ["a": .integer(1), "c": .integer(1)])
+
+        let moved = journal + ".moved"
+        try FileManager.default.moveItem(atPath: journal, toPath: moved)
+        #expect(FileManager.default.createFile(atPath: journal, contents: Data()), "another file at the journal's path")
+        try copy.save(state(["a": .integer(1), "c": .integer(1)]))   // 2: finds journal 1 moved away
+        try copy.save(state(["a": .integer(1), "c": .integer(2)]))   // 3: records go to journal 1 again
+        let movedBefore = try Data(contentsOf: URL(fileURLWithPath: moved))
+        _ = try copy.append(entries(["d": .integer(1)]))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: moved)) == movedBefore, "a record went to the moved file")
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values == ["a": .integer(1), "c": .integer(2), "d": .integer(1)])
+    }
+
     /// A record cut short (a process killed in the middle of the append) is passed over without a word,
     /// also when a later process appended after it; a record whose bytes are all there but do not verify
     /// is damage: skipped and reported, and the records after it still load.
