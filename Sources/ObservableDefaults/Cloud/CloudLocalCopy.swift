@@ -265,14 +265,19 @@ final class CloudLocalCopy: Sendable {
         return (newestSlot()?.sequence ?? own ?? 0) + 1
     }
 
-    /// The newest save's sequence number as the slots' headers show it (0: none), read again only when a
-    /// slot changed since it was last known: the save a record follows.
-    private func newestSequence(_ writer: inout Writer, found: [FileStatus?]) -> UInt64 {
-        let marks = found.map { $0.map(SlotMark.init) }
-        if let known = writer.knownSlots, known.marks == marks { return known.newest }
+    /// The newest save's sequence number as the slots' headers show it (0: none): the save a record
+    /// follows. The headers are read again only when the slot the next save goes to changed since the newest
+    /// was last known: every later save, by any process sharing the copy, writes that slot first (one past
+    /// the newest complete save).
+    private func newestSequence(_ writer: inout Writer) -> UInt64 {
+        if let known = writer.knownSlots {
+            let next = Int((known.newest + 1) % 2)
+            if slotStatus(next, &writer).map(SlotMark.init) == known.marks[next] { return known.newest }
+        }
+        let found = (0...1).map { slotStatus($0, &writer) }
         let headers = (0...1).map { slotHeaderSequence($0, &writer, exists: found[$0] != nil) ?? 0 }
         let newest = max(writer.sequence ?? 0, headers.max() ?? 0)
-        writer.knownSlots = (marks, newest)
+        writer.knownSlots = (found.map { $0.map(SlotMark.init) }, newest)
         return newest
     }
 
@@ -370,25 +375,22 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
-    /// What each slot is now, for naming the save a record follows: `fstat` of a slot kept open (another
-    /// process's save overwrites the same file), `lstat` of its path otherwise. Cheaper than `lstat` of both
-    /// paths, which was a third of an append's cost; a slot replaced under its path is found by the next
-    /// whole save's check, within the bookkeeping delay.
-    private func slotStatuses(_ writer: inout Writer) -> [FileStatus?] {
-        (0...1).map { index in
-            if let open = writer.openSlots[index] { return try? open.file.status() }
-            return try? FileStatus(linkAt: slotPath(index))
-        }
+    /// What slot `index` is now, for naming the save a record follows: `fstat` of the slot kept open
+    /// (another process's save overwrites the same file), `lstat` of its path otherwise. Cheaper than `lstat`
+    /// of the path; a slot replaced under its path is found by the next whole save's check, within the
+    /// bookkeeping delay.
+    private func slotStatus(_ index: Int, _ writer: inout Writer) -> FileStatus? {
+        if let open = writer.openSlots[index] { return try? open.file.status() }
+        return try? FileStatus(linkAt: slotPath(index))
     }
 
-    /// Appends a record of `entries` (``CloudLocalCopyJournal/entries(of:in:)``) to the journal of the
+    /// Appends a record of `content` (``CloudLocalCopyJournal/content(of:in:)``) to the journal of the
     /// newest save on disk, unless writing was stopped. Called by the saver only, like ``save(_:)``.
     /// Returns whether the records appended since the last whole save make one due now.
-    func append(_ entries: [String: DefaultsValue]) throws(DefaultsError) -> Bool {
-        let content = JSONWriter.encodeSuite(entries)
-        return try writer.withLock { (writer: inout Writer) throws(DefaultsError) -> Bool in
+    func append(_ content: Data) throws(DefaultsError) -> Bool {
+        try writer.withLock { (writer: inout Writer) throws(DefaultsError) -> Bool in
             guard !writer.stopped else { return false }
-            let after = newestSequence(&writer, found: slotStatuses(&writer))
+            let after = newestSequence(&writer)
             let index = Int(after % 2)
             let path = journalPath(index)
             // A journal kept open that was removed is opened again at its path (one moved away is found

@@ -160,7 +160,7 @@ final class CloudLocalCopySaver: Sendable {
             if whole {
                 try localCopy.save(state.withLock { $0 })
             } else {
-                if try localCopy.append(state.withLock({ CloudLocalCopyJournal.entries(of: keys, in: $0) })) { saveSoon() }
+                if try localCopy.append(state.withLock({ CloudLocalCopyJournal.content(of: keys, in: $0) })) { saveSoon() }
             }
             handler?(nil)
         } catch {

@@ -18,10 +18,10 @@ import Glibc
         return state
     }
 
-    private func entries(_ values: [String: DefaultsValue?]) -> [String: DefaultsValue] {
+    private func entries(_ values: [String: DefaultsValue?]) -> Data {
         var state = CloudState()
         for case (let key, let value?) in values { state.setValue(value, forKey: key) }
-        return CloudLocalCopyJournal.entries(of: Set(values.keys), in: state)
+        return CloudLocalCopyJournal.content(of: values.keys, in: state)
     }
 
     private func size(_ path: String) -> Int {
@@ -49,7 +49,14 @@ import Glibc
         written.pending["removed"] = PendingWrite(value: nil, baseRevision: 9, generation: 2)
         written.setValue(.integer(3), forKey: "confirmed")
         written.serverRevisions["confirmed"] = 12
-        let content = JSONWriter.encodeSuite(CloudLocalCopyJournal.entries(of: ["pending", "removed", "confirmed"], in: written))
+        let content = CloudLocalCopyJournal.content(of: ["pending", "removed", "confirmed"], in: written)
+        #expect(String(decoding: content, as: UTF8.self) == """
+            {
+              "confirmed": {"value": 3, "revision": 12},
+              "pending": {"value": "mine", "revision": 7, "pending": {"base": 7, "value": "mine"}},
+              "removed": {"removed": true, "revision": 9, "pending": {"base": 9, "removed": true}}
+            }
+            """)
 
         var loaded = state(["removed": .string("old"), "confirmed": .integer(1), "other": .bool(true)])
         loaded.pending["confirmed"] = PendingWrite(value: .integer(1), baseRevision: 2, generation: 1)
@@ -63,6 +70,13 @@ import Glibc
         #expect(Set(loaded.pending.values.map(\.generation)).count == 2, "each replayed write has its own generation")
         #expect(loaded.totalBytes == CloudValueText.encode(.string("mine")).count + CloudValueText.encode(.integer(3)).count
             + CloudValueText.encode(.bool(true)).count, "sizes follow the replayed values")
+
+        var quoted = CloudState()
+        quoted.setValue(.string("x"), forKey: "a \"quoted\"\nkey")
+        var replayed = CloudState()
+        CloudLocalCopyJournal.apply(
+            try CloudLocalCopyJournal.entries(in: CloudLocalCopyJournal.content(of: quoted.values.keys, in: quoted), fileURL: directory.file("j")), to: &replayed)
+        #expect(replayed.values == quoted.values)
 
         for bad in ["{\"k\": 1}", "{\"k\": {}}", "{\"k\": {\"value\": 1, \"revision\": \"x\"}}", "{\"k\": {\"removed\": true, \"pending\": {\"value\": 1}}}"] {
             #expect(throws: DefaultsError.self, "\(bad)") { try CloudLocalCopyJournal.entries(in: Data(bad.utf8), fileURL: directory.file("j")) }
