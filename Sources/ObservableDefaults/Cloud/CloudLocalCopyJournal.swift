@@ -8,19 +8,17 @@ import Foundation
 ///
 /// ```
 ///
-/// observable-defaults cloud journal record, after sequence 00000000000000000042, length 0000000061, fnv1a64 0123456789abcdef
+/// observable-defaults cloud journal record, after sequence 00000000000000000042, length 0000000074, fnv1a64 0123456789abcdef
 /// {
-///   "k": {
-///     "pending": {"base": 7, "value": 2},
-///     "value": 2
-///   }
+///   "k": {"value": 2, "revision": 7, "pending": {"base": 7, "value": 2}}
 /// }
 /// ```
 ///
 /// An entry holds the key's `value` (or `"removed": true`), its server `revision` if it has one, and its
 /// pending write in the slots' form if it has one. A record that is cut short (its process killed in the
 /// middle of the append) or damaged does not verify and is skipped; the records after it are still found,
-/// since each starts on a new line and no pretty-printed JSON line starts with the prefix.
+/// since each starts on a new line, and a line of JSON never starts with the prefix (JSON strings hold no
+/// raw newline).
 enum CloudLocalCopyJournal {
     static let recordPrefix = "observable-defaults cloud journal record, after sequence "
 

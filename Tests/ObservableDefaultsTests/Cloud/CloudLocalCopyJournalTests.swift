@@ -12,16 +12,9 @@ import Glibc
 @Suite struct CloudLocalCopyJournalTests {
     let directory = TemporaryDirectory()
 
-    private func state(_ values: [String: DefaultsValue]) -> CloudState {
-        var state = CloudState()
-        for (key, value) in values { state.setValue(value, forKey: key) }
-        return state
-    }
-
+    /// A record's content for `values` (`nil`: the key removed).
     private func entries(_ values: [String: DefaultsValue?]) -> Data {
-        var state = CloudState()
-        for case (let key, let value?) in values { state.setValue(value, forKey: key) }
-        return CloudLocalCopyJournal.content(of: values.keys, in: state)
+        CloudLocalCopyJournal.content(of: values.keys, in: cloudState(values.compactMapValues { $0 }))
     }
 
     private func size(_ path: String) -> Int {
@@ -58,7 +51,7 @@ import Glibc
             }
             """)
 
-        var loaded = state(["removed": .string("old"), "confirmed": .integer(1), "other": .bool(true)])
+        var loaded = cloudState(["removed": .string("old"), "confirmed": .integer(1), "other": .bool(true)])
         loaded.pending["confirmed"] = PendingWrite(value: .integer(1), baseRevision: 2, generation: 1)
         loaded.nextGeneration = 2
         CloudLocalCopyJournal.apply(try CloudLocalCopyJournal.entries(in: content, fileURL: directory.file("j")), to: &loaded)
@@ -87,20 +80,20 @@ import Glibc
     /// save took in are not (an older value must not come back).
     @Test func aLoadReplaysTheRecordsAfterTheNewestSaveAndNoOthers() throws {
         let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
-        try copy.save(state(["a": .integer(1)]))                       // sequence 1
+        try copy.save(cloudState(["a": .integer(1)]))                       // sequence 1
         _ = try copy.append(entries(["b": .integer(1)]))               // after 1: journal1
         _ = try copy.append(entries(["b": .integer(2), "a": nil]))      // after 1, later
         var loaded = try #require(try CloudLocalCopy(fileURL: copy.fileURL).load())
         #expect(loaded.values == ["b": .integer(2)])
 
-        try copy.save(state(["b": .integer(2), "c": .integer(1)]))      // sequence 2: the records are in it
+        try copy.save(cloudState(["b": .integer(2), "c": .integer(1)]))      // sequence 2: the records are in it
         #expect(size(copy.journalPath(0)) <= 0, "journal 0 (after save 0) is emptied or absent")
         #expect(size(copy.journalPath(1)) > 0, "journal 1 holds the records after save 1 until save 3")
         _ = try copy.append(entries(["c": .integer(2)]))               // after 2: journal0
         loaded = try #require(try CloudLocalCopy(fileURL: copy.fileURL).load())
         #expect(loaded.values == ["b": .integer(2), "c": .integer(2)], "the records after save 1 were replayed again")
 
-        try copy.save(state(["b": .integer(2), "c": .integer(2)]))      // sequence 3 empties journal 1
+        try copy.save(cloudState(["b": .integer(2), "c": .integer(2)]))      // sequence 3 empties journal 1
         #expect(size(copy.journalPath(1)) == 0)
         #expect(size(copy.journalPath(0)) > 0)
         #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values == ["b": .integer(2), "c": .integer(2)])
@@ -112,9 +105,9 @@ import Glibc
         let file = directory.file("shared.json")
         let first = CloudLocalCopy(fileURL: file)
         let second = CloudLocalCopy(fileURL: file)
-        try first.save(state(["by": .string("first")]))     // 1
+        try first.save(cloudState(["by": .string("first")]))     // 1
         _ = try first.append(entries(["a": .integer(1)]))
-        try second.save(state(["by": .string("second")]))   // 2, without "a"
+        try second.save(cloudState(["by": .string("second")]))   // 2, without "a"
         _ = try first.append(entries(["b": .integer(1)]))     // the first writer sees save 2 in the headers
         let loaded = try #require(try CloudLocalCopy(fileURL: file).load())
         #expect(loaded.values == ["by": .string("second"), "b": .integer(1)], "\(loaded.values)")
@@ -125,7 +118,7 @@ import Glibc
     /// at the journal's path.
     @Test func aJournalRemovedOrMovedAwayIsWrittenAtItsPathAgain() throws {
         let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
-        try copy.save(state(["a": .integer(1)]))             // 1: records go to journal 1
+        try copy.save(cloudState(["a": .integer(1)]))             // 1: records go to journal 1
         _ = try copy.append(entries(["b": .integer(1)]))
         let journal = copy.journalPath(1)
         try FileManager.default.removeItem(atPath: journal)
@@ -136,8 +129,8 @@ import Glibc
         let moved = journal + ".moved"
         try FileManager.default.moveItem(atPath: journal, toPath: moved)
         #expect(FileManager.default.createFile(atPath: journal, contents: Data()), "another file at the journal's path")
-        try copy.save(state(["a": .integer(1), "c": .integer(1)]))   // 2: finds journal 1 moved away
-        try copy.save(state(["a": .integer(1), "c": .integer(2)]))   // 3: records go to journal 1 again
+        try copy.save(cloudState(["a": .integer(1), "c": .integer(1)]))   // 2: finds journal 1 moved away
+        try copy.save(cloudState(["a": .integer(1), "c": .integer(2)]))   // 3: records go to journal 1 again
         let movedBefore = try Data(contentsOf: URL(fileURLWithPath: moved))
         _ = try copy.append(entries(["d": .integer(1)]))
         #expect(try Data(contentsOf: URL(fileURLWithPath: moved)) == movedBefore, "a record went to the moved file")
@@ -149,7 +142,7 @@ import Glibc
     /// is damage: skipped and reported, and the records after it still load.
     @Test func aRecordCutShortIsPassedOverAndADamagedOneReported() throws {
         let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
-        try copy.save(state(["base": .integer(0)]))
+        try copy.save(cloudState(["base": .integer(0)]))
         _ = try copy.append(entries(["a": .integer(1)]))
         _ = try copy.append(entries(["b": .integer(2)]))
         let journal = copy.journalPath(1)

@@ -101,6 +101,13 @@ func expectHungWatchedMemberLeftBehind(
     #expect(errors.errors.contains { $0.message.contains("does not answer") }, sourceLocation: sourceLocation)
 }
 
+/// A cloud state holding `values`, as a local copy saves it.
+func cloudState(_ values: [String: DefaultsValue]) -> CloudState {
+    var state = CloudState()
+    for (key, value) in values { state.setValue(value, forKey: key) }
+    return state
+}
+
 /// What a store's local copy holds on disk now, as a restarted store would load it (the newest complete
 /// slot with the journal's records after it), in the slots' JSON form (see `CloudLocalCopy`).
 func localCopyOnDisk(_ url: URL) throws -> [String: DefaultsValue] {
