@@ -171,6 +171,34 @@ import Glibc
         #expect(problems.count == 1 && problem.message.contains("has 1 damaged record, skipped") && problem.message.contains(journal), "\(problems)")
     }
 
+    /// A start that finds several problems reports each of them (on topics of their own), and loads what
+    /// can be loaded: a slot that cannot be read and a journal that cannot be read are moved aside, a
+    /// damaged record is skipped, and the other slot and records load.
+    @Test func everyProblemFoundAtStartIsReported() throws {
+        let state = directory.file("troubled")
+        let copy = CloudLocalCopy(fileURL: CloudKeyValueStore.localOnlyCopyURL(in: state))
+        try copy.save(cloudState(["a": .integer(1)]))        // 1: slot 1
+        try copy.save(cloudState(["a": .integer(2)]))        // 2: slot 0; records go to journal 0
+        _ = try copy.append(entries(["b": .integer(1)]))
+        _ = try copy.append(entries(["c": .integer(1)]))
+        var journal = try Data(contentsOf: URL(fileURLWithPath: copy.journalPath(0)))
+        journal[journal.firstRange(of: Data("\"b\"".utf8))!.lowerBound + 1] = UInt8(ascii: "x")  // the first record's key
+        try journal.write(to: URL(fileURLWithPath: copy.journalPath(0)))
+        for unreadable in [copy.slotPath(1), copy.journalPath(1)] {
+            try? FileManager.default.removeItem(atPath: unreadable)
+            try FileManager.default.createDirectory(atPath: unreadable, withIntermediateDirectories: false)
+        }
+
+        let store = CloudKeyValueStore.localOnly(directory: state)
+        #expect(store.values() == ["a": .integer(2), "c": .integer(1)])
+        let problems = store.currentErrors.map(\.message).filter { $0.contains("local copy") }
+        #expect(problems.count == 3, "\(problems)")
+        #expect(problems.contains { $0.contains(copy.slotPath(1)) && $0.contains("the store starts from the other slot") })
+        #expect(problems.contains { $0.contains(copy.journalPath(1)) && $0.contains("the writes recorded in it are not loaded") })
+        #expect(problems.contains { $0.contains("journal \(copy.journalPath(0)) has 1 damaged record, skipped") })
+        #expect(FileManager.default.fileExists(atPath: copy.slotPath(1) + ".unread") && FileManager.default.fileExists(atPath: copy.journalPath(1) + ".unread"))
+    }
+
     /// A local write costs one short append whatever the size of the store; the whole save follows within
     /// the bookkeeping delay, and a restarted store finds the write either way.
     @Test func aWriteIsOneShortRecordAndTheWholeSaveFollowsWithinTheDelay() throws {
