@@ -110,7 +110,7 @@ public final class CloudKeyValueStore: Sendable {
     private init(mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {
         self.mode = mode
         self.configuration = configuration
-        let core = CloudStoreCore(state: state, localCopy: localCopy, limits: limits)
+        let core = CloudStoreCore(state: state, localCopy: localCopy, limits: limits, confirmsWrites: configuration != nil)
         self.core = core
         sync = configuration.map { EtcdSync(client: EtcdClient(configuration: $0), core: core) }
         postNotifications()

@@ -10,7 +10,10 @@ import Synchronization
 ///   (as soon as the saver is free), one short record whatever the size of the store, so a write is on disk
 ///   one append after `set` returned (plus the step under way, if any). An etcd store's waiting sync thread
 ///   may take that append instead (``noteUnrecorded(_:)``, then ``flush()`` right after it sends the
-///   upload), sparing a second thread's wake-up. A whole save follows within ``bookkeepingDelay``.
+///   upload), sparing a second thread's wake-up. A whole save follows within ``bookkeepingDelay``: armed
+///   by the record itself in a store without a server (`wholeSaveAfterRecords`), else by the write's
+///   confirmation or refusal (arming a timer at write time woke a dispatch thread while the member worked
+///   on the upload: 2–3% of a write's propagation, `Docs/benchmarks.md`).
 /// - ``saveSoon()`` (a read of the whole namespace, a write the server refused): a whole save at once.
 /// - ``saveEventually()`` (what the server has already: a server change from the watch, the last seen
 ///   revision, an upload's confirmation): folded into the next whole save, written after
@@ -56,14 +59,17 @@ final class CloudLocalCopySaver: Sendable {
 
     let localCopy: CloudLocalCopy
     private let state: Locked<CloudState>
+    /// Whether a record arms the delayed whole save itself (no server confirms the write).
+    private let wholeSaveAfterRecords: Bool
     private let finished = LockedCallback<DefaultsError?>()
     private let status = Locked(Status())
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.saver")
 
     /// `state` is the store's state, read under its lock for each save and record.
-    init(localCopy: CloudLocalCopy, state: Locked<CloudState>) {
+    init(localCopy: CloudLocalCopy, state: Locked<CloudState>, wholeSaveAfterRecords: Bool) {
         self.localCopy = localCopy
         self.state = state
+        self.wholeSaveAfterRecords = wholeSaveAfterRecords
         CloudSaversAtExit.register(self)
     }
 
@@ -75,7 +81,7 @@ final class CloudLocalCopySaver: Sendable {
     /// Records the local write of `key` as soon as the saver is free.
     func record(_ key: String) {
         if note(key) { queue.async { [self] in run(.queued) } }
-        armIfNeeded()
+        if wholeSaveAfterRecords { armIfNeeded() }
     }
 
     /// Marks the write of `key` as not on disk without starting the append: for a caller that calls
@@ -86,7 +92,7 @@ final class CloudLocalCopySaver: Sendable {
             status.unrecorded.insert(key)
             status.dirty = true
         }
-        armIfNeeded()
+        if wholeSaveAfterRecords { armIfNeeded() }
     }
 
     /// Notes the write of `key` and that a step is queued for it; returns whether it must be queued now.

@@ -30,12 +30,14 @@ final class CloudStoreCore: Sendable {
     /// Events and errors, delivered in order (see ``CloudDeliveries``).
     private let deliveries = CloudDeliveries()
 
-    init(state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {
+    /// `confirmsWrites`: a server confirms each local write (an etcd store), which brings the whole save
+    /// that follows its journal record (see ``CloudLocalCopySaver``).
+    init(state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits, confirmsWrites: Bool) {
         let locked = Locked(state)
         self.state = locked
         self.localCopy = localCopy
         self.limits = limits
-        saver = localCopy.map { CloudLocalCopySaver(localCopy: $0, state: locked) }
+        saver = localCopy.map { CloudLocalCopySaver(localCopy: $0, state: locked, wholeSaveAfterRecords: !confirmsWrites) }
         saver?.onSave { [weak self] error in
             if let error { self?.report(error, topic: "local copy") } else { self?.clear("local copy") }
         }
