@@ -209,8 +209,14 @@ final class CloudLocalCopy: Sendable {
             let moved = unread.moved + Self.moveAside(remaining, suffix: ".unread")
             throw unreadableError(unread.failure, moved: moved, then: "the store starts without it")
         }
-        if !remaining.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
-            let moved = Self.moveAside(remaining, suffix: ".broken")
+        // A save cut short (its process killed in the middle of the first save: the journal holds what it
+        // would have held) is passed over without a word, as beside a complete slot; the next save
+        // overwrites it.
+        let damaged = [0, 1].filter { index in
+            reads[index].contents.map { !CloudLocalCopySlot.isCutShortFrame(prefix: CloudLocalCopySlot.headerPrefix, $0) } ?? false
+        }.map(slotPath)
+        if !damaged.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
+            let moved = Self.moveAside(damaged, suffix: ".broken")
             let reason = slotError?.message ?? "neither slot holds a complete save"
             throw DefaultsError(.malformedFile, message: "the cloud store's local copy is damaged (\(reason)); \(Self.fate(moved)) and the store starts from the server", fileURL: fileURL)
         }

@@ -59,7 +59,7 @@ enum CloudLocalCopyJournal {
             if let frame = CloudLocalCopySlot.readFrame(prefix: recordPrefix, in: segment, at: frameStart) {
                 contents.records.append((frame.sequence, frame.content))
                 if !isCutShortStart(segment[frame.end...], of: marker) { contents.damaged += 1 }
-            } else if !isCutShortFrame(segment[frameStart...]) {
+            } else if !CloudLocalCopySlot.isCutShortFrame(prefix: recordPrefix, segment[frameStart...]) {
                 contents.damaged += 1
             }
         }
@@ -69,17 +69,6 @@ enum CloudLocalCopyJournal {
     /// Whether `bytes` are nothing, or the first bytes of a record's `marker` (an append cut short there).
     private static func isCutShortStart(_ bytes: Data, of marker: Data) -> Bool {
         bytes.count < marker.count && marker.starts(with: bytes)
-    }
-
-    /// Whether a frame that does not verify was cut short: its header line has no end, or it says more
-    /// content than there is.
-    private static func isCutShortFrame(_ bytes: Data) -> Bool {
-        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return true }
-        let header = String(decoding: bytes[bytes.startIndex..<newline], as: UTF8.self)
-        guard let lengthField = header.split(separator: ",").first(where: { $0.hasPrefix(" length ") }),
-            let length = Int(lengthField.dropFirst(" length ".count))
-        else { return false }
-        return bytes.endIndex - bytes.index(after: newline) < length
     }
 
     /// A record's content: the entries of `keys` as `state` holds them now, as JSON (taken under the

@@ -63,6 +63,21 @@ enum CloudLocalCopySlot {
         return (sequence, Data(content), contentStart + length)
     }
 
+    /// Whether `bytes` are a frame with `prefix` that was cut short — a save or append whose process was
+    /// killed in the middle of it — rather than damage: nothing, the start of the header line, or a header
+    /// that says more content than there is.
+    static func isCutShortFrame<Bytes: Collection<UInt8>>(prefix: String, _ bytes: Bytes) -> Bool {
+        let expected = Array(prefix.utf8)
+        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
+            return expected.starts(with: bytes) || bytes.starts(with: expected)
+        }
+        let header = String(decoding: bytes[bytes.startIndex..<newline], as: UTF8.self)
+        guard header.hasPrefix(prefix), let lengthField = header.split(separator: ",").first(where: { $0.hasPrefix(" length ") }),
+            let length = Int(lengthField.dropFirst(" length ".count))
+        else { return false }
+        return bytes.distance(from: bytes.index(after: newline), to: bytes.endIndex) < length
+    }
+
     /// The sequence number at the start of a slot's header (`bytes`: at least its first
     /// `headerPrefix` + 20 bytes), whether or not the save it starts is complete.
     /// Read in place: every save reads both slots' headers.

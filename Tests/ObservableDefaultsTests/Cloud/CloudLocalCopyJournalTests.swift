@@ -171,6 +171,28 @@ import Glibc
         #expect(problems.count == 1 && problem.message.contains("has 1 damaged record, skipped") && problem.message.contains(journal), "\(problems)")
     }
 
+    /// A process killed in the middle of its first whole save leaves a slot cut short and no other: it is
+    /// passed over without a word (the journal holds the writes); bytes that are no save at all are still
+    /// damage, moved aside and reported, and the journal's writes load all the same.
+    @Test func aFirstSaveCutShortIsPassedOverAndTheJournalLoads() throws {
+        let copy = CloudLocalCopy(fileURL: directory.file("copy.json"))
+        _ = try copy.append(entries(["a": .integer(1)]))
+        let slot = URL(fileURLWithPath: copy.slotPath(1))
+        let save = CloudLocalCopySlot.bytes(sequence: 1, content: JSONWriter.encodeSuite(CloudLocalCopy.encode(cloudState(["a": .integer(1)]))), paddingTo: 0)
+        for cut in [0, 10, CloudLocalCopySlot.headerPrefix.utf8.count + 30, save.count - 5] {
+            try Data(save.prefix(cut)).write(to: slot)
+            var problems: [DefaultsError] = []
+            #expect(try CloudLocalCopy(fileURL: copy.fileURL).load { problems.append($0) }?.values == ["a": .integer(1)], "cut at \(cut)")
+            #expect(problems.isEmpty, "cut at \(cut): \(problems)")
+            #expect(FileManager.default.fileExists(atPath: slot.path), "cut at \(cut): moved aside")
+        }
+        try Data("{ broken".utf8).write(to: slot)
+        var problems: [DefaultsError] = []
+        #expect(try CloudLocalCopy(fileURL: copy.fileURL).load { problems.append($0) }?.values == ["a": .integer(1)])
+        #expect(problems.count == 1 && problems.first?.message.contains("local copy is damaged") == true, "\(problems)")
+        #expect(FileManager.default.fileExists(atPath: slot.path + ".broken"))
+    }
+
     /// A start that finds several problems reports each of them (on topics of their own), and loads what
     /// can be loaded: a slot that cannot be read and a journal that cannot be read are moved aside, a
     /// damaged record is skipped, and the other slot and records load.
