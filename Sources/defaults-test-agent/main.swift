@@ -44,7 +44,8 @@
 //                                                     at start, writes greeting = "from uid UID", prints what it
 //                                                     reads, then the save's error (≤ 20 s); exit 4 without one
 //   defaults-test-agent cloud-local-count DIR         writes n = last + 1, 2, … to a local-only cloud store in
-//                                                     DIR, each synchronized, printing each (forever)
+//                                                     DIR (beside 40 filler keys), each synchronized,
+//                                                     printing each (forever)
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -440,8 +441,10 @@ case "cloud-local-forever" where arguments.count == 2:
 
 case "cloud-local-count" where arguments.count == 2:
     // Writes n = 1, 2, 3… to a local-only cloud store, each followed by synchronize(), then prints it: a
-    // number printed is on disk.
+    // number printed is on disk. 40 filler keys of 300 bytes make the whole state larger than a local write
+    // writes at once, so the writes go to the journal.
     let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
+    for index in 0..<40 where store.string(forKey: "filler\(index)") == nil { store.set(String(repeating: "f", count: 300), forKey: "filler\(index)") }
     var counter = store.longLong(forKey: "n")
     while true {
         counter += 1

@@ -8,7 +8,9 @@ import Synchronization
 /// Three urgencies:
 /// - ``record(_:)`` (a local write of a key): the key's entry is appended to the copy's journal at once
 ///   (as soon as the saver is free), one short record whatever the size of the store, so a write is on disk
-///   one append after `set` returned (plus the step under way, if any). An etcd store's waiting sync thread
+///   one append after `set` returned (plus the step under way, if any). While the whole state is small
+///   (``CloudLocalCopy/wholeSavesAreSmall``), the whole save is written at once instead: it costs no more,
+///   and an append was measurably slower for a write's propagation on the test machine. An etcd store's waiting sync thread
 ///   may take that append instead (``noteUnrecorded(_:)``, then ``flush()`` right after it sends the
 ///   upload), sparing a second thread's wake-up. A whole save follows within ``bookkeepingDelay``: armed
 ///   by the record itself in a store without a server (`wholeSaveAfterRecords`), else by the write's
@@ -152,10 +154,12 @@ final class CloudLocalCopySaver: Sendable {
     var isDirty: Bool { status.withLock { $0.dirty } }
 
     private func run(_ step: Step) {
+        let small = localCopy.wholeSavesAreSmall
         let (keys, whole) = status.withLock { status -> (Set<String>, Bool) in
             if step == .queued { status.queued = false }
             defer { status.unrecorded = [] }
-            guard status.dirty, status.urgent || step == .delayed || step == .everything else { return (status.unrecorded, false) }
+            let wholeNow = status.urgent || step == .delayed || step == .everything || (small && !status.unrecorded.isEmpty)
+            guard status.dirty, wholeNow else { return (status.unrecorded, false) }
             status.dirty = false
             status.urgent = false
             return ([], true)

@@ -248,11 +248,12 @@ import Glibc
     }
 
     /// A process that writes in a tight loop makes whole saves sooner than the delay once its records
-    /// outgrow the last save, so its journal stays small.
+    /// outgrow the last save, so its journal stays small. (A value past ``CloudLocalCopy/smallWholeSaveBytes``:
+    /// below it, a local write is a whole save, no record.)
     @Test func aTightLoopOfWritesKeepsTheJournalSmall() throws {
         let store = CloudKeyValueStore.localOnly(directory: directory.url)
         let copy = try #require(store.core.localCopy)
-        let value = String(repeating: "x", count: 4000)
+        let value = String(repeating: "x", count: CloudLocalCopy.smallWholeSaveBytes + 2000)
         for index in 0..<2000 {
             store.set("\(index) \(value)", forKey: "k")
             if index % 50 == 0 { store.synchronize() }  // one record per 50 writes at least
@@ -261,6 +262,7 @@ import Glibc
         let largest = [0, 1].map { size(copy.journalPath($0)) }.max() ?? 0
         #expect(largest < 3 * CloudLocalCopy.journalBytesBeforeSave, "a journal grew to \(largest) bytes")
         #expect(copy.saveCount.withLock { $0 } >= 2, "no whole save before the delay")
+        #expect(copy.recordCount.withLock { $0 } > 10, "the writes were not recorded in the journal")
         #expect(try localCopyOnDisk(copy.fileURL)["values"]?.dictionaryValue?["k"] == .string("1999 \(value)"))
     }
 
@@ -284,9 +286,14 @@ import Glibc
             var onDisk: Int64 = 0
             if case .integer(let number)? = loaded?.values["n"] { onDisk = Int64(number) }
             #expect(onDisk >= printed, "round \(round): \(printed) was printed, the copy has \(onDisk)")
+            #expect(loaded?.values.count == 41, "round \(round): the filler keys")
             #expect(problems.isEmpty, "round \(round): \(problems)")
             print("cloud journal kill round \(round): printed \(printed), on disk \(onDisk)")
             last = max(onDisk, printed)
         }
+        let copy = CloudLocalCopy(fileURL: CloudKeyValueStore.localOnlyCopyURL(in: state))
+        let records = [0, 1].compactMap { FileManager.default.contents(atPath: copy.journalPath($0)) }
+            .map { CloudLocalCopyJournal.contents(of: $0).records.count }.reduce(0, +)
+        #expect(records > 0, "the writes never went to the journal: the test proves nothing about it")
     }
 }
