@@ -323,9 +323,6 @@ final class CloudLocalCopy: Sendable {
     /// How many slot files are open now (for tests).
     var openSlotCount: Int { writer.withLock { $0.openSlots.compactMap { $0 }.count } }
 
-    /// How many journal files are open now (for tests).
-    var openJournalCount: Int { writer.withLock { $0.openJournals.compactMap { $0 }.count } }
-
     /// What each slot path names now; a slot kept open whose path names another file by then is dropped.
     private func checkSlots(_ writer: inout Writer) -> [FileStatus?] {
         let found = [0, 1].map { try? FileStatus(linkAt: slotPath($0)) }
