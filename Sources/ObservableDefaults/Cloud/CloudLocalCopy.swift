@@ -34,8 +34,9 @@ final class CloudLocalCopy: Sendable {
         var openSlots: [OpenFile?] = [nil, nil]
         /// The journal files kept open for appending, by index.
         var openJournals: [OpenFile?] = [nil, nil]
-        /// What the slot paths named (`lstat`) when the newest save on disk was last known, and its
-        /// sequence number: an append reads the slots' headers again only when a slot changed.
+        /// What the slots were (`lstat` or `fstat`) when the newest save on disk was last known, and its
+        /// sequence number: an append reads the slots' headers again only when the slot the next save goes
+        /// to changed (see ``newestSequence(_:)``).
         var knownSlots: (marks: [SlotMark?], newest: UInt64)?
         /// Bytes this copy appended to the journals since its last whole save, and that save's size.
         var journalBytes = 0
@@ -55,7 +56,7 @@ final class CloudLocalCopy: Sendable {
     /// the last whole save's size), so a process writing in a tight loop does not grow its journal without bound.
     static let journalBytesBeforeSave = 64 * 1024
 
-    /// What `lstat` says of a slot path that changes when any process writes the slot.
+    /// What `lstat` or `fstat` says of a slot that changes when any process writes it.
     private struct SlotMark: Equatable {
         var node: FileStatus.Node
         var size: Int64
@@ -69,8 +70,9 @@ final class CloudLocalCopy: Sendable {
 
     /// A slot or journal file kept open between saves. Opening and closing both slots on every save was
     /// most of the save's cost to a write's propagation (`Docs/benchmarks.md`, "Slot files kept open"). A
-    /// save or append first checks (`lstat`) that each path still names the file kept open, and drops it if
-    /// not (removed, moved aside, replaced), so nothing is written to a file that is no longer the copy's.
+    /// whole save first checks (`lstat`) that each path still names the file kept open, and drops it if not
+    /// (removed, moved aside, replaced), so no save lands in a file that is no longer the copy's; an append
+    /// checks its journal's link count (see ``append(_:)``).
     private final class OpenFile: Sendable {
         let file: FileDescriptor
         /// The file it was opened on (`fstat` of the descriptor, so a replacement racing the open is seen).
@@ -163,7 +165,7 @@ final class CloudLocalCopy: Sendable {
             }
         }
         let loaded = writer.withLock { $0.sequence } ?? 0
-        let damaged = CloudLocalCopyJournal.replay(journals.map(\.data), after: loaded, onto: &state, fileURL: fileURL).damaged
+        let damaged = CloudLocalCopyJournal.replay(journals.map(\.data), after: loaded, onto: &state, fileURL: fileURL)
         for (journal, count) in zip(journals, damaged) where count > 0 {
             onProblem(DefaultsError(
                 .malformedFile, message: "the cloud store's local copy's journal \(journal.path) has \(count) damaged record\(count == 1 ? "" : "s"), skipped",

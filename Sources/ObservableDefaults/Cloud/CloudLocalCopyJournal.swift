@@ -90,9 +90,9 @@ enum CloudLocalCopyJournal {
             if let revision = state.serverRevisions[key] { bytes.append(contentsOf: ", \"revision\": \(revision)".utf8) }
             if let write {
                 bytes.append(contentsOf: ", \"pending\": {\"base\": \(write.baseRevision), ".utf8)
-                if let text = write.text, write.value != nil {
+                if let value = write.value {
                     bytes.append(contentsOf: "\"value\": ".utf8)
-                    bytes.append(contentsOf: text)
+                    bytes.append(contentsOf: write.text ?? Data(JSONWriter.encodeValue(value)))
                 } else {
                     bytes.append(contentsOf: "\"removed\": true".utf8)
                 }
@@ -149,10 +149,10 @@ enum CloudLocalCopyJournal {
 
     /// Applies to `state` the records of `journals` (the journal files' bytes) that no save in the slots
     /// took in: those that follow the save with sequence `loaded` or a later one, in the order they were
-    /// appended. `state` is created when there is none (no save to start from). Returns how many records
-    /// were applied, and per journal how many did not verify or decode.
+    /// appended. `state` is created when there is none (no save to start from). Returns per journal how
+    /// many records did not verify or decode.
     @discardableResult
-    static func replay(_ journals: [Data], after loaded: UInt64, onto state: inout CloudState?, fileURL: URL) -> (applied: Int, damaged: [Int]) {
+    static func replay(_ journals: [Data], after loaded: UInt64, onto state: inout CloudState?, fileURL: URL) -> [Int] {
         var damaged: [Int] = []
         var records: [(after: UInt64, order: Int, journal: Int, content: Data)] = []
         for (journal, data) in journals.enumerated() {
@@ -162,17 +162,15 @@ enum CloudLocalCopyJournal {
         }
         // Records after one save are in one file, in the order appended; those after a later save come later.
         records.sort { ($0.after, $0.order) < ($1.after, $1.order) }
-        var applied = 0
         for record in records {
             do {
                 let entries = try entries(in: record.content, fileURL: fileURL)
                 if state == nil { state = CloudState() }
                 apply(entries, to: &state!)
-                applied += 1
             } catch {
                 damaged[record.journal] += 1
             }
         }
-        return (applied, damaged)
+        return damaged
     }
 }

@@ -82,29 +82,29 @@ final class CloudLocalCopySaver: Sendable {
 
     /// Records the local write of `key` as soon as the saver is free.
     func record(_ key: String) {
-        if note(key) { queue.async { [self] in run(.queued) } }
-        if wholeSaveAfterRecords { armIfNeeded() }
+        if note(key, queueing: true) { queue.async { [self] in run(.queued) } }
     }
 
     /// Marks the write of `key` as not on disk without starting the append: for a caller that calls
     /// ``flush()`` itself right after (the sync thread that took a write's save), or else the next step or
     /// exit takes it in.
     func noteUnrecorded(_ key: String) {
-        status.withLock { status in
-            status.unrecorded.insert(key)
-            status.dirty = true
-        }
-        if wholeSaveAfterRecords { armIfNeeded() }
+        note(key, queueing: false)
     }
 
-    /// Notes the write of `key` and that a step is queued for it; returns whether it must be queued now.
-    private func note(_ key: String) -> Bool {
-        status.withLock { status -> Bool in
+    /// Notes the write of `key` (and, `queueing`, that a step is queued for it), arming the delayed whole
+    /// save where a record arms it; returns whether the step must be queued now.
+    @discardableResult
+    private func note(_ key: String, queueing: Bool) -> Bool {
+        let enqueue = status.withLock { status -> Bool in
             status.unrecorded.insert(key)
             status.dirty = true
+            guard queueing else { return false }
             defer { status.queued = true }
             return !status.queued
         }
+        if wholeSaveAfterRecords { armIfNeeded() }
+        return enqueue
     }
 
     /// Writes a whole save as soon as the saver is free.

@@ -48,19 +48,26 @@ enum CloudLocalCopySlot {
     /// The frame (see ``appendFrame(prefix:sequence:content:to:)``) that starts at `start` in `data`, with
     /// the index just past its content; `nil` unless it is complete and its checksum matches.
     static func readFrame(prefix: String, in data: Data, at start: Data.Index) -> (sequence: UInt64, content: Data, end: Data.Index)? {
-        guard let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-        let header = String(decoding: data[start..<newline], as: UTF8.self)
+        guard let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")),
+            let header = header(prefix: prefix, data[start..<newline])
+        else { return nil }
+        let contentStart = data.index(after: newline)
+        guard data.endIndex - contentStart >= header.length else { return nil }
+        let content = data[contentStart..<contentStart + header.length]
+        guard checksum(content) == header.checksum else { return nil }
+        return (header.sequence, Data(content), contentStart + header.length)
+    }
+
+    /// The fields of a frame's header line (without its newline); `nil` unless it has `prefix` and all three.
+    private static func header<Bytes: Collection<UInt8>>(prefix: String, _ line: Bytes) -> (sequence: UInt64, length: Int, checksum: UInt64)? {
+        let header = String(decoding: line, as: UTF8.self)
         guard header.hasPrefix(prefix) else { return nil }
         let fields = header.dropFirst(prefix.count).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         guard fields.count == 3, let sequence = UInt64(fields[0]),
-            fields[1].hasPrefix("length "), let length = Int(fields[1].dropFirst("length ".count)),
+            fields[1].hasPrefix("length "), let length = Int(fields[1].dropFirst("length ".count)), length >= 0,
             fields[2].hasPrefix("fnv1a64 "), let sum = UInt64(fields[2].dropFirst("fnv1a64 ".count), radix: 16)
         else { return nil }
-        let contentStart = data.index(after: newline)
-        guard length >= 0, data.endIndex - contentStart >= length else { return nil }
-        let content = data[contentStart..<contentStart + length]
-        guard checksum(content) == sum else { return nil }
-        return (sequence, Data(content), contentStart + length)
+        return (sequence, length, sum)
     }
 
     /// Whether `bytes` are a frame with `prefix` that was cut short — a save or append whose process was
@@ -71,11 +78,8 @@ enum CloudLocalCopySlot {
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
             return expected.starts(with: bytes) || bytes.starts(with: expected)
         }
-        let header = String(decoding: bytes[bytes.startIndex..<newline], as: UTF8.self)
-        guard header.hasPrefix(prefix), let lengthField = header.split(separator: ",").first(where: { $0.hasPrefix(" length ") }),
-            let length = Int(lengthField.dropFirst(" length ".count))
-        else { return false }
-        return bytes.distance(from: bytes.index(after: newline), to: bytes.endIndex) < length
+        guard let header = header(prefix: prefix, bytes[bytes.startIndex..<newline]) else { return false }
+        return bytes.distance(from: bytes.index(after: newline), to: bytes.endIndex) < header.length
     }
 
     /// The sequence number at the start of a slot's header (`bytes`: at least its first
