@@ -107,6 +107,7 @@ extension CloudKeyValueStore {
         case .some(.none):
             return true
         case .none:
+            core.writeMirror?(key, value)
             // The upload does not wait for the local copy: both start now. A waiting sync thread saves
             // the copy itself right after sending the upload (one thread woken, not two).
             core.noteUnsavedWrite(of: key)

@@ -107,10 +107,14 @@ public final class CloudKeyValueStore: Sendable {
         for (index, problem) in problems.enumerated() { core.report(problem, topic: "local copy at start \(index)") }
     }
 
-    private init(mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits) {
+    init(
+        mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits,
+        writeMirror: (@Sendable (String, DefaultsValue?) -> Void)? = nil
+    ) {
         self.mode = mode
         self.configuration = configuration
-        let core = CloudStoreCore(state: state, localCopy: localCopy, limits: limits, confirmsWrites: configuration != nil)
+        let core = CloudStoreCore(
+            state: state, localCopy: localCopy, limits: limits, confirmsWrites: configuration != nil, writeMirror: writeMirror)
         self.core = core
         sync = configuration.map { EtcdSync(client: EtcdClient(configuration: $0), core: core) }
         postNotifications()

@@ -24,6 +24,9 @@ final class CloudStoreCore: Sendable {
     /// Writes ``localCopy`` in the background (`nil` without a local copy).
     private let saver: CloudLocalCopySaver?
     let limits: CloudLimits
+    /// Called with each write this process makes through the store, after memory has it (the store of the
+    /// Apple library's test mode copies them into a suite; see `UpstreamTestSeam.swift`).
+    let writeMirror: (@Sendable (String, DefaultsValue?) -> Void)?
     /// Set by the store once it exists: the `object` of posted notifications.
     let notificationSender = LockedCallback<CloudChange>()
     private let listeners = Locked(Listeners())
@@ -32,11 +35,15 @@ final class CloudStoreCore: Sendable {
 
     /// `confirmsWrites`: a server confirms each local write (an etcd store), which brings the whole save
     /// that follows its journal record (see ``CloudLocalCopySaver``).
-    init(state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits, confirmsWrites: Bool) {
+    init(
+        state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits, confirmsWrites: Bool,
+        writeMirror: (@Sendable (String, DefaultsValue?) -> Void)? = nil
+    ) {
         let locked = Locked(state)
         self.state = locked
         self.localCopy = localCopy
         self.limits = limits
+        self.writeMirror = writeMirror
         saver = localCopy.map { CloudLocalCopySaver(localCopy: $0, state: locked, wholeSaveAfterRecords: !confirmsWrites) }
         saver?.onSave { [weak self] error in
             if let error { self?.report(error, topic: "local copy") } else { self?.clear("local copy") }

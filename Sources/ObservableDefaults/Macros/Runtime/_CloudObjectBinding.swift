@@ -118,7 +118,12 @@ public final class _CloudObjectBinding: Sendable {
     /// The decision behind ``store``, with the environment passed in (tests inject one).
     static func storeChoice(explicit: CloudKeyValueStore?, developmentMode: Bool, environment: [String: String]) -> StoreChoice {
         if let explicit { return .explicit(explicit) }
-        return isDevelopmentMode(requested: developmentMode, environment: environment) ? .development : .default
+        if isDevelopmentMode(requested: developmentMode, environment: environment) { return .development }
+        #if DEBUG
+            // The Apple library's test suite, run against this package in its test mode.
+            if let store = CloudKeyValueStore.upstreamTestStore { return .explicit(store) }
+        #endif
+        return .default
     }
 
     /// The store, fixed from now on, and the prefix.
