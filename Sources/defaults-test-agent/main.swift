@@ -43,6 +43,9 @@
 //                                                     write: prints "at start: …" per local-copy problem found
 //                                                     at start, writes greeting = "from uid UID", prints what it
 //                                                     reads, then the save's error (≤ 20 s); exit 4 without one
+//   defaults-test-agent cloud-start-without-descriptors DIR ENDPOINTS|- NAMESPACE SET_KEY SET_VALUE REMOVE_KEY WAIT_KEY
+//                                                     a cloud store made while no descriptor is left: see
+//                                                     CloudStartWithoutDescriptors.swift
 //   defaults-test-agent cloud-local-count DIR         writes n = last + 1, 2, … to a local-only cloud store in
 //                                                     DIR (beside 40 filler keys), each synchronized,
 //                                                     printing each (forever)
@@ -452,6 +455,9 @@ case "cloud-local-count" where arguments.count == 2:
         store.synchronize()
         emit("\(counter)")
     }
+
+case "cloud-start-without-descriptors" where arguments.count == 8:
+    runCloudStartWithoutDescriptors(Array(arguments.dropFirst()))
 
 case "cloud" where arguments.count >= 5:
     runCloudCommand(Array(arguments.dropFirst()))

@@ -102,7 +102,13 @@ public final class CloudKeyValueStore: Sendable {
         var problems: [DefaultsError] = []
         var state = CloudState()
         do { state = try localCopy.load { problems.append($0) } ?? CloudState() } catch { problems.append(error) }
+        state.localCopyUnread = localCopy.awaitsLoad
         self.init(mode: mode, configuration: configuration, state: state, localCopy: localCopy, limits: limits)
+        if localCopy.awaitsLoad, let problem = problems.last {
+            // Nothing was loaded or moved: the copy is read again until it can be (no descriptor was left).
+            core.loadLocalCopyLater(problem)
+            return
+        }
         // Topics of their own: a later successful save does not undo what was found (and moved aside) at start.
         for (index, problem) in problems.enumerated() { core.report(problem, topic: "local copy at start \(index)") }
     }
@@ -116,7 +122,9 @@ public final class CloudKeyValueStore: Sendable {
         let core = CloudStoreCore(
             state: state, localCopy: localCopy, limits: limits, confirmsWrites: configuration != nil, writeMirror: writeMirror)
         self.core = core
-        sync = configuration.map { EtcdSync(client: EtcdClient(configuration: $0), core: core) }
+        let sync = configuration.map { EtcdSync(client: EtcdClient(configuration: $0), core: core) }
+        self.sync = sync
+        core.uploadWanted.set { [weak sync] _ in sync?.control.wake() }
         postNotifications()
         sync?.start()
     }
@@ -149,7 +157,8 @@ public final class CloudKeyValueStore: Sendable {
     /// Reconciles with the server: uploads pending writes and waits (at most `timeout` seconds) until the
     /// server has them. Returns whether it succeeded: `false` at once when every endpoint refuses the
     /// connection, `true` at once for development and local-only stores. Either way the local copy holds
-    /// every write made before the call when it returns.
+    /// every write made before the call when it returns, unless it could not be read at start and still
+    /// cannot be (no file descriptor left; see ``currentErrors``): then nothing is written over it yet.
     @discardableResult
     public func synchronize(timeout: TimeInterval) -> Bool {
         let succeeded = sync?.synchronize(timeout: timeout) ?? true

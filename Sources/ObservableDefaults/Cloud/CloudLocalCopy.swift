@@ -26,6 +26,8 @@ import Musl
 final class CloudLocalCopy: Sendable {
     private struct Writer {
         var stopped = false
+        /// A file of the copy could not be read for a reason that may pass (see ``awaitsLoad``).
+        var awaitingLoad = false
         /// The newest complete slot's sequence number; `nil` until read from the slots.
         var sequence: UInt64?
         /// Whether a copy in the single-file form may still have to be removed.
@@ -151,13 +153,20 @@ final class CloudLocalCopy: Sendable {
     /// other slot is still loaded, and `onProblem` told), a copy that does not parse to `<name>.broken`.
     /// Journal records that are damaged are reported and skipped. A copy left with nothing to load is the
     /// thrown error.
+    ///
+    /// A file that cannot be read for a reason that may pass (no descriptor left, no memory) moves nothing:
+    /// the copy is left as it is, the error thrown says so, and the copy ``awaitsLoad`` until a later call
+    /// reads it.
     func load(onProblem: (DefaultsError) -> Void = { _ in }) throws(DefaultsError) -> CloudState? {
+        let slots = slotReads()
+        let journalReads = journalPaths.map { (path: $0, read: Self.read($0)) }
+        try checkReadable(slots + journalReads.map(\.read))
         var state: CloudState?
         var failure: DefaultsError?
-        do { state = try loadSaved(onProblem: onProblem) } catch { failure = error }
+        do { state = try loadSaved(slots, onProblem: onProblem) } catch { failure = error }
         var journals: [(path: String, data: Data)] = []
-        for path in journalPaths {
-            switch Self.read(path) {
+        for (path, read) in journalReads {
+            switch read {
             case .absent: continue
             case .contents(let data): journals.append((path, data))
             case .unreadable(let error):
@@ -195,9 +204,30 @@ final class CloudLocalCopy: Sendable {
         return state
     }
 
-    /// Reads the newest save in the slots (or the single-file form), as ``load(onProblem:)`` describes.
-    private func loadSaved(onProblem: (DefaultsError) -> Void) throws(DefaultsError) -> CloudState? {
-        var reads = slotReads()
+    /// Whether the copy could not be read for a reason that may pass (see ``load(onProblem:)``): until it
+    /// is read, ``save(_:)`` and ``append(_:)`` refuse, so nothing in it is overwritten unread.
+    var awaitsLoad: Bool { writer.withLock { $0.awaitingLoad } }
+
+    /// Marks the copy as awaiting its load, and throws, when one of `reads` failed for a reason that may
+    /// pass; else clears the mark.
+    private func checkReadable(_ reads: [FileRead]) throws(DefaultsError) {
+        let transient = reads.lazy.compactMap(\.failure).first { $0.errno.isTransient }
+        writer.withLock { $0.awaitingLoad = transient != nil }
+        guard let transient else { return }
+        throw DefaultsError(
+            .fileSystem,
+            message: "cannot read the cloud store's local copy now (\(transient.call) \(transient.path)); it is left as it is and nothing is written to it until it is read: the store starts without its values and unsent writes, and takes them in once it can read it (tried again every second)",
+            fileURL: fileURL, errorNumber: transient.errno.rawValue)
+    }
+
+    /// The error of ``save(_:)`` or ``append(_:)`` while the copy awaits its load.
+    private var notReadYet: DefaultsError {
+        DefaultsError(.fileSystem, message: "the cloud store's local copy is not written before it has been read", fileURL: fileURL)
+    }
+
+    /// Reads the newest save in `reads` (the slots) or the single-file form, as ``load(onProblem:)`` describes.
+    private func loadSaved(_ reads: [FileRead], onProblem: (DefaultsError) -> Void) throws(DefaultsError) -> CloudState? {
+        var reads = reads
         var unread: (failure: SystemCallError, moved: [String])?
         if let failure = reads.lazy.compactMap(\.failure).first {
             let paths = [0, 1].filter { reads[$0].failure != nil }.map(slotPath)
@@ -237,7 +267,9 @@ final class CloudLocalCopy: Sendable {
     /// Reads the earlier single-file form.
     private func loadSingleFile() throws(DefaultsError) -> CloudState? {
         let data: Data
-        switch Self.read(fileURL.path) {
+        let read = Self.read(fileURL.path)
+        try checkReadable([read])
+        switch read {
         case .absent: return nil
         case .unreadable(let failure):
             throw unreadableError(failure, moved: Self.moveAside([fileURL.path], suffix: ".unread"), then: "the store starts without it")
@@ -337,6 +369,7 @@ final class CloudLocalCopy: Sendable {
     func save(_ state: CloudState) throws(DefaultsError) {
         try writer.withLock { (writer: inout Writer) throws(DefaultsError) in
             guard !writer.stopped else { return }
+            guard !writer.awaitingLoad else { throw notReadYet }
             let found = checkSlots(&writer)
             let sequence = nextSequence(after: writer.sequence, &writer, found: found)
             let index = Int(sequence % 2)
@@ -404,6 +437,7 @@ final class CloudLocalCopy: Sendable {
     func append(_ content: Data) throws(DefaultsError) -> Bool {
         try writer.withLock { (writer: inout Writer) throws(DefaultsError) -> Bool in
             guard !writer.stopped else { return false }
+            guard !writer.awaitingLoad else { throw notReadYet }
             let after = newestSequence(&writer)
             let index = Int(after % 2)
             let path = journalPath(index)

@@ -27,6 +27,10 @@ import Synchronization
 /// reported, and a whole save is tried again after ``bookkeepingDelay`` until one succeeds, so a write
 /// reaches the disk once the problem is gone even when no later write comes.
 ///
+/// A copy that could not be read at start for a reason that may pass (``CloudLocalCopy/awaitsLoad``) is read
+/// again at every step, and at least every ``bookkeepingDelay``, before anything is written to it; once
+/// read, it goes to ``onLateLoad(_:)`` with the keys written since start, and a whole save follows.
+///
 /// ``flush()`` appends what local writes are outstanding and waits (``synchronize()``); ``flushAll()``
 /// writes a whole save of what is outstanding and waits: the store calls it when released and, for every
 /// live store, at process exit, so a write `set` returned from survives a normal exit.
@@ -64,6 +68,7 @@ final class CloudLocalCopySaver: Sendable {
     /// Whether a record arms the delayed whole save itself (no server confirms the write).
     private let wholeSaveAfterRecords: Bool
     private let finished = LockedCallback<DefaultsError?>()
+    private let lateLoad = LockedCallback<CloudLateLoad>()
     private let status = Locked(Status())
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.saver")
 
@@ -78,6 +83,11 @@ final class CloudLocalCopySaver: Sendable {
     /// Sets who hears each save's outcome (`nil`: written).
     func onSave(_ handler: @escaping @Sendable (DefaultsError?) -> Void) {
         finished.set(handler)
+    }
+
+    /// Sets who takes in a copy that awaited its load, and hears each failed attempt to read it.
+    func onLateLoad(_ handler: @escaping @Sendable (CloudLateLoad) -> Void) {
+        lateLoad.set(handler)
     }
 
     /// Records the local write of `key` as soon as the saver is free.
@@ -154,6 +164,11 @@ final class CloudLocalCopySaver: Sendable {
     var isDirty: Bool { status.withLock { $0.dirty } }
 
     private func run(_ step: Step) {
+        if localCopy.awaitsLoad, !loadAwaitedCopy() {
+            if step == .queued { status.withLock { $0.queued = false } }
+            saveEventually()  // read again after the delay, even when nothing else comes
+            return
+        }
         let small = localCopy.wholeSavesAreSmall
         let (keys, whole) = status.withLock { status -> (Set<String>, Bool) in
             if step == .queued { status.queued = false }
@@ -179,6 +194,35 @@ final class CloudLocalCopySaver: Sendable {
             saveEventually()
         }
     }
+
+    /// Reads the copy that awaits its load and hands it over with the keys written since start (until it is
+    /// read, no step gets past this, so none of them was recorded); a whole save of the result is due.
+    /// Returns whether it was read.
+    private func loadAwaitedCopy() -> Bool {
+        var problems: [DefaultsError] = []
+        var loaded: CloudState?
+        do { loaded = try localCopy.load { problems.append($0) } } catch { problems.append(error) }
+        let read = !localCopy.awaitsLoad
+        let written = status.withLock { status -> Set<String> in
+            if read { (status.dirty, status.urgent) = (true, true) }
+            return status.unrecorded
+        }
+        lateLoad.current?(CloudLateLoad(state: loaded, problems: problems, read: read, writtenSinceStart: written))
+        return read
+    }
+}
+
+/// A local copy read after its store started without it (see ``CloudLocalCopySaver/onLateLoad(_:)``), or
+/// one more failed attempt.
+struct CloudLateLoad: Sendable {
+    /// What the copy holds (`nil`: nothing usable, or not read).
+    var state: CloudState?
+    /// What reading it found wrong; when not ``read``, the last is why.
+    var problems: [DefaultsError]
+    /// Whether it was read; if not, it still awaits its load.
+    var read: Bool
+    /// The keys this process wrote since start.
+    var writtenSinceStart: Set<String>
 }
 
 /// Flushes every live store's local copy when the process exits normally (`exit`, the end of `main`).

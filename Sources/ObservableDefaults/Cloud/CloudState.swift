@@ -54,6 +54,10 @@ struct CloudState: Sendable {
     var lastRevision: Int64 = 0
     var account: CloudAccount?
     var nextGeneration = 1
+    /// The local copy could not be read at start and is not taken in yet: a write counts even when memory
+    /// holds its value already (a removal of a key memory never had), so the copy's value does not come back
+    /// over it (see ``takeInLateCopy(_:writtenSinceStart:)``).
+    var localCopyUnread = false
 
     /// Stores `value` (`nil` removes) for `key` in memory only; `text` is its JSON text when the caller
     /// has it already (encoded here otherwise, for its size). Returns whether the value changed: storing the

@@ -29,6 +29,8 @@ final class CloudStoreCore: Sendable {
     let writeMirror: (@Sendable (String, DefaultsValue?) -> Void)?
     /// Set by the store once it exists: the `object` of posted notifications.
     let notificationSender = LockedCallback<CloudChange>()
+    /// Set by a syncing store: wakes its upload (unsent writes came back with a late-read local copy).
+    let uploadWanted = LockedCallback<Void>()
     private let listeners = Locked(Listeners())
     /// Events and errors, delivered in order (see ``CloudDeliveries``).
     private let deliveries = CloudDeliveries()
@@ -48,6 +50,7 @@ final class CloudStoreCore: Sendable {
         saver?.onSave { [weak self] error in
             if let error { self?.report(error, topic: "local copy") } else { self?.clear("local copy") }
         }
+        saver?.onLateLoad { [weak self] late in self?.takeIn(late) }
     }
 
     // MARK: Changes
@@ -189,6 +192,39 @@ final class CloudStoreCore: Sendable {
         guard stopping else { return saver?.flush() ?? () }
         saver?.flushAll()
         localCopy?.stopWriting()
+    }
+
+    /// The topic of the problem that the local copy could not be read at start and is not read yet.
+    static let unreadCopyTopic = "local copy not read yet"
+
+    /// Starts reading the local copy again until it is read, when it could not be read at start for a
+    /// reason that may pass (``CloudLocalCopy/awaitsLoad``); `problem` says why, until then.
+    func loadLocalCopyLater(_ problem: DefaultsError) {
+        report(problem, topic: Self.unreadCopyTopic)
+        saver?.saveEventually()
+    }
+
+    /// Takes in a local copy read after start (see ``CloudState/takeInLateCopy(_:writtenSinceStart:)``):
+    /// the keys it changes are announced as an initial sync; or notes one more failed attempt.
+    private func takeIn(_ late: CloudLateLoad) {
+        guard late.read else {
+            if let problem = late.problems.last { report(problem, topic: Self.unreadCopyTopic) }
+            return
+        }
+        clear(Self.unreadCopyTopic)
+        for (index, problem) in late.problems.enumerated() { report(problem, topic: "local copy read late \(index)") }
+        guard let copy = late.state else { return }
+        var outcome = LateCopyOutcome()
+        change { state in
+            outcome = state.takeInLateCopy(copy, writtenSinceStart: late.writtenSinceStart)
+            return (outcome.changed, .initialSync)
+        }
+        for key in outcome.dropped {
+            report(DefaultsError(
+                .cloud, message: "the unsent write was dropped: the local copy it was kept in, read late, came from another account (cluster, namespace or user) than the server's",
+                key: key))
+        }
+        if outcome.restoredWrites { uploadWanted.current?(()) }
     }
 
     /// Whether a change waits to be saved (for tests).

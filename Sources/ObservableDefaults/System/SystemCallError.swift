@@ -29,9 +29,19 @@ struct Errno: RawRepresentable, Equatable, Hashable, Sendable {
     static let ioError = Errno(rawValue: EIO)
     static let badDescriptor = Errno(rawValue: EBADF)
     static let noSuchProcess = Errno(rawValue: ESRCH)
+    static let tooManyOpenFiles = Errno(rawValue: EMFILE)
+    static let fileTableFull = Errno(rawValue: ENFILE)
+    static let outOfMemory = Errno(rawValue: ENOMEM)
+    static let noBufferSpace = Errno(rawValue: ENOBUFS)
 
     /// The path, or a directory on it, does not exist.
     var isMissingPath: Bool { self == .noSuchFile || self == .notDirectory }
+
+    /// The call lacked a resource that may be free again later (a descriptor, memory) or was interrupted:
+    /// the same call may succeed then, so what it failed on is not at fault.
+    var isTransient: Bool {
+        [.tooManyOpenFiles, .fileTableFull, .outOfMemory, .noBufferSpace, .tryAgain, .interrupted].contains(self)
+    }
 }
 
 /// A system call that failed: which call, on what, and the `errno` it set.

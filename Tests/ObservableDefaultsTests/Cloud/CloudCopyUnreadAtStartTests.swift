@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+@testable import ObservableDefaults
+
+/// What the agent `cloud-start-without-descriptors` printed, and checks common to both stores.
+private struct UnreadStartRun {
+    let lines: [String]
+
+    /// Runs the agent to its end: a store made while no descriptor is left, its copy read late.
+    init(_ arguments: [String]) throws {
+        let (agent, output) = try TestAgent.start(["cloud-start-without-descriptors"] + arguments)
+        defer { if agent.isRunning { agent.terminate() } }
+        let reader = LineReader(output.fileHandleForReading)
+        _ = eventually(timeout: .seconds(90)) { !agent.isRunning }
+        _ = reader.waitFor(timeout: .seconds(5)) { $0.hasPrefix("values ") }  // read to the end
+        agent.waitUntilExit()
+        lines = reader.lines
+        #expect(agent.terminationStatus == 0, "exit 4: the copy's values never came; 5: not synced: \(lines)")
+    }
+
+    /// The problems printed before the descriptors were freed, and at the end.
+    var problemsAtStart: [String] { Array(lines.prefix { $0 != "freed" }.filter { $0.hasPrefix("problem ") }) }
+    var problemsAtEnd: [String] { Array(lines.drop { !$0.hasPrefix("values ") }.filter { $0.hasPrefix("problem ") }) }
+    var values: String? { lines.first { $0.hasPrefix("values ") } }
+
+    /// The store started empty, said why with the copy's file and `EMFILE`, and no longer says so at the end.
+    func expectReadLate(_ copy: CloudLocalCopy, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(lines.first == "started ", "the store loaded something at start: \(lines)", sourceLocation: sourceLocation)
+        let unread = problemsAtStart.first { $0.contains("cannot read the cloud store's local copy now") }
+        #expect(unread?.contains("it is left as it is and nothing is written to it until it is read") == true, "\(problemsAtStart)", sourceLocation: sourceLocation)
+        #expect(unread?.contains(copy.fileURL.path) == true, "\(problemsAtStart)", sourceLocation: sourceLocation)
+        #expect(unread?.hasSuffix("errno \(EMFILE)") == true, "\(problemsAtStart)", sourceLocation: sourceLocation)
+        #expect(!problemsAtEnd.contains { $0.contains("local copy") }, "\(problemsAtEnd)", sourceLocation: sourceLocation)
+        let listing = (try? FileManager.default.contentsOfDirectory(atPath: copy.fileURL.deletingLastPathComponent().path)) ?? []
+        #expect(!listing.contains { $0.hasSuffix(".unread") || $0.hasSuffix(".broken") }, "moved aside: \(listing)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A local copy that cannot be read at start for lack of file descriptors (`EMFILE`) is neither moved
+/// aside nor overwritten: the store starts without it and takes it in once it can read it, keeping what
+/// the process wrote meanwhile (`CloudState.takeInLateCopy`).
+@Suite struct CloudCopyUnreadAtStartTests {
+    let directory = TemporaryDirectory()
+
+    @Test func aLocalOnlyStoreTakesInItsCopyOnceItCanReadItAndKeepsItsOwnWrites() throws {
+        let state = directory.file("local")
+        let copy = CloudLocalCopy(fileURL: CloudKeyValueStore.localOnlyCopyURL(in: state))
+        var saved = CloudState()
+        saved.setValue(.string("from copy"), forKey: "a")
+        saved.setValue(.string("old b"), forKey: "b")
+        saved.setValue(.string("old"), forKey: "gone")
+        try copy.save(saved)
+        saved.setValue(.string("from journal"), forKey: "j")
+        _ = try copy.append(CloudLocalCopyJournal.content(of: ["j"], in: saved))
+        copy.stopWriting()
+
+        // Sets b, removes gone (which memory never had), then waits for j: the journal's record.
+        let run = try UnreadStartRun([state.path, "-", "-", "b", "mine", "gone", "j"])
+        run.expectReadLate(copy)
+        #expect(run.values == "values a=from copy,b=mine,j=from journal", "\(run.lines)")
+        #expect(CloudLocalCopy(fileURL: copy.fileURL).currentState()?.values == [
+            "a": .string("from copy"), "b": .string("mine"), "j": .string("from journal"),
+        ])
+    }
+}
+
+/// The same for an etcd store: the copy's unsent writes are uploaded once it is read, unless the server
+/// changed their key since; the process's own write made meanwhile is uploaded too.
+@Suite(.serialized, EtcdCluster.required) struct EtcdCopyUnreadAtStartTests {
+    let directory = TemporaryDirectory()
+
+    @Test func unsentWritesOfACopyReadLateAreUploaded() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let state = directory.file("machine")
+        let fileURL: URL
+        do {
+            let store = try cloudMachine(etcd.plainEndpoints, namespace: namespace, state: state)
+            store.set("server", forKey: "kept")
+            #expect(store.synchronize())
+            fileURL = try #require(store.localCopyURL)
+        }  // released: a whole save of what the server has
+        // Writes made while the server could not be reached, as the copy keeps them: one based on the key
+        // being absent (it still is), one on a revision the server never had (it loses).
+        let copy = CloudLocalCopy(fileURL: fileURL)
+        var saved = try #require(try copy.load())
+        for (key, base) in [("offline", Int64(0)), ("stale", 99)] {
+            saved.setValue(.string("written offline"), forKey: key)
+            saved.pending[key] = PendingWrite(value: .string("written offline"), baseRevision: base, generation: saved.nextGeneration)
+            saved.nextGeneration += 1
+        }
+        try copy.save(saved)
+        copy.stopWriting()
+
+        let endpoints = etcd.plainEndpoints.map(\.absoluteString).joined(separator: ",")
+        let run = try UnreadStartRun([state.path, endpoints, namespace, "mine", "from child", "nothing", "offline"])
+        run.expectReadLate(copy)
+        #expect(run.values == "values kept=server,mine=from child,offline=written offline", "\(run.lines)")
+        let endpoint = etcd.plainEndpoints[0]
+        #expect(try rawEtcdValue(endpoint, namespace, "offline") == "\"written offline\"")
+        #expect(try rawEtcdValue(endpoint, namespace, "mine") == "\"from child\"")
+        #expect(try rawEtcdValue(endpoint, namespace, "kept") == "\"server\"")
+        #expect(try rawEtcdValue(endpoint, namespace, "stale") == nil)
+        let after = try #require(CloudLocalCopy(fileURL: fileURL).currentState())
+        #expect(after.pending.isEmpty)
+        #expect(after.values == ["kept": .string("server"), "mine": .string("from child"), "offline": .string("written offline")])
+    }
+}
