@@ -204,6 +204,13 @@ final class CloudStoreCore: Sendable {
         saver?.saveEventually()
     }
 
+    /// Reads the local copy now, when it could not be read at start and can be by now (taking it in), so
+    /// that the first read of the namespace reconciles it as it does a copy read at start: writes made
+    /// meanwhile are then based on the revisions the copy knew. Called by the sync thread before that read.
+    func readLocalCopyIfUnread() {
+        if state.withLock({ $0.localCopyUnread }) { saver?.flush() }
+    }
+
     /// Takes in a local copy read after start (see ``CloudState/takeInLateCopy(_:writtenSinceStart:)``):
     /// the keys it changes are announced as an initial sync; or notes one more failed attempt.
     private func takeIn(_ late: CloudLateLoad) {

@@ -50,6 +50,7 @@ final class EtcdSync: Sendable {
             do {
                 if client.cluster.foundAnotherCluster { needsRead = true }
                 if !loaded || needsRead {
+                    if !loaded { core.readLocalCopyIfUnread() }
                     if try readNamespace(first: !loaded) == .accountChange { endWatch() }  // it watched the old cluster
                     loaded = true
                     needsRead = false
