@@ -29,7 +29,7 @@ import Synchronization
 ///
 /// A copy that could not be read at start for a reason that may pass (``CloudLocalCopy/awaitsLoad``) is read
 /// again at every step, and at least every ``bookkeepingDelay``, before anything is written to it; once
-/// read, it goes to ``onLateLoad(_:)`` with the keys written since start, and a whole save follows.
+/// read, it goes to ``onLateLoad(_:)``, and a whole save follows.
 ///
 /// ``flush()`` appends what local writes are outstanding and waits (``synchronize()``); ``flushAll()``
 /// writes a whole save of what is outstanding and waits: the store calls it when released and, for every
@@ -195,19 +195,15 @@ final class CloudLocalCopySaver: Sendable {
         }
     }
 
-    /// Reads the copy that awaits its load and hands it over with the keys written since start (until it is
-    /// read, no step gets past this, so none of them was recorded); a whole save of the result is due.
+    /// Reads the copy that awaits its load and hands it over; a whole save of the result is due then.
     /// Returns whether it was read.
     private func loadAwaitedCopy() -> Bool {
         var problems: [DefaultsError] = []
         var loaded: CloudState?
         do { loaded = try localCopy.load { problems.append($0) } } catch { problems.append(error) }
         let read = !localCopy.awaitsLoad
-        let written = status.withLock { status -> Set<String> in
-            if read { (status.dirty, status.urgent) = (true, true) }
-            return status.unrecorded
-        }
-        lateLoad.current?(CloudLateLoad(state: loaded, problems: problems, read: read, writtenSinceStart: written))
+        if read { status.withLock { ($0.dirty, $0.urgent) = (true, true) } }
+        lateLoad.current?(CloudLateLoad(state: loaded, problems: problems, read: read))
         return read
     }
 }
@@ -221,8 +217,6 @@ struct CloudLateLoad: Sendable {
     var problems: [DefaultsError]
     /// Whether it was read; if not, it still awaits its load.
     var read: Bool
-    /// The keys this process wrote since start.
-    var writtenSinceStart: Set<String>
 }
 
 /// Flushes every live store's local copy when the process exits normally (`exit`, the end of `main`).

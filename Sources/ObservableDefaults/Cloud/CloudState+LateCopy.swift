@@ -1,6 +1,6 @@
 import Foundation
 
-/// What taking in a late-read local copy changed (``CloudState/takeInLateCopy(_:writtenSinceStart:)``).
+/// What taking in a late-read local copy changed (``CloudState/takeInLateCopy(_:)``).
 struct LateCopyOutcome: Equatable {
     /// Keys whose value readers see changed.
     var changed: Set<String> = []
@@ -14,8 +14,8 @@ extension CloudState {
     /// Takes in a local copy that could be read only after the store had started without it (no
     /// descriptor was left at start), so that the result is what a start that had read it would hold now:
     ///
-    /// - A key this process wrote since start (`writtenSinceStart`, or with a write pending) keeps that
-    ///   write. Until the server is heard from, the write is based on the revision the copy knew (the
+    /// - A key this process wrote since start (``writtenBeforeCopyRead``, or with a write pending) keeps
+    ///   that write. Until the server is heard from, the write is based on the revision the copy knew (the
     ///   copy's own unsent write's base, else its server revision), as a write after a normal start is.
     /// - An unsent write of the copy comes back, to be uploaded, unless the server changed the key since
     ///   the write's base (known from a read of the namespace or the watch): then the server wins, as when
@@ -26,8 +26,9 @@ extension CloudState {
     /// - A copy from another account than the server's (cluster, namespace, user) brings nothing, and its
     ///   unsent writes are dropped, as at an account change. Before the server is reached, the copy's
     ///   account is taken, so the first read of the namespace checks it as it checks a copy read at start.
-    mutating func takeInLateCopy(_ copy: CloudState, writtenSinceStart: Set<String>) -> LateCopyOutcome {
-        localCopyUnread = false
+    mutating func takeInLateCopy(_ copy: CloudState) -> LateCopyOutcome {
+        let writtenSinceStart = writtenBeforeCopyRead
+        (localCopyUnread, writtenBeforeCopyRead) = (false, [])
         var outcome = LateCopyOutcome()
         let namespaceRead = account != nil
         if namespaceRead, let theirs = copy.account, theirs != account {

@@ -55,9 +55,11 @@ struct CloudState: Sendable {
     var account: CloudAccount?
     var nextGeneration = 1
     /// The local copy could not be read at start and is not taken in yet: a write counts even when memory
-    /// holds its value already (a removal of a key memory never had), so the copy's value does not come back
-    /// over it (see ``takeInLateCopy(_:writtenSinceStart:)``).
+    /// holds its value already (a removal of a key memory never had), and goes to ``writtenBeforeCopyRead``,
+    /// so the copy's value does not come back over it (see ``takeInLateCopy(_:)``).
     var localCopyUnread = false
+    /// The keys this process wrote while ``localCopyUnread``.
+    var writtenBeforeCopyRead: Set<String> = []
 
     /// Stores `value` (`nil` removes) for `key` in memory only; `text` is its JSON text when the caller
     /// has it already (encoded here otherwise, for its size). Returns whether the value changed: storing the

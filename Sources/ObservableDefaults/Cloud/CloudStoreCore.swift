@@ -206,12 +206,13 @@ final class CloudStoreCore: Sendable {
 
     /// Reads the local copy now, when it could not be read at start and can be by now (taking it in), so
     /// that the first read of the namespace reconciles it as it does a copy read at start: writes made
-    /// meanwhile are then based on the revisions the copy knew. Called by the sync thread before that read.
+    /// meanwhile are then based on the revisions the copy knew. Called by the sync thread with the first
+    /// read's answer, before taking it in.
     func readLocalCopyIfUnread() {
         if state.withLock({ $0.localCopyUnread }) { saver?.flush() }
     }
 
-    /// Takes in a local copy read after start (see ``CloudState/takeInLateCopy(_:writtenSinceStart:)``):
+    /// Takes in a local copy read after start (see ``CloudState/takeInLateCopy(_:)``):
     /// the keys it changes are announced as an initial sync; or notes one more failed attempt.
     private func takeIn(_ late: CloudLateLoad) {
         guard late.read else {
@@ -223,7 +224,7 @@ final class CloudStoreCore: Sendable {
         guard let copy = late.state else { return }
         var outcome = LateCopyOutcome()
         change { state in
-            outcome = state.takeInLateCopy(copy, writtenSinceStart: late.writtenSinceStart)
+            outcome = state.takeInLateCopy(copy)
             return (outcome.changed, .initialSync)
         }
         for key in outcome.dropped {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ObservableDefaults
 
-/// ``CloudState/takeInLateCopy(_:writtenSinceStart:)``: a local copy read only after its store started
+/// ``CloudState/takeInLateCopy(_:)``: a local copy read only after its store started
 /// without it. The result must be what a start that had read the copy would hold now.
 @Suite struct CloudLateCopyTests {
     private let account = CloudAccount(clusterID: "c1", namespace: "ns", user: "")
@@ -31,11 +31,12 @@ import Testing
         var memory = CloudState()
         memory.localCopyUnread = true
         memory.setValue(.string("mine"), forKey: "b")  // written since start; "gone" removed (memory never had it)
+        memory.writtenBeforeCopyRead = ["b", "gone"]
         let old = copy(values: ["a": .string("from copy"), "b": .string("old b"), "gone": .string("old")], revisions: [:])
-        let outcome = memory.takeInLateCopy(old, writtenSinceStart: ["b", "gone"])
+        let outcome = memory.takeInLateCopy(old)
         #expect(outcome == LateCopyOutcome(changed: ["a"], restoredWrites: false, dropped: []))
         #expect(memory.values == ["a": .string("from copy"), "b": .string("mine")])
-        #expect(!memory.localCopyUnread)
+        #expect(!memory.localCopyUnread && memory.writtenBeforeCopyRead.isEmpty)
     }
 
     /// Before the server is reached: the copy's account, revisions and unsent writes are taken as a start
@@ -50,7 +51,8 @@ import Testing
         let old = copy(
             values: ["kept": .integer(1), "w": .string("old"), "r": .string("old")], revisions: ["kept": 5, "w": 7, "r": 8],
             pending: ["p": (.string("offline"), 0), "r": (.string("older offline"), 8)], account: account)
-        let outcome = memory.takeInLateCopy(old, writtenSinceStart: ["w", "r"])
+        memory.writtenBeforeCopyRead = ["w", "r"]
+        let outcome = memory.takeInLateCopy(old)
         #expect(outcome.changed == ["kept", "p"])
         #expect(outcome.restoredWrites)
         #expect(memory.account == account)
@@ -73,7 +75,7 @@ import Testing
         let old = copy(
             values: ["kept": .integer(1), "deleted": .string("old")], revisions: ["kept": 5, "deleted": 2],
             pending: ["p": (.string("offline"), 0), "q": (.string("offline q"), 3)], account: account)
-        let outcome = memory.takeInLateCopy(old, writtenSinceStart: [])
+        let outcome = memory.takeInLateCopy(old)
         #expect(outcome.changed == ["p"])
         #expect(outcome.restoredWrites)
         #expect(memory.values == ["kept": .integer(2), "q": .string("server q"), "p": .string("offline")])
@@ -89,7 +91,7 @@ import Testing
         _ = memory.applySnapshot(["kept": (.integer(2), 6, nil)], at: 9)
         let other = CloudAccount(clusterID: "c2", namespace: "ns", user: "")
         let old = copy(values: ["a": .integer(1)], revisions: ["a": 3], pending: ["z": (.integer(1), 0), "y": (nil, 3)], account: other)
-        let outcome = memory.takeInLateCopy(old, writtenSinceStart: [])
+        let outcome = memory.takeInLateCopy(old)
         #expect(outcome == LateCopyOutcome(changed: [], restoredWrites: false, dropped: ["y", "z"]))
         #expect(memory.values == ["kept": .integer(2)])
         #expect(memory.pending.isEmpty)

@@ -50,7 +50,6 @@ final class EtcdSync: Sendable {
             do {
                 if client.cluster.foundAnotherCluster { needsRead = true }
                 if !loaded || needsRead {
-                    if !loaded { core.readLocalCopyIfUnread() }
                     if try readNamespace(first: !loaded) == .accountChange { endWatch() }  // it watched the old cluster
                     loaded = true
                     needsRead = false
@@ -130,6 +129,9 @@ final class EtcdSync: Sendable {
     @discardableResult
     private func readNamespace(first: Bool) throws(DefaultsError) -> CloudChangeReason {
         let (header, pairs) = try client.readNamespace()
+        // The server answered, so descriptors are to be had again: a local copy that could not be read at
+        // start is taken in first, and this read reconciles it as it does a copy read at start.
+        if first { core.readLocalCopyIfUnread() }
         var server: [String: (value: DefaultsValue, revision: Int64, text: Data?)] = [:]
         var undecodable = Set<String>()
         for pair in pairs {
