@@ -38,7 +38,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// The file is `<name>.json`, or an existing `<name>.plist` when there is no `<name>.json`.
     /// - Throws: ``DefaultsError`` for an invalid name (empty, `/`, NUL, `.`, `..`, over 225 bytes), a directory that cannot
     ///   be created, or a suite path that is a directory or cannot be read. A file whose contents do not parse
-    ///   does not throw; see ``fileError``.
+    ///   does not throw, nor one that cannot be read only for now (no descriptor left): see ``fileError``.
     public convenience init(name: String, directory: URL? = nil) throws {
         try self.init(name: name, directory: directory, format: nil)
     }

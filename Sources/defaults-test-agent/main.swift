@@ -43,6 +43,8 @@
 //                                                     write: prints "at start: …" per local-copy problem found
 //                                                     at start, writes greeting = "from uid UID", prints what it
 //                                                     reads, then the save's error (≤ 20 s); exit 4 without one
+//   defaults-test-agent suite-start-without-descriptors   the suite "late" opened while no descriptor is
+//                                                     left: see SuiteStartWithoutDescriptors.swift
 //   defaults-test-agent cloud-start-without-descriptors DIR ENDPOINTS|- NAMESPACE SET_KEY SET_VALUE REMOVE_KEY WAIT_KEY
 //                                                     a cloud store made while no descriptor is left: see
 //                                                     CloudStartWithoutDescriptors.swift
@@ -455,6 +457,9 @@ case "cloud-local-count" where arguments.count == 2:
         store.synchronize()
         emit("\(counter)")
     }
+
+case "suite-start-without-descriptors" where arguments.count == 1:
+    runSuiteStartWithoutDescriptors()
 
 case "cloud-start-without-descriptors" where arguments.count == 8:
     runCloudStartWithoutDescriptors(Array(arguments.dropFirst()))

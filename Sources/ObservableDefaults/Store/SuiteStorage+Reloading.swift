@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Re-reading a suite's file after an outside change and announcing the keys that differ.
 extension SuiteStorage {
     /// The watcher's event: ``reloadFromDisk(gate:)``, unless the file is the version a write of this
@@ -14,7 +16,31 @@ extension SuiteStorage {
         // The event for our own write (or a touch that changed nothing) ends here, without waiting for
         // a write under way: the identity is made known after memory took the version in.
         if file.isUnchangedOnDisk { return }
-        switch file.reread(gate: gate, merge: merge) {
+        take(file.reread(gate: gate, merge: merge))
+    }
+
+    /// Reads a file that could not be read at start for a reason that may pass (no descriptor left), after
+    /// `delay` and again with a doubling delay (up to ``maximumRetryDelay``) until it is read, by this or
+    /// by a write (which reads a version it does not know first); what it holds is then announced as
+    /// outside changes, and ``fileError`` ends. A write made meanwhile lands beside the file's keys.
+    func readAgainUntilReadable(after delay: Duration = SuiteStorage.firstRetryDelay) {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
+            guard let self, self.state.withLock({ $0.fileError?.isTransient == true }) else { return }
+            switch self.file.reread(gate: nil, merge: self.merge) {
+            case .unreadable(let error) where error.isTransient:
+                self.readAgainUntilReadable(after: min(delay * 2, Self.maximumRetryDelay))
+            case .unreadable(let error):
+                self.state.withLock { $0.fileError = error }
+                self.report(error)
+            case let result:
+                self.take(result)
+            }
+        }
+    }
+
+    /// Announces what a read of the file found.
+    private func take(_ result: ReadResult<Announcement>) {
+        switch result {
         case .unchanged:
             return
         case .broken(let announcement):

@@ -34,8 +34,7 @@ extension SuiteStorage {
             return state.retryDelay
         }
         guard let delay else { return }
-        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
             guard let self else { return }
             self.state.withLock { $0.retryScheduled = false }
             self.persistReportingErrors()

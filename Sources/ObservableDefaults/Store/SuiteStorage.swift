@@ -63,7 +63,9 @@ final class SuiteStorage: Sendable {
 
     /// Opens the storage and loads the file. Throws for problems with the path itself (a directory where
     /// the file should be, no permission to read); a file whose contents do not parse is not fatal: the
-    /// suite starts empty and ``fileError`` reports it.
+    /// suite starts empty and ``fileError`` reports it. Nor is a file that cannot be read for a reason
+    /// that may pass (no descriptor left, no memory): the suite starts empty, ``fileError`` says why, and
+    /// the file is read again until it can be (see ``readAgainUntilReadable(after:)``).
     init(fileURL: URL, format: SuiteFormat) throws(DefaultsError) {
         self.fileURL = fileURL
         self.format = format
@@ -72,6 +74,9 @@ final class SuiteStorage: Sendable {
         case .unchanged:
             // No file yet: nothing to load.
             return
+        case .unreadable(let error) where error.isTransient:
+            state.withLock { ($0.fileError, $0.lastError) = (error, error) }
+            readAgainUntilReadable()
         case .unreadable(let error):
             throw error
         case .broken(let announcement):

@@ -85,3 +85,8 @@ func retryingOnInterrupt<Result: BinaryInteger>(_ body: () -> Result) -> Result 
 func checked(_ call: String, path: String, _ body: () -> Int32) throws(SystemCallError) {
     if retryingOnInterrupt(body) != 0 { throw SystemCallError(call, path: path) }
 }
+
+extension DefaultsError {
+    /// A failed system call that lacked a resource that may be free again later (see ``Errno/isTransient``).
+    var isTransient: Bool { kind == .fileSystem && errorNumber.map { Errno(rawValue: $0).isTransient } == true }
+}

@@ -1,0 +1,44 @@
+import Dispatch
+import Foundation
+import ObservableDefaults
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An object on the suite `late` (keys `late.level`, `late.count`) for `suite-start-without-descriptors`.
+@ObservableDefaults(suiteName: "late", prefix: "late.")
+final class LateSettings {
+    var level = "info"
+    var count = 0
+}
+
+/// `suite-start-without-descriptors`: the suite `late` in `$OBSERVABLE_DEFAULTS_DIRECTORY`, opened as ported
+/// code does (`DefaultsSuite(suiteName:)!`, and by a `LateSettings` object) while no file descriptor is
+/// left, so its file cannot be read at start. Prints "started level=… count=…" (the object's values then)
+/// and "problem …" per current problem of the suite, sets `late.count` to 7 through the object, frees the
+/// descriptors ("freed"), waits (≤ 20 s) until the object shows the file's `late.level`, and until the
+/// suite has no pending change; prints "values level=… count=…" and exits. Exit 4: the file's value never
+/// came; 5: the write did not land.
+func runSuiteStartWithoutDescriptors() -> Never {
+    // Dispatch opens its event descriptors on first use: use it once while descriptors are left.
+    let warm = DispatchSemaphore(value: 0)
+    DispatchQueue(label: "warm-up").asyncAfter(deadline: .now() + .milliseconds(1)) { warm.signal() }
+    warm.wait()
+    var limit = rlimit(rlim_cur: 256, rlim_max: 256)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
+    var taken: [Int32] = []
+    while case let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC), descriptor >= 0 { taken.append(descriptor) }
+
+    let suite = DefaultsSuite(suiteName: "late")!  // as ported code opens it
+    let settings = LateSettings()
+    emit("started level=\(settings.level) count=\(settings.count)")
+    for problem in suite.currentErrors { emit("problem \(problem)" + (problem.errorNumber.map { " errno \($0)" } ?? "")) }
+    settings.count = 7
+    for descriptor in taken { close(descriptor) }
+    emit("freed")
+    guard waitUntil(seconds: 20, { settings.level != "info" }) else { exit(4) }
+    guard waitUntil(seconds: 20, { !suite.hasPendingChanges }) else { exit(5) }
+    emit("values level=\(settings.level) count=\(settings.count)")
+    exit(0)
+}
