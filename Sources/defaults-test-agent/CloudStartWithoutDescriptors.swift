@@ -1,10 +1,5 @@
-import Dispatch
 import Foundation
 import ObservableDefaults
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `cloud-start-without-descriptors STATE_DIR ENDPOINTS NAMESPACE SET_KEY SET_VALUE REMOVE_KEY WAIT_KEY`: a cloud
 /// store (local-only when ENDPOINTS is `-`) made while no file descriptor is left, so its local copy cannot
@@ -14,15 +9,7 @@ import Glibc
 /// "problem …" again, and exits (the at-exit flush saves the copy). Exit 4: WAIT_KEY never came; 5: not synced.
 func runCloudStartWithoutDescriptors(_ arguments: [String]) -> Never {
     let directory = URL(fileURLWithPath: arguments[0], isDirectory: true)
-    // Dispatch opens its event descriptors on first use: use it once while descriptors are left.
-    let warm = DispatchSemaphore(value: 0)
-    DispatchQueue(label: "warm-up").asyncAfter(deadline: .now() + .milliseconds(1)) { warm.signal() }
-    warm.wait()
-    // A low limit of its own, so the machine's file table (and every other test) is left alone.
-    var limit = rlimit(rlim_cur: 256, rlim_max: 256)
-    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
-    var taken: [Int32] = []
-    while case let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC), descriptor >= 0 { taken.append(descriptor) }
+    let taken = takeEveryDescriptor()
 
     let store: CloudKeyValueStore
     if arguments[1] == "-" {
@@ -41,7 +28,7 @@ func runCloudStartWithoutDescriptors(_ arguments: [String]) -> Never {
     printProblems()
     store.set(parseValue(arguments[4]), forKey: arguments[3])
     store.removeObject(forKey: arguments[5])
-    for descriptor in taken { close(descriptor) }
+    freeDescriptors(taken)
     emit("freed")
     guard waitUntil(seconds: 20, { store.value(forKey: arguments[6]) != nil }) else { exit(4) }
     if store.mode == .etcd {

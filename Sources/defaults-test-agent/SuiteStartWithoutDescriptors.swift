@@ -1,10 +1,5 @@
-import Dispatch
 import Foundation
 import ObservableDefaults
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// An object on the suite `late` (keys `late.level`, `late.count`) for `suite-start-without-descriptors`.
 @ObservableDefaults(suiteName: "late", prefix: "late.")
@@ -21,21 +16,14 @@ final class LateSettings {
 /// suite has no pending change; prints "values level=… count=…" and exits. Exit 4: the file's value never
 /// came; 5: the write did not land.
 func runSuiteStartWithoutDescriptors() -> Never {
-    // Dispatch opens its event descriptors on first use: use it once while descriptors are left.
-    let warm = DispatchSemaphore(value: 0)
-    DispatchQueue(label: "warm-up").asyncAfter(deadline: .now() + .milliseconds(1)) { warm.signal() }
-    warm.wait()
-    var limit = rlimit(rlim_cur: 256, rlim_max: 256)
-    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
-    var taken: [Int32] = []
-    while case let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC), descriptor >= 0 { taken.append(descriptor) }
+    let taken = takeEveryDescriptor()
 
     let suite = DefaultsSuite(suiteName: "late")!  // as ported code opens it
     let settings = LateSettings()
     emit("started level=\(settings.level) count=\(settings.count)")
     for problem in suite.currentErrors { emit("problem \(problem)" + (problem.errorNumber.map { " errno \($0)" } ?? "")) }
     settings.count = 7
-    for descriptor in taken { close(descriptor) }
+    freeDescriptors(taken)
     emit("freed")
     guard waitUntil(seconds: 20, { settings.level != "info" }) else { exit(4) }
     guard waitUntil(seconds: 20, { !suite.hasPendingChanges }) else { exit(5) }

@@ -352,16 +352,12 @@ case "watch-after-descriptor-limit" where arguments.count == 2:
     let suite = openSuite(arguments[1])
     let heard = Heard()
     let errors = suite.observeErrors { error in heard.withLock { $0.errors.append(error) } }
-    // Every descriptor taken: the first watch of this process cannot make its inotify instance. A low
-    // limit of its own first, so the machine's file table (and every other test) is left alone.
-    var limit = rlimit(rlim_cur: 256, rlim_max: 256)
-    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { fail("setrlimit: \(errno)") }
-    var taken: [Int32] = []
-    while case let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC), descriptor >= 0 { taken.append(descriptor) }
+    // Every descriptor taken: the first watch of this process cannot make its inotify instance.
+    let taken = takeEveryDescriptor()
     let observation = suite.observe(keys: ["k"]) { change in
         if change.origin == .outside { heard.withLock { $0.changed = true } }
     }
-    for descriptor in taken { close(descriptor) }
+    freeDescriptors(taken)
     guard let error = heard.withLock({ $0.errors.first }) else { exit(4) }
     emit("error: \(error)")
     emit("freed")
