@@ -23,13 +23,24 @@ struct TLSError: Error, Sendable {
 /// OpenSSL 3 (`libssl.so.3`, `libcrypto.so.3`), loaded at run time with `dlopen`: the few functions a TLS
 /// client needs, typed. Not linked because the package has no dependencies and OpenSSL's headers
 /// (`libssl-dev`) are not on a fresh machine, while the libraries are (the toolchain's FoundationNetworking
-/// links libcurl, which links them). Loaded once per process, on the first `https` endpoint.
+/// links libcurl, which links them). Loaded once per process, on the first `https` endpoint (again at the
+/// next one while loading fails).
 final class TLSLibrary: @unchecked Sendable {  // immutable after loading; OpenSSL 3 is thread-safe
     /// The Debian/Ubuntu package holding the libraries, for error messages.
     static let package = "libssl3"
 
-    /// The process's library, or why it could not be loaded.
-    static let shared: Result<TLSLibrary, TLSError> = load()
+    /// The process's library, or why it could not be loaded. Only a success is kept: after a failure (no
+    /// descriptor left for `dlopen`, the package installed later) the next use tries again.
+    static var shared: Result<TLSLibrary, TLSError> {
+        loaded.withLock { loaded in
+            if let loaded { return .success(loaded) }
+            let result = load()
+            if case .success(let library) = result { loaded = library }
+            return result
+        }
+    }
+
+    private static let loaded = Locked<TLSLibrary?>(nil)
 
     /// Loads `ssl` and `crypto` (file names for `dlopen`) and looks up every function; the error names the
     /// library, the missing function and the package.

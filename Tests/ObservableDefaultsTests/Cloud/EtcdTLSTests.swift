@@ -145,6 +145,20 @@ import Glibc
         expectRefused(store, saying: ["cannot read the client key file \(missing.path)", "No such file or directory"])
     }
 
+    /// A daemon started before its key file was deployed: refused with the file named, then, once the file
+    /// is there, the next connection sets TLS up again and the write made meanwhile lands (no restart).
+    @Test func aClientKeyDeployedAfterStartIsUsedWithoutARestart() throws {
+        let node = try EtcdCluster(members: 1, tls: Self.server)
+        let namespace = freshNamespace()
+        let later = directory.file("later-key.pem")
+        let store = try machine(node.endpoints, namespace, "later", tls: EtcdTLS(
+            caFile: Self.ca, clientCertificateFile: Fixtures.url("tls/client.pem"), clientKeyFile: later))
+        expectRefused(store, saying: ["cannot read the client key file \(later.path)", "No such file or directory"])
+        try FileManager.default.copyItem(at: Fixtures.url("tls/client-key.pem"), to: later)
+        #expect(eventually(timeout: .seconds(20)) { store.synchronize(timeout: 2) })
+        #expect(try rawEtcdValue(node.plainEndpoints[0], namespace, "kept") == "\"local\"")
+    }
+
     @Test func tlsToAPlainMemberAndPlainHTTPToATLSMemberAreClearErrorsWithinTheTimeout() throws {
         let plain = try EtcdCluster(members: 1)
         let tlsToPlain = try #require(URL(string: "https://127.0.0.1:\(plain.endpoints[0].port ?? 0)"))

@@ -3,12 +3,15 @@ import Foundation
 /// How the HTTP client's connections reach a member: `http` endpoints speak over the plain socket,
 /// `https` ones through TLS (``TLSContext``) set up from an ``EtcdTLS`` once, on the first `https`
 /// connection, and shared by every connection of the client. When that setup fails (no OpenSSL 3, an
-/// unreadable CA file) every `https` connection fails with its reason; `http` ones are unaffected.
+/// unreadable CA file) the connection fails with its reason and the next `https` connection sets it up
+/// again, so a file deployed (or a descriptor freed) after start is used without a restart; `http` ones are
+/// unaffected.
 final class EtcdTransport: Sendable {
     private let settings: EtcdTLS
     /// `nil`: ``TLSLibrary/shared``, loaded only when the first `https` connection needs it.
     private let library: Result<TLSLibrary, TLSError>?
-    private let context = Locked<Result<TLSContext, TLSError>?>(nil)
+    /// The context once set up (a failed setup is not kept).
+    private let context = Locked<TLSContext?>(nil)
 
     /// A transport using `settings` for `https` endpoints, through `library` (tests pass one that failed).
     init(_ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError>? = nil) {
@@ -33,13 +36,13 @@ final class EtcdTransport: Sendable {
 
     private func tlsContext() -> Result<TLSContext, TLSError> {
         context.withLock { context in
-            if let context { return context }
+            if let context { return .success(context) }
             let made = Result { () throws(TLSError) in
                 try TLSContext(
                     caFile: settings.caFile?.path, certificateFile: settings.clientCertificateFile?.path,
                     keyFile: settings.clientKeyFile?.path, loaded: library ?? TLSLibrary.shared)
             }
-            context = made
+            context = try? made.get()
             return made
         }
     }
