@@ -102,9 +102,10 @@ public final class CloudKeyValueStore: Sendable {
         var problems: [DefaultsError] = []
         var state = CloudState()
         do { state = try localCopy.load { problems.append($0) } ?? CloudState() } catch { problems.append(error) }
-        state.localCopyUnread = localCopy.awaitsLoad
+        let unread = localCopy.awaitsLoad
+        state.localCopyUnread = unread
         self.init(mode: mode, configuration: configuration, state: state, localCopy: localCopy, limits: limits)
-        if localCopy.awaitsLoad, let problem = problems.last {
+        if unread, let problem = problems.last {
             // Nothing was loaded or moved: the copy is read again until it can be (no descriptor was left).
             core.loadLocalCopyLater(problem)
             return

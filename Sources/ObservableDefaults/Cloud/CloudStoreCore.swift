@@ -227,12 +227,13 @@ final class CloudStoreCore: Sendable {
             outcome = state.takeInLateCopy(copy)
             return (outcome.changed, .initialSync)
         }
-        for key in outcome.dropped {
-            report(DefaultsError(
-                .cloud, message: "the unsent write was dropped: the local copy it was kept in, read late, came from another account (cluster, namespace or user) than the server's",
-                key: key))
-        }
+        reportDroppedWrites(outcome.dropped, because: "the local copy it was kept in, read late, came from another account (cluster, namespace or user) than the server's")
         if outcome.restoredWrites { uploadWanted.current?(()) }
+    }
+
+    /// Reports each of `keys`' unsent writes as dropped, saying `why` (another account's writes).
+    func reportDroppedWrites(_ keys: [String], because why: String) {
+        for key in keys { report(DefaultsError(.cloud, message: "the unsent write was dropped: \(why)", key: key)) }
     }
 
     /// Whether a change waits to be saved (for tests).

@@ -158,11 +158,7 @@ final class EtcdSync: Sendable {
         // A value reported as undecodable that is gone now (deleted, or replaced by one that decodes) is no
         // problem any more.
         core.clear { topic in Self.valueKey(ofTopic: topic).map { !undecodable.contains($0) } ?? false }
-        for key in dropped {
-            core.report(DefaultsError(
-                .cloud, message: "the unsent write was dropped: it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now",
-                key: key))
-        }
+        core.reportDroppedWrites(dropped, because: "it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now")
         core.persist()
         return reason
     }
