@@ -27,6 +27,8 @@ func runCloudCommand(_ arguments: [String]) {
             guard store.synchronize(timeout: 30) else { fail("value \(index) did not reach the server within 30 s") }
         }
         exit(0)
+    case "write-many" where command.count == 3 || (command.count == 4 && command[3] == "hold"):
+        writeMany(store, prefix: command[1], count: command[2], hold: command.count == 4)
     case "watch" where command.count == 1:
         let observation = store.observe { change in
             let values = change.keys.sorted().map { "\($0)=\(store.value(forKey: $0).map { "\($0)" } ?? "nil")" }
@@ -101,4 +103,23 @@ final class AgentFleet: @unchecked Sendable {
             DispatchQueue.global().async { self.track(name) }
         }
     }
+}
+
+/// `… write-many PREFIX COUNT [hold]`: writes PREFIX0 … = 0 … and `shared` = "PREFIX-i" for each i, without
+/// waiting for the server; prints "done NANOSECONDS" (the wall-clock time of the last write of `shared`)
+/// once every write is in the local copy. Then exits, or with `hold` waits to be killed.
+func writeMany(_ store: CloudKeyValueStore, prefix: String, count text: String, hold: Bool) -> Never {
+    guard let count = Int(text) else { fail("COUNT must be a number") }
+    var last: Int64 = 0
+    for index in 0..<count {
+        store.set(index, forKey: "\(prefix)\(index)")
+        store.set("\(prefix)-\(index)", forKey: "shared")
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        last = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+    _ = store.synchronize(timeout: 0.2)  // the local copy holds every write when it returns
+    emit("done \(last)")
+    if hold { while true { sleep(60) } }
+    exit(0)
 }

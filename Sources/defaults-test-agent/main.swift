@@ -454,6 +454,10 @@ case "cloud-local-count" where arguments.count == 2:
         emit("\(counter)")
     }
 
+case "cloud-local-write-many" where arguments.count == 4:
+    // A local-only store's `write-many` (see CloudCommands.swift).
+    writeMany(CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1])), prefix: arguments[2], count: arguments[3], hold: false)
+
 case "suite-start-without-descriptors" where arguments.count == 1:
     runSuiteStartWithoutDescriptors()
 

@@ -94,6 +94,7 @@ extension CloudKeyValueStore {
             // Held it already: nothing to do, unless the local copy is still to be read (it may hold another value).
             guard state.setValue(value, forKey: key, text: text) || state.localCopyUnread else { return .some(nil) }
             if state.localCopyUnread { state.writtenBeforeCopyRead.insert(key) }
+            state.writeTimes[key] = CloudState.wallClockNow()
             if syncs {
                 let base = state.pending[key]?.baseRevision ?? state.serverRevisions[key] ?? 0
                 state.pending[key] = PendingWrite(value: value, baseRevision: base, generation: state.nextGeneration, text: text)

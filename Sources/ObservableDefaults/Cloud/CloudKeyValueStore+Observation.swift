@@ -27,9 +27,28 @@ extension CloudKeyValueStore {
     /// at once with each problem that persists now (``currentErrors``), e.g. that a local-only store does
     /// not sync.
     public func observeErrors(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> DefaultsObservation {
+        observeErrorEvents { event in
+            if case .occurred(let error) = event { handler(error) }
+        }
+    }
+
+    /// Calls `handler` for every error (as ``observeErrors(_:)``) and whenever a problem that persisted is
+    /// over: the cluster answers again, the local copy can be written again, a server value decodes again
+    /// (``DefaultsErrorEvent/recovered(_:)``). A problem that persists is reported once, when it starts: a
+    /// cluster out of reach is one error however many attempts fail, and its latest form is in
+    /// ``currentErrors``. It is first called at once with each problem that persists now.
+    public func observeErrorEvents(_ handler: @escaping @Sendable (DefaultsErrorEvent) -> Void) -> DefaultsObservation {
         let core = self.core
         let token = core.addErrorHandler(handler)
         return DefaultsObservation { core.removeErrorHandler(token) }
+    }
+
+    /// The events of ``observeErrorEvents(_:)`` as an asynchronous sequence.
+    public func errorEvents() -> AsyncStream<DefaultsErrorEvent> {
+        AsyncStream { continuation in
+            let observation = observeErrorEvents { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
     }
 
     /// The errors of ``observeErrors(_:)`` as an asynchronous sequence.

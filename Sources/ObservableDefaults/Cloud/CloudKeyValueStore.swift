@@ -98,13 +98,15 @@ public final class CloudKeyValueStore: Sendable {
     }
 
     private convenience init(mode: Mode, configuration: EtcdConfiguration?, localCopyAt file: URL, limits: CloudLimits) {
-        let localCopy = CloudLocalCopy(fileURL: file)
+        let share = CloudLocalCopyShare(fileURL: file)
         var problems: [DefaultsError] = []
         var state = CloudState()
-        do { state = try localCopy.load { problems.append($0) } ?? CloudState() } catch { problems.append(error) }
-        let unread = localCopy.awaitsLoad
+        do { state = try share.load { problems.append($0) } ?? CloudState() } catch { problems.append(error) }
+        let unread = share.own.awaitsLoad
         state.localCopyUnread = unread
-        self.init(mode: mode, configuration: configuration, state: state, localCopy: localCopy, limits: limits)
+        self.init(mode: mode, configuration: configuration, state: state, localCopy: share, limits: limits)
+        // Copies of ended processes were taken in: a whole save holds their writes, then they are removed.
+        if share.hasAdoptedCopies { core.persist() }
         if unread, let problem = problems.last {
             // Nothing was loaded or moved: the copy is read again until it can be (no descriptor was left).
             core.loadLocalCopyLater(problem)
@@ -115,7 +117,7 @@ public final class CloudKeyValueStore: Sendable {
     }
 
     init(
-        mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits,
+        mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopyShare?, limits: CloudLimits,
         writeMirror: (@Sendable (String, DefaultsValue?) -> Void)? = nil
     ) {
         self.mode = mode
@@ -149,8 +151,9 @@ public final class CloudKeyValueStore: Sendable {
 
     /// The name of the local copy (`nil` for the development store): its saves go to two slot files beside
     /// it, `<name>.slot0` and `<name>.slot1` (see the cloud article); a copy in the earlier single-file
-    /// form is this file itself.
-    public var localCopyURL: URL? { core.localCopy?.fileURL }
+    /// form is this file itself. A process that starts while another runs the same store writes a copy of
+    /// its own beside it, `<name>.p<pid>-<random>`, taken in by the next process to start once it has ended.
+    public var localCopyURL: URL? { core.share?.fileURL }
 
     /// The limits local writes must keep.
     public var limits: CloudLimits { core.limits }

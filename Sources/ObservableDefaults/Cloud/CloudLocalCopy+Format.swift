@@ -13,6 +13,7 @@ extension CloudLocalCopy {
             "revisions": .dictionary(state.serverRevisions.mapValues { .integer(Int($0)) }),
             "pending": .dictionary(pending),
         ]
+        if !state.writeTimes.isEmpty { result["written"] = .dictionary(state.writeTimes.mapValues { .integer(Int($0)) }) }
         if let account = state.account {
             result["account"] = .dictionary([
                 "cluster": .string(account.clusterID), "namespace": .string(account.namespace), "user": .string(account.user),
@@ -60,6 +61,13 @@ extension CloudLocalCopy {
         for (key, entry) in pending.sorted(by: { $0.key < $1.key }) {
             state.pending[key] = try decodePending(entry, key: key, generation: state.nextGeneration)
             state.nextGeneration += 1
+        }
+        if let written = file["written"] {
+            guard case .dictionary(let times) = written else { throw bad("\"written\" as an object") }
+            for (key, time) in times {
+                guard case .integer(let nanoseconds) = time else { throw bad("an integer write time for \"\(key)\"") }
+                state.writeTimes[key] = Int64(nanoseconds)
+            }
         }
         if case .dictionary(let account)? = file["account"] {
             guard case .string(let cluster)? = account["cluster"], case .string(let namespace)? = account["namespace"],

@@ -188,7 +188,8 @@ final class CloudLocalCopy: Sendable {
         return state
     }
 
-    /// What a load would find now, without moving anything aside or reporting (for tests): the newest
+    /// What a load would find now, without moving anything aside or reporting (a copy another running
+    /// process writes, see ``CloudLocalCopyShare``; and tests): the newest
     /// complete slot that decodes, or else the single-file form, with the journal's records after it.
     func currentState() -> CloudState? {
         var state: CloudState?
@@ -366,10 +367,12 @@ final class CloudLocalCopy: Sendable {
     }
 
     /// Writes `state` into the older slot unless writing was stopped. Called by the store's
-    /// ``CloudLocalCopySaver`` only, so saves never overlap and the newest state is written last.
-    func save(_ state: CloudState) throws(DefaultsError) {
-        try writer.withLock { (writer: inout Writer) throws(DefaultsError) in
-            guard !writer.stopped else { return }
+    /// ``CloudLocalCopySaver`` only, so saves never overlap and the newest state is written last. Returns
+    /// whether it was written (not after ``stopWriting()``).
+    @discardableResult
+    func save(_ state: CloudState) throws(DefaultsError) -> Bool {
+        try writer.withLock { (writer: inout Writer) throws(DefaultsError) -> Bool in
+            guard !writer.stopped else { return false }
             guard !writer.awaitingLoad else { throw notReadYet }
             let found = checkSlots(&writer)
             let sequence = nextSequence(after: writer.sequence, &writer, found: found)
@@ -403,6 +406,7 @@ final class CloudLocalCopy: Sendable {
                 try? FileSystem.removeFile(fileURL.path)
             }
             saveCount.withLock { $0 += 1 }
+            return true
         }
     }
 

@@ -88,6 +88,7 @@ enum CloudLocalCopyJournal {
                 bytes.append(contentsOf: "\"removed\": true".utf8)
             }
             if let revision = state.serverRevisions[key] { bytes.append(contentsOf: ", \"revision\": \(revision)".utf8) }
+            if let time = state.writeTimes[key] { bytes.append(contentsOf: ", \"at\": \(time)".utf8) }
             if let write {
                 bytes.append(contentsOf: ", \"pending\": {\"base\": \(write.baseRevision), ".utf8)
                 if let value = write.value {
@@ -109,6 +110,8 @@ enum CloudLocalCopyJournal {
         var key: String
         var value: DefaultsValue?
         var revision: Int64?
+        /// When the key was last written locally (``CloudState/writeTimes``).
+        var writeTime: Int64?
         /// The pending write without its generation, which replay numbers.
         var pending: PendingWrite?
     }
@@ -125,6 +128,10 @@ enum CloudLocalCopyJournal {
                 guard case .integer(let number) = field else { throw bad("an integer revision") }
                 parsed.revision = Int64(number)
             }
+            if let field = fields["at"] {
+                guard case .integer(let number) = field else { throw bad("an integer write time") }
+                parsed.writeTime = Int64(number)
+            }
             if let field = fields["pending"] { parsed.pending = try CloudLocalCopy.decodePending(field, key: key, generation: 0) }
             entries.append(parsed)
         }
@@ -136,6 +143,7 @@ enum CloudLocalCopyJournal {
         for entry in entries {
             state.setValue(entry.value, forKey: entry.key)
             state.serverRevisions[entry.key] = entry.revision
+            state.writeTimes[entry.key] = entry.writeTime
             if let revision = entry.revision { state.knownRevisions[entry.key] = max(state.knownRevisions[entry.key] ?? 0, revision) }
             if var write = entry.pending {
                 write.generation = state.nextGeneration

@@ -63,7 +63,9 @@ final class CloudLocalCopySaver: Sendable {
     /// How long a change may wait before a whole save takes it in.
     static let bookkeepingDelay: TimeInterval = 1
 
-    let localCopy: CloudLocalCopy
+    /// This process's copy and the others of the store (see ``CloudLocalCopyShare``).
+    let share: CloudLocalCopyShare
+    private var localCopy: CloudLocalCopy { share.own }
     private let state: Locked<CloudState>
     /// Whether a record arms the delayed whole save itself (no server confirms the write).
     private let wholeSaveAfterRecords: Bool
@@ -73,8 +75,8 @@ final class CloudLocalCopySaver: Sendable {
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.saver")
 
     /// `state` is the store's state, read under its lock for each save and record.
-    init(localCopy: CloudLocalCopy, state: Locked<CloudState>, wholeSaveAfterRecords: Bool) {
-        self.localCopy = localCopy
+    init(share: CloudLocalCopyShare, state: Locked<CloudState>, wholeSaveAfterRecords: Bool) {
+        self.share = share
         self.state = state
         self.wholeSaveAfterRecords = wholeSaveAfterRecords
         CloudSaversAtExit.register(self)
@@ -183,9 +185,9 @@ final class CloudLocalCopySaver: Sendable {
         let handler = finished.current
         do {
             if whole {
-                try localCopy.save(state.withLock { $0 })
+                try share.save(state.withLock { $0 })
             } else {
-                if try localCopy.append(state.withLock({ CloudLocalCopyJournal.content(of: keys, in: $0) })) { saveSoon() }
+                if try share.append(state.withLock({ CloudLocalCopyJournal.content(of: keys, in: $0) })) { saveSoon() }
             }
             handler?(nil)
         } catch {
@@ -200,7 +202,7 @@ final class CloudLocalCopySaver: Sendable {
     private func loadAwaitedCopy() -> Bool {
         var problems: [DefaultsError] = []
         var loaded: CloudState?
-        do { loaded = try localCopy.load { problems.append($0) } } catch { problems.append(error) }
+        do { loaded = try share.load { problems.append($0) } } catch { problems.append(error) }
         let read = !localCopy.awaitsLoad
         if read { status.withLock { ($0.dirty, $0.urgent) = (true, true) } }
         lateLoad.current?(CloudLateLoad(state: loaded, problems: problems, read: read))

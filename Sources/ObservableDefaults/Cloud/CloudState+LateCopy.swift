@@ -51,14 +51,22 @@ extension CloudState {
             if let write = copy.pending[key] {
                 // The server's revision of the key now is 0 when it has none.
                 guard !heard || write.baseRevision == serverRevisions[key] ?? 0 else { continue }
-                pending[key] = PendingWrite(value: write.value, baseRevision: write.baseRevision, generation: nextGeneration, text: write.text)
-                nextGeneration += 1
-                outcome.restoredWrites = true
-                if setValue(write.value, forKey: key, text: write.text) { outcome.changed.insert(key) }
-            } else if !heard, setValue(copy.values[key], forKey: key) {
-                outcome.changed.insert(key)
+                restore(write, forKey: key, madeAt: copy.writeTimes[key], into: &outcome)
+            } else if !heard {
+                writeTimes[key] = copy.writeTimes[key]
+                if setValue(copy.values[key], forKey: key) { outcome.changed.insert(key) }
             }
         }
         return outcome
+    }
+
+    /// Makes `write`, an unsent write taken from a local copy, this store's pending write of `key` again
+    /// (to be uploaded), made at `madeAt`.
+    mutating func restore(_ write: PendingWrite, forKey key: String, madeAt: Int64?, into outcome: inout LateCopyOutcome) {
+        pending[key] = PendingWrite(value: write.value, baseRevision: write.baseRevision, generation: nextGeneration, text: write.text)
+        nextGeneration += 1
+        writeTimes[key] = madeAt
+        outcome.restoredWrites = true
+        if setValue(write.value, forKey: key, text: write.text) { outcome.changed.insert(key) }
     }
 }

@@ -60,6 +60,11 @@ struct CloudState: Sendable {
     var localCopyUnread = false
     /// The keys this process wrote while ``localCopyUnread``.
     var writtenBeforeCopyRead: Set<String> = []
+    /// When each key's local write that `values` still holds was made (wall clock, nanoseconds since
+    /// 1970), by this process or by one whose local copy it took over: orders the writes of one key made
+    /// by several processes sharing a local copy (see ``takeIn(sibling:adoptingWrites:)``). A server value
+    /// from elsewhere that replaces the write drops its entry.
+    var writeTimes: [String: Int64] = [:]
 
     /// Stores `value` (`nil` removes) for `key` in memory only; `text` is its JSON text when the caller
     /// has it already (encoded here otherwise, for its size). Returns whether the value changed: storing the
@@ -84,6 +89,13 @@ struct CloudState: Sendable {
         return slot
     }
 
+    /// Now on the wall clock, in nanoseconds since 1970: the time of a local write (``writeTimes``).
+    static func wallClockNow() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
     /// A server value for `key` at `revision` seen outside this store's own uploads (a watch event, a
     /// re-read, the answer to a refused upload); `text` is its JSON text as the server holds it (its size
     /// is recorded without encoding the value again). The server wins over a pending write based on an
@@ -102,6 +114,7 @@ struct CloudState: Sendable {
         }
         serverRevisions[key] = value == nil ? nil : revision
         guard pending[key] == nil else { return false }
+        writeTimes[key] = nil
         return setValue(value, forKey: key, text: text)
     }
 
@@ -150,7 +163,10 @@ struct CloudState: Sendable {
                 continue  // unchanged since the write was made: it will be uploaded
             }
             pending[key] = nil
-            if setValue(remote?.value, forKey: key, text: remote?.text) { changed.insert(key) }
+            if setValue(remote?.value, forKey: key, text: remote?.text) {
+                writeTimes[key] = nil
+                changed.insert(key)
+            }
         }
         watchReached(revision)
         return changed

@@ -13,14 +13,17 @@ final class CloudStoreCore: Sendable {
 
     private struct Listeners: Sendable {
         var observers = ObserverRegistry<Int, Observer>()
-        var errorHandlers: [Int: @Sendable (DefaultsError) -> Void] = [:]
+        var errorHandlers: [Int: @Sendable (DefaultsErrorEvent) -> Void] = [:]
         /// Problems that persist now, by topic (a topic clears when its problem goes away).
         var currentErrors: [String: DefaultsError] = [:]
         var nextToken = 0
     }
 
     let state: Locked<CloudState>
-    let localCopy: CloudLocalCopy?
+    /// The local copies of the store: this process's and those of other processes running it.
+    let share: CloudLocalCopyShare?
+    /// This process's local copy.
+    var localCopy: CloudLocalCopy? { share?.own }
     /// Writes ``localCopy`` in the background (`nil` without a local copy).
     private let saver: CloudLocalCopySaver?
     let limits: CloudLimits
@@ -38,15 +41,15 @@ final class CloudStoreCore: Sendable {
     /// `confirmsWrites`: a server confirms each local write (an etcd store), which brings the whole save
     /// that follows its journal record (see ``CloudLocalCopySaver``).
     init(
-        state: CloudState, localCopy: CloudLocalCopy?, limits: CloudLimits, confirmsWrites: Bool,
+        state: CloudState, localCopy share: CloudLocalCopyShare?, limits: CloudLimits, confirmsWrites: Bool,
         writeMirror: (@Sendable (String, DefaultsValue?) -> Void)? = nil
     ) {
         let locked = Locked(state)
         self.state = locked
-        self.localCopy = localCopy
+        self.share = share
         self.limits = limits
         self.writeMirror = writeMirror
-        saver = localCopy.map { CloudLocalCopySaver(localCopy: $0, state: locked, wholeSaveAfterRecords: !confirmsWrites) }
+        saver = share.map { CloudLocalCopySaver(share: $0, state: locked, wholeSaveAfterRecords: !confirmsWrites) }
         saver?.onSave { [weak self] error in
             if let error { self?.report(error, topic: "local copy") } else { self?.clear("local copy") }
         }
@@ -130,13 +133,13 @@ final class CloudStoreCore: Sendable {
 
     // MARK: Errors
 
-    func addErrorHandler(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> Int {
+    func addErrorHandler(_ handler: @escaping @Sendable (DefaultsErrorEvent) -> Void) -> Int {
         let (token, current) = listeners.withLock { listeners in
             listeners.nextToken += 1
             listeners.errorHandlers[listeners.nextToken] = handler
             return (listeners.nextToken, Array(listeners.currentErrors.values))
         }
-        for error in current { handler(error) }
+        for error in current { handler(.occurred(error)) }
         return token
     }
 
@@ -144,27 +147,33 @@ final class CloudStoreCore: Sendable {
 
     var currentErrors: [DefaultsError] { listeners.withLock { Array($0.currentErrors.values) } }
 
-    /// Publishes `error`; with a `topic`, it also stays in ``currentErrors`` until ``clear(_:)``, and the
-    /// same error again for the same topic is not published twice.
+    /// Publishes `error`; with a `topic`, it also stays in ``currentErrors`` until ``clear(_:)``: while it
+    /// lasts, a later error of the same topic replaces it there without being published (one outage is one
+    /// error), and its end is published as ``DefaultsErrorEvent/recovered(_:)``.
     func report(_ error: DefaultsError, topic: String? = nil) {
-        let handlers: [@Sendable (DefaultsError) -> Void]? = listeners.withLock { listeners in
-            if let topic {
-                if listeners.currentErrors[topic] == error { return nil }
-                listeners.currentErrors[topic] = error
-            }
+        let handlers: [@Sendable (DefaultsErrorEvent) -> Void]? = listeners.withLock { listeners in
+            if let topic, listeners.currentErrors.updateValue(error, forKey: topic) != nil { return nil }
             return Array(listeners.errorHandlers.values)
         }
         guard let handlers else { return }
-        deliveries.add { for handler in handlers { handler(error) } }
+        deliveries.add { for handler in handlers { handler(.occurred(error)) } }
     }
 
-    func clear(_ topic: String) { listeners.withLock { _ = $0.currentErrors.removeValue(forKey: topic) } }
+    /// Ends the problem of `topic`, if there is one, and publishes that it is over.
+    func clear(_ topic: String) { clear { $0 == topic } }
 
-    /// Ends every problem whose topic `isOver` says is over.
+    /// Ends every problem whose topic `isOver` says is over, and publishes that each is over.
     func clear(where isOver: (String) -> Bool) {
-        listeners.withLock { listeners in
-            for topic in listeners.currentErrors.keys where isOver(topic) { listeners.currentErrors[topic] = nil }
+        let (ended, handlers) = listeners.withLock { listeners -> ([DefaultsError], [@Sendable (DefaultsErrorEvent) -> Void]) in
+            guard !listeners.currentErrors.isEmpty else { return ([], []) }
+            var ended: [DefaultsError] = []
+            for topic in listeners.currentErrors.keys.sorted() where isOver(topic) {
+                if let error = listeners.currentErrors.removeValue(forKey: topic) { ended.append(error) }
+            }
+            return (ended, ended.isEmpty ? [] : Array(listeners.errorHandlers.values))
         }
+        guard !ended.isEmpty, !handlers.isEmpty else { return }
+        deliveries.add { for error in ended { for handler in handlers { handler(.recovered(error)) } } }
     }
 
     // MARK: Local copy
@@ -191,7 +200,7 @@ final class CloudStoreCore: Sendable {
     func flushLocalCopy(stopping: Bool = false) {
         guard stopping else { return saver?.flush() ?? () }
         saver?.flushAll()
-        localCopy?.stopWriting()
+        share?.stopWriting()
     }
 
     /// The topic of the problem that the local copy could not be read at start and is not read yet.
@@ -229,6 +238,32 @@ final class CloudStoreCore: Sendable {
         }
         reportDroppedWrites(outcome.dropped, because: "the local copy it was kept in, read late, came from another account (cluster, namespace or user) than the server's")
         if outcome.restoredWrites { uploadWanted.current?(()) }
+    }
+
+    /// Takes in the local copies of processes that ran this store and ended since it started (see
+    /// ``CloudLocalCopyShare``): their unsent writes are uploaded, the keys they change announced as an
+    /// initial sync, and their files removed after the next whole save. Called when the cluster is back.
+    func adoptOrphanedCopies() {
+        guard let share else { return }
+        var problems: [DefaultsError] = []
+        let orphans = share.adoptOrphans { problems.append($0) }
+        for (index, problem) in problems.enumerated() { report(problem, topic: "local copy of an ended process \(index)") }
+        guard !orphans.isEmpty else { return }
+        var dropped: [String] = []
+        var restored = false
+        change { state in
+            var changed = Set<String>()
+            for orphan in orphans {
+                let outcome = state.takeIn(sibling: orphan, adoptingWrites: true)
+                changed.formUnion(outcome.changed)
+                dropped += outcome.dropped
+                restored = restored || outcome.restoredWrites
+            }
+            return (changed, .initialSync)
+        }
+        for key in dropped { report(CloudLocalCopyShare.droppedError(key)) }
+        persist()
+        if restored { uploadWanted.current?(()) }
     }
 
     /// Reports each of `keys`' unsent writes as dropped, saying `why` (another account's writes).

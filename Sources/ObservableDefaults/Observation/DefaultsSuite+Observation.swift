@@ -44,9 +44,27 @@ extension DefaultsSuite {
     /// (``currentErrors``, for example a file that was already broken when the suite was opened), then
     /// for each new error as it happens.
     public func observeErrors(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> DefaultsObservation {
+        observeErrorEvents { event in
+            if case .occurred(let error) = event { handler(error) }
+        }
+    }
+
+    /// Calls `handler` for every error of this suite (as ``observeErrors(_:)``) and whenever a problem
+    /// that persisted is over: the file parses again, changes that could not be written landed, the
+    /// directory can be watched again (``DefaultsErrorEvent/recovered(_:)``). It is first called at once with
+    /// each problem that persists now.
+    public func observeErrorEvents(_ handler: @escaping @Sendable (DefaultsErrorEvent) -> Void) -> DefaultsObservation {
         let storage = self.storage
         let token = storage.addErrorHandler(handler)
         return DefaultsObservation { storage.removeErrorHandler(token) }
+    }
+
+    /// The events of ``observeErrorEvents(_:)`` as an asynchronous sequence.
+    public func errorEvents() -> AsyncStream<DefaultsErrorEvent> {
+        AsyncStream { continuation in
+            let observation = observeErrorEvents { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
     }
 
     /// The errors of this suite as an asynchronous sequence (see ``observeErrors(_:)``).

@@ -13,6 +13,8 @@ extension SuiteStorage {
         var mustWritePending = false
         /// A file error to publish (a version that does not parse, seen for the first time).
         var error: DefaultsError?
+        /// The file error this version ended (it parses again, or could be read at last).
+        var recovered: DefaultsError?
     }
 
     /// Takes a new version of the file into memory: memory is the file with the pending changes on top.
@@ -44,6 +46,7 @@ extension SuiteStorage {
                     if state.memory.adopt(update.value, forKey: update.key) { announcement.updatedKey = update.key }
                 }
                 announcement.mustWritePending = state.fileError != nil && state.memory.hasPendingChanges
+                announcement.recovered = state.fileError
                 state.fileError = nil
                 if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
                     var keys = announcement.outsideChanges
@@ -58,6 +61,7 @@ extension SuiteStorage {
     /// Publishes a merge's error and notifies its observers: outside changes first, then the update.
     func announce(_ announcement: Announcement) {
         if let error = announcement.error { publish(error) }
+        if let recovered = announcement.recovered { publishRecovery(recovered) }
         if !announcement.outsideChanges.isEmpty {
             Self.notify(announcement.observers, keys: announcement.outsideChanges, origin: .outside)
         }

@@ -75,13 +75,13 @@ extension SuiteStorage {
 
     /// Adds an error handler and calls it at once with each problem that persists now (see
     /// ``currentErrors``), so an observer that comes late still hears why the suite is unhealthy.
-    func addErrorHandler(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> UInt64 {
+    func addErrorHandler(_ handler: @escaping @Sendable (DefaultsErrorEvent) -> Void) -> UInt64 {
         let (token, current) = state.withLock { state in
             state.nextToken += 1
             state.errorHandlers[state.nextToken] = handler
             return (state.nextToken, Self.currentErrors(of: state))
         }
-        for error in current { handler(error) }
+        for error in current { handler(.occurred(error)) }
         return token
     }
 
@@ -106,11 +106,13 @@ extension SuiteStorage {
 
     /// The watch is back: outside changes are seen again (unless a newer update of the watcher says not).
     func clearWatchError(generation: UInt64) {
-        state.withLock { state in
-            guard generation >= state.watchGeneration else { return }
+        let ended = state.withLock { state -> DefaultsError? in
+            guard generation >= state.watchGeneration else { return nil }
             state.watchGeneration = generation
-            state.watchError = nil
+            defer { state.watchError = nil }
+            return state.watchError
         }
+        if let ended { publishRecovery(ended) }
     }
 
     func removeErrorHandler(_ token: UInt64) {
@@ -127,7 +129,12 @@ extension SuiteStorage {
             state.lastError = error
             return Array(state.errorHandlers.values)
         }
-        for handler in handlers { handler(error) }
+        for handler in handlers { handler(.occurred(error)) }
+    }
+
+    /// Publishes that the problem `error` described is over.
+    func publishRecovery(_ error: DefaultsError) {
+        for handler in state.withLock({ Array($0.errorHandlers.values) }) { handler(.recovered(error)) }
     }
 
     /// ``notify(_:keys:origin:)`` for one key that every observer given matches.

@@ -44,12 +44,14 @@ extension SuiteStorage {
     /// After a successful write: resets the backoff and, when the write ended an earlier failure, tells
     /// the recovery handlers.
     func recordWriteSuccess() {
-        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+        let (ended, handlers) = state.withLock { state -> (DefaultsError?, [@Sendable () -> Void]) in
             state.retryDelay = Self.firstRetryDelay
-            guard state.writeError != nil else { return [] }
+            guard let ended = state.writeError else { return (nil, []) }
             state.writeError = nil
-            return Array(state.recoveryHandlers.values)
+            return (ended, Array(state.recoveryHandlers.values))
         }
+        guard let ended else { return }
+        publishRecovery(ended)
         for handler in handlers { handler() }
     }
 

@@ -37,7 +37,7 @@ final class SuiteStorage: Sendable {
         var batchDepth = 0
         var synchronizesToDisk = false
         var observers = ObserverRegistry<UInt64, Observer>()
-        var errorHandlers: [UInt64: @Sendable (DefaultsError) -> Void] = [:]
+        var errorHandlers: [UInt64: @Sendable (DefaultsErrorEvent) -> Void] = [:]
         /// Called when pending changes that had failed to be written finally land.
         var recoveryHandlers: [UInt64: @Sendable () -> Void] = [:]
         /// The failure keeping `pending` from the file (not a parse error; that is `fileError`), reported

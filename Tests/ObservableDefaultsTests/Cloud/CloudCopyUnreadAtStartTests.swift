@@ -58,7 +58,9 @@ private struct UnreadStartRun {
         let run = try UnreadStartRun([state.path, "-", "-", "b", "mine", "gone", "j"])
         run.expectReadLate(copy)
         #expect(run.values == "values a=from copy,b=mine,j=from journal", "\(run.lines)")
-        #expect(CloudLocalCopy(fileURL: copy.fileURL).currentState()?.values == [
+        // What the next process would load: the store may have written a copy of its own beside the
+        // first (it could not lock the first without a descriptor, see `CloudLocalCopyShare`).
+        #expect(CloudLocalCopyShare.currentState(at: copy.fileURL)?.values == [
             "a": .string("from copy"), "b": .string("mine"), "j": .string("from journal"),
         ])
     }
@@ -103,7 +105,7 @@ private struct UnreadStartRun {
         #expect(try rawEtcdValue(endpoint, namespace, "offline") == "\"written offline\"")
         #expect(try rawEtcdValue(endpoint, namespace, "kept") == "\"from child\"")
         #expect(try rawEtcdValue(endpoint, namespace, "stale") == nil)
-        let after = try #require(CloudLocalCopy(fileURL: fileURL).currentState())
+        let after = try #require(CloudLocalCopyShare.currentState(at: fileURL))
         #expect(after.pending.isEmpty)
         #expect(after.values == ["kept": .string("from child"), "offline": .string("written offline")])
     }

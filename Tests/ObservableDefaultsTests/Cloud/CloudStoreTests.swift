@@ -157,10 +157,13 @@ import Testing
     /// A store whose local copy has a slot it cannot read says why, sets that slot aside, starts from
     /// the other, and keeps the writes it makes from then on.
     @Test func anUnreadableSlotIsReportedAndTheStoreStartsFromTheOther() throws {
-        let store = CloudKeyValueStore.localOnly(directory: directory.url)
-        let file = try #require(store.localCopyURL)
-        store.set(1, forKey: "a")
-        store.synchronize()
+        let file: URL
+        do {
+            let store = CloudKeyValueStore.localOnly(directory: directory.url)
+            file = try #require(store.localCopyURL)
+            store.set(1, forKey: "a")
+            store.synchronize()
+        }  // released, as by a process that ended: the next store takes the copy over
         let copy = CloudLocalCopy(fileURL: file)
         let unreadable = try #require([0, 1].first { !FileManager.default.fileExists(atPath: copy.slotPath($0)) })
         try FileManager.default.createDirectory(atPath: copy.slotPath(unreadable), withIntermediateDirectories: true)

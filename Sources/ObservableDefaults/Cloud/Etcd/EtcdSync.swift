@@ -44,6 +44,8 @@ final class EtcdSync: Sendable {
         /// answers, and for the cluster the store's revisions came from (it may have been re-created meanwhile).
         var needsCheck = false
         var backoff: TimeInterval = 0.05
+        /// A round failed since the last that succeeded: the cluster was out of reach.
+        var outage = false
         var lastProbe = ContinuousClock.now
         while !control.isStopped {
             let round = control.beginRound()
@@ -61,6 +63,12 @@ final class EtcdSync: Sendable {
                 if watch.withLock({ $0 }) == nil { startWatch() }
                 control.completeRound(round, .succeeded)
                 core.clear("connection")
+                if outage {
+                    outage = false
+                    // Processes sharing the local copy may have ended meanwhile with writes the cluster
+                    // never got: they are this store's to upload now.
+                    core.adoptOrphanedCopies()
+                }
                 backoff = 0.05
                 saveIfTaken()  // a round without a request (nothing left to upload) still saves what it took
                 control.waitForWake(timeout: configuration.probeInterval)
@@ -91,6 +99,7 @@ final class EtcdSync: Sendable {
                     continue  // the next round reads the new cluster at once
                 }
                 core.report(error, topic: "connection")
+                outage = true
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
                 saveIfTaken()
                 control.sleep(backoff, after: round)
