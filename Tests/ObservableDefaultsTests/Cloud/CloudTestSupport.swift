@@ -108,9 +108,9 @@ func cloudState(_ values: [String: DefaultsValue]) -> CloudState {
     return state
 }
 
-/// What a store's local copy holds on disk now, as a restarted store would load it (the newest complete
+/// What a store's local copies hold on disk now, as a restarted store would load them (the newest complete
 /// slot with the journal's records after it), in the slots' JSON form (see `CloudLocalCopy`).
 func localCopyOnDisk(_ url: URL) throws -> [String: DefaultsValue] {
-    guard let state = CloudLocalCopy(fileURL: url).currentState() else { return [:] }
+    guard let state = CloudLocalCopyShare.currentState(at: url) else { return [:] }
     return CloudLocalCopy.encode(state)
 }
