@@ -7,9 +7,10 @@ import ObservableDefaults
 /// SET_KEY and removes REMOVE_KEY, frees the descriptors ("freed"), waits (≤ 20 s) until WAIT_KEY has a value
 /// and, for an etcd store, until every write is on the server (≤ 60 s); then prints "values K=V,…" and
 /// "problem …" again, and exits (the at-exit flush saves the copy). Exit 4: WAIT_KEY never came; 5: not synced.
-func runCloudStartWithoutDescriptors(_ arguments: [String]) -> Never {
+/// Without `warmingUpDispatch`, Dispatch has opened none of its descriptors when they run out.
+func runCloudStartWithoutDescriptors(_ arguments: [String], warmingUpDispatch: Bool = true) -> Never {
     let directory = URL(fileURLWithPath: arguments[0], isDirectory: true)
-    let taken = takeEveryDescriptor()
+    let taken = takeEveryDescriptor(warmingUpDispatch: warmingUpDispatch)
 
     let store: CloudKeyValueStore
     if arguments[1] == "-" {

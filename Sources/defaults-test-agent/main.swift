@@ -48,6 +48,8 @@
 //   defaults-test-agent cloud-start-without-descriptors DIR ENDPOINTS|- NAMESPACE SET_KEY SET_VALUE REMOVE_KEY WAIT_KEY
 //                                                     a cloud store made while no descriptor is left: see
 //                                                     CloudStartWithoutDescriptors.swift
+//   defaults-test-agent cloud-start-without-descriptors-cold …   the same, without warming Dispatch up first
+//                                                     (a process that never scheduled a Dispatch timer)
 //   defaults-test-agent cloud-local-count DIR         writes n = last + 1, 2, … to a local-only cloud store in
 //                                                     DIR (beside 40 filler keys), each synchronized,
 //                                                     printing each (forever)
@@ -463,6 +465,9 @@ case "suite-start-without-descriptors" where arguments.count == 1:
 
 case "cloud-start-without-descriptors" where arguments.count == 8:
     runCloudStartWithoutDescriptors(Array(arguments.dropFirst()))
+
+case "cloud-start-without-descriptors-cold" where arguments.count == 8:
+    runCloudStartWithoutDescriptors(Array(arguments.dropFirst()), warmingUpDispatch: false)
 
 case "cloud" where arguments.count >= 5:
     runCloudCommand(Array(arguments.dropFirst()))

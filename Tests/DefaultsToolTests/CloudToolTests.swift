@@ -111,6 +111,22 @@ import Glibc
         let unknown = try Built.run("defaults", ["cloud", "list", "--cloud", "etcd://127.0.0.1:1/n"], directory: nil)
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown cloud verb 'list'"), "\(unknown)")
     }
+
+    /// An address's password is never printed: not for an address that does not parse (here without a
+    /// port), nor for a cluster that does not answer, given with `--cloud` or in the environment.
+    @Test func thePasswordOfAnAddressIsNeverPrinted() throws {
+        for address in ["etcd://root:SECRET@127.0.0.1/ns", "etcd://root:SECRET@127.0.0.1:1/ns"] {
+            let given = try Built.run("defaults", ["cloud", "read", "--cloud", address], directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": ""])
+            let exported = try Built.run("defaults", ["cloud", "read"], directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": address])
+            for result in [given, exported] {
+                #expect(result.status == 1, "\(result)")
+                #expect(!result.stderr.contains("SECRET") && !result.stdout.contains("SECRET"), "\(result)")
+                #expect(result.stderr.contains("127.0.0.1"), "the error no longer names the address: \(result)")
+            }
+        }
+        let bad = try Built.run("defaults", ["cloud", "read", "--cloud", "etcd://root:SECRET@127.0.0.1/ns"], directory: nil)
+        #expect(bad.stderr.contains("'etcd://root:***@127.0.0.1/ns' is not a cloud address"), "\(bad)")
+    }
 }
 
 /// A cluster with authentication: a wrong password is a clear error, the right one works.
@@ -128,6 +144,7 @@ import Glibc
         let hostPort = "\(node.endpoint.host!):\(node.endpoint.port!)"
         let wrong = try Built.run("defaults", ["cloud", "write", "k", "v", "--cloud", "etcd://root:guess@\(hostPort)/auth"], directory: nil)
         #expect(wrong.status == 1, "\(wrong)")
+        #expect(!wrong.stderr.contains("guess"), "the password was printed: \(wrong)")
         #expect(wrong.stderr.contains("cannot sync with the cloud (namespace 'auth'"), "\(wrong)")
         #expect(wrong.stderr.contains("etcd refused the login of user 'root'"), "\(wrong)")
 

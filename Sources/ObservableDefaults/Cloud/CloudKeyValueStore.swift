@@ -13,6 +13,9 @@ import Foundation
 ///   from elsewhere arrive through a watch that resumes from the last seen revision.
 /// - ``localOnly(directory:limits:)``: a local file that never syncs, like iCloud without an account.
 ///
+/// The local copy is kept only in a directory no other user can change; elsewhere the store keeps its values in
+/// memory and says why (see ``localCopyURL``).
+///
 /// ``default`` picks one from the environment (see ``default``). Observers hear only changes that did not
 /// come from this store's own writes, with iCloud's reasons (``CloudChangeReason``); each change is also
 /// posted as ``didChangeExternallyNotification`` with Apple's `userInfo` keys.
@@ -73,7 +76,8 @@ public final class CloudKeyValueStore: Sendable {
     public static func localOnly(directory: URL? = nil, limits: CloudLimits = .iCloud) -> CloudKeyValueStore {
         let file = localOnlyCopyURL(in: directory)
         let store = CloudKeyValueStore(mode: .localOnly, configuration: nil, localCopyAt: file, limits: limits)
-        store.core.report(DefaultsError(.cloud, message: "no cloud is configured (set OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379/namespace): values are kept in \(file.path) and never synced"), topic: "not syncing")
+        let kept = store.localCopyURL == nil ? "in memory only" : "in \(file.path)"
+        store.core.report(DefaultsError(.cloud, message: "no cloud is configured (set OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379/namespace): values are kept \(kept) and never synced"), topic: "not syncing")
         return store
     }
 
@@ -98,6 +102,14 @@ public final class CloudKeyValueStore: Sendable {
     }
 
     private convenience init(mode: Mode, configuration: EtcdConfiguration?, localCopyAt file: URL, limits: CloudLimits) {
+        do {
+            try CloudStateDirectory.prepare(file.deletingLastPathComponent(), localCopy: file)
+        } catch {
+            // Another user could change the copy there: memory only, and the error says why (CloudStateDirectory).
+            self.init(mode: mode, configuration: configuration, state: CloudState(), localCopy: nil, limits: limits)
+            core.report(error, topic: CloudStateDirectory.untrustedTopic)
+            return
+        }
         let share = CloudLocalCopyShare(fileURL: file)
         var problems: [DefaultsError] = []
         var state = CloudState()
@@ -153,6 +165,9 @@ public final class CloudKeyValueStore: Sendable {
     /// it, `<name>.slot0` and `<name>.slot1` (see the cloud article); a copy in the earlier single-file
     /// form is this file itself. A process that starts while another runs the same store writes a copy of
     /// its own beside it, `<name>.p<pid>-<random>`, taken in by the next process to start once it has ended.
+    /// Also `nil` when the state directory could be changed by another user (writable by others, owned by
+    /// another user, a symlink): the store then keeps no local copy, its values live in memory only, and
+    /// ``currentErrors`` says why.
     public var localCopyURL: URL? { core.share?.fileURL }
 
     /// The limits local writes must keep.

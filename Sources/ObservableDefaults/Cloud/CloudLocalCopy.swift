@@ -486,11 +486,10 @@ final class CloudLocalCopy: Sendable {
         } catch {
             guard error.errno.isMissingPath else { throw failure(error) }
         }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw DefaultsError(.fileSystem, message: "cannot create the cloud state directory: \(error.localizedDescription)", fileURL: directory)
+        if let error = CloudStateDirectory.create(directory.path) {
+            throw DefaultsError(error, "cannot create the cloud state directory \(directory.path)", fileURL: directory)
         }
+        try CloudStateDirectory.check(directory, localCopy: fileURL)  // made by another user meanwhile?
         do throws(SystemCallError) {
             return try open()
         } catch {

@@ -49,7 +49,7 @@ final class CloudLocalCopyShare: Sendable {
             own = CloudLocalCopy(fileURL: fileURL)
             ownLock = Locked(.held(lock))
             return
-        case .failed(let error) where !error.errno.isTransient:
+        case .failed(let error) where !error.isTransient:
             own = CloudLocalCopy(fileURL: fileURL)
             ownLock = Locked(.unavailable)
             return
@@ -78,7 +78,7 @@ final class CloudLocalCopyShare: Sendable {
             switch CopyLock.take(Self.lockPath(of: own.fileURL), creatingDirectory: fileURL.deletingLastPathComponent()) {
             case .taken(let taken): lock = .held(taken)
             case .held: throw DefaultsError(.fileSystem, message: "another process holds the lock of this process's own local copy", fileURL: own.fileURL)
-            case .failed(let error): throw DefaultsError(error, "cannot lock the cloud store's local copy", fileURL: own.fileURL)
+            case .failed(let error): throw error
             }
         }
     }
@@ -221,29 +221,39 @@ final class CopyLock: Sendable {
         case taken(CopyLock)
         /// Another open file (of a running process, or of another store in this one) holds it.
         case held
-        /// The lock file could not be opened or locked (no descriptor left, no permission, missing).
-        case failed(SystemCallError)
+        /// The lock file could not be opened or locked (no descriptor left, no permission, missing, or its
+        /// directory made anew by another user).
+        case failed(DefaultsError)
     }
 
     /// Takes the lock at `path` without waiting, creating the file (mode 0600) when `creatingDirectory`
-    /// is given (and that directory, mode 0700, when missing); without it, a missing file is `failed`.
+    /// is given (and that directory, as ``CloudStateDirectory`` makes and checks it, when missing); without
+    /// it, a missing file is `failed`.
     static func take(_ path: String, creatingDirectory directory: URL?) -> Outcome {
         func open() throws(SystemCallError) -> FileDescriptor {
             try FileDescriptor(opening: path, directory == nil ? [.readWrite, .noFollow] : [.readWrite, .create, .noFollow], mode: 0o600)
         }
-        do throws(SystemCallError) {
-            let file: FileDescriptor
-            do throws(SystemCallError) {
-                file = try open()
-            } catch {
-                guard error.errno.isMissingPath, let directory else { throw error }
-                try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                file = try open()
-            }
-            guard try file.tryLockExclusively() else { return .held }
-            return .taken(CopyLock(file))
-        } catch {
-            return .failed(error)
+        func failed(_ error: SystemCallError) -> Outcome {
+            .failed(DefaultsError(error, "cannot lock the cloud store's local copy", fileURL: URL(fileURLWithPath: path)))
         }
+        let file: FileDescriptor
+        do throws(SystemCallError) {
+            file = try open()
+        } catch {
+            guard error.errno.isMissingPath, let directory else { return failed(error) }
+            if let error = CloudStateDirectory.create(directory.path) { return failed(error) }
+            do throws(DefaultsError) {
+                try CloudStateDirectory.check(directory, localCopy: URL(fileURLWithPath: path))
+            } catch {
+                return .failed(error)
+            }
+            do throws(SystemCallError) { file = try open() } catch { return failed(error) }
+        }
+        do throws(SystemCallError) {
+            guard try file.tryLockExclusively() else { return .held }
+        } catch {
+            return failed(error)
+        }
+        return .taken(CopyLock(file))
     }
 }

@@ -2,10 +2,19 @@ import Foundation
 
 /// Where an etcd-backed ``CloudKeyValueStore`` syncs: the cluster's endpoints, the namespace (key prefix)
 /// its keys live under, optional credentials, and tuning.
+///
+/// The password never appears in text made from a configuration: its `description` (`print`, string
+/// interpolation), `debugDescription` and reflection (`dump`, `Mirror`) show `***` in its place, and the
+/// errors of ``init(url:environment:)`` show the address with its password replaced the same way.
 public struct EtcdConfiguration: Sendable, Equatable {
     /// The members' client URLs (`http://host:2379`, or `https://host:2379` for TLS, see ``tls``); tried in
     /// order, the next one when a member cannot be reached.
-    public var endpoints: [URL]
+    ///
+    /// Credentials in a URL (`http://user:password@host:2379`) are taken out of it, so no message naming
+    /// an endpoint shows them; they become ``user`` and ``password`` when no ``user`` is set.
+    public var endpoints: [URL] {
+        didSet { takeCredentialsOutOfEndpoints() }
+    }
     /// The namespace: a key `k` is stored in etcd as `namespace/k`.
     public var namespace: String
     /// The etcd user to log in as, if the cluster has authentication enabled.
@@ -41,15 +50,34 @@ public struct EtcdConfiguration: Sendable, Equatable {
         self.limits = limits
         self.requestTimeout = requestTimeout
         self.probeInterval = probeInterval
+        takeCredentialsOutOfEndpoints()
+    }
+
+    /// Removes `user:password@` from every endpoint, and keeps the first one found as ``user`` and
+    /// ``password`` unless a user is set already.
+    private mutating func takeCredentialsOutOfEndpoints() {
+        guard endpoints.contains(where: { $0.user != nil || $0.password != nil }) else { return }
+        var found: (user: String?, password: String?)?
+        let cleaned = endpoints.map { endpoint -> URL in
+            guard endpoint.user != nil || endpoint.password != nil,
+                  var parts = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else { return endpoint }
+            if found == nil { found = (parts.user, parts.password) }
+            (parts.user, parts.password) = (nil, nil)
+            return parts.url ?? endpoint
+        }
+        endpoints = cleaned  // didSet does not run again for a property set in its own observer
+        if user == nil, let found { (user, password) = found }
     }
 
     /// Parses `etcd://host:2379,host2:2379/namespace`, the form of `$OBSERVABLE_DEFAULTS_CLOUD`;
     /// `user:password@` may precede the hosts. `etcds://` or `https://` instead: the members serve TLS
     /// (`http://` is the same as `etcd://`). The TLS files come from `environment`, see
     /// ``EtcdTLS/init(environment:)``.
+    ///
+    /// An error names the address with its password replaced by `***` (`etcd://root:***@host/ns`).
     public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(DefaultsError) {
         func bad(_ why: String) -> DefaultsError {
-            DefaultsError(.cloud, message: "'\(text)' is not a cloud address: \(why); expected etcd://host:port[,host:port…]/namespace (etcds:// for TLS)")
+            DefaultsError(.cloud, message: "'\(Self.redactingCredentials(in: text))' is not a cloud address: \(why); expected etcd://[user:password@]host:port[,host:port…]/namespace (etcds:// for TLS)")
         }
         let schemes = ["etcd://": "http", "http://": "http", "etcds://": "https", "https://": "https"]
         guard let scheme = schemes.first(where: { text.hasPrefix($0.key) })?.value else {
@@ -69,6 +97,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
         var endpoints: [URL] = []
         for host in rest.split(separator: ",") {
             guard let url = URL(string: "\(scheme)://\(host)"), url.host != nil, url.port != nil else {
+                // An '@' after the first '/' may end a password holding '/': then `host` is part of it.
+                if namespace.contains("@") { throw bad("a host is not host:port (a '/' in a password is written %2F)") }
                 throw bad("'\(host)' is not host:port")
             }
             endpoints.append(url)
@@ -80,44 +110,49 @@ public struct EtcdConfiguration: Sendable, Equatable {
 
     /// The etcd key prefix of this namespace (`namespace/`).
     var keyPrefix: String { namespace + "/" }
+
+    /// `text` (a cloud address, valid or not) with the password of its `user:password@` replaced by
+    /// `***`: `etcd://root:***@127.0.0.1/ns`. Everything from the start of the hosts to the last `@` counts
+    /// as credentials, so a password holding `/` or `@` is hidden too; only the user name before the first
+    /// `:` is kept (all of it is hidden when it has no `:` or holds a `/`). Text without `@` is returned as it is.
+    static func redactingCredentials(in text: String) -> String {
+        let start = text.range(of: "://").map(\.upperBound) ?? text.startIndex
+        guard let at = text[start...].lastIndex(of: "@") else { return text }
+        let credentials = text[start..<at]
+        var kept = "***"
+        if let colon = credentials.firstIndex(of: ":"), !credentials[..<colon].contains("/") {
+            kept = String(credentials[..<colon]) + ":***"
+        }
+        return String(text[..<start]) + kept + String(text[at...])
+    }
 }
 
-/// Where cloud stores keep their local copies.
-enum CloudStateDirectory {
-    /// The explicit directory, else `$OBSERVABLE_DEFAULTS_STATE_DIRECTORY`, else
-    /// `$XDG_STATE_HOME/observable-defaults`, else `~/.local/state/observable-defaults`; with `cloud/` under it.
-    static func resolve(_ explicit: URL?) -> URL {
-        (explicit ?? base(ProcessInfo.processInfo.environment)).appendingPathComponent("cloud", isDirectory: true)
+extension EtcdConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The configuration as a cloud address, the password shown as `***`:
+    /// `etcd://root:***@10.0.0.1:2379,10.0.0.2:2379/fleet` (`etcds://` when the first endpoint is `https`).
+    public var description: String {
+        let scheme = endpoints.first?.scheme == "https" ? "etcds" : "etcd"
+        let hosts = endpoints.map { endpoint in
+            guard let host = endpoint.host else { return endpoint.absoluteString }
+            let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            return bracketed + (endpoint.port.map { ":\($0)" } ?? "")
+        }
+        let credentials = user.map { "\($0)\(password == nil ? "" : ":***")@" } ?? (password == nil ? "" : ":***@")
+        return "\(scheme)://\(credentials)\(hosts.joined(separator: ","))/\(namespace)"
     }
 
-    /// The state directory `environment` names (without `cloud/`).
-    static func base(_ environment: [String: String]) -> URL {
-        let base: URL
-        if let variable = environment["OBSERVABLE_DEFAULTS_STATE_DIRECTORY"], variable.hasPrefix("/") {
-            base = URL(fileURLWithPath: variable, isDirectory: true)
-        } else if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-            base = URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent("observable-defaults")
-        } else {
-            base = FileManager.default.homeDirectoryForCurrentUser
-                .appendingPathComponent(".local/state/observable-defaults", isDirectory: true)
-        }
-        return base
+    /// Every setting, the password shown as `***`.
+    public var debugDescription: String {
+        let fields = customMirror.children.map { "\($0.label ?? ""): \(String(reflecting: $0.value))" }
+        return "EtcdConfiguration(\(fields.joined(separator: ", ")))"
     }
 
-    /// The local copy's file for an endpoint set and namespace: readable prefix plus a stable hash, so a
-    /// different cluster address or namespace never reads another's copy. `https` counts as `http`: the
-    /// same members reached through TLS are the same cluster, so a store moved to TLS keeps its copy and
-    /// its unsent writes (and names stay as they were before TLS existed).
-    static func localCopyName(endpoints: [URL], namespace: String) -> String {
-        let addresses = endpoints.map { endpoint in
-            guard endpoint.scheme == "https", var parts = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else { return endpoint.absoluteString }
-            parts.scheme = "http"
-            return parts.url?.absoluteString ?? endpoint.absoluteString
-        }
-        let identity = addresses.sorted().joined(separator: ",") + "\n" + namespace
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike Hasher
-        for byte in identity.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let readable = String(namespace.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }.prefix(60))
-        return "etcd-\(readable)-\(String(hash, radix: 16)).json"
+    /// The settings as `dump` and `Mirror` show them: the password is `***` (or `nil` when there is none).
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "endpoints": endpoints, "namespace": namespace, "user": user as Any,
+            "password": (password == nil ? nil : "***") as String? as Any, "tls": tls, "stateDirectory": stateDirectory as Any,
+            "limits": limits, "requestTimeout": requestTimeout, "probeInterval": probeInterval,
+        ], displayStyle: .struct)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ObservableDefaults
+import Synchronization
 
 /// What every group gets: the run's settings and a private scratch directory.
 final class BenchContext {
@@ -10,7 +11,16 @@ final class BenchContext {
         self.settings = settings
         root = parent.appendingPathComponent("defaults-bench-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        // `fail` exits at once (a bad --compile-times file, a suite that cannot be opened): the scratch
+        // directory goes at exit then, not only at the end of a run.
+        Self.scratchAtExit.withLock { $0 = root }
+        atexit {
+            if let root = BenchContext.scratchAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(at: root) }
+        }
     }
+
+    /// The scratch directory the at-exit handler removes (one context per run).
+    private static let scratchAtExit = Mutex<URL?>(nil)
 
     /// A fresh, empty directory for one benchmark.
     func directory(_ label: String) -> URL {

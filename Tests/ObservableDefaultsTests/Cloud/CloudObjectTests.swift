@@ -258,7 +258,8 @@ import Testing
 
     @Test func developmentModeIsTheFlagOrTheEnvironment() {
         let dev = ["OBSERVABLE_DEFAULTS_DEV_MODE": "true"], previews = ["XCODE_RUNNING_FOR_PREVIEWS": "1"]
-        let local = CloudKeyValueStore.localOnly(directory: TemporaryDirectory().url)
+        let directory = TemporaryDirectory()  // held to the end: it is removed when released
+        let local = CloudKeyValueStore.localOnly(directory: directory.url)
         #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: dev) == .development)
         #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: previews) == .development)
         #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: true, environment: [:]) == .development)

@@ -8,7 +8,8 @@ import Glibc
 #endif
 
 /// Real etcd processes for the cloud tests: one node or a cluster of members on free loopback ports, each
-/// member in its own temporary data directory, stopped by PID when the cluster is released (and at exit).
+/// member in its own temporary data directory, stopped by PID and the directory removed when the cluster is
+/// released, and at exit (``EtcdProcessReaper``) for one never released, as ``shared``.
 /// Starting the members (on other ports when one is taken before etcd binds it) and waiting for them is the
 /// `EtcdLauncher` target's (shared with the demo and the bench); killing, pausing, restarting and replacing
 /// members is the tests' own.
@@ -57,12 +58,20 @@ final class EtcdCluster: Sendable {
         }
         let directory = TemporaryDirectory("etcd")
         self.directory = directory
+        // A static (``shared``) is never released: its members' data (over 60 MB) goes at exit, after them.
+        EtcdProcessReaper.register(directory: directory.url)
         generation = Locked(0)
         self.executable = executable
         self.extraArguments = extraArguments
-        let started = try EtcdClusterLauncher.start(
-            names: (0..<count).map { "m\($0)" }, in: directory.url, tls: tls, token: Self.token(directory, generation: 0),
-            executable: executable, extraArguments: extraArguments)
+        let started: [EtcdClusterLauncher.Started]
+        do {
+            started = try EtcdClusterLauncher.start(
+                names: (0..<count).map { "m\($0)" }, in: directory.url, tls: tls, token: Self.token(directory, generation: 0),
+                executable: executable, extraArguments: extraArguments)
+        } catch {
+            EtcdProcessReaper.unregister(directory: directory.url)  // removed with `directory`, now
+            throw error
+        }
         members = started.map(\.member)
         processes = Locked(Dictionary(uniqueKeysWithValues: started.map(\.process).enumerated().map { ($0.offset, $0.element) }))
     }
@@ -160,6 +169,8 @@ final class EtcdCluster: Sendable {
 
     deinit {
         for (_, process) in processes.withLock({ $0 }) { stopEtcdProcess(process) }
+        try? FileManager.default.removeItem(at: directory.url)
+        EtcdProcessReaper.unregister(directory: directory.url)
     }
 }
 
