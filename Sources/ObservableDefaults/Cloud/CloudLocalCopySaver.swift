@@ -144,7 +144,8 @@ final class CloudLocalCopySaver: Sendable {
             return true
         }
         if arm {
-            queue.asyncAfter(deadline: .now() + Self.bookkeepingDelay) { [self] in
+            // Not `asyncAfter`: see DelayedWork (a store that starts without descriptors relies on this).
+            DelayedWork.shared.after(.seconds(Self.bookkeepingDelay), on: queue) { [self] in
                 status.withLock { $0.armed = false }
                 run(.delayed)
             }

@@ -24,7 +24,7 @@ extension SuiteStorage {
     /// by a write (which reads a version it does not know first); what it holds is then announced as
     /// outside changes, and ``fileError`` ends. A write made meanwhile lands beside the file's keys.
     func readAgainUntilReadable(after delay: Duration = SuiteStorage.firstRetryDelay) {
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
+        DelayedWork.shared.after(delay, on: .global(qos: .utility)) { [weak self] in
             guard let self, self.state.withLock({ $0.fileError?.isTransient == true }) else { return }
             switch self.file.reread(gate: nil, merge: self.merge) {
             case .unreadable(let error) where error.isTransient:

@@ -34,7 +34,7 @@ extension SuiteStorage {
             return state.retryDelay
         }
         guard let delay else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
+        DelayedWork.shared.after(delay, on: .global(qos: .utility)) { [weak self] in
             guard let self else { return }
             self.state.withLock { $0.retryScheduled = false }
             self.persistReportingErrors()
