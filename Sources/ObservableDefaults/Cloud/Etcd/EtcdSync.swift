@@ -14,6 +14,8 @@ final class EtcdSync: Sendable {
         self.client = client
         self.core = core
         client.beforeWaiting.set { [weak self] _ in self?.saveIfTaken() }
+        // A member a request moved on from (too slow, a broken answer) is reported even when the next answers.
+        client.passedOver.set { [weak core] error in core?.report(error, topic: "connection") }
     }
 
     var configuration: EtcdConfiguration { client.configuration }

@@ -62,7 +62,7 @@ final class EtcdWatchStream: Sendable {
         // on every use (3.5% of an observer's CPU).
         var lines = EtcdMessageLines()
         let failure = EtcdHTTP.stream(
-            url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, connectTimeout: 2, transport: transport,
+            url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, headTimeout: 2, transport: transport,
             register: { [self] cancel in
                 // Set before `ended` is read, as `finish` sets `ended` before it reads this: one of the two
                 // sees the other, so a watch ended meanwhile is aborted (by both at worst; that is harmless).
@@ -75,7 +75,7 @@ final class EtcdWatchStream: Sendable {
         if status != 200, status != 0 {
             finish(.failed(DefaultsError(.cloud, message: "etcd answered the watch with HTTP \(status) (\(context))")))
         }
-        let why = failure ?? "the server closed the stream"
+        let why = failure.map { $0.timedOut ? "no answer within 2 s: \($0.text)" : $0.text } ?? "the server closed the stream"
         finish(.failed(DefaultsError(.cloud, message: "the watch on etcd member \(endpoint.absoluteString) ended: \(why)")))
     }
 
