@@ -4,7 +4,8 @@ import Testing
 
 /// The etcd client against a member that misbehaves on purpose (``HostileEndpoint``): broken numbers are
 /// errors, not crashes; oversize answers and watch messages are cut off at the client's limits; a member
-/// that trickles its answer is given up on within the request's timeout. Every error names the endpoint.
+/// that trickles its answer is given up on within the request's timeout; a watch whose events go back in
+/// revision order is ended and the namespace read again. Every error names the endpoint.
 ///
 /// (These tests use only what the client had before these checks, so they also run against the old code,
 /// where they fail: a negative length stopped the test process with SIGILL.)
@@ -240,5 +241,137 @@ import Testing
         print("trickling first member: the write reached etcd \(ContinuousClock.now - started) after the store started (request timeout 2 s)")
         #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "1")
         #expect(errors.waitFor("etcd member \(trickler.url.absoluteString) did not answer within 2 s: only "))
+    }
+
+    /// The head of a watch answer must arrive within a deadline too (its body may then stay quiet).
+    @Test func aWatchWhoseHeadTricklesEndsWithinItsDeadline() throws {
+        let trickler = try HostileEndpoint(lifetime: 30) { _ in Self.trickle }
+        defer { trickler.stop() }
+        let ends = Locked<[String]>([])
+        let watch = EtcdWatchStream(
+            endpoint: trickler.url, transport: EtcdTransport(), prefix: "ns/", startRevision: 1, headers: [:], cluster: EtcdClusterCheck(),
+            onEvents: { _, _ in }, onEnd: { end in ends.withLock { $0.append(String(describing: end)) } })
+        watch.start()
+        defer { watch.cancel() }
+        #expect(eventually(timeout: .seconds(12)) { !ends.withLock { $0 }.isEmpty }, "the watch still waits for its head")
+        let end = ends.withLock { $0 }.first ?? ""
+        #expect(end.contains("the watch on etcd member \(trickler.url.absoluteString) ended: no answer within 3 s"), "\(end)")
+    }
+
+    // MARK: Watch streams (defects 2 and 7)
+
+    /// A watch message larger than the limit (no newline within 8 MiB) ends the watch with an error naming
+    /// the endpoint; the client hangs up instead of keeping what arrives (100 MB took 200 MB).
+    @Test func anOversizeWatchMessageEndsTheWatch() throws {
+        let endpoint = try HostileEndpoint { _ in
+            [.send(HostileAnswer.watchHead + HostileAnswer.watchMessage(clusterID: "1", revision: 1, created: true)),
+             .repeating(HostileAnswer.chunk(Self.filler), total: 128 << 20)]
+        }
+        defer { endpoint.stop() }
+        let ends = Locked<[String]>([])
+        let watch = EtcdWatchStream(
+            endpoint: endpoint.url, transport: EtcdTransport(), prefix: "ns/", startRevision: 1, headers: [:], cluster: EtcdClusterCheck(),
+            onEvents: { _, _ in }, onEnd: { end in ends.withLock { $0.append(String(describing: end)) } })
+        watch.start()
+        defer { watch.cancel() }
+        #expect(eventually(timeout: .seconds(20)) { !ends.withLock { $0 }.isEmpty })
+        let end = ends.withLock { $0 }.first ?? ""
+        #expect(end.contains("etcd member \(endpoint.url.absoluteString) sent a watch message larger than 8 MiB"), "\(end)")
+        #expect(eventually { endpoint.finishedConnections == 1 })
+        #expect(endpoint.hangUpCount == 1, "the client hung up before the endpoint sent its 128 MiB")
+        #expect(endpoint.bytesSent < Self.limit + Self.inFlight, "the endpoint got \(endpoint.bytesSent) bytes out")
+    }
+
+    /// The events of a watch as a ``HostileEndpoint`` serves them: `messages` after the created one, each a
+    /// list of `(key, value, revision)`; the stream then stays open and quiet.
+    private func watch(
+        messages: [[(key: String, value: String?, revision: Int64)]], startRevision: Int64
+    ) throws -> (endpoint: HostileEndpoint, events: Locked<[Int64]>, ends: Locked<[String]>, stream: EtcdWatchStream) {
+        let endpoint = try HostileEndpoint { _ in
+            var data = HostileAnswer.watchHead + HostileAnswer.watchMessage(clusterID: "1", revision: startRevision, created: true)
+            for events in messages { data += HostileAnswer.watchMessage(clusterID: "1", revision: 100, events: events) }
+            return [.send(data), .waitForRelease]
+        }
+        let events = Locked<[Int64]>([])
+        let ends = Locked<[String]>([])
+        let stream = EtcdWatchStream(
+            endpoint: endpoint.url, transport: EtcdTransport(), prefix: "ns/", startRevision: startRevision, headers: [:],
+            cluster: EtcdClusterCheck(),
+            onEvents: { _, pairs in events.withLock { $0 += pairs.map(\.0.modRevision) } },
+            onEnd: { end in ends.withLock { $0.append(String(describing: end)) } })
+        stream.start()
+        return (endpoint, events, ends, stream)
+    }
+
+    @Test func watchEventsGoingBackInRevisionEndTheWatchAsAProtocolViolation() throws {
+        let (endpoint, events, ends, stream) = try watch(
+            messages: [[("ns/a", "1", 10)], [("ns/b", "2", 7)], [("ns/c", "3", 11)]], startRevision: 5)
+        defer { stream.cancel(); endpoint.stop() }
+        #expect(eventually { !ends.withLock { $0 }.isEmpty }, "the watch went on")
+        let end = ends.withLock { $0 }.first ?? ""
+        #expect(end.hasPrefix("protocolViolation"), "\(end)")
+        #expect(end.contains("etcd member \(endpoint.url.absoluteString) sent watch events out of order: an event at revision 7 after one at revision 10"), "\(end)")
+        #expect(events.withLock { $0 } == [10], "nothing from the message that went back, or after it")
+    }
+
+    @Test func aWatchEventOlderThanTheStartRevisionEndsTheWatch() throws {
+        let (endpoint, events, ends, stream) = try watch(messages: [[("ns/a", "1", 6), ("ns/b", "2", 3)]], startRevision: 5)
+        defer { stream.cancel(); endpoint.stop() }
+        #expect(eventually { !ends.withLock { $0 }.isEmpty }, "the watch went on")
+        let end = ends.withLock { $0 }.first ?? ""
+        #expect(end.contains("an event at revision 3 after one at revision 6"), "\(end)")
+        #expect(events.withLock { $0 }.isEmpty, "no event of the message is delivered")
+
+        let (early, earlyEvents, earlyEnds, earlyStream) = try watch(messages: [[("ns/a", "1", 4)]], startRevision: 5)
+        defer { earlyStream.cancel(); early.stop() }
+        #expect(eventually { !earlyEnds.withLock { $0 }.isEmpty }, "the watch went on")
+        let earlyEnd = earlyEnds.withLock { $0 }.first ?? ""
+        #expect(earlyEnd.contains("an event at revision 4, older than revision 5 the watch started from"), "\(earlyEnd)")
+        #expect(earlyEvents.withLock { $0 }.isEmpty)
+    }
+
+    /// Events at one revision (a transaction's) and revisions that skip are in order.
+    @Test func eventsOfOneRevisionAndGapsAreInOrder() throws {
+        let (endpoint, events, ends, stream) = try watch(
+            messages: [[("ns/a", "1", 5), ("ns/b", "2", 5)], [("ns/c", "3", 9)], [("ns/d", nil, 9), ("ns/e", "4", 12)]], startRevision: 5)
+        defer { stream.cancel(); endpoint.stop() }
+        #expect(eventually { events.withLock { $0 }.count == 5 })
+        #expect(events.withLock { $0 } == [5, 5, 9, 9, 12])
+        #expect(ends.withLock { $0 }.isEmpty, "\(ends.withLock { $0 })")
+    }
+
+    /// A store whose watch goes back in revision order reports it and reads the namespace again, so it
+    /// learns what the broken watch never said (before, the late event was dropped without a word).
+    @Test(EtcdCluster.required) func aStoreWhoseWatchGoesBackReportsItAndReadsTheNamespaceAgain() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let member = etcd.endpoints[0]
+        let status = try #require(try synchronousPost(member, "/v3/maintenance/status", "{}"))
+        let clusterID = try #require(status.split(separator: "\"cluster_id\":\"").dropFirst().first?.split(separator: "\"").first.map { String($0) })
+        let namespace = freshNamespace()
+        // Requests go on to the real member; the first watch is scripted, later ones stay quiet.
+        let firstWatch = Locked(true)
+        let endpoint = try HostileEndpoint { request in
+            guard request.path == "/v3/watch" else { return [.forward(to: member)] }
+            let start = Int64(request.body.split(separator: "\"start_revision\":\"").dropFirst().first?.split(separator: "\"").first ?? "") ?? 1
+            let created = HostileAnswer.watchHead + HostileAnswer.watchMessage(clusterID: clusterID, revision: start, created: true)
+            guard firstWatch.withLock({ first in defer { first = false }; return first }) else { return [.send(created), .waitForRelease] }
+            return [.send(created), .waitForRelease, .send(
+                HostileAnswer.watchMessage(clusterID: clusterID, revision: start + 5, events: [("\(namespace)/a", #""first""#, start + 5)])
+                + HostileAnswer.watchMessage(clusterID: clusterID, revision: start + 5, events: [("\(namespace)/b", #""late""#, start + 3)])),
+                .waitForRelease]
+        }
+        defer { endpoint.stop() }
+        let errors = CloudErrorRecorder()
+        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
+            endpoints: [endpoint.url], namespace: namespace, stateDirectory: directory.url, requestTimeout: 2, probeInterval: 0.5))
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        #expect(store.synchronize(timeout: 10))
+        #expect(eventually { endpoint.receivedRequests.contains { $0.path == "/v3/watch" } })
+        #expect(try rawEtcdPut(member, namespace, "missed", "1"))  // only a read of the namespace finds it
+        endpoint.release()
+        #expect(errors.waitFor("etcd member \(endpoint.url.absoluteString) sent watch events out of order: an event at revision"))
+        #expect(eventually(timeout: .seconds(10)) { store.longLong(forKey: "missed") == 1 }, "the namespace was not read again")
+        #expect(store.string(forKey: "b") == nil, "the event that went back is not applied")
     }
 }

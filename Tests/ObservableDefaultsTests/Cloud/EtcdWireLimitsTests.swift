@@ -3,7 +3,8 @@ import Testing
 @testable import ObservableDefaults
 
 /// The pieces behind the client's checks of what members send, without a server: the read limits and how
-/// they follow the store's limits, and fail-over reporting (two ``HostileEndpoint``s).
+/// they follow the store's limits, the watch's message limit and event order, and fail-over reporting (two
+/// ``HostileEndpoint``s).
 @Suite struct EtcdWireLimitsTests {
     @Test func theAnswerLimitIsEightMiBForICloudsLimitsAndGrowsWithLargerOnes() {
         #expect(EtcdReadLimits.standard.answerBytes == 8 << 20)
@@ -27,6 +28,36 @@ import Testing
             endpoints: [URL(string: "http://127.0.0.1:1")!], namespace: "n", limits: limits))
         #expect(client.transport.limits == EtcdReadLimits(for: limits, keyPrefix: "n/"))
         #expect(client.transport.limits.answerBytes > 8 << 20)
+    }
+
+    @Test func aWatchMessageLongerThanTheLimitStopsTheSplitterBeforeItIsKept() {
+        func split(_ pieces: [String], limit: Int) -> (lines: [String], exceeded: Bool, pending: Int) {
+            var splitter = EtcdMessageLines(limit: limit)
+            var lines: [String] = []
+            for piece in pieces {
+                guard splitter.take(Data(piece.utf8), { lines.append(String(decoding: $0, as: UTF8.self)); return true }) else { break }
+            }
+            return (lines, splitter.exceeded, splitter.pending.count)
+        }
+        #expect(split(["12345\n", "1234", "5\n"], limit: 5) == (["12345", "12345"], false, 0), "exactly the limit is fine")
+        #expect(split(["123456\n"], limit: 5) == ([], true, 0), "a whole line too long in one piece")
+        #expect(split(["ab\n123", "456"], limit: 5) == (["ab"], true, 3), "growing past the limit without a newline: not appended")
+        #expect(split(["1234", "56\nab\n"], limit: 5) == ([], true, 4), "a pending line ended past the limit")
+        #expect(split(["ab\n123456"], limit: 5) == (["ab"], true, 0), "the start of the next line is already too long")
+        #expect(split(["ab\ncdefgh\nij\n"], limit: 5) == (["ab"], true, 0), "a line too long between others")
+        #expect(split([String(repeating: "x", count: 100)], limit: .max) == ([], false, 100), "no limit: as before")
+    }
+
+    @Test func watchEventsMustNotGoBackInRevision() {
+        var order = EtcdWatchOrder(startRevision: 10)
+        #expect(order.take([10, 10, 12]) == nil, "the start revision itself, one transaction's events, a gap")
+        #expect(order.take([]) == nil, "a progress notification")
+        #expect(order.take([12, 15]) == nil)
+        #expect(order.take([16, 14]) == "an event at revision 14 after one at revision 16, expected revisions in order")
+        #expect(order.lowest == 15, "a broken message is not taken in")
+        #expect(order.take([13]) == "an event at revision 13 after one at revision 15, expected revisions in order")
+        var fresh = EtcdWatchOrder(startRevision: 10)
+        #expect(fresh.take([9]) == "an event at revision 9, older than revision 10 the watch started from")
     }
 
     /// A member passed over (here: its answer is broken) is reported through ``EtcdClient/passedOver``
