@@ -8,7 +8,8 @@ import Glibc
 #endif
 
 /// Real etcd processes for the cloud tests: one node or a cluster of members on free loopback ports, each
-/// member in its own temporary data directory, stopped by PID when the cluster is released (and at exit).
+/// member in its own temporary data directory, stopped by PID when the cluster is released (and at exit,
+/// when the directory is removed too).
 /// Starting the members (on other ports when one is taken before etcd binds it) and waiting for them is the
 /// `EtcdLauncher` target's (shared with the demo and the bench); killing, pausing, restarting and replacing
 /// members is the tests' own.
@@ -57,6 +58,8 @@ final class EtcdCluster: Sendable {
         }
         let directory = TemporaryDirectory("etcd")
         self.directory = directory
+        // The shared node is never released: its directory goes at exit, after its process is killed.
+        EtcdProcessReaper.register(directory: directory.url)
         generation = Locked(0)
         self.executable = executable
         self.extraArguments = extraArguments
