@@ -17,10 +17,13 @@ final class EtcdClient: Sendable {
     /// Runs on the requesting thread when a request or probe would first wait for the network: after it is
     /// sent on a kept-alive connection, or before connecting (see ``EtcdSync``'s local-copy hand-off).
     let beforeWaiting = LockedCallback<Void>()
+    /// Runs on the requesting thread with the error of each member a request gives up on and moves on from
+    /// to another (unreachable, too slow, a broken answer, no leader), also when the next member answers.
+    let passedOver = LockedCallback<DefaultsError>()
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
-        transport = EtcdTransport(configuration.tls)
+        transport = EtcdTransport(configuration.tls, limits: EtcdReadLimits(for: configuration.limits, keyPrefix: configuration.keyPrefix))
     }
 
     /// The endpoint requests and the watch use now.
@@ -81,7 +84,7 @@ final class EtcdClient: Sendable {
             case .unreachable(let why, let refused, let rejected):
                 refusedEverywhere = refusedEverywhere && refused
                 definiteEverywhere = definiteEverywhere && (refused || rejected)
-                lastError = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) cannot be reached: \(why)")
+                lastError = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) \(why)")
             case .answer(200, let data):
                 let answer = try EtcdAnswer(data: data, context: context)
                 if verifyingCluster { try cluster.verify(answer, endpoint: endpoint) }
@@ -101,6 +104,8 @@ final class EtcdClient: Sendable {
             }
             failOver(from: endpoint)
             attempts += 1
+            // The last attempt's error is thrown instead.
+            if let lastError, attempts < configuration.endpoints.count { passedOver.current?(lastError) }
         }
         guard var lastError else { throw DefaultsError(.cloud, message: "no etcd endpoint is configured") }
         if refusedEverywhere {
@@ -139,7 +144,8 @@ final class EtcdClient: Sendable {
         error.kind == .cloud && (error.errorNumber == ECONNREFUSED || error.errorNumber == EPROTO)
     }
 
-    /// Whether the member at `endpoint` answers a status request within `timeout` (a hung member does not).
+    /// Whether the member at `endpoint` answers a status request within `timeout`, the whole answer (a hung
+    /// or trickling member does not).
     /// An answer from another cluster is responsive, and ``cluster`` remembers it.
     func isResponsive(_ endpoint: URL, timeout: TimeInterval) -> Bool {
         let headers = (try? authorizationHeaders()) ?? [:]

@@ -14,6 +14,8 @@ final class EtcdSync: Sendable {
         self.client = client
         self.core = core
         client.beforeWaiting.set { [weak self] _ in self?.saveIfTaken() }
+        // A member a request moved on from (too slow, a broken answer) is reported even when the next answers.
+        client.passedOver.set { [weak core] error in core?.report(error, topic: "connection") }
     }
 
     var configuration: EtcdConfiguration { client.configuration }
@@ -77,6 +79,11 @@ final class EtcdSync: Sendable {
                 for end in ends {
                     switch end {
                     case .compacted: needsRead = true
+                    case .protocolViolation(let error), .tooLarge(let error):
+                        // The watch cannot be followed past that message (watching from the same revision
+                        // would meet it again): read the namespace instead, as after compaction.
+                        needsRead = true
+                        core.report(error, topic: "connection")
                     case .failed(let error):
                         needsCheck = true
                         core.report(error, topic: Self.isAnotherCluster(error) ? "account" : "connection")
@@ -266,7 +273,9 @@ final class EtcdSync: Sendable {
         stream.start()
     }
 
-    /// One watch message: every event newer than the last seen revision, in order.
+    /// One watch message: every event newer than the last seen revision, in order. (Older ones are old news,
+    /// not a fault: a namespace read while this watch ran took them in already, or they are the last message
+    /// of a watch that was replaced. A watch whose own events go back is ended by ``EtcdWatchOrder``.)
     private func apply(_ events: [(EtcdKeyValue, deleted: Bool)], prefix: String) {
         var decoded: [(key: String, value: DefaultsValue?, revision: Int64, text: Data?)] = []
         for (pair, deleted) in events {

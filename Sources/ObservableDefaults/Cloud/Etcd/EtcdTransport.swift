@@ -5,18 +5,23 @@ import Foundation
 /// connection, and shared by every connection of the client. When that setup fails (no OpenSSL 3, an
 /// unreadable CA file) the connection fails with its reason and the next `https` connection sets it up
 /// again, so a file deployed (or a descriptor freed) after start is used without a restart; `http` ones are
-/// unaffected.
+/// unaffected. It also carries how much a connection reads at most (``limits``), the same for requests,
+/// probes and watches.
 final class EtcdTransport: Sendable {
+    /// What a connection reads at most from a member.
+    let limits: EtcdReadLimits
     private let settings: EtcdTLS
     /// `nil`: ``TLSLibrary/shared``, loaded only when the first `https` connection needs it.
     private let library: Result<TLSLibrary, TLSError>?
     /// The context once set up (a failed setup is not kept).
     private let context = Locked<TLSContext?>(nil)
 
-    /// A transport using `settings` for `https` endpoints, through `library` (tests pass one that failed).
-    init(_ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError>? = nil) {
+    /// A transport using `settings` for `https` endpoints, through `library` (tests pass one that failed),
+    /// whose connections read at most `limits`.
+    init(_ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError>? = nil, limits: EtcdReadLimits = .standard) {
         self.settings = settings
         self.library = library
+        self.limits = limits
     }
 
     /// Secures the socket `descriptor`, connected to `url`'s member: nothing for `http` (returns `nil`),
