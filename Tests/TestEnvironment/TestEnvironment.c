@@ -1,6 +1,7 @@
 // Runs when the test binary is loaded, before any test in any test target: points the library's suites
 // directory at a fresh temporary directory (the variable wins over XDG_CONFIG_HOME and HOME) and its cloud
-// state directory (local copies) at a `state` folder inside it, clears a cloud address the developer may
+// state directory (local copies) at a `state` folder inside it and the temporary directory (TMPDIR) at a
+// `tmp` folder inside it, clears a cloud address the developer may
 // have exported (tests must never reach a real cluster by accident), and removes that directory when the
 // process exits. Swift Testing has no process-wide set-up hook; a constructor is
 // the one place that runs before every test whatever the filter or order.
@@ -10,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char directory[4096];
 static char state_directory[4200];
+static char temporary_directory[4200];
 static int created = 0;
 
 const char *od_test_suites_directory(void) { return created ? directory : NULL; }
@@ -43,5 +46,10 @@ __attribute__((constructor)) static void install_test_environment(void) {
     unsetenv("OBSERVABLE_DEFAULTS_CLOUD");
     unsetenv("OBSERVABLE_DEFAULTS_DEV_MODE");
     unsetenv("XCODE_RUNNING_FOR_PREVIEWS");
+    // Everything temporary goes inside too, so it is removed with it whatever a test does: the tests' own
+    // directories (NSTemporaryDirectory() reads TMPDIR), the etcd members' data, and what child processes
+    // leave (the Swift driver of every swiftc, swift and docc run leaves a TemporaryDirectory.* behind).
+    snprintf(temporary_directory, sizeof temporary_directory, "%s/tmp", directory);
+    if (mkdir(temporary_directory, 0700) == 0) setenv("TMPDIR", temporary_directory, 1);
     atexit(remove_directory);
 }
