@@ -1,9 +1,9 @@
 // Runs when the test binary is loaded, before any test in any test target: points the library's suites
 // directory at a fresh temporary directory (the variable wins over XDG_CONFIG_HOME and HOME) and its cloud
-// state directory (local copies) at a `state` folder inside it and the temporary directory (TMPDIR) at a
-// `tmp` folder inside it, clears a cloud address the developer may
-// have exported (tests must never reach a real cluster by accident), and removes that directory when the
-// process exits. Swift Testing has no process-wide set-up hook; a constructor is
+// state directory (local copies) at a `state` folder inside it, and the temporary directory (TMPDIR) at
+// another fresh directory, clears a cloud address the developer may
+// have exported (tests must never reach a real cluster by accident), and removes both directories when
+// the process exits. Swift Testing has no process-wide set-up hook; a constructor is
 // the one place that runs before every test whatever the filter or order.
 #define _XOPEN_SOURCE 700
 #include "TestEnvironment.h"
@@ -17,6 +17,7 @@
 static char directory[4096];
 static char state_directory[4200];
 static char temporary_directory[4200];
+static int temporary_created = 0;
 static int created = 0;
 
 const char *od_test_suites_directory(void) { return created ? directory : NULL; }
@@ -28,6 +29,7 @@ static int remove_entry(const char *path, const struct stat *info, int flag, str
 
 static void remove_directory(void) {
     if (created) nftw(directory, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (temporary_created) nftw(temporary_directory, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 __attribute__((constructor)) static void install_test_environment(void) {
@@ -46,10 +48,15 @@ __attribute__((constructor)) static void install_test_environment(void) {
     unsetenv("OBSERVABLE_DEFAULTS_CLOUD");
     unsetenv("OBSERVABLE_DEFAULTS_DEV_MODE");
     unsetenv("XCODE_RUNNING_FOR_PREVIEWS");
-    // Everything temporary goes inside too, so it is removed with it whatever a test does: the tests' own
+    // Everything temporary goes into a directory of its own, removed at exit whatever a test does: the tests' own
     // directories (NSTemporaryDirectory() reads TMPDIR), the etcd members' data, and what child processes
     // leave (the Swift driver of every swiftc, swift and docc run leaves a TemporaryDirectory.* behind).
-    snprintf(temporary_directory, sizeof temporary_directory, "%s/tmp", directory);
-    if (mkdir(temporary_directory, 0700) == 0) setenv("TMPDIR", temporary_directory, 1);
+    // Others may pass through it (not list it), as through /tmp: tests run agents as another user on
+    // directories they make there.
+    snprintf(temporary_directory, sizeof temporary_directory, "%s/observable-defaults-tests-tmp-XXXXXX", base);
+    if (mkdtemp(temporary_directory) != NULL && chmod(temporary_directory, 0711) == 0) {
+        temporary_created = 1;
+        setenv("TMPDIR", temporary_directory, 1);
+    }
     atexit(remove_directory);
 }

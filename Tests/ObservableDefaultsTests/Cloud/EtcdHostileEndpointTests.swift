@@ -194,7 +194,7 @@ import Testing
         interval: 0.5)]
 
     @Test func aTricklingMemberFailsTheRequestWithinItsTimeout() throws {
-        let trickler = try HostileEndpoint(lifetime: 30) { _ in Self.trickle }
+        let trickler = try HostileEndpoint() { _ in Self.trickle }
         defer { trickler.stop() }
         let started = ContinuousClock.now
         let outcome = EtcdHTTP.post(
@@ -214,7 +214,7 @@ import Testing
 
     /// The status probe (which finds a hung watched member) is bounded the same way.
     @Test func theStatusProbeOfATricklingMemberFailsWithinItsTimeout() throws {
-        let trickler = try HostileEndpoint(lifetime: 30) { _ in Self.trickle }
+        let trickler = try HostileEndpoint() { _ in Self.trickle }
         defer { trickler.stop() }
         let started = ContinuousClock.now
         #expect(!client([trickler.url]).isResponsive(trickler.url, timeout: 1))
@@ -226,8 +226,7 @@ import Testing
     /// and says why on its error channel (before, it waited as long as the trickle went on, silently).
     @Test(EtcdCluster.required) func aStoreMovesOnFromATricklingMemberWithinTheTimeout() throws {
         let etcd = try EtcdCluster.sharedNode()
-        // Alive well past the store's first request however late a loaded machine runs this thread.
-        let trickler = try HostileEndpoint(lifetime: 120) { _ in Self.trickle }
+        let trickler = try HostileEndpoint() { _ in Self.trickle }
         defer { trickler.stop() }
         let namespace = freshNamespace()
         let errors = CloudErrorRecorder()
@@ -246,7 +245,7 @@ import Testing
 
     /// The head of a watch answer must arrive within a deadline too (its body may then stay quiet).
     @Test func aWatchWhoseHeadTricklesEndsWithinItsDeadline() throws {
-        let trickler = try HostileEndpoint(lifetime: 30) { _ in Self.trickle }
+        let trickler = try HostileEndpoint() { _ in Self.trickle }
         defer { trickler.stop() }
         let ends = Locked<[String]>([])
         let watch = EtcdWatchStream(
