@@ -9,6 +9,27 @@ public func freeLoopbackPort() -> Int {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     precondition(descriptor >= 0, "socket failed")
     defer { close(descriptor) }
+    let port = bindLoopback(descriptor, listening: false)
+    precondition(port != nil, "bind to a loopback port failed")
+    return Int(port!)
+}
+
+/// A socket listening on a free loopback port (backlog 16, close-on-exec), and that port; `nil` (errno set)
+/// when it cannot listen. For the tests' fake members and proxies.
+public func loopbackListener() -> (descriptor: Int32, port: UInt16)? {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else { return nil }
+    guard let port = bindLoopback(descriptor, listening: true) else {
+        let saved = errno
+        close(descriptor)
+        errno = saved
+        return nil
+    }
+    return (descriptor, port)
+}
+
+/// Binds `descriptor` to port 0 of 127.0.0.1 (and listens, with `listening`); the port it got.
+private func bindLoopback(_ descriptor: Int32, listening: Bool) -> UInt16? {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -16,11 +37,11 @@ public func freeLoopbackPort() -> Int {
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) { pointer in
         pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-            bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+            bind(descriptor, raw, length) == 0 && (!listening || listen(descriptor, 16) == 0)
+                && getsockname(descriptor, raw, &length) == 0
         }
     }
-    precondition(bound, "bind to a loopback port failed")
-    return Int(UInt16(bigEndian: address.sin_port))
+    return bound ? UInt16(bigEndian: address.sin_port) : nil
 }
 
 /// A blocking POST of a JSON `body` to `path` of the etcd member at `endpoint` (an IPv4 `http://`

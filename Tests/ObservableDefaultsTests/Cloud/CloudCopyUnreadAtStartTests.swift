@@ -102,13 +102,7 @@ private struct UnreadStartRun {
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()
         let state = directory.file("machine")
-        let fileURL: URL
-        do {
-            let store = try cloudMachine(etcd.plainEndpoints, namespace: namespace, state: state)
-            store.set("server", forKey: "kept")
-            #expect(store.synchronize())
-            fileURL = try #require(store.localCopyURL)
-        }  // released: a whole save of what the server has
+        let fileURL = try releasedMachineCopy(etcd.plainEndpoints, namespace: namespace, state: state)
         // Writes made while the server could not be reached, as the copy keeps them: one based on the key
         // being absent (it still is), one on a revision the server never had (it loses).
         let copy = CloudLocalCopy(fileURL: fileURL)

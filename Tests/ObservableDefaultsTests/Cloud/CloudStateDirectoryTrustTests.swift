@@ -143,13 +143,7 @@ import Glibc
         let endpoint = etcd.plainEndpoints[0]
         let namespace = freshNamespace()
         let state = directory.file("machine")
-        let fileURL: URL
-        do {
-            let store = try cloudMachine(etcd.plainEndpoints, namespace: namespace, state: state)
-            store.set("server", forKey: "kept")
-            #expect(store.synchronize())
-            fileURL = try #require(store.localCopyURL)
-        }
+        let fileURL = try releasedMachineCopy(etcd.plainEndpoints, namespace: namespace, state: state)
         // Another user, able to write the directory, plants a value and an unsent write in the copy.
         let copy = CloudLocalCopy(fileURL: fileURL)
         var planted = try #require(try copy.load())

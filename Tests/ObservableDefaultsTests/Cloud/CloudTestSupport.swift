@@ -47,6 +47,15 @@ func cloudMachine(
         limits: limits, requestTimeout: 2, probeInterval: 0.5))
 }
 
+/// The local copy of a machine that wrote `kept` = "server" and synchronized, then was released (a whole
+/// save of what the server has): the start of tests that then change the copy by hand.
+func releasedMachineCopy(_ endpoints: [URL], namespace: String, state: URL) throws -> URL {
+    let store = try cloudMachine(endpoints, namespace: namespace, state: state)
+    store.set("server", forKey: "kept")
+    #expect(store.synchronize())
+    return try #require(store.localCopyURL)
+}
+
 /// A namespace no other test uses.
 func freshNamespace(_ label: String = #function) -> String {
     "test-\(label.filter { $0.isLetter })-\(UInt32.random(in: 0 ... .max))"

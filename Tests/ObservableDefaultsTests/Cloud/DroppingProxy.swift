@@ -20,6 +20,7 @@ final class DroppingProxy: @unchecked Sendable {
     private var triggered = false
     private var answerSwallowed = false
     private var released = false
+    private var listenerClosed = false
     /// How many interim `100 Continue` answers the member sent (each one a write of its own, read by the
     /// client on its own).
     private var interimAnswers = 0
@@ -27,20 +28,11 @@ final class DroppingProxy: @unchecked Sendable {
     init(forwardingTo target: URL, dropAnswerTo trigger: String) throws {
         self.target = UInt16(target.port ?? 2379)
         self.trigger = trigger
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Bool in
-                bind(listener, raw, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, raw, &length) == 0
-            }
+        guard let (listener, port) = loopbackListener() else {
+            throw DefaultsError(.cloud, message: "the test proxy cannot listen: \(String(cString: strerror(errno)))")
         }
-        guard bound else { throw DefaultsError(.cloud, message: "the test proxy cannot listen: \(String(cString: strerror(errno)))") }
-        port = UInt16(bigEndian: address.sin_port)
+        self.listener = listener
+        self.port = port
         Thread { [self] in acceptLoop() }.start()
     }
 
@@ -66,16 +58,26 @@ final class DroppingProxy: @unchecked Sendable {
         }
     }
 
+    /// Lets everything through and stops accepting. The listener is closed by the accept loop, under the
+    /// lock this shuts it down under: once closed, its number may be another socket's (another test's).
     func stop() {
         release()
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        condition.withLock {
+            if !listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
+        }
     }
 
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
+            guard client >= 0 else {
+                if errno == EINTR { continue }
+                condition.withLock {
+                    listenerClosed = true
+                    close(listener)
+                }
+                return
+            }
             if condition.withLock({ triggered && !released }) {
                 close(client)
                 continue

@@ -53,29 +53,18 @@ final class HostileEndpoint: @unchecked Sendable {
     /// Requests that came after the first on one connection (a client that kept a connection for more).
     private var laterRequests = 0
     private var descriptors = Set<Int32>()
+    private var listenerClosed = false
 
     /// Starts listening; `script` says what to do with each request. After `lifetime` seconds the endpoint
     /// stops by itself.
     init(lifetime: TimeInterval = 300, _ script: @escaping @Sendable (Request) -> [Step]) throws {
         self.script = script
         lifetimeEnd = ContinuousClock.now + .seconds(lifetime)
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Bool in
-                bind(listener, raw, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, raw, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listener)
+        guard let (listener, port) = loopbackListener() else {
             throw EtcdTestError("the hostile endpoint cannot listen: \(String(cString: strerror(errno)))")
         }
-        port = UInt16(bigEndian: address.sin_port)
+        self.listener = listener
+        self.port = port
         Self.setTimeouts(listener, seconds: 0.2)  // accept() wakes up to see the endpoint stopped, or its lifetime over
         Thread { [self] in acceptLoop() }.start()
     }
@@ -105,13 +94,16 @@ final class HostileEndpoint: @unchecked Sendable {
 
     /// Ends everything: no new connections, and every open one is shut down.
     func stop() {
-        let open = condition.withLock {
+        // Under the lock the descriptors are closed under: a descriptor closed already may carry another
+        // socket's number by now (another test's listener), which must not be shut down. Calling this again
+        // (a test's `defer`, then `deinit`) does nothing.
+        condition.withLock {
+            guard !stopped else { return }
             stopped = true
             condition.broadcast()
-            return descriptors
+            if !listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
+            for descriptor in descriptors { shutdown(descriptor, Int32(SHUT_RDWR)) }
         }
-        shutdown(listener, Int32(SHUT_RDWR))
-        for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
     private var isOver: Bool { condition.withLock { stopped } || ContinuousClock.now >= lifetimeEnd }
@@ -129,14 +121,19 @@ final class HostileEndpoint: @unchecked Sendable {
             index += 1
             Thread { [self] in serve(client, number: number) }.start()
         }
-        close(listener)
+        condition.withLock {
+            listenerClosed = true
+            close(listener)
+        }
     }
 
     private func track(_ descriptor: Int32) { condition.withLock { _ = descriptors.insert(descriptor) } }
 
     private func untrackAndClose(_ descriptor: Int32) {
-        condition.withLock { _ = descriptors.remove(descriptor) }
-        close(descriptor)
+        condition.withLock {
+            descriptors.remove(descriptor)
+            close(descriptor)
+        }
     }
 
     private func serve(_ client: Int32, number: Int) {

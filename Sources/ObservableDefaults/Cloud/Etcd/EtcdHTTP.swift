@@ -113,7 +113,7 @@ enum EtcdHTTP {
     /// `headTimeout` bounds connecting, sending and the head; the body may then take as long as it likes (a
     /// quiet watch is fine: hung members are found by probing), each piece within
     /// ``EtcdReadLimits/answerBytes`` when chunked. `register` receives a function that aborts the stream
-    /// from another thread.
+    /// from another thread (and does nothing once the stream has ended).
     static func stream(
         url: URL, body: Data, headers: [String: String], headTimeout: TimeInterval, transport: EtcdTransport,
         register: (@escaping @Sendable () -> Void) -> Void, onStatus: (Int) -> Void, onData: (Data) -> Bool
@@ -123,9 +123,15 @@ enum EtcdHTTP {
         case .success(let opened): connection = opened
         case .failure(let why): return why
         }
-        defer { connection.close() }
-        let descriptor = connection.descriptor
-        register { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
+        // The abort may come after the stream ended (a watch is cancelled, or ends, once its read returned):
+        // by then the descriptor's number may be another socket's, which it must not shut down. The number
+        // is forgotten under the lock the abort takes, before the descriptor is closed.
+        let open = Locked<Int32?>(connection.descriptor)
+        defer {
+            open.withLock { $0 = nil }
+            connection.close()
+        }
+        register { open.withLock { descriptor in if let descriptor { _ = shutdown(descriptor, Int32(SHUT_RDWR)) } } }
         do {
             try connection.send(request(EtcdTarget(url), body: body, headers: headers, keepAlive: false))
             let status = try connection.readHead()
