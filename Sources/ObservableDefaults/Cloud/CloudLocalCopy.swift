@@ -356,6 +356,12 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
+    /// Removes every file of the copy (both slots, both journals, the single-file form), passing over one
+    /// that is missing or cannot be removed: a copy another store took in (see ``CloudLocalCopyShare``).
+    func removeFiles() {
+        for path in slotPaths + journalPaths + [fileURL.path] { try? FileSystem.removeFile(path) }
+    }
+
     /// How many slot files are open now (for tests).
     var openSlotCount: Int { writer.withLock { $0.openSlots.compactMap { $0 }.count } }
 
@@ -486,10 +492,7 @@ final class CloudLocalCopy: Sendable {
         } catch {
             guard error.errno.isMissingPath else { throw failure(error) }
         }
-        if let error = CloudStateDirectory.create(directory.path) {
-            throw DefaultsError(error, "cannot create the cloud state directory \(directory.path)", fileURL: directory)
-        }
-        try CloudStateDirectory.check(directory, localCopy: fileURL)  // made by another user meanwhile?
+        try CloudStateDirectory.recreate(directory, localCopy: fileURL)
         do throws(SystemCallError) {
             return try open()
         } catch {

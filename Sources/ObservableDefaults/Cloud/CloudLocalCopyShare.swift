@@ -94,7 +94,8 @@ final class CloudLocalCopyShare: Sendable {
         var failure: DefaultsError?
         do { state = try own.load(onProblem: onProblem) } catch { failure = error }
         if own.awaitsLoad, let failure { throw failure }
-        let siblings = adoptOrphans(onProblem: onProblem).map { ($0, true) } + liveSiblings().map { ($0, false) }
+        let copies = otherCopies()
+        let siblings = adoptOrphans(among: copies, onProblem: onProblem).map { ($0, true) } + liveSiblings(among: copies).map { ($0, false) }
         if !siblings.isEmpty {
             var merged = state ?? CloudState()
             for (copy, adopting) in siblings {
@@ -118,8 +119,13 @@ final class CloudLocalCopyShare: Sendable {
     /// The states of the copies of ended processes not taken in yet, each locked and noted for removal
     /// after the next whole save. A copy that cannot be read now is left for a later call.
     func adoptOrphans(onProblem: (DefaultsError) -> Void) -> [CloudState] {
+        adoptOrphans(among: otherCopies(), onProblem: onProblem)
+    }
+
+    /// ``adoptOrphans(onProblem:)`` among `copies` (``otherCopies()``, listed once per load).
+    private func adoptOrphans(among copies: [URL], onProblem: (DefaultsError) -> Void) -> [CloudState] {
         var states: [CloudState] = []
-        for copy in otherCopies() where !adopted.withLock({ $0.contains { $0.copy == copy } }) {
+        for copy in copies where !adopted.withLock({ $0.contains { $0.copy == copy } }) {
             // A primary without a lock file was written by a version that had none, or never locked: nobody
             // holds it. A secondary's lock file comes first and goes last: without it, the copy is gone.
             let creating = copy == fileURL ? copy.deletingLastPathComponent() : nil
@@ -135,9 +141,9 @@ final class CloudLocalCopyShare: Sendable {
     }
 
     /// What the copies of the running processes hold now, read without changing them.
-    private func liveSiblings() -> [CloudState] {
+    private func liveSiblings(among copies: [URL]) -> [CloudState] {
         let taken = Set(adopted.withLock { $0.map(\.copy) })
-        return otherCopies().filter { !taken.contains($0) }.compactMap { CloudLocalCopy(fileURL: $0).currentState() }
+        return copies.filter { !taken.contains($0) }.compactMap { CloudLocalCopy(fileURL: $0).currentState() }
     }
 
     /// What a process starting now would load from the copies at `fileURL` if every process that wrote
@@ -184,10 +190,8 @@ final class CloudLocalCopyShare: Sendable {
             return adopted
         }
         for entry in removable {
-            let base = entry.copy.path
-            for path in [base + ".slot0", base + ".slot1", base + ".journal0", base + ".journal1", base, Self.lockPath(of: entry.copy)] {
-                try? FileSystem.removeFile(path)
-            }
+            CloudLocalCopy(fileURL: entry.copy).removeFiles()
+            try? FileSystem.removeFile(Self.lockPath(of: entry.copy))
         }
         withExtendedLifetime(removable) {}  // unlocked once their files are gone
     }
@@ -241,9 +245,8 @@ final class CopyLock: Sendable {
             file = try open()
         } catch {
             guard error.errno.isMissingPath, let directory else { return failed(error) }
-            if let error = CloudStateDirectory.create(directory.path) { return failed(error) }
             do throws(DefaultsError) {
-                try CloudStateDirectory.check(directory, localCopy: URL(fileURLWithPath: path))
+                try CloudStateDirectory.recreate(directory, localCopy: URL(fileURLWithPath: path))
             } catch {
                 return .failed(error)
             }

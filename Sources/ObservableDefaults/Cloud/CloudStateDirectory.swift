@@ -74,6 +74,16 @@ extension CloudStateDirectory {
         try check(directory, localCopy: file)
     }
 
+    /// Makes `directory` again when it went missing while a store ran (removed by hand, a cleaner), as
+    /// ``prepare(_:localCopy:)`` does at start, except that failing to create it is an error too: the caller
+    /// was about to write there. Checks it afterwards: another user may have made it first.
+    static func recreate(_ directory: URL, localCopy file: URL) throws(DefaultsError) {
+        if let error = create(directory.path) {
+            throw DefaultsError(error, "cannot create the cloud state directory \(directory.path)", fileURL: directory)
+        }
+        try check(directory, localCopy: file)
+    }
+
     /// Creates `path` and every missing directory above it with mode 0700 (exactly: not narrowed or widened
     /// by the umask). One made by another process meanwhile is left as it is (``check(_:localCopy:)`` judges
     /// it); returns the failure that stopped it, if any.
