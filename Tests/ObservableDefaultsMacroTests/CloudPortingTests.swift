@@ -3,8 +3,9 @@ import Foundation
 import Testing
 
 // The Apple library's `@ObservableCloud` behaviours, with classes written as for that library, in
-// development mode (the in-process store every development-mode object shares, so each test uses its own
-// prefix). Where this library differs on purpose (README, "Coming from ObservableDefaults"), the test says so.
+// development mode (each object keeps its values in a store of its own, as there). Tests of what the shared
+// development store (`store: .development`) does use a prefix of their own. Where this library differs on
+// purpose (README, "Coming from ObservableDefaults"), the test says so.
 
 @ObservableCloud
 final class PortedCloudModel {
@@ -86,6 +87,23 @@ extension PortedCloudSyncImmediately {
     var syncsImmediately: Bool { _syncImmediately }
 }
 
+// The tests' access to the generated private `_cloudStore` (an extension in the class's file sees it).
+extension PortedCloudModel {
+    var store: CloudKeyValueStore { _cloudStore }
+}
+
+extension PortedCloudOptionals {
+    var store: CloudKeyValueStore { _cloudStore }
+}
+
+extension PortedCloudObserveFirst {
+    var store: CloudKeyValueStore { _cloudStore }
+}
+
+extension PortedCloudKeyNames {
+    var store: CloudKeyValueStore { _cloudStore }
+}
+
 @MainActor
 @ObservableCloud
 final class PortedCloudMainActor {
@@ -95,14 +113,12 @@ final class PortedCloudMainActor {
     var customKey: String = "CustomValue"
 }
 
-/// A prefix of its own for each use, since development-mode objects share one store.
+/// A prefix of its own for each use of the shared development store.
 private func uniquePrefix() -> String { "port-\(UUID().uuidString.prefix(8))_" }
-
-private var development: CloudKeyValueStore { .development }
 
 @Suite struct CloudPortingTests {
     @Test func aPersistedPropertyIsObservable() {
-        let model = PortedCloudModel(prefix: uniquePrefix(), developmentMode: true)
+        let model = PortedCloudModel(developmentMode: true)
         #expect(model._developmentMode_)
         let flag = track { _ = model.name }
         model.name = "Test2"
@@ -111,14 +127,14 @@ private var development: CloudKeyValueStore { .development }
     }
 
     @Test func anIgnoredPropertyIsNotObservable() {
-        let model = PortedCloudModel(prefix: uniquePrefix(), developmentMode: true)
+        let model = PortedCloudModel(developmentMode: true)
         let flag = track { _ = model.ignored }
         model.ignored = "Test2"
         #expect(!flag.fired)
     }
 
     @Test func assigningTheSameValueNotifiesNobody() {
-        let model = PortedCloudModel(prefix: uniquePrefix(), developmentMode: true)
+        let model = PortedCloudModel(developmentMode: true)
         let name = track { _ = model.name }
         model.name = "Test"
         let observableOnly = track { _ = model.observableOnly }
@@ -130,7 +146,7 @@ private var development: CloudKeyValueStore { .development }
     /// Deliberate difference: the Apple library does not run `willSet`/`didSet` of a cloud-backed property;
     /// here they run, as for `@DefaultsBacked` properties.
     @Test func observersRunForEveryKindOfProperty() {
-        let model = PortedCloudModel(prefix: uniquePrefix(), developmentMode: true)
+        let model = PortedCloudModel(developmentMode: true)
         model.observableOnly = "test1"
         #expect(model.events.events == ["willSet: test1", "didSet: ObservableOnly"])
         model.ignored = "test2"
@@ -140,8 +156,7 @@ private var development: CloudKeyValueStore { .development }
     }
 
     @Test func optionalsStartFromTheirDeclarationsAndTakeNil() {
-        let prefix = uniquePrefix()
-        let model = PortedCloudOptionals(prefix: prefix, developmentMode: true)
+        let model = PortedCloudOptionals(developmentMode: true)
         #expect(model.name == nil)
         #expect(model.optionalName == nil)
         #expect(model.optionalAge == 30)
@@ -156,19 +171,27 @@ private var development: CloudKeyValueStore { .development }
         let optionalName = track { _ = model.optionalName }
         model.optionalName = "CloudTestName"
         #expect(optionalName.count == 1)
-        #expect(development.string(forKey: prefix + "optionalName") == "CloudTestName")
+        #expect(model.store.string(forKey: "optionalName") == "CloudTestName")
 
-        // `nil` removes the key: the property reads its declaration default, which for these is not nil.
+        // In development mode the object's values are its own: `nil` stays `nil`, as in the Apple library.
+        let optionalAge = track { _ = model.optionalAge }
         model.optionalAge = nil
+        #expect(model.optionalAge == nil && optionalAge.count == 1)
+        #expect(model.store.value(forKey: "optionalAge") == nil)
+        let again = track { _ = model.optionalAge }
+        model.optionalAge = nil
+        #expect(!again.fired)
+        model.optionalAge = 30
         #expect(model.optionalAge == 30)
-        #expect(development.value(forKey: prefix + "optionalAge") == nil)
-        model.optionalAge = 25
-        #expect(model.optionalAge == 25)
+        model.int64 = nil
+        model.float = nil
+        model.bool = nil
+        #expect(model.int64 == nil && model.float == nil && model.bool == nil)
 
         model.withoutInitializer = 2.718
         #expect(model.withoutInitializer == 2.718)
         model.withCustomKey = true
-        #expect(development.bool(forKey: prefix + "cloud-custom-optional-key"))
+        #expect(model.store.bool(forKey: "cloud-custom-optional-key"))
         model.int64 = 12_345
         model.float = Float(2.718)
         model.bool = false
@@ -180,14 +203,27 @@ private var development: CloudKeyValueStore { .development }
         #expect(model.data == "NewCloudTest".data(using: .utf8))
         #expect(model.date == Date(timeIntervalSince1970: 1_672_531_200))
 
-        let second = PortedCloudOptionals(prefix: prefix, developmentMode: true)
-        #expect(second.optionalName == "CloudTestName")
-        #expect(second.int64 == 12_345)
-        #expect(second.date == Date(timeIntervalSince1970: 1_672_531_200))
+        // A fresh object starts from its declarations again.
+        let second = PortedCloudOptionals(developmentMode: true)
+        #expect(second.optionalName == nil && second.optionalAge == 30 && second.int64 == Int64.max)
+        #expect(second.date == Date(timeIntervalSince1970: 1_640_995_200))
+    }
+
+    /// Deliberate difference, on a store shared by several objects (not the Apple library's development
+    /// mode): `nil` removes the key, and the property reads its declaration default, as a new object would.
+    @Test func onASharedStoreNilRemovesTheKey() {
+        let prefix = uniquePrefix()
+        let model = PortedCloudOptionals(prefix: prefix, store: .development)
+        model.optionalName = "Shared"
+        model.optionalAge = nil
+        #expect(model.optionalAge == 30)
+        #expect(CloudKeyValueStore.development.value(forKey: prefix + "optionalAge") == nil)
+        let second = PortedCloudOptionals(prefix: prefix, store: .development)
+        #expect(second.optionalName == "Shared" && second.optionalAge == 30)
     }
 
     @Test func codableValuesWithStaticMembers() {
-        let model = PortedCloudCodable(prefix: uniquePrefix(), developmentMode: true)
+        let model = PortedCloudCodable(developmentMode: true)
         #expect(model.style == .style1)
         #expect(model.explicitStyle == .style2)
         let style = track { _ = model.style }
@@ -203,7 +239,7 @@ private var development: CloudKeyValueStore { .development }
 
     @MainActor
     @Test func aMainActorClass() {
-        let model = PortedCloudMainActor(prefix: uniquePrefix(), developmentMode: true)
+        let model = PortedCloudMainActor(developmentMode: true)
         #expect(model.name == "Test" && model.count == 0 && model.customKey == "CustomValue")
         let name = track { _ = model.name }
         model.name = "MainActorTest"
@@ -215,54 +251,50 @@ private var development: CloudKeyValueStore { .development }
     }
 
     @Test func observeFirstStoresOnlyCloudBackedProperties() async throws {
-        let prefix = uniquePrefix()
-        let model = PortedCloudObserveFirst(prefix: prefix, developmentMode: true)
+        let model = PortedCloudObserveFirst(developmentMode: true)
         model.observableOnly = "Test2"
         model.name = "Test3"
-        #expect(development.value(forKey: prefix + "observableOnly") == nil)
-        #expect(development.string(forKey: prefix + "name") == "Test3")
+        #expect(model.store.value(forKey: "observableOnly") == nil)
+        #expect(model.store.string(forKey: "name") == "Test3")
 
         // A change of the observable-only property's name in the store is not the property's.
         let observableOnly = track { _ = model.observableOnly }
-        try development.simulateExternalChange([prefix + "observableOnly": .string("outside"), prefix + "name": .string("Test4")])
+        try model.store.simulateExternalChange(["observableOnly": .string("outside"), "name": .string("Test4")])
         #expect(await eventually { model.name == "Test4" })
         #expect(model.observableOnly == "Test2")
         #expect(!observableOnly.fired)
     }
 
     @Test func keyNamesFollowCloudBackedThenCloudKey() {
-        let prefix = uniquePrefix()
-        let model = PortedCloudKeyNames(prefix: prefix, developmentMode: true)
+        let model = PortedCloudKeyNames(developmentMode: true)
         model.renameByBackedKey = "Test2"
         model.renameByDefaultsKey = "Test3"
         model.mixKey = "Test4"
-        #expect(development.string(forKey: prefix + "rename-by-backed-key") == "Test2")
-        #expect(development.string(forKey: prefix + "rename-by-defaults-key") == "Test3")
-        #expect(development.string(forKey: prefix + "mix-key-backed-key") == "Test4")
-        #expect(development.value(forKey: prefix + "mix-key-defaults-key") == nil)
+        #expect(model.store.string(forKey: "rename-by-backed-key") == "Test2")
+        #expect(model.store.string(forKey: "rename-by-defaults-key") == "Test3")
+        #expect(model.store.string(forKey: "mix-key-backed-key") == "Test4")
+        #expect(model.store.value(forKey: "mix-key-defaults-key") == nil)
     }
 
     @Test func theMacrosSyncImmediatelyIsTheInitializersDefault() {
-        #expect(PortedCloudSyncImmediately(prefix: uniquePrefix(), developmentMode: true).syncsImmediately)
-        #expect(!PortedCloudSyncImmediately(prefix: uniquePrefix(), syncImmediately: false, developmentMode: true).syncsImmediately)
+        #expect(PortedCloudSyncImmediately(developmentMode: true).syncsImmediately)
+        #expect(!PortedCloudSyncImmediately(syncImmediately: false, developmentMode: true).syncsImmediately)
     }
 
     @Test func aChangeFromElsewhereUpdatesOnlyItsProperty() async throws {
-        let prefix = uniquePrefix()
-        let model = PortedCloudModel(prefix: prefix, developmentMode: true)
+        let model = PortedCloudModel(developmentMode: true)
         let name = track { _ = model.name }
         let observableOnly = track { _ = model.observableOnly }
-        try development.simulateExternalChange([prefix + "name": .string("Test2")], reason: .serverChange)
+        try model.store.simulateExternalChange(["name": .string("Test2")], reason: .serverChange)
         #expect(await eventually { model.name == "Test2" })
         #expect(name.count == 1)
         #expect(!observableOnly.fired)
     }
 
     @Test func theDeclarationDefaultNeverChanges() async throws {
-        let prefix = uniquePrefix()
-        let model = PortedCloudModel(prefix: prefix, developmentMode: true)
+        let model = PortedCloudModel(developmentMode: true)
         model.name = "Test2"
-        try development.simulateExternalChange([prefix + "name": nil])
+        try model.store.simulateExternalChange(["name": nil])
         #expect(await eventually { model.name == "Test" })
     }
 
@@ -270,16 +302,16 @@ private var development: CloudKeyValueStore { .development }
         let prefix = uniquePrefix()
         weak var released: PortedCloudModel?
         do {
-            let model = PortedCloudModel(prefix: prefix, developmentMode: true)
+            let model = PortedCloudModel(prefix: prefix, store: .development)
             released = model
             #expect(model.name == "Test")
         }
         #expect(released == nil)
-        try development.simulateExternalChange([prefix + "name": .string("AfterRelease")])
-        let replacement = PortedCloudModel(prefix: prefix, developmentMode: true)
+        try CloudKeyValueStore.development.simulateExternalChange([prefix + "name": .string("AfterRelease")])
+        let replacement = PortedCloudModel(prefix: prefix, store: .development)
         #expect(replacement.name == "AfterRelease")
         let name = track { _ = replacement.name }
-        try development.simulateExternalChange([prefix + "name": .string("ReplacementUpdate")])
+        try CloudKeyValueStore.development.simulateExternalChange([prefix + "name": .string("ReplacementUpdate")])
         #expect(await eventually { replacement.name == "ReplacementUpdate" })
         #expect(name.count == 1)
     }

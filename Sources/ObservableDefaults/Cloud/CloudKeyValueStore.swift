@@ -5,8 +5,8 @@ import Foundation
 ///
 /// Reads come from memory, never the network. What a store syncs with depends on how it was made:
 ///
-/// - ``development``: memory only, shared in the process; ``simulateExternalChange(_:reason:)`` plays
-///   the other machines.
+/// - ``development`` and ``inMemory(limits:)``: memory only (shared in the process, or a store of its own);
+///   ``simulateExternalChange(_:reason:)`` plays the other machines.
 /// - ``init(etcd:)``: an etcd cluster. A write changes memory and an offline-first local copy on disk at
 ///   once and is uploaded in the background as a compare-and-swap on the revision it was based on; when
 ///   another machine changed the key first, the server wins and observers hear a server change. Changes
@@ -22,7 +22,7 @@ import Foundation
 public final class CloudKeyValueStore: Sendable {
     /// What a store syncs with.
     public enum Mode: String, Sendable, Equatable {
-        /// Memory only, shared in the process.
+        /// Memory only (``development``, shared in the process, or ``inMemory(limits:)``).
         case development
         /// A local file; never syncs.
         case localOnly
@@ -48,8 +48,18 @@ public final class CloudKeyValueStore: Sendable {
     /// otherwise a local-only store that says on its error channel that it does not sync.
     public static let `default`: CloudKeyValueStore = fromEnvironment(ProcessInfo.processInfo.environment)
 
-    /// The development-mode store: memory only, shared by everything in this process.
-    public static let development = CloudKeyValueStore(mode: .development, configuration: nil, state: CloudState(), localCopy: nil, limits: .iCloud)
+    /// A development-mode store in memory only, shared by everything in this process that names it. An
+    /// `@ObservableCloud` object in development mode does not use it: it gets a store of its own
+    /// (``inMemory(limits:)``); pass `store: .development` to share this one.
+    public static let development = inMemory()
+
+    /// A new development-mode store of its own: memory only, empty, reached only through the returned
+    /// object. What an `@ObservableCloud` object in development mode uses, so that a fresh object starts from
+    /// its declaration defaults (SwiftUI previews, unit tests); ``simulateExternalChange(_:reason:)`` plays
+    /// the other machines.
+    public static func inMemory(limits: CloudLimits = .iCloud) -> CloudKeyValueStore {
+        CloudKeyValueStore(mode: .development, configuration: nil, state: CloudState(), localCopy: nil, limits: limits)
+    }
 
     /// Whether the environment asks for development mode (as the Apple library's `_developmentMode_`).
     public static var isDevelopmentModeRequested: Bool { requestsDevelopmentMode(ProcessInfo.processInfo.environment) }

@@ -3,14 +3,14 @@ import Observation
 import Testing
 @testable import ObservableDefaults
 
-/// `@ObservableCloud` objects (the classes in CloudModels.swift) on the development store and a
+/// `@ObservableCloud` objects (the classes in CloudModels.swift) on the shared development store (given as `store:`) and a
 /// local-only store: loading, writes, changes from elsewhere and from this process, refusals, lifetime.
 @Suite struct CloudObjectTests {
     let store = CloudKeyValueStore.development
 
     @Test func eachPropertyIsObservableAndOnlyTheAssignedOneNotifies() {
         let prefix = uniqueCloudPrefix()
-        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let fleet = CloudFleet(prefix: prefix, store: store)
         #expect(fleet.storeInUse === store)
         #expect(fleet.workers == 4 && fleet.logLevel == "info" && fleet.limit == nil && fleet.hosts == [])
 
@@ -35,13 +35,13 @@ import Testing
         #expect(fleet.events.events == ["willSet [\"a\"]", "didSet [] -> [\"a\"]"])
 
         // A new object reads what the store holds.
-        let other = CloudFleet(prefix: prefix, developmentMode: true)
+        let other = CloudFleet(prefix: prefix, store: store)
         #expect(other.workers == 8 && other.logLevel == "debug" && other.limit == 1.5 && other.hosts == ["a"])
         #expect(other.endpoint == CloudEndpoint(host: "h", port: 1) && other.lastSeen == 0)
     }
 
     @Test func assigningTheCurrentValueNotifiesNobody() {
-        let fleet = CloudFleet(prefix: uniqueCloudPrefix(), developmentMode: true)
+        let fleet = CloudFleet(prefix: uniqueCloudPrefix(), store: store)
         fleet.workers = 6
         fleet.hosts = ["x"]
         let flags = FleetFlags(fleet)
@@ -57,7 +57,7 @@ import Testing
 
     @Test func anOptionalSetToNilRemovesTheKeyAndReadsTheDeclarationDefault() {
         let prefix = uniqueCloudPrefix()
-        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let fleet = CloudFleet(prefix: prefix, store: store)
         fleet.limit = 2.5
         #expect(store.value(forKey: prefix + "limit") == .double(2.5))
         var flags = FleetFlags(fleet)
@@ -75,7 +75,7 @@ import Testing
     @Test(arguments: [CloudChangeReason.serverChange, .initialSync, .accountChange])
     func changesFromElsewhereNotifyExactlyTheChangedProperties(reason: CloudChangeReason) throws {
         let prefix = uniqueCloudPrefix()
-        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let fleet = CloudFleet(prefix: prefix, store: store)
         fleet.logLevel = "warn"
         let flags = FleetFlags(fleet)
         try store.simulateExternalChange([
@@ -97,7 +97,7 @@ import Testing
 
     @Test func aQuotaViolationAnnouncementChangesNoProperty() throws {
         let prefix = uniqueCloudPrefix()
-        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let fleet = CloudFleet(prefix: prefix, store: store)
         fleet.workers = 5
         let flags = FleetFlags(fleet)
         try store.simulateExternalChange([prefix + "workers": .integer(99)], reason: .quotaViolation)
@@ -107,7 +107,7 @@ import Testing
 
     @Test func aCodableStructFollowsItsStoredStructure() throws {
         let prefix = uniqueCloudPrefix()
-        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let fleet = CloudFleet(prefix: prefix, store: store)
         let flags = FleetFlags(fleet)
         try store.simulateExternalChange([prefix + "endpoint": .dictionary(["host": .string("db"), "port": .integer(5432)])])
         store.settle()
@@ -117,8 +117,8 @@ import Testing
 
     @Test func twoObjectsOnOneStoreFollowEachOthersWritesAndWritesFromCode() {
         let prefix = uniqueCloudPrefix()
-        let a = CloudFleet(prefix: prefix, developmentMode: true)
-        let b = CloudFleet(prefix: prefix, developmentMode: true)
+        let a = CloudFleet(prefix: prefix, store: store)
+        let b = CloudFleet(prefix: prefix, store: store)
         let heardOutside = CloudRecorder()
         let observation = store.observe(prefix: prefix) { heardOutside.record($0) }
         defer { observation.cancel() }
@@ -173,7 +173,7 @@ import Testing
 
     @Test func aValueThatCannotBeStoredIsReportedAndChangesNothing() {
         let prefix = uniqueCloudPrefix()
-        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let fleet = CloudFleet(prefix: prefix, store: store)
         let errors = CloudErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
@@ -190,7 +190,7 @@ import Testing
         let errors = CloudErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
-        let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+        let fleet = CloudFleet(prefix: prefix, store: store)
         fleet.workers = 9
         let flags = FleetFlags(fleet)
         try store.simulateExternalChange([prefix + "workers": .string("many")])
@@ -200,7 +200,7 @@ import Testing
         #expect(errors.errors.contains { $0.key == prefix + "workers" && $0.kind == .wrongType })
 
         // A new object uses the declaration default.
-        let newcomer = CloudFleet(prefix: prefix, developmentMode: true)
+        let newcomer = CloudFleet(prefix: prefix, store: store)
         #expect(newcomer.workers == 4)
         #expect(errors.waitFor("\"many\" is not an Int; using the default"))
     }
@@ -225,12 +225,12 @@ import Testing
 
     @Test func releasingTheObserverStopsUpdatesAndTheObjectDeallocates() throws {
         let prefix = uniqueCloudPrefix()
-        let kept = CloudFleet(prefix: prefix, developmentMode: true)
+        let kept = CloudFleet(prefix: prefix, store: store)
         kept.stopObserving()
         let flags = FleetFlags(kept)
         weak var released: CloudFleet?
         do {
-            let fleet = CloudFleet(prefix: prefix, developmentMode: true)
+            let fleet = CloudFleet(prefix: prefix, store: store)
             fleet.workers = 2
             released = fleet
         }
@@ -245,7 +245,7 @@ import Testing
 
     @MainActor @Test func aMainActorClassGetsChangesFromElsewhereOnTheMainActor() async throws {
         let prefix = uniqueCloudPrefix()
-        let model = CloudMainActorModel(prefix: prefix, developmentMode: true)
+        let model = CloudMainActorModel(prefix: prefix, store: store)
         let size = trackCloud { _ = model.size }, theme = trackCloud { _ = model.theme }
         let store = store
         // From another thread, as a sync thread would.
@@ -269,6 +269,41 @@ import Testing
         #expect(_CloudObjectBinding.isDevelopmentMode(requested: false, environment: dev))
         #expect(!_CloudObjectBinding.isDevelopmentMode(requested: false, environment: [:]))
         #expect(CloudFleet(prefix: uniqueCloudPrefix(), developmentMode: true)._developmentMode_)
+
+        // The environment's switch gives each object a store of its own, as the flag does.
+        var first = _CloudObjectBinding.State(prefix: "", syncImmediately: false, developmentMode: false)
+        var second = first
+        let firstStore = _CloudObjectBinding.chosenStore(&first, environment: previews)
+        #expect(_CloudObjectBinding.chosenStore(&first, environment: previews) === firstStore)
+        #expect(_CloudObjectBinding.chosenStore(&second, environment: dev) !== firstStore)
+        #expect(firstStore !== CloudKeyValueStore.development && firstStore.mode == .development)
+    }
+
+    @Test func developmentModeKeepsEachObjectsValuesInTheObject() throws {
+        let prefix = uniqueCloudPrefix()
+        let a = CloudFleet(prefix: prefix, developmentMode: true)
+        let b = CloudFleet(prefix: prefix, developmentMode: true)
+        #expect(a.storeInUse !== b.storeInUse && a.storeInUse !== store && a.storeInUse.mode == .development)
+        let flagsA = FleetFlags(a), flagsB = FleetFlags(b)
+        a.workers = 8
+        a.hosts = ["x"]
+        a.storeInUse.settle()
+        #expect(flagsA.fired == ["workers", "hosts"] && flagsB.fired.isEmpty)
+        #expect(b.workers == 4 && b.hosts == [] && store.value(forKey: prefix + "workers") == nil)
+        #expect(CloudFleet(prefix: prefix, developmentMode: true).workers == 4)  // a fresh object: the declarations
+
+        // The object's own store plays the other machines for that object only.
+        let flagsA2 = FleetFlags(a), flagsB2 = FleetFlags(b)
+        try a.storeInUse.simulateExternalChange([prefix + "log-level": .string("debug")])
+        a.storeInUse.settle()
+        #expect(a.logLevel == "debug" && b.logLevel == "info")
+        #expect(flagsA2.fired == ["logLevel"] && flagsB2.fired.isEmpty)
+
+        // Sharing is asked for by naming the shared store.
+        let c = CloudFleet(prefix: prefix, store: .development), d = CloudFleet(prefix: prefix, store: .development)
+        c.workers = 12
+        store.settle()
+        #expect(d.workers == 12 && a.workers == 8)
     }
 
     @Test func theStoreIsFixedOnceTheObjectStarted() {

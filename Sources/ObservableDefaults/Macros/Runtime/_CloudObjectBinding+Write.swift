@@ -8,7 +8,8 @@ extension _CloudObjectBinding {
     /// `_DefaultsSlot.write(_:to:keyPath:on:registrar:willSet:didSet:)`).
     ///
     /// The copy then holds what a new object would read: assigning `nil` to an Optional removes the key,
-    /// and the property reads the declaration default. Assigning the current value notifies nobody. A value
+    /// and the property reads the declaration default — except in development mode, where the object's values
+    /// are its own and the property keeps the `nil`, as in the Apple library. Assigning the current value notifies nobody. A value
     /// that cannot be encoded, or that the store refuses (NaN, or past its ``CloudLimits``: also announced
     /// as a quota violation), is reported on the store's error channel; the property and the store stay
     /// unchanged and the property's observers hear nothing.
@@ -37,6 +38,7 @@ extension _CloudObjectBinding {
         let fullKey: String
         let skippedObserver: Int?
         let syncImmediately: Bool
+        @usableFromInline let keepsAssignedNil: Bool
 
         @usableFromInline
         func reportUnencodable(_ type: Any.Type, _ error: any Error) {
@@ -95,7 +97,8 @@ extension _CloudObjectBinding {
             let (fullKey, skipped) = _propertyWriteKey(
                 key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
             return CloudWriteTarget(store: Unmanaged.passUnretained(configuration.store), fullKey: fullKey, skippedObserver: skipped,
-                                    syncImmediately: configuration.syncImmediately)
+                                    syncImmediately: configuration.syncImmediately,
+                                    keepsAssignedNil: configuration.keepsAssignedNil)
         }
     }
 }

@@ -16,6 +16,8 @@ public final class _CloudObjectBinding: Sendable {
         var explicitStore: CloudKeyValueStore?
         /// The store in use, fixed when the object starts or first writes.
         var fixedStore: CloudKeyValueStore?
+        /// The object's own in-memory store, made the first time development mode asks for it.
+        var developmentStore: CloudKeyValueStore?
         /// Full key → properties mapped to it.
         var updaters: [String: [_CloudPropertyBinding]] = [:]
         /// The store observer of the running observation, which the object's own writes skip.
@@ -37,7 +39,7 @@ public final class _CloudObjectBinding: Sendable {
     /// - Parameters:
     ///   - prefix: Prepended to every property's key.
     ///   - syncImmediately: Each property write asks the store to upload at once (see ``configure(prefix:syncImmediately:developmentMode:store:)``).
-    ///   - developmentMode: Use ``CloudKeyValueStore/development`` unless a store is given.
+    ///   - developmentMode: Keep the values in a store of the object's own, in memory, unless a store is given.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
     public init(prefix: String, syncImmediately: Bool, developmentMode: Bool, mainActor: Bool) {
         state = Locked(State(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode))
@@ -76,13 +78,10 @@ public final class _CloudObjectBinding: Sendable {
     }
 
     /// The store in use (the generated `_cloudStore`): the one given with `store:` / `_cloudStore`, else
-    /// ``CloudKeyValueStore/development`` in development mode, else ``CloudKeyValueStore/default``.
+    /// in development mode a store of this object's own, in memory (as the Apple library keeps each
+    /// object's values in the object), else ``CloudKeyValueStore/default``.
     public var store: CloudKeyValueStore {
-        let (fixed, choice) = state.withLock { state in
-            (state.fixedStore, Self.storeChoice(explicit: state.explicitStore, developmentMode: state.developmentMode,
-                                               environment: ProcessInfo.processInfo.environment))
-        }
-        return fixed ?? choice.store
+        state.withLock { state in state.fixedStore ?? Self.chosenStore(&state, environment: ProcessInfo.processInfo.environment) }
     }
 
     // MARK: - Choosing the store
@@ -90,16 +89,9 @@ public final class _CloudObjectBinding: Sendable {
     /// Which store an object uses.
     enum StoreChoice: Equatable {
         case explicit(CloudKeyValueStore)
+        /// The object's own in-memory store.
         case development
         case `default`
-
-        var store: CloudKeyValueStore {
-            switch self {
-            case .explicit(let store): store
-            case .development: .development
-            case .default: .default
-            }
-        }
 
         static func == (lhs: Self, rhs: Self) -> Bool {
             switch (lhs, rhs) {
@@ -124,6 +116,20 @@ public final class _CloudObjectBinding: Sendable {
             if let store = CloudKeyValueStore.upstreamTestStore { return .explicit(store) }
         #endif
         return .default
+    }
+
+    /// The store ``storeChoice(explicit:developmentMode:environment:)`` picks for `state`, making the
+    /// object's own development store the first time it is picked.
+    static func chosenStore(_ state: inout State, environment: [String: String]) -> CloudKeyValueStore {
+        switch storeChoice(explicit: state.explicitStore, developmentMode: state.developmentMode, environment: environment) {
+        case .explicit(let store): return store
+        case .default: return .default
+        case .development:
+            if let store = state.developmentStore { return store }
+            let store = CloudKeyValueStore.inMemory()
+            state.developmentStore = store
+            return store
+        }
     }
 
     /// The store, fixed from now on, and the prefix.

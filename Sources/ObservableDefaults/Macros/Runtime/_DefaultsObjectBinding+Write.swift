@@ -40,6 +40,9 @@ extension _DefaultsObjectBinding {
         let fullKey: String
         let skippedObserver: UInt64?
 
+        /// A suite removes the key of an Optional set to `nil`; the property reads its fallback.
+        @usableFromInline var keepsAssignedNil: Bool { false }
+
         @usableFromInline
         func reportUnencodable(_ type: Any.Type, _ error: any Error) {
             suite._withUnsafeGuaranteedRef {

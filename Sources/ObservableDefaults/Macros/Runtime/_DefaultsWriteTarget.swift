@@ -24,6 +24,10 @@ protocol _DefaultsWriteTarget {
     /// declaration default.
     func fallback<Value>(of slot: _DefaultsSlot<Value>) -> _DefaultsSlot<Value>.State
 
+    /// Whether assigning `nil` to an Optional property leaves it `nil` (the object's own development store)
+    /// instead of reading ``fallback(of:)``.
+    var keepsAssignedNil: Bool { get }
+
     /// What the target holds for the key now.
     func currentValue() -> DefaultsValue?
 
