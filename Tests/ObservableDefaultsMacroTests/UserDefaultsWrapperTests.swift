@@ -46,6 +46,15 @@ final class WrapperSettings {
         UserDefaultsWrapper<[String]>.setValue("tags", ["a", "b"], suite)
         #expect(UserDefaultsWrapper<[String]>.getValue("tags", [], suite) == ["a", "b"])
 
+        // Spelled as the Apple library's generated code spells it, with `Value` inferred.
+        let key = "tags", theme: WrapperTheme = .light, limit: Double? = nil
+        UserDefaultsWrapper.setValue(key, ["c"], suite)
+        #expect(UserDefaultsWrapper.getValue(key, [String](), suite) == ["c"])
+        #expect(UserDefaultsWrapper.getValue("theme", theme, suite) == .dark)
+        let readLimit: Double? = UserDefaultsWrapper.getValue("limit", limit, suite)
+        #expect(readLimit == nil)
+        UserDefaultsWrapper.setValue("tags", ["a", "b"], suite)
+
         // The object hears the writes as changes made in this process.
         #expect(await eventually { settings.theme == .dark && settings.endpoint.host == "cache" && settings.tags == ["a", "b"] })
     }
