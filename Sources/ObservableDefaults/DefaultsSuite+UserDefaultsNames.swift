@@ -43,10 +43,8 @@ extension DefaultsSuite {
         }
         do {
             try DefaultsSuite(name: domainName, directory: fileURL.deletingLastPathComponent()).removeAll()
-        } catch let error as DefaultsError {
-            storage.report(error)
         } catch {
-            storage.report(DefaultsError(.fileSystem, message: "cannot open the suite \(domainName): \(error)", fileURL: fileURL))
+            storage.report(error)
         }
     }
 

@@ -39,12 +39,12 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// - Throws: ``DefaultsError`` for an invalid name (empty, `/`, NUL, `.`, `..`, over 225 bytes), a directory that cannot
     ///   be created, or a suite path that is a directory or cannot be read. A file whose contents do not parse
     ///   does not throw, nor one that cannot be read only for now (no descriptor left): see ``fileError``.
-    public convenience init(name: String, directory: URL? = nil) throws {
+    public convenience init(name: String, directory: URL? = nil) throws(DefaultsError) {
         try self.init(name: name, directory: directory, format: nil)
     }
 
     /// Opens the suite `name` in `directory` (or ``defaultDirectory``) stored in `format`.
-    public convenience init(name: String, directory: URL? = nil, format: SuiteFormat?) throws {
+    public convenience init(name: String, directory: URL? = nil, format: SuiteFormat?) throws(DefaultsError) {
         try SuiteLocation.validate(name: name)
         let directory = directory ?? Self.defaultDirectory
         try SuiteLocation.createDirectory(directory)
@@ -54,7 +54,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
 
     /// Opens the suite stored in the file at `fileURL`. A `.plist` extension selects the property-list
     /// format; anything else is JSON. The file's directory must exist.
-    public convenience init(fileURL: URL) throws {
+    public convenience init(fileURL: URL) throws(DefaultsError) {
         let directory = fileURL.deletingLastPathComponent()
         try SuiteLocation.validate(fileName: fileURL.lastPathComponent, fileURL: fileURL)
         var isDirectory: ObjCBool = false
@@ -225,10 +225,12 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// - Throws: the ``DefaultsError`` that prevented the write (the lock is held too long, the file does
     ///   not parse, permission denied, disk full); then nothing was changed.
     @discardableResult
-    public func update(forKey key: String, _ transform: (DefaultsValue?) -> DefaultsValue?) throws -> DefaultsValue? {
-        try withoutActuallyEscaping(transform) { transform in
-            try storage.update(SuiteStorage.AtomicUpdate(key: ExactKey(key), transform: transform))
+    public func update(forKey key: String, _ transform: (DefaultsValue?) -> DefaultsValue?) throws(DefaultsError) -> DefaultsValue? {
+        // `withoutActuallyEscaping` rethrows untyped: the typed error is carried out in a Result.
+        let result = withoutActuallyEscaping(transform) { transform in
+            Result { () throws(DefaultsError) in try storage.update(SuiteStorage.AtomicUpdate(key: ExactKey(key), transform: transform)) }
         }
+        return try result.get()
     }
 
     /// ``update(forKey:_:)`` with values converted to `type`: `transform` gets `nil` when the key is
@@ -238,7 +240,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// try suite.update(Int.self, forKey: "launches") { ($0 ?? 0) + 1 }
     /// ```
     @discardableResult
-    public func update<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String, _ transform: (T?) -> T?) throws -> T? {
+    public func update<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String, _ transform: (T?) -> T?) throws(DefaultsError) -> T? {
         let stored = try update(forKey: key) { current in
             transform(current.flatMap(T.init(defaultsValue:)))?.defaultsValue
         }
@@ -248,7 +250,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// Writes changes that are still pending (after a failed write, or while the file was broken).
     /// - Throws: the ``DefaultsError`` that prevents writing (the file does not parse, permission denied,
     ///   disk full); the changes stay pending.
-    public func flush() throws {
+    public func flush() throws(DefaultsError) {
         try storage.persist()
     }
 

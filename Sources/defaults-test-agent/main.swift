@@ -174,7 +174,7 @@ case "set-with-file-limit" where arguments.count == 4:
     suite.set(.string(arguments[3]), forKey: arguments[2])
     do {
         try suite.flush()
-    } catch let error as DefaultsError where error.kind == .fileSystem && error.errorNumber == EFBIG {
+    } catch where error.kind == .fileSystem && error.errorNumber == EFBIG {
         FileHandle.standardError.write(Data("\(error)\n".utf8))
         exit(3)
     } catch {

@@ -3,12 +3,18 @@ import Foundation
 extension CloudKeyValueStore {
     // MARK: Reading (memory only)
 
-    /// The value stored for `key`. Dates and data read back as their JSON strings, as in a JSON suite.
-    public func value(forKey key: String) -> DefaultsValue? { core.state.withLock { $0.values[key] } }
+    /// The value stored for `key`, else its registered default (``register(defaults:)-([String:DefaultsValue])``),
+    /// else `nil`. Dates and data read back as their JSON strings, as in a JSON suite.
+    public func value(forKey key: String) -> DefaultsValue? { storedValue(forKey: key) ?? core.registeredDefault(forKey: key) }
 
-    /// The value for `key` converted to `type`, or `nil` when absent or of another type.
+    /// The value stored for `key` (written here, or from the server), ignoring registered defaults.
+    public func storedValue(forKey key: String) -> DefaultsValue? { core.state.withLock { $0.values[key] } }
+
+    /// The value for `key` converted to `type`: the stored value if it converts, else the registered default
+    /// if it converts, else `nil`. A value of the wrong type never hides a usable default.
     public func value<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String) -> T? {
-        value(forKey: key).flatMap(T.init(defaultsValue:))
+        if let stored = storedValue(forKey: key), let converted = T(defaultsValue: stored) { return converted }
+        return core.registeredDefault(forKey: key).flatMap(T.init(defaultsValue:))
     }
 
     /// The value for `key` as a Foundation object (`String`, `Int`, `Double`, `Bool`, `[Any]`, `[String: Any]`).
@@ -28,11 +34,14 @@ extension CloudKeyValueStore {
     /// The dictionary for `key` as Foundation objects, or `nil`.
     public func dictionary(forKey key: String) -> [String: Any]? { value(forKey: key)?.dictionaryValue?.mapValues(\.foundationObject) }
 
-    /// Every key and value as Foundation objects.
+    /// Every key and value as Foundation objects, registered defaults included (see ``values()``).
     public var dictionaryRepresentation: [String: Any] { values().mapValues(\.foundationObject) }
 
-    /// Every key and value.
-    public func values() -> [String: DefaultsValue] { core.state.withLock { $0.values } }
+    /// Every key and value: the stored values over the registered defaults.
+    public func values() -> [String: DefaultsValue] {
+        let stored = core.state.withLock { $0.values }
+        return core.registeredDefaults.merging(stored) { _, stored in stored }
+    }
 
     // MARK: Writing
 

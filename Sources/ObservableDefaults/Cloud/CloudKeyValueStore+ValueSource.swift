@@ -1,12 +1,10 @@
 import Foundation
 
-/// What `@ObservableCloud` properties read from their store: its values, no registered defaults (the
-/// declaration default is the fallback, as in the Apple library), dates and data as their JSON text, and
-/// type mismatches reported on the store's error channel.
+/// What `@ObservableCloud` properties read from their store: its values, else its registered defaults, else
+/// the declaration default (as for a suite), dates and data as their JSON text, and type mismatches reported
+/// on the store's error channel.
 extension CloudKeyValueStore: _DefaultsValueSource {
-    func storedValue(forKey key: String) -> DefaultsValue? { value(forKey: key) }
-
-    func registeredDefault(forKey key: String) -> DefaultsValue? { nil }
+    func registeredDefault(forKey key: String) -> DefaultsValue? { core.registeredDefault(forKey: key) }
 
     func normalized(_ stored: DefaultsValue) -> DefaultsValue { JSONRepresentation.normalize(stored) }
 

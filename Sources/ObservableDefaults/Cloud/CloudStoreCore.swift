@@ -35,6 +35,8 @@ final class CloudStoreCore: Sendable {
     /// Set by a syncing store: wakes its upload (unsent writes came back with a late-read local copy).
     let uploadWanted = LockedCallback<Void>()
     private let listeners = Locked(Listeners())
+    /// The fallback values of ``CloudKeyValueStore/register(defaults:)-([String:DefaultsValue])``: memory only, never uploaded.
+    private let registered = Locked([String: DefaultsValue]())
     /// Events and errors, delivered in order (see ``CloudDeliveries``).
     private let deliveries = CloudDeliveries()
 
@@ -54,6 +56,32 @@ final class CloudStoreCore: Sendable {
             if let error { self?.report(error, topic: "local copy") } else { self?.clear("local copy") }
         }
         saver?.onLateLoad { [weak self] late in self?.takeIn(late) }
+    }
+
+    // MARK: Registered defaults
+
+    /// The registered default of `key`.
+    func registeredDefault(forKey key: String) -> DefaultsValue? { registered.withLock { $0[key] } }
+
+    /// Every registered default.
+    var registeredDefaults: [String: DefaultsValue] { registered.withLock { $0 } }
+
+    /// Adds fallback values; the keys whose readable value changed (no value stored, a new default) are
+    /// announced as this process's writes are (to `@ObservableCloud` objects, not to the public observers of
+    /// changes from elsewhere).
+    func register(_ defaults: [String: DefaultsValue]) {
+        state.withLock { state in
+            let changed = registered.withLock { registered in
+                var changed: [String] = []
+                for (key, value) in defaults {
+                    let normalized = JSONRepresentation.normalize(value)
+                    if state.values[key] == nil && registered[key] != normalized { changed.append(key) }
+                    registered[key] = normalized
+                }
+                return changed
+            }
+            for key in changed { announceLocalWrite(key, skipping: nil) }
+        }
     }
 
     // MARK: Changes

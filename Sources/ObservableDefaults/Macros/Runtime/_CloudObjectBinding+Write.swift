@@ -66,14 +66,14 @@ extension _CloudObjectBinding {
         @inlinable
         func storedForm(of accepted: CloudPreparedWrite) -> DefaultsValue? { accepted.value }
 
-        /// The declaration default (a cloud store has no registered defaults).
+        /// The registered default, else the declaration default.
         @usableFromInline
         func fallback<Value>(of slot: _DefaultsSlot<Value>) -> _DefaultsSlot<Value>.State {
             store._withUnsafeGuaranteedRef { slot.fallback(from: $0, fullKey: fullKey) }
         }
 
         @usableFromInline
-        func currentValue() -> DefaultsValue? { store._withUnsafeGuaranteedRef { $0.value(forKey: fullKey) } }
+        func currentValue() -> DefaultsValue? { store._withUnsafeGuaranteedRef { $0.storedValue(forKey: fullKey) } }
 
         /// Writes the key through the store (running `alongside` under its lock when accepted) and, with
         /// `syncImmediately`, asks it to upload now. Refused only when another write filled the store since
