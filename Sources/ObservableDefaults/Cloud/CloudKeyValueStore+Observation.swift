@@ -14,6 +14,47 @@ extension CloudKeyValueStore {
         return DefaultsObservation { core.removeObserver(token) }
     }
 
+    /// Calls `handler` for every change to the keys that pass the filters, with where it came from, as
+    /// ``DefaultsSuite/observe(keys:prefix:scope:_:)`` does for a suite: the same scopes, the same
+    /// ``DefaultsChange``.
+    ///
+    /// - ``DefaultsObservationScope/thisProcess``: writes made through this store in this process (any
+    ///   handle, any `@ObservableCloud` object on it, ``register(defaults:)-([String:DefaultsValue])`` when a key's
+    ///   readable value changes), with origin ``DefaultsChangeOrigin/thisProcess``.
+    /// - ``DefaultsObservationScope/allProcesses``: those, and every change from elsewhere — other machines
+    ///   and processes, a local write the server refused, the first contact with the server, an account
+    ///   change — with origin ``DefaultsChangeOrigin/outside``. A refused write past the store's limits
+    ///   changed no value and is not a change here (it is on the error channel, and reaches
+    ///   ``observe(keys:prefix:_:)`` as a quota violation).
+    ///
+    /// Handlers run one at a time, in order, never while the store's lock is held. The observation lasts
+    /// until the token is cancelled or released.
+    public func observe(
+        keys: Set<String>? = nil, prefix: String? = nil, scope: DefaultsObservationScope,
+        _ handler: @escaping @Sendable (DefaultsChange) -> Void
+    ) -> DefaultsObservation {
+        let core = self.core
+        let filter = DefaultsKeyFilter(keys: keys, prefix: prefix)
+        let local = core.addObserver(.init(
+            filter: filter, handler: { handler(DefaultsChange(keys: $0.keys, origin: .thisProcess)) },
+            hearsLocalWrites: true, hearsOutsideChanges: false))
+        let outside = scope == .thisProcess ? nil : core.addObserver(.init(filter: filter, handler: { change in
+            if change.reason != .quotaViolation { handler(DefaultsChange(keys: change.keys, origin: .outside)) }
+        }))
+        return DefaultsObservation {
+            core.removeObserver(local)
+            if let outside { core.removeObserver(outside) }
+        }
+    }
+
+    /// The changes of ``observe(keys:prefix:scope:_:)`` as an asynchronous sequence; none is dropped.
+    public func changes(keys: Set<String>? = nil, prefix: String? = nil, scope: DefaultsObservationScope) -> AsyncStream<DefaultsChange> {
+        AsyncStream { continuation in
+            let observation = observe(keys: keys, prefix: prefix, scope: scope) { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
     /// The changes of ``observe(keys:prefix:_:)`` as an asynchronous sequence; none is dropped.
     public func changes(keys: Set<String>? = nil, prefix: String? = nil) -> AsyncStream<CloudChange> {
         AsyncStream { continuation in

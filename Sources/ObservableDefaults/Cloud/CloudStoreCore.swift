@@ -7,8 +7,12 @@ final class CloudStoreCore: Sendable {
         var filter: DefaultsKeyFilter
         var handler: @Sendable (CloudChange) -> Void
         /// Also hears this process's writes through the store (``announceLocalWrite(_:skipping:)``): the
-        /// internal channel of `@ObservableCloud` objects. Public observers hear changes from elsewhere only.
+        /// channel of `@ObservableCloud` objects and of observers of a ``DefaultsObservationScope``. The
+        /// iCloud-shaped public observers hear changes from elsewhere only.
         var hearsLocalWrites = false
+        /// Hears changes from elsewhere (``announce(_:reason:deliveredByCaller:)``); `false` for an observer of
+        /// this process's writes only.
+        var hearsOutsideChanges = true
     }
 
     private struct Listeners: Sendable {
@@ -105,7 +109,9 @@ final class CloudStoreCore: Sendable {
         // Observers registered now hear it (not ones added before it is delivered), unless cancelled by then.
         let tokens = listeners.withLock { listeners in
             var tokens: [Int] = []
-            listeners.observers.forEach(hearingAnyOf: exactKeys) { token, _ in tokens.append(token) }
+            listeners.observers.forEach(hearingAnyOf: exactKeys) { token, observer in
+                if observer.hearsOutsideChanges { tokens.append(token) }
+            }
             return tokens
         }
         deliveries.add(deliveredByCaller: deliveredByCaller) { [self] in
