@@ -68,6 +68,14 @@ let package = Package(
         .testTarget(name: "DocumentationTests", dependencies: ["ObservableDefaults"]),
         // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.
         .testTarget(name: "MacroCompileTests", dependencies: ["ObservableDefaults"]),
+        // The same `defaultIsolationIsMainActor: true` classes (a symbolic link to MacroCompileTests'
+        // DefaultIsolationFlagClasses.swift) in Swift 5 language mode, with their runtime tests (linked into
+        // ObservableDefaultsMacroTests and DefaultIsolationMacroTests too).
+        .testTarget(
+            name: "MacroCompileSwift5Tests",
+            dependencies: ["ObservableDefaults", "TestEnvironment"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -19,8 +19,6 @@ final class SendableSettings: Sendable {
     var count: Int = 0 { willSet { print(newValue) } }
 }
 
-enum Keys { static let volume = "volume" }
-
 @MainActor
 @ObservableCloud(developmentMode: true)
 public final class Model {
@@ -32,7 +30,7 @@ public final class Model {
     #else
     var other = true
     #endif
-    @CloudKey(keyValueStoreKey: Keys.volume) var volume = 3
+    @CloudKey(keyValueStoreKey: #"vol\ume"#) var volume = 3
     enum Theme: String { case light, dark }
     var theme: Theme = .light
 }

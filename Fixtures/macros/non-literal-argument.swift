@@ -1,4 +1,4 @@
-// expect: 7:32: error: 'suiteName' must be a string literal without interpolation
+// expect: 7:32: error: 'suiteName' must be a string literal: the suite name is fixed at compile time
 // Expected diagnostics are checked by ObservableDefaultsMacroTests/PluginDiagnosticsTests.
 import ObservableDefaults
 

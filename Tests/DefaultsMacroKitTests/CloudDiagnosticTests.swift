@@ -21,7 +21,7 @@ import Testing
         #expect(result.source != nil, "the expansion goes on with the defaults")
         #expect(result.diagnostics.map(\.message) == [
             "'autoInit' must be a Boolean literal ('true' or 'false')",
-            "'prefix' must be a string literal without interpolation",
+            "'prefix' must be a string literal: the prefix is fixed at compile time",
             "'observeFirst' must be a Boolean literal ('true' or 'false')",
             "'syncImmediately' must be a Boolean literal ('true' or 'false')",
             "'developmentMode' must be a Boolean literal ('true' or 'false')",

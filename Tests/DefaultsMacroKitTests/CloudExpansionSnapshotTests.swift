@@ -91,15 +91,16 @@ import Testing
         assertSnapshot(members("@ObservableCloud", decl), named: "cloud-member-package-generic-no-autoinit")
     }
 
-    /// `@CloudBacked(keyValueStoreKey:)` wins over `@CloudKey(keyValueStoreKey:)`, else the property name; an
-    /// expression goes through `_defaultsKey`; the defaults family's label means nothing here.
+    /// `@CloudBacked(keyValueStoreKey:)` wins over `@CloudKey(keyValueStoreKey:)`, else the property name; a
+    /// key that is not a string literal (an error its attribute reports) is skipped; the defaults family's
+    /// label means nothing here.
     @Test func keys() {
         let decl = #"""
             final class Keys {
                 @CloudKey(keyValueStoreKey: "key-only") var a = 1
                 @CloudBacked(keyValueStoreKey: "backed-only") var b = 2
                 @CloudKey(keyValueStoreKey: "loses") @CloudBacked(keyValueStoreKey: "wins") var c = 3
-                @CloudKey(keyValueStoreKey: Names.volume) var d = 4
+                @CloudKey(keyValueStoreKey: #"raw\d"#) var d = 4
                 @CloudBacked(keyValueStoreKey: "\(base).scale") var e = 5.0
                 @CloudKey var f = 6
                 @CloudBacked(keyValueStoreKey: nil) @CloudKey(keyValueStoreKey: "from-key") var g = 7
@@ -110,8 +111,8 @@ import Testing
             #"private let _od_a = ObservableDefaults::_defaultsSlot(key: "key-only", 1)"#,
             #"private let _od_b = ObservableDefaults::_defaultsSlot(key: "backed-only", 2)"#,
             #"private let _od_c = ObservableDefaults::_defaultsSlot(key: "wins", 3)"#,
-            #"private let _od_d = ObservableDefaults::_defaultsSlot(key: ObservableDefaults::_defaultsKey(Names.volume, property: "d"), 4)"#,
-            #"private let _od_e = ObservableDefaults::_defaultsSlot(key: ObservableDefaults::_defaultsKey("\(base).scale", property: "e"), 5.0)"#,
+            #"private let _od_d = ObservableDefaults::_defaultsSlot(key: "raw\\d", 4)"#,
+            #"private let _od_e = ObservableDefaults::_defaultsSlot(key: "e", 5.0)"#,
             #"private let _od_f = ObservableDefaults::_defaultsSlot(key: "f", 6)"#,
             #"private let _od_g = ObservableDefaults::_defaultsSlot(key: "from-key", 7)"#,
         ])

@@ -98,8 +98,8 @@ import Testing
         #expect(result.source != nil, "the expansion goes on with the defaults")
         #expect(result.diagnostics.map(\.message) == [
             "'autoInit' must be a Boolean literal ('true' or 'false')",
-            "'suiteName' must be a string literal without interpolation",
-            "'prefix' must be a string literal without interpolation",
+            "'suiteName' must be a string literal: the suite name is fixed at compile time",
+            "'prefix' must be a string literal: the prefix is fixed at compile time",
         ])
         #expect(result.diagnostics.map(\.offset) == [offset(of: "flag", in: attribute), offset(of: "name", in: attribute), offset(of: "\"a", in: attribute)])
         #expect(result.diagnostics[0].highlights == [offset(of: "flag", in: attribute)..<offset(of: "flag", in: attribute) + 4])

@@ -99,8 +99,8 @@ import Testing
         ("backed-optional", "@DefaultsBacked", "var token: String? = nil"),
         ("backed-optional-no-initializer", "@DefaultsBacked", "var token: Optional<String>"),
         ("backed-key", #"@DefaultsBacked(userDefaultsKey: "custom")"#, "var value = 1.5"),
-        ("backed-key-expression", "@DefaultsBacked(userDefaultsKey: Keys.volume)", "var volume = 3"),
-        ("backed-defaultskey-interpolation", "@DefaultsBacked", #"@DefaultsKey(userDefaultsKey: "\(base).scale") var scale = 1.0"#),
+        ("backed-key-raw", ##"@DefaultsBacked(userDefaultsKey: #"raw\key"#)"##, "var volume = 3"),
+        ("backed-defaultskey-multiline", "@DefaultsBacked", "@DefaultsKey(userDefaultsKey: \"\"\"\n    ui.\\\n    scale\n    \"\"\") var scale = 1.0"),
         ("backed-defaultskey", "@DefaultsBacked", #"@DefaultsKey(userDefaultsKey: "port") var port: Int = 8080"#),
         ("backed-observers", "@DefaultsBacked", "var count = 0 {\n    willSet { print(newValue) }\n    didSet(old) { print(old, count) }\n}"),
         ("backed-backticked", "@DefaultsBacked", "var `default` = \"d\""),
@@ -116,7 +116,7 @@ import Testing
         let peers: ExpansionResult
         var slot: String?
         if attribute.hasPrefix("@DefaultsBacked") {
-            accessors = PropertyExpansion.defaultsBackedAccessors(decl: decl, locator: Self.locator)
+            accessors = PropertyExpansion.defaultsBackedAccessors(decl: decl, locator: Self.locator, attribute: attribute)
             peers = PropertyExpansion.defaultsBackedPeers(decl: decl)
             var parser = DeclParser(attribute + " " + decl)
             slot = parser.parseMember().flatMap { PropertyExpansion.slotDeclaration($0) }

@@ -203,4 +203,29 @@ import Testing
         #expect(StringLiteral.value(of: #""a\(b)""#) == nil)
         #expect(StringLiteral.quote("a\"b\\c\n") == #""a\"b\\c\n""#)
     }
+
+    /// Multi-line and raw literals read as the compiler reads them; an interpolation in any form is no value.
+    @Test func multiLineAndRawStringLiteralValues() {
+        // The closing delimiter's indentation is removed from every line, with the first and last line breaks.
+        #expect(StringLiteral.value(of: "\"\"\"\n    a\n      b\n    \"\"\"") == "a\n  b")
+        #expect(StringLiteral.value(of: "\"\"\"\n\"\"\"") == "")
+        #expect(StringLiteral.value(of: "\"\"\"\n  a\n\n  b\n  \"\"\"") == "a\n\nb", "a blank line may be less indented")
+        #expect(StringLiteral.value(of: "\"\"\"\r\n  a\r\n  \"\"\"") == "a")
+        // An escaped line break joins lines (spaces may follow the backslash); escapes work as usual.
+        #expect(StringLiteral.value(of: "\"\"\"\n  a\\\n  b\\  \n  c\\t\n  \"\"\"") == "abc\t")
+        #expect(StringLiteral.value(of: "\"\"\"\n  a\\\n  \"\"\"") == "a")
+        #expect(StringLiteral.value(of: "\"\"\"\n  a \\(b)\n  \"\"\"") == nil)
+        #expect(StringLiteral.value(of: "\"\"\"\n a\n  \"\"\"") == nil, "insufficient indentation")
+        // Raw literals: `\` is plain text unless followed by the delimiter's `#`s.
+        #expect(StringLiteral.value(of: ##"#"a\b\#n"#"##) == "a\\b\n")
+        #expect(StringLiteral.value(of: ###"##"a"#b\#n\##t"##"###) == "a\"#b\\#n\t")
+        #expect(StringLiteral.value(of: ##"#"a\#(b)"#"##) == nil)
+        #expect(StringLiteral.value(of: "#\"\"\"\n  raw \\n\n  \"\"\"#") == "raw \\n")
+        #expect(StringLiteral.value(of: "#\"\"\"\n  \\#(b)\n  \"\"\"#") == nil)
+        #expect(StringLiteral.value(of: ##"#""""#"##) == "\"\"", "a raw literal holding two quotes")
+        // Not literals, or not whole ones.
+        for text in [#""a" + "b""#, "name", #""a\q""#, #""\u{}""#, #""\u{110000}""#, "\"", #""a"#, "\"a\nb\""] {
+            #expect(StringLiteral.value(of: text) == nil, "\(text)")
+        }
+    }
 }

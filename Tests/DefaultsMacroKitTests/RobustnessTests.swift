@@ -23,6 +23,8 @@ import Testing
             _ = ClassExpansion.extensions(decl: text, extendedType: "C", conformances: nil)
             _ = PropertyExpansion.defaultsBackedAccessors(decl: text, locator: locator)
             _ = PropertyExpansion.defaultsBackedPeers(decl: text)
+            _ = PropertyExpansion.keyAttributePeers(attribute: text, locator: locator)
+            _ = StringLiteral.value(of: text)
             _ = PropertyExpansion.observableOnlyAccessors(decl: text, locator: locator)
             _ = PropertyExpansion.observableOnlyPeers(decl: text)
         }

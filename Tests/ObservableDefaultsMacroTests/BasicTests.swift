@@ -22,23 +22,26 @@ import Testing
     #expect(await eventually { settings.host == "outside" })
 }
 
-/// `@DefaultsKey` / `@DefaultsBacked` keys given as any `String` expression are used, never ignored.
-@Test func keysWrittenAsExpressionsAreUsed() async throws {
+/// `@DefaultsKey` / `@DefaultsBacked` keys written as string literals in any form (escapes, raw, multi-line) are
+/// the keys the compiler reads.
+@Test func keysWrittenAsLiteralsAreUsed() async throws {
     let suite = try makeSuite()
     suite.set(.integer(7), forKey: "k.audio.volume")
-    let model = ExpressionKeys(userDefaults: suite)
+    let model = LiteralKeys(userDefaults: suite)
     #expect(model.volume == 7)
     model.scale = 2
     model.theme = "dark"
     model.named = "m"
+    model.multiLine = 3
     model.bare = 1
     model.bareParentheses = 2
-    #expect(suite.value(forKey: "k.ui.scale") == .double(2))
+    #expect(suite.value(forKey: #"k.ui\scale"#) == .double(2))
     #expect(suite.value(forKey: "k.ui.theme") == .string("dark"))
     #expect(suite.value(forKey: "k.named") == .string("m"))
+    #expect(suite.value(forKey: "k.multi.line") == .integer(3))
     #expect(suite.value(forKey: "k.bare") == .integer(1))
     #expect(suite.value(forKey: "k.bareParentheses") == .integer(2))
-    #expect(Set(suite.storedKeys) == ["k.audio.volume", "k.ui.scale", "k.ui.theme", "k.named", "k.bare", "k.bareParentheses"])
+    #expect(Set(suite.storedKeys) == ["k.audio.volume", #"k.ui\scale"#, "k.ui.theme", "k.named", "k.multi.line", "k.bare", "k.bareParentheses"])
     let marker = OutsideMarker(suite)
     writeOutside(suite, ["k.audio.volume": .integer(9)])
     #expect(await marker.settle())

@@ -177,19 +177,17 @@ final class DaemonSettings: Sendable {
     var limit: Int? = 25
 }
 
-let volumeKeyConstant = "audio.volume"
-enum KeyNames {
-    static let base = "ui"
-    static let optionalKey: String? = nil
-}
-
-/// Keys written as expressions, evaluated once per object.
+/// Keys written as string literals of every form (a key must be a literal: anything else is a compile error).
 @ObservableDefaults(prefix: "k.")
-final class ExpressionKeys: Sendable {
-    @DefaultsKey(userDefaultsKey: volumeKeyConstant) var volume = 3
-    @DefaultsKey(userDefaultsKey: "\(KeyNames.base).scale") var scale = 1.0
-    @DefaultsBacked(userDefaultsKey: KeyNames.base + ".theme") var theme = "light"
-    @DefaultsBacked(userDefaultsKey: KeyNames.optionalKey) var named = "n"
+final class LiteralKeys: Sendable {
+    @DefaultsKey(userDefaultsKey: "audio.volume") var volume = 3
+    @DefaultsKey(userDefaultsKey: #"ui\scale"#) var scale = 1.0
+    @DefaultsBacked(userDefaultsKey: "ui\u{2E}theme") var theme = "light"
+    @DefaultsBacked(userDefaultsKey: nil) var named = "n"
+    @DefaultsKey(userDefaultsKey: """
+        multi.\
+        line
+        """) var multiLine = 0
     @DefaultsKey var bare = 0
     @DefaultsKey() var bareParentheses = 0
 }

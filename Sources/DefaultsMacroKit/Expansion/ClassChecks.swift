@@ -15,7 +15,8 @@ extension ClassExpansion {
             }
             guard role == .persisted, PropertyRole.isExpandable(member, needsInitializer: true),
                   let binding = member.bindings.first, let name = binding.name,
-                  let key = PropertyKey.literal(of: member, attribute: nil, family: family) else { continue }
+                  PropertyKey.isReadable(member, family: family) else { continue }
+            let key = PropertyKey.literal(of: member, family: family)
             if let owner = owners[key], member.ifConfig.isEmpty {
                 warnings.append(MacroDiagnostic(
                     .warning, "'\(name)' and '\(owner)' are both stored under the key '\(key)'",

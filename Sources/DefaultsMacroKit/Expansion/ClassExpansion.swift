@@ -9,7 +9,12 @@ public enum ClassExpansion {
         let optionDiagnostics: [MacroDiagnostic]
 
         var isMainActor: Bool {
-            options.defaultIsolationIsMainActor || type.attributes.contains { $0.name == "MainActor" }
+            options.defaultIsolationIsMainActor || hasMainActorAttribute
+        }
+
+        /// The class is written `@MainActor`.
+        var hasMainActorAttribute: Bool {
+            type.attributes.contains { $0.name == "MainActor" }
         }
     }
 

@@ -12,7 +12,7 @@ extension ObservableCloudOptions {
     func memberText(_ context: ClassExpansion.Context) -> String {
         let access = ClassExpansion.accessModifier(context.type)
         let selfType = context.type.name
-        let isolation = context.isMainActor ? "@MainActor " : ""
+        let isolation = context.hasMainActorAttribute ? "@MainActor " : ""
         var blocks = ["""
             private let _od_registrar = Observation::ObservationRegistrar()
 

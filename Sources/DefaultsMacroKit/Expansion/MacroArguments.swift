@@ -1,3 +1,24 @@
+extension ArgumentSyntax {
+    /// The value is the literal `nil`.
+    var isNilLiteral: Bool { value.count == 1 && value[0].isIdentifier("nil") }
+
+    /// The value of a plain string literal (single-line or multi-line, raw or not, with escapes but no
+    /// interpolation); `nil` for any other expression: an interpolation, a concatenation, a name, a call.
+    var stringLiteralValue: String? {
+        guard value.count == 1, value[0].kind == .string else { return nil }
+        return StringLiteral.value(of: value[0].text)
+    }
+
+    /// The error for an argument that must be a plain string literal and is not, at its value:
+    /// `'<label>' must be a string literal: the <subject> is fixed at compile time`.
+    func stringLiteralRequired(subject: String, locator: SourceLocator) -> MacroDiagnostic {
+        let start = locator.file(self.start), end = locator.file(self.end)
+        return MacroDiagnostic(
+            .error, "'\(label ?? "_")' must be a string literal: the \(subject) is fixed at compile time",
+            at: start, highlights: [start..<end])
+    }
+}
+
 /// Reads literal macro arguments (`true`, `false`, `nil`, plain string literals) and reports a diagnostic
 /// for anything else: the plugin only sees source text, so arguments must be literals.
 struct ArgumentReader {
@@ -26,14 +47,12 @@ struct ArgumentReader {
         return value
     }
 
-    /// A string literal argument; `nil` for a missing argument or a `nil` literal.
-    mutating func string(_ label: String) -> String? {
-        guard let argument = attribute?.argument(label) else { return nil }
-        if argument.value.count == 1, argument.value[0].isIdentifier("nil") { return nil }
-        if argument.value.count == 1, argument.value[0].kind == .string, let value = StringLiteral.value(of: argument.value[0].text) {
-            return value
-        }
-        reject(argument, "'\(label)' must be a string literal without interpolation")
+    /// A string literal argument; `nil` for a missing argument, a `nil` literal, or (with an error naming
+    /// `subject`, what the string is) any expression that is not a plain string literal.
+    mutating func string(_ label: String, subject: String) -> String? {
+        guard let argument = attribute?.argument(label), !argument.isNilLiteral else { return nil }
+        if let value = argument.stringLiteralValue { return value }
+        diagnostics.append(argument.stringLiteralRequired(subject: subject, locator: locator))
         return nil
     }
 }
@@ -65,8 +84,8 @@ public struct ObservableDefaultsOptions: Equatable, Sendable, ClassMacroOptions 
         options.autoInit = reader.bool("autoInit", default: true)
         options.ignoreExternalChanges = reader.bool("ignoreExternalChanges", default: false)
         // As in the Apple library: surrounding whitespace is trimmed, and an empty suite name is the standard suite.
-        options.suiteName = reader.string("suiteName").map(\.trimmed).flatMap { $0.isEmpty ? nil : $0 }
-        options.prefix = reader.string("prefix")?.trimmed
+        options.suiteName = reader.string("suiteName", subject: "suite name").map(\.trimmed).flatMap { $0.isEmpty ? nil : $0 }
+        options.prefix = reader.string("prefix", subject: "prefix")?.trimmed
         options.observeFirst = reader.bool("observeFirst", default: false)
         options.limitToInstance = reader.bool("limitToInstance", default: false)
         options.defaultIsolationIsMainActor = reader.bool("defaultIsolationIsMainActor", default: false)

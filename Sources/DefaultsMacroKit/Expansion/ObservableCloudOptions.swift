@@ -20,7 +20,7 @@ public struct ObservableCloudOptions: Equatable, Sendable, ClassMacroOptions {
         var reader = ArgumentReader(attribute, locator: locator)
         var options = ObservableCloudOptions()
         options.autoInit = reader.bool("autoInit", default: true)
-        options.prefix = reader.string("prefix")?.trimmed
+        options.prefix = reader.string("prefix", subject: "prefix")?.trimmed
         options.observeFirst = reader.bool("observeFirst", default: false)
         options.syncImmediately = reader.bool("syncImmediately", default: false)
         options.developmentMode = reader.bool("developmentMode", default: false)

@@ -8,11 +8,19 @@ extension PropertyExpansion {
     ///   - decl: The property declaration's source.
     ///   - locator: Maps offsets in `decl` to file offsets (for diagnostics).
     ///   - attributeName: The attribute's name as used, for the messages.
+    ///   - attribute: The attribute's source (`@DefaultsBacked(userDefaultsKey: "k")`): its key argument must be
+    ///     a plain string literal or `nil`.
+    ///   - attributeLocator: Maps offsets in `attribute` to file offsets.
+    ///   - family: The family of the attribute (its key label).
     /// - Returns: The accessors and the diagnostics; no source when there is an error.
-    public static func defaultsBackedAccessors(decl: String, locator: SourceLocator, attributeName: String = MacroName.defaultsBacked.attributeName) -> ExpansionResult {
+    public static func defaultsBackedAccessors(
+        decl: String, locator: SourceLocator, attributeName: String = MacroName.defaultsBacked.attributeName,
+        attribute: String = "", attributeLocator: SourceLocator? = nil, family: MacroFamily = .defaults
+    ) -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let member = parser.parseMember() else { return ExpansionResult(source: nil) }
-        let diagnostics = PropertyChecks(member: member, locator: locator, macroName: attributeName).diagnostics(requireInitializer: true)
+        var diagnostics = PropertyChecks(member: member, locator: locator, macroName: attributeName).diagnostics(requireInitializer: true)
+        if let problem = keyProblem(attribute: attribute, locator: attributeLocator ?? locator, family: family) { diagnostics.append(problem) }
         if diagnostics.contains(where: { $0.severity == .error }) { return ExpansionResult(source: nil, diagnostics: diagnostics) }
         guard let property = property(member) else { return ExpansionResult(source: nil, diagnostics: diagnostics) }
         let storage = storageName(property.name)
@@ -32,6 +40,25 @@ extension PropertyExpansion {
         return ExpansionResult(source: text, diagnostics: diagnostics)
     }
 
+    /// The peer role of the key attributes (`@DefaultsKey`, `@CloudKey`), which generate nothing: the error
+    /// for a key argument that is not a plain string literal (the class macro reads the key and skips a bad
+    /// one, so this is the one report of it).
+    /// - Parameters:
+    ///   - attribute: The attribute's source (`@DefaultsKey(userDefaultsKey: "k")`).
+    ///   - locator: Maps offsets in `attribute` to file offsets.
+    ///   - family: The family of the attribute (its key label).
+    /// - Returns: ``ExpansionResult/empty``, or no source and the error.
+    public static func keyAttributePeers(attribute: String, locator: SourceLocator, family: MacroFamily = .defaults) -> ExpansionResult {
+        guard let problem = keyProblem(attribute: attribute, locator: locator, family: family) else { return .empty }
+        return ExpansionResult(source: nil, diagnostics: [problem])
+    }
+
+    /// The error for the key argument of the attribute written in `attribute`, if it is not a plain string literal.
+    static func keyProblem(attribute: String, locator: SourceLocator, family: MacroFamily) -> MacroDiagnostic? {
+        var parser = DeclParser(attribute)
+        return PropertyKey.stringLiteralProblem(parser.parseAttributes().first, family: family, locator: locator)
+    }
+
     /// The peer role of `@DefaultsBacked`: the moved `willSet`/`didSet` bodies. (The slot is declared by
     /// the class's member role, so a property whose attribute does not type-check causes no second error.)
     /// - Parameter decl: The property declaration's source.
@@ -49,12 +76,7 @@ extension PropertyExpansion {
         guard let property = property(member),
               let initializer = property.binding.initializer ?? (property.type.map(isOptional) == true ? "nil" : nil)
         else { return nil }
-        let key: String
-        switch PropertyKey.source(of: member, attribute: nil, family: family) {
-        case .literal(let literal): key = StringLiteral.quote(literal)
-        case .expression(let expression):
-            key = "ObservableDefaults::_defaultsKey(\(expression), property: \(StringLiteral.quote(property.name)))"
-        }
+        let key = StringLiteral.quote(PropertyKey.literal(of: member, family: family))
         let storage = storageName(property.name)
         let value = initializer.trimmed
         if let type = property.type {

@@ -58,14 +58,19 @@ public enum MacroDispatcher {
                 return ExpansionResult(source: nil, diagnostics: [problem])
             }
             return macro.kind == .persistedProperty
-                ? PropertyExpansion.defaultsBackedAccessors(decl: decl.source, locator: decl.locator, attributeName: macro.attributeName)
+                ? PropertyExpansion.defaultsBackedAccessors(
+                    decl: decl.source, locator: decl.locator, attributeName: macro.attributeName,
+                    attribute: attribute.source, attributeLocator: attribute.locator, family: family)
                 : PropertyExpansion.observableOnlyAccessors(decl: decl.source, locator: decl.locator)
         case (.persistedProperty, .peer):
             return PropertyExpansion.defaultsBackedPeers(decl: decl.source)
         case (.observableOnlyProperty, .peer):
             return PropertyExpansion.observableOnlyPeers(decl: decl.source)
+        case (.marker, .peer) where macro == .defaultsKey || macro == .cloudKey:
+            // Nothing, or the error for a key that is not a string literal.
+            return PropertyExpansion.keyAttributePeers(attribute: attribute.source, locator: attribute.locator, family: family)
         default:
-            // Markers (`@Ignore`, `@DefaultsKey`, `@CloudKey`) expand to nothing, as does a role a macro does not declare.
+            // `@Ignore` expands to nothing, as does a role a macro does not declare.
             return .empty
         }
     }

@@ -1,0 +1,1 @@
+../MacroCompileSwift5Tests/DefaultIsolationFlagTests.swift

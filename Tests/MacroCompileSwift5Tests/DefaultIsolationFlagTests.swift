@@ -1,0 +1,129 @@
+// Runs the classes of `DefaultIsolationFlagClasses.swift` (`defaultIsolationIsMainActor: true`): a write is
+// read back and stored, and a change from outside (another process's write of the suite's file, another
+// machine's cloud change) reaches the property on the main queue. Compiled in Swift 5 language mode here,
+// and through symbolic links in Swift 6 (`ObservableDefaultsMacroTests`) and with default isolation
+// `MainActor` (`DefaultIsolationMacroTests`). Suites live in a fresh directory under the temporary directory
+// the test environment sets up (`TestEnvironment`), never in the user's home.
+import Foundation
+import ObservableDefaults
+import Testing
+
+/// A suite in a directory of its own, removed by `removeFlagDirectory`.
+private func makeFlagSuite() throws -> (suite: DefaultsSuite, directory: URL) {
+    let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("od-flag-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return (try DefaultsSuite(name: "flag", directory: directory), directory)
+}
+
+/// Another process's write: the suite's file replaced by one holding `json`.
+private func replaceFile(of suite: DefaultsSuite, in directory: URL, with json: String) throws {
+    let other = directory.appendingPathComponent(".edit-\(UUID().uuidString)")
+    try Data(json.utf8).write(to: other)
+    #expect(rename(other.path, suite.fileURL.path) == 0)
+}
+
+/// Waits (up to 10 s) for `condition`, on the caller's actor, letting the main queue run meanwhile.
+private func flagEventually(isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
+private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
+
+@Suite struct DefaultIsolationFlagTests {
+    @Test func defaultsWithoutMainActorAttribute() async throws {
+        let (suite, directory) = try makeFlagSuite()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let settings = FlagDefaults(userDefaults: suite)
+        settings.count = 1
+        settings.name = "written"
+        #expect(settings.count == 1 && settings.name == "written")
+        #expect(suite.integer(forKey: "count") == 1 && suite.string(forKey: "name") == "written")
+        try replaceFile(of: suite, in: directory, with: #"{ "count" : 2, "name" : "outside" }"#)
+        #expect(await flagEventually { settings.log.entries.count == 2 })
+        #expect(settings.count == 2 && settings.name == "outside")
+        #expect(settings.log.entries.last == true, "the outside change is applied on the main queue")
+    }
+
+    @MainActor
+    @Test func defaultsWithMainActorAttribute() async throws {
+        let (suite, directory) = try makeFlagSuite()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let settings = FlagMainActorDefaults(userDefaults: suite)
+        settings.count = 1
+        #expect(settings.count == 1 && suite.integer(forKey: "count") == 1)
+        try replaceFile(of: suite, in: directory, with: #"{ "count" : 2 }"#)
+        #expect(await flagEventually { settings.count == 2 })
+        #expect(settings.log.entries == [true, true])
+    }
+
+    @Test func defaultsWithCustomInitializers() async throws {
+        let (suite, directory) = try makeFlagSuite()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let custom = FlagDefaultsCustomInit(suite: suite)
+        custom.count = 3
+        #expect(suite.integer(forKey: "custom.count") == 3)
+        try replaceFile(of: suite, in: directory, with: #"{ "custom.count" : 4, "count" : 5 }"#)
+        #expect(await flagEventually { custom.count == 4 })
+        let onMainActor = await MainActor.run { () -> Int in
+            let settings = FlagMainActorDefaultsCustomInit(suite: suite)
+            settings.transient = 9
+            return settings.count
+        }
+        #expect(onMainActor == 5)
+        #expect(suite.object(forKey: "transient") == nil, "observeFirst: only @DefaultsBacked is stored")
+    }
+
+    @Test func cloudWithoutMainActorAttribute() async throws {
+        let prefix = uniqueFlagPrefix()
+        let fleet = FlagCloud(prefix: prefix, developmentMode: true)
+        fleet.count = 1
+        fleet.name = "written"
+        #expect(fleet.count == 1 && fleet.name == "written")
+        #expect(CloudKeyValueStore.development.longLong(forKey: prefix + "count") == 1)
+        try CloudKeyValueStore.development.simulateExternalChange([prefix + "count": .integer(2), prefix + "name": .string("outside")])
+        #expect(await flagEventually { fleet.log.entries.count == 2 })
+        #expect(fleet.count == 2 && fleet.name == "outside")
+        #expect(fleet.log.entries.last == true, "the outside change is applied on the main queue")
+    }
+
+    @MainActor
+    @Test func cloudWithMainActorAttribute() async throws {
+        let prefix = uniqueFlagPrefix()
+        let fleet = FlagMainActorCloud(prefix: prefix, developmentMode: true)
+        fleet.count = 1
+        #expect(fleet.count == 1 && CloudKeyValueStore.development.longLong(forKey: prefix + "count") == 1)
+        try CloudKeyValueStore.development.simulateExternalChange([prefix + "count": .integer(2)])
+        #expect(await flagEventually { fleet.count == 2 })
+        #expect(fleet.log.entries == [true, true])
+    }
+
+    @Test func cloudWithCustomInitializers() async throws {
+        let prefix = uniqueFlagPrefix()
+        let custom = FlagCloudCustomInit(prefix: prefix)
+        custom.count = 3
+        #expect(CloudKeyValueStore.development.longLong(forKey: prefix + "count") == 3)
+        try CloudKeyValueStore.development.simulateExternalChange([prefix + "count": .integer(4)])
+        #expect(await flagEventually { custom.count == 4 })
+        let onMainActor = await MainActor.run { () -> Int in
+            let fleet = FlagMainActorCloudCustomInit(prefix: prefix)
+            fleet.transient = 9
+            return fleet.count
+        }
+        #expect(onMainActor == 4)
+        #expect(CloudKeyValueStore.development.value(forKey: prefix + "transient") == nil, "observeFirst: only @CloudBacked is stored")
+    }
+
+    @MainActor
+    @Test func theCompileOnlyUsesRun() throws {
+        let (suite, directory) = try makeFlagSuite()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let prefix = uniqueFlagPrefix()
+        #expect(useFlagClasses(suite: suite, prefix: prefix) == 6)
+        #expect(useMainActorFlagClasses(suite: suite, prefix: prefix + "main.") == 4)
+    }
+}

@@ -1,0 +1,1 @@
+../MacroCompileTests/DefaultIsolationFlagClasses.swift
