@@ -84,8 +84,8 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         fleet.count = 1
         fleet.name = "written"
         #expect(fleet.count == 1 && fleet.name == "written")
-        #expect(CloudKeyValueStore.development.longLong(forKey: prefix + "count") == 1)
-        try CloudKeyValueStore.development.simulateExternalChange([prefix + "count": .integer(2), prefix + "name": .string("outside")])
+        #expect(fleet.storeInUse.longLong(forKey: prefix + "count") == 1)
+        try fleet.storeInUse.simulateExternalChange([prefix + "count": .integer(2), prefix + "name": .string("outside")])
         #expect(await flagEventually { fleet.log.entries.count == 2 })
         #expect(fleet.count == 2 && fleet.name == "outside")
         #expect(fleet.log.entries.last == true, "the outside change is applied on the main queue")
@@ -96,8 +96,8 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         let prefix = uniqueFlagPrefix()
         let fleet = FlagMainActorCloud(prefix: prefix, developmentMode: true)
         fleet.count = 1
-        #expect(fleet.count == 1 && CloudKeyValueStore.development.longLong(forKey: prefix + "count") == 1)
-        try CloudKeyValueStore.development.simulateExternalChange([prefix + "count": .integer(2)])
+        #expect(fleet.count == 1 && fleet.storeInUse.longLong(forKey: prefix + "count") == 1)
+        try fleet.storeInUse.simulateExternalChange([prefix + "count": .integer(2)])
         #expect(await flagEventually { fleet.count == 2 })
         #expect(fleet.log.entries == [true, true])
     }
@@ -106,16 +106,19 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         let prefix = uniqueFlagPrefix()
         let custom = FlagCloudCustomInit(prefix: prefix)
         custom.count = 3
-        #expect(CloudKeyValueStore.development.longLong(forKey: prefix + "count") == 3)
-        try CloudKeyValueStore.development.simulateExternalChange([prefix + "count": .integer(4)])
+        #expect(custom.storeInUse.longLong(forKey: prefix + "count") == 3)
+        try custom.storeInUse.simulateExternalChange([prefix + "count": .integer(4)])
         #expect(await flagEventually { custom.count == 4 })
-        let onMainActor = await MainActor.run { () -> Int in
+        let (onMainActor, transientStored) = await MainActor.run { () -> (Int, DefaultsValue?) in
+            // Development mode from the macro's argument: a store of the object's own, so its declaration.
             let fleet = FlagMainActorCloudCustomInit(prefix: prefix)
             fleet.transient = 9
-            return fleet.count
+            fleet.count = 5
+            return (fleet.storeInUse.longLong(forKey: prefix + "count") == 5 ? fleet.count : -1,
+                    fleet.storeInUse.value(forKey: prefix + "transient"))
         }
-        #expect(onMainActor == 4)
-        #expect(CloudKeyValueStore.development.value(forKey: prefix + "transient") == nil, "observeFirst: only @CloudBacked is stored")
+        #expect(onMainActor == 5)
+        #expect(transientStored == nil, "observeFirst: only @CloudBacked is stored")
     }
 
     @MainActor

@@ -124,6 +124,24 @@ final class FlagMainActorCloudCustomInit {
     }
 }
 
+// The store each object uses (in development mode, one of its own), for the tests: an extension in the
+// class's file sees the generated private `_cloudStore`.
+extension FlagCloud {
+    var storeInUse: CloudKeyValueStore { _cloudStore }
+}
+
+extension FlagMainActorCloud {
+    var storeInUse: CloudKeyValueStore { _cloudStore }
+}
+
+extension FlagCloudCustomInit {
+    var storeInUse: CloudKeyValueStore { _cloudStore }
+}
+
+extension FlagMainActorCloudCustomInit {
+    var storeInUse: CloudKeyValueStore { _cloudStore }
+}
+
 @ObservableCloud(defaultIsolationIsMainActor: true)
 final class FlagSendableCloud: Sendable {
     var count = 0
