@@ -171,6 +171,7 @@ extension EtcdSync {
         var current = start.memory
         var base = start.base
         var first = true
+        var conflicts = 0
         func end(_ result: Result<DefaultsValue?, any Error>, serverValue: Bool) -> Served {
             core.change { state in
                 state.inFlight[key] = nil
@@ -224,7 +225,11 @@ extension EtcdSync {
                     takeNewer(ranges[0], than: marker.modRevision, forKey: key)
                     return .done(.success(value))
                 }
-                // Another machine changed the key: run the transform again on the server's value.
+                // Another machine changed the key: run the transform again on the server's value, after a
+                // short random pause that grows with the conflicts (every attempt is a proposal the cluster
+                // writes to disk, refused or not: writers that all retry at once mostly waste them).
+                conflicts += 1
+                Self.backOff(after: conflicts)
                 if let pair = ranges[0] {
                     guard let decoded = decode(pair) else {
                         throw DefaultsError(.cloud, message: "the server's value cannot be read, so the update was not made", key: key)
@@ -240,6 +245,13 @@ extension EtcdSync {
                 return end(.failure(error), serverValue: false)
             }
         }
+    }
+
+    /// Waits a random time up to 1 ms × 2^(conflicts − 1), at most 32 ms, after the `conflicts`-th refused
+    /// attempt of an update in a row.
+    static func backOff(after conflicts: Int) {
+        let ceiling = min(0.032, 0.001 * Double(1 << min(conflicts - 1, 5)))
+        usleep(useconds_t(Double.random(in: 0 ... ceiling) * 1_000_000))
     }
 
     /// Whether a failed request certainly was not carried out: every member refused the connection.
