@@ -190,4 +190,27 @@ import Testing
         #expect(eventually { store.longLong(forKey: "n") == 2 })
         #expect(!store.hasPendingChanges)
     }
+
+    @Test func anObjectsUpdateReachesAnotherMachinesObject() throws {
+        let etcd = try EtcdCluster.sharedNode()
+        let namespace = freshNamespace()
+        let a = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("a"))
+        let b = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("b"))
+        #expect(a.synchronize() && b.synchronize())
+        let here = CloudFleet(store: a), there = CloudFleet(store: b)
+        let heardThere = trackCloud { _ = there.workers }
+        #expect(try here.update(\.workers) { $0 + 1 } == 5)
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "fleet_workers") == "5")
+        #expect(eventually { there.workers == 5 })
+        #expect(heardThere.fired)
+        #expect(try there.update(\.workers) { $0 * 10 } == 50)
+        #expect(eventually { here.workers == 50 })
+        here.performBatchUpdates {
+            here.logLevel = "debug"
+            here.hosts = ["a", "b"]
+        }
+        #expect(eventually { there.logLevel == "debug" && there.hosts == ["a", "b"] })
+        let revisions = try ["fleet_log-level", "fleet_hosts"].map { try rawEtcdModRevision(etcd.endpoints[0], namespace, $0) }
+        #expect(revisions[0] != nil && revisions[0] == revisions[1])
+    }
 }
