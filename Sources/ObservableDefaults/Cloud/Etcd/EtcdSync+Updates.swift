@@ -364,9 +364,10 @@ extension EtcdSync {
         }
     }
 
-    /// Reports each write made by an update of an earlier process that lost to another machine's change.
-    func reportLostUpdates() {
-        let lost = core.state.withLock { state -> [String] in
+    /// Reports each write made by an update of an earlier process that lost to another machine's change:
+    /// `keys`, else those the state noted.
+    func reportLostUpdates(_ keys: [String]? = nil) {
+        let lost = keys ?? core.state.withLock { state -> [String] in
             defer { state.lostUpdates = [] }
             return state.lostUpdates
         }

@@ -315,8 +315,15 @@ final class EtcdSync: Sendable {
             }
         }
         let lastEvent = events.map(\.0.modRevision).max() ?? 0
+        var lost: [String] = []
         // Delivered on this thread when nothing else is being delivered: one hand-off less per event.
         core.change(deliverHere: true) { state in
+            defer {
+                if !state.lostUpdates.isEmpty {
+                    lost = state.lostUpdates
+                    state.lostUpdates = []
+                }
+            }
             let seen = state.lastRevision
             var changed = Set<String>()
             for event in decoded where event.revision > seen {
@@ -327,7 +334,7 @@ final class EtcdSync: Sendable {
             state.watchReached(lastEvent)
             return (changed, .serverChange)
         }
-        reportLostUpdates()
+        if !lost.isEmpty { reportLostUpdates(lost) }
         // Everything here is on the server already, which a restarted store reads first: it waits for the
         // next save, at most the bookkeeping delay (see the saver); a local write is saved at once.
         core.persistEventually()
