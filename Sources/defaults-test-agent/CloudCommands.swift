@@ -39,6 +39,28 @@ func runCloudCommand(_ arguments: [String]) {
         while FileHandle.standardInput.availableData.count > 0 {}
         observation.cancel()
         exit(0)
+    case "increment" where command.count == 3:
+        // COUNT atomic increments of KEY with update(forKey:), then synchronize; prints "done SECONDS".
+        guard let count = Int(command[2]) else { fail("COUNT must be a number") }
+        emit("ready")
+        let start = ContinuousClock.now
+        for _ in 0..<count {
+            do {
+                try store.update(Int.self, forKey: command[1]) { ($0 ?? 0) + 1 }
+            } catch {
+                fail("the update failed: \(error)")
+            }
+        }
+        guard store.synchronize(timeout: 60) else { fail("the increments did not reach the server within 60 s") }
+        let elapsed = ContinuousClock.now - start
+        emit("done \(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)")
+        exit(0)
+    case "batch" where command.count >= 3 && command.count % 2 == 1:
+        // One performBatchUpdates of the KEY VALUE pairs, then synchronize (exit 3 if it failed).
+        store.performBatchUpdates {
+            for index in stride(from: 1, to: command.count, by: 2) { store.set(parseValue(command[index + 1]), forKey: command[index]) }
+        }
+        exit(store.synchronize(timeout: 30) ? 0 : 3)
     case "object" where command.count == 1:
         runCloudObject(store)
     default:

@@ -59,7 +59,10 @@
 //   defaults-test-agent cloud ENDPOINTS NAMESPACE STATE_DIR COMMAND…   an etcd CloudKeyValueStore (endpoints
 //                                                     comma-separated; https ones use the TLS files of
 //                                                     $OBSERVABLE_DEFAULTS_CLOUD_CA/_CERT/_KEY); COMMAND is one of: set KEY VALUE…
-//                                                     (then synchronize; exit 3 if it failed), set-and-exit
+//                                                     (then synchronize; exit 3 if it failed), batch KEY VALUE…
+//                                                     (the same in one performBatchUpdates), increment KEY COUNT
+//                                                     (COUNT atomic increments with update(forKey:), then
+//                                                     synchronize; prints "ready", then "done SECONDS"), set-and-exit
 //                                                     KEY VALUE… (exit at once after the last set), write-series
 //                                                     PREFIX COUNT (PREFIXi = i for i < COUNT, each synchronized), watch
 //                                                     (print "ready", then "REASON key=value …" per change,

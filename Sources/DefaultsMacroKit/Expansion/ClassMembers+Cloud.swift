@@ -2,8 +2,8 @@
 extension ObservableCloudOptions {
     /// The generated members of an `@ObservableCloud` class: registrar, binding, the Apple library's
     /// `_prefix`, `_syncImmediately`, `_developmentMode`, `_developmentMode_`, `_cloudObserver` and
-    /// `CloudObservation`, the Linux addition `_cloudStore`, the slots, the initializer and
-    /// `_od_startCloudObservation`.
+    /// `CloudObservation`, the Linux addition `_cloudStore`, the slots, the initializer, `update`,
+    /// `performBatchUpdates` and `_od_startCloudObservation`.
     ///
     /// Observation is started by creating a `CloudObservation` (as on Apple platforms, so a custom initializer
     /// writes the same line); it holds the binding's observation token for as long as the object lives.
@@ -61,6 +61,24 @@ extension ObservableCloudOptions {
                 }
                 """)
         }
+        blocks.append("""
+            /// Atomically replaces the value of a persisted property across every machine sharing the store:
+            /// `transform` gets the value the store holds (the default when the key is absent) and returns the
+            /// new one (`nil` on an Optional removes the key); when another machine changed the key first, it
+            /// runs again on the server's value. Offline it applies at once and runs again at upload. It may run
+            /// more than once, on another thread, and should only compute. Observers hear one change.
+            /// - Returns: the value stored.
+            @discardableResult
+            \(access)func update<_od_Value>(_ keyPath: Swift::ReferenceWritableKeyPath<\(selfType), _od_Value>, _ transform: @escaping @Sendable (_od_Value) throws -> _od_Value) throws -> _od_Value {
+                try _od_binding.update(keyPath, of: self, transform)
+            }
+
+            /// Runs `body` and uploads the writes made meanwhile to the object's store in one transaction (see
+            /// `CloudKeyValueStore.performBatchUpdates(_:)`): other machines see them all at once or none.
+            \(access)func performBatchUpdates<_od_Result>(_ body: () throws -> _od_Result) rethrows -> _od_Result {
+                try _od_binding.store.performBatchUpdates(body)
+            }
+            """)
         blocks.append("""
             private func _od_startCloudObservation() -> ObservableDefaults::DefaultsObservation? {
                 let _od_properties = ObservableDefaults::_CloudPropertyList()

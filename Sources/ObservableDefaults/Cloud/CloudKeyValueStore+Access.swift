@@ -72,6 +72,7 @@ extension CloudKeyValueStore {
     /// `value` in the store's form (dates and data as JSON text) with its JSON text, encoded once for the
     /// limits, the size and the upload; a value JSON cannot hold is refused.
     func prepare(_ value: DefaultsValue?, forKey key: String) -> Result<CloudPreparedWrite, WriteRefusal> {
+        if Self.isReserved(key) { return .failure(.invalid(Self.reservedKeyError(key))) }
         let value = value.map(JSONRepresentation.normalize)
         if let value {
             do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch { return .failure(.invalid(error)) }
@@ -106,7 +107,8 @@ extension CloudKeyValueStore {
             state.writeTimes[key] = CloudState.wallClockNow()
             if syncs {
                 let base = state.pending[key]?.baseRevision ?? state.serverRevisions[key] ?? 0
-                state.pending[key] = PendingWrite(value: value, baseRevision: base, generation: state.nextGeneration, text: text)
+                state.pending[key] = PendingWrite(
+                    value: value, baseRevision: base, generation: state.nextGeneration, text: text, batch: state.batchForWrite(of: key))
                 state.nextGeneration += 1
             }
             core.announceLocalWrite(key, skipping: skipping)

@@ -22,10 +22,14 @@ extension CloudLocalCopy {
         return result
     }
 
-    /// A pending write as the copy holds it: `{"base": N, "value": v}`, a removal `{"base": N, "removed": true}`.
+    /// A pending write as the copy holds it: `{"base": N, "value": v}`, a removal `{"base": N, "removed": true}`;
+    /// with `"batch": B` when it goes up in one transaction with the other writes of batch `B`, and with
+    /// `"update": true` when an update made it (its transform is not kept).
     static func encode(_ write: PendingWrite) -> DefaultsValue {
         var entry: [String: DefaultsValue] = ["base": .integer(Int(write.baseRevision))]
         if let value = write.value { entry["value"] = value } else { entry["removed"] = .bool(true) }
+        if let batch = write.batch { entry["batch"] = .integer(Int(batch)) }
+        if write.hasSteps || write.madeByEndedUpdate { entry["update"] = .bool(true) }
         return .dictionary(entry)
     }
 
@@ -34,7 +38,10 @@ extension CloudLocalCopy {
         guard case .dictionary(let fields) = entry, case .integer(let base)? = fields["base"] else {
             throw malformed("a pending write with \"base\" for \"\(key)\"")
         }
-        return PendingWrite(value: fields["value"], baseRevision: Int64(base), generation: generation)
+        var write = PendingWrite(value: fields["value"], baseRevision: Int64(base), generation: generation)
+        if case .integer(let batch)? = fields["batch"] { write.batch = Int64(batch) }
+        write.madeByEndedUpdate = fields["update"] == .bool(true)
+        return write
     }
 
     /// The error for a copy (or record) whose JSON is not what this version writes.

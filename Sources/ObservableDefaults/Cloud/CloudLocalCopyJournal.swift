@@ -97,6 +97,8 @@ enum CloudLocalCopyJournal {
                 } else {
                     bytes.append(contentsOf: "\"removed\": true".utf8)
                 }
+                if let batch = write.batch { bytes.append(contentsOf: ", \"batch\": \(batch)".utf8) }
+                if write.hasSteps || write.madeByEndedUpdate { bytes.append(contentsOf: ", \"update\": true".utf8) }
                 bytes.append(UInt8(ascii: "}"))
             }
             bytes.append(UInt8(ascii: "}"))
@@ -147,6 +149,7 @@ enum CloudLocalCopyJournal {
             if let revision = entry.revision { state.knownRevisions[entry.key] = max(state.knownRevisions[entry.key] ?? 0, revision) }
             if var write = entry.pending {
                 write.generation = state.nextGeneration
+                write.chainStart = write.generation
                 state.pending[entry.key] = write
                 state.nextGeneration += 1
             } else {

@@ -19,13 +19,40 @@ struct PendingWrite: Sendable, Equatable {
     var generation: Int
     /// The value's JSON text as uploaded (``CloudValueText``), encoded once when the write is made.
     var text: Data?
+    /// The batch (``CloudKeyValueStore/performBatchUpdates(_:)``) the write is uploaded with, in one
+    /// transaction with the other writes of the batch; `nil`: on its own.
+    var batch: Int64?
+    /// The `update(forKey:_:)` steps made locally (offline, or in a batch) that produced ``value``: at upload
+    /// they run again on the server's value when another machine changed the key meanwhile, instead of
+    /// losing to it (see `CloudState+Updates.swift`).
+    var steps: [CloudUpdateStep] = []
+    /// What ``steps`` ran on: the plain write with this generation (which loses a conflict like any plain
+    /// write; the steps then run on the server's value), or `nil`: the server's value.
+    var chainStart: Int?
+    /// Read from a local copy: the write was made by `update(forKey:_:)` in an earlier process, whose steps
+    /// ended with it. It is uploaded as a plain write, and reported when another machine's change wins.
+    var madeByEndedUpdate = false
 
     /// A write of `value`; `text` is its JSON text when the writer has it already (encoded here otherwise).
-    init(value: DefaultsValue?, baseRevision: Int64, generation: Int, text: Data? = nil) {
+    init(value: DefaultsValue?, baseRevision: Int64, generation: Int, text: Data? = nil, batch: Int64? = nil) {
         self.value = value
         self.baseRevision = baseRevision
         self.generation = generation
         self.text = text ?? value.map(CloudValueText.encode)
+        self.batch = batch
+        chainStart = generation
+    }
+
+    /// Whether the write carries update steps to run again at upload.
+    var hasSteps: Bool { !steps.isEmpty }
+
+    /// The highest step id the write carries (0: none).
+    var lastStep: Int { steps.last?.id ?? 0 }
+
+    static func == (left: PendingWrite, right: PendingWrite) -> Bool {
+        left.value == right.value && left.baseRevision == right.baseRevision && left.generation == right.generation
+            && left.text == right.text && left.batch == right.batch && left.steps.map(\.id) == right.steps.map(\.id)
+            && left.chainStart == right.chainStart && left.madeByEndedUpdate == right.madeByEndedUpdate
     }
 }
 
@@ -50,6 +77,19 @@ struct CloudState: Sendable {
     var pending: [String: PendingWrite] = [:]
     /// The write being uploaded now, per key.
     var inFlight: [String: PendingWrite] = [:]
+    /// The value an `update(forKey:_:)` sent to the server is uploading now, per key (its echo on the watch
+    /// is not announced: the update's confirmation sets memory).
+    var updateInFlight: [String: DefaultsValue?] = [:]
+    /// The batch open now (``CloudKeyValueStore/performBatchUpdates(_:)``): writes join it, and it is not
+    /// uploaded until it closes.
+    var openBatch: Int64?
+    /// How deep batches are nested now.
+    var batchDepth = 0
+    /// Numbers the update steps (``CloudUpdateStep/id``).
+    var nextStep = 1
+    /// Keys whose write made by an update of an earlier process lost to another machine's change, to be
+    /// reported (see ``PendingWrite/madeByEndedUpdate``).
+    var lostUpdates: [String] = []
     /// The highest server revision whose changes are all in `values` (the watch resumes after it).
     var lastRevision: Int64 = 0
     var account: CloudAccount?
@@ -102,6 +142,11 @@ struct CloudState: Sendable {
     /// older revision. Returns whether the value readers see changed.
     mutating func applyServerValue(_ value: DefaultsValue?, forKey key: String, revision: Int64, text: Data? = nil) -> Bool {
         if revision <= knownRevisions[key] ?? 0 { return false }  // seen already, or caused by this store
+        if pending[key] == nil, let sent = updateInFlight[key], sent == value {
+            // The echo of an update being confirmed: its confirmation sets memory. Not recorded as known, so
+            // that the value is still taken in if the update ends otherwise.
+            return false
+        }
         knownRevisions[key] = revision
         if let write = pending[key] {
             if let upload = inFlight[key], upload.value == value {
@@ -110,12 +155,24 @@ struct CloudState: Sendable {
                 serverRevisions[key] = value == nil ? nil : revision
                 return false
             }
-            if revision > write.baseRevision { pending[key] = nil }  // another writer was first: the server wins
+            if write.hasSteps {
+                // Update steps run again on the server's value when they are uploaded (the compare-and-swap
+                // fails on the old base): memory keeps the local result until then.
+                serverRevisions[key] = value == nil ? nil : revision
+                return false
+            }
+            if revision > write.baseRevision { dropPending(key) }  // another writer was first: the server wins
         }
         serverRevisions[key] = value == nil ? nil : revision
         guard pending[key] == nil else { return false }
         writeTimes[key] = nil
         return setValue(value, forKey: key, text: text)
+    }
+
+    /// Drops the pending write of `key` because another machine's change wins over it; a write made by an
+    /// update of an earlier process (whose steps could have run again) is noted in ``lostUpdates``.
+    mutating func dropPending(_ key: String) {
+        if pending.removeValue(forKey: key)?.madeByEndedUpdate == true { lostUpdates.append(key) }
     }
 
     /// Every change up to `revision` is applied: a watch message, or a read of the whole namespace.
@@ -137,14 +194,16 @@ struct CloudState: Sendable {
         knownRevisionsPruneCount = max(1_024, knownRevisions.count * 2)
     }
 
-    /// This store's upload of `write` for `key` was written at `revision`.
+    /// This store's upload of `write` for `key` was written at `revision`. A newer state of the key known
+    /// already (an update of this store confirmed first) is kept.
     mutating func confirmUpload(_ write: PendingWrite, forKey key: String, revision: Int64) {
         inFlight[key] = nil
+        let newest = revision >= knownRevisions[key] ?? 0
         knownRevisions[key] = max(knownRevisions[key] ?? 0, revision)
-        serverRevisions[key] = write.value == nil ? nil : revision
+        if newest { serverRevisions[key] = write.value == nil ? nil : revision }
         if pending[key]?.generation == write.generation {
             pending[key] = nil
-        } else {
+        } else if newest {
             pending[key]?.baseRevision = write.value == nil ? 0 : revision
         }
     }
@@ -159,10 +218,10 @@ struct CloudState: Sendable {
             let remote = server[key]
             if let remote { knownRevisions[key] = max(knownRevisions[key] ?? 0, remote.revision) }
             serverRevisions[key] = remote?.revision
-            if let write = pending[key], (remote?.revision ?? 0) == write.baseRevision {
-                continue  // unchanged since the write was made: it will be uploaded
+            if let write = pending[key], (remote?.revision ?? 0) == write.baseRevision || write.hasSteps {
+                continue  // unchanged since the write was made, or update steps to run on the server's value: uploaded
             }
-            pending[key] = nil
+            dropPending(key)
             if setValue(remote?.value, forKey: key, text: remote?.text) {
                 writeTimes[key] = nil
                 changed.insert(key)

@@ -165,6 +165,50 @@ final class CloudStoreCore: Sendable {
     /// Waits until every event announced so far has been delivered (at once when called from a delivery).
     func waitForDeliveries() { deliveries.waitForAll() }
 
+    // MARK: Updates
+
+    /// Applies an update step in this process's memory (a store that does not sync, an etcd store offline
+    /// or in a batch): runs it on memory's value outside the lock and stores the result unless the key
+    /// changed meanwhile (then runs it again); a syncing store keeps the step with the key's pending write,
+    /// to run again on the server's value at upload. Announced to this process's objects, except
+    /// `skipping`, as a write is; recorded in the local copy. Returns the value stored.
+    /// - Throws: the step's error, or a ``DefaultsError`` when the result is past ``limits`` (then also
+    ///   announced as a quota violation); nothing changed then.
+    func applyUpdateLocally(_ key: String, _ step: CloudUpdateStep, skipping: Int?, syncs: Bool) throws -> DefaultsValue? {
+        enum Outcome { case retry, refused(String), unchanged, written }
+        while true {
+            let (current, generation) = state.withLock { ($0.values[key], $0.pending[key]?.generation) }
+            let value = try step.transform(current)
+            let text = value.map(CloudValueText.encode)
+            let outcome = state.withLock { state -> Outcome in
+                guard state.values[key] == current, state.pending[key]?.generation == generation else { return .retry }
+                if value != nil, let why = limits.violation(key: key, valueBytes: text?.count, sizes: state.sizes, totalBytes: state.totalBytes) {
+                    return .refused(why)
+                }
+                let changed = state.applyLocalStep(step, value: value, text: text, forKey: key, syncs: syncs)
+                guard changed else { return .unchanged }
+                if state.localCopyUnread { state.writtenBeforeCopyRead.insert(key) }
+                announceLocalWrite(key, skipping: skipping)
+                return .written
+            }
+            switch outcome {
+            case .retry: continue
+            case .refused(let why): throw overLimits(key, why)
+            case .unchanged: return value
+            case .written:
+                writeMirror?(key, value)
+                persistWrite(of: key)
+                return value
+            }
+        }
+    }
+
+    /// The error of an update whose result is past ``limits``; the key is announced as a quota violation.
+    func overLimits(_ key: String, _ why: String) -> DefaultsError {
+        announce([key], reason: .quotaViolation)
+        return DefaultsError(.unsupportedValue, message: "over the cloud store's limits, not stored: \(why)", key: key)
+    }
+
     // MARK: Errors
 
     func addErrorHandler(_ handler: @escaping @Sendable (DefaultsErrorEvent) -> Void) -> Int {

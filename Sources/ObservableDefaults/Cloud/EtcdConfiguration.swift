@@ -34,6 +34,12 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// How often the watched member is probed for health while the watch is quiet (seconds): a hung member
     /// keeps its connection open but stops answering.
     public var probeInterval: TimeInterval
+    /// The most operations etcd accepts in one transaction: its `--max-txn-ops` (128 unless the cluster
+    /// was started with another). A batch (``CloudKeyValueStore/performBatchUpdates(_:)``) of more keys is
+    /// uploaded in parts of at most this many operations, and the store says so on its error channel; an
+    /// update's transaction counts one operation more (its marker). A smaller limit found on the server
+    /// splits further.
+    public var maxTransactionOperations = 128
 
     /// Creates a configuration.
     public init(
@@ -153,6 +159,7 @@ extension EtcdConfiguration: CustomStringConvertible, CustomDebugStringConvertib
             "endpoints": endpoints, "namespace": namespace, "user": user as Any,
             "password": (password == nil ? nil : "***") as String? as Any, "tls": tls, "stateDirectory": stateDirectory as Any,
             "limits": limits, "requestTimeout": requestTimeout, "probeInterval": probeInterval,
+            "maxTransactionOperations": maxTransactionOperations,
         ], displayStyle: .struct)
     }
 }

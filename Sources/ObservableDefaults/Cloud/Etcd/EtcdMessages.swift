@@ -153,4 +153,46 @@ enum EtcdRequest {
         return Data((#"{"compare":[{"key":"\#(key)","target":"MOD","result":"EQUAL","mod_revision":"\#(expected)"}],"#
             + #""success":[\#(operation)]}"#).utf8)
     }
+
+    /// The body of one transaction over several whole keys (a batch, or an update): it compares each key's
+    /// modification revision with the one its write was based on (0: absent) and then puts each value
+    /// (`nil`: deletes), all at one revision; otherwise it reads each key back, so a refusal brings the
+    /// server's values in the same answer. With a `marker`, the success branch also puts the marker key
+    /// (attached to `lease` when given), and a refusal reads it back: it tells whether an earlier attempt
+    /// whose answer was lost was carried out (see `EtcdSync+Updates.swift`).
+    static func transactionBody(
+        _ writes: [(key: String, value: Data?, expected: Int64)], marker: (key: String, token: String, lease: String?)? = nil
+    ) -> Data {
+        var compares: [String] = []
+        var success: [String] = []
+        var failure: [String] = []
+        for write in writes {
+            let key = base64(write.key)
+            compares.append(#"{"key":"\#(key)","target":"MOD","result":"EQUAL","mod_revision":"\#(write.expected)"}"#)
+            success.append(write.value.map { #"{"request_put":{"key":"\#(key)","value":"\#($0.base64EncodedString())"}}"# }
+                ?? #"{"request_delete_range":{"key":"\#(key)"}}"#)
+            failure.append(#"{"request_range":{"key":"\#(key)"}}"#)
+        }
+        if let marker {
+            let key = base64(marker.key)
+            let lease = marker.lease.map { #","lease":"\#($0)""# } ?? ""
+            success.append(#"{"request_put":{"key":"\#(key)","value":"\#(base64(marker.token))"\#(lease)}}"#)
+            failure.append(#"{"request_range":{"key":"\#(key)"}}"#)
+        }
+        return Data((#"{"compare":[\#(compares.joined(separator: ","))],"success":[\#(success.joined(separator: ","))],"#
+            + #""failure":[\#(failure.joined(separator: ","))]}"#).utf8)
+    }
+}
+
+extension EtcdAnswer {
+    /// The pairs a refused ``EtcdRequest/transactionBody(_:marker:)`` read back, one per range in its failure
+    /// branch, in order (`nil`: the key is absent).
+    func rangeResponses() throws(DefaultsError) -> [EtcdKeyValue?] {
+        var result: [EtcdKeyValue?] = []
+        for response in try children("responses") {
+            guard let range = try response.child("response_range") else { throw malformed("a response of a refused transaction is not a range") }
+            result.append(try range.keyValues().first)
+        }
+        return result
+    }
 }

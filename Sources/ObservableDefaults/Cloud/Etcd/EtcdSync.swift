@@ -9,10 +9,17 @@ final class EtcdSync: Sendable {
     let core: CloudStoreCore
     let control = EtcdSyncControl()
     private let watch = Locked<EtcdWatchStream?>(nil)
+    /// `update(forKey:_:)` requests waiting for this thread, and whether the store is offline now.
+    let updateRequests = Locked(CloudUpdateRequests())
+    /// Update transactions: the marker's lease, the attempt whose answer was lost, batch splits.
+    let updateBookkeeping: Locked<EtcdUpdateBookkeeping>
+    /// Names this store's update marker (see `EtcdSync+Updates.swift`).
+    let writerID = String(UInt64.random(in: 1 ... .max), radix: 16)
 
     init(client: EtcdClient, core: CloudStoreCore) {
         self.client = client
         self.core = core
+        updateBookkeeping = Locked(EtcdUpdateBookkeeping(operationLimit: client.configuration.maxTransactionOperations))
         client.beforeWaiting.set { [weak self] _ in self?.saveIfTaken() }
         // A member a request moved on from (too slow, a broken answer) is reported even when the next answers.
         client.passedOver.set { [weak core] error in core?.report(error, topic: "connection") }
@@ -61,8 +68,11 @@ final class EtcdSync: Sendable {
                     _ = try client.send("/v3/maintenance/status", [:])
                 }
                 needsCheck = false
+                try resolveUnansweredUpdate()
+                try serveUpdateRequests()
                 try uploadPending()
                 if watch.withLock({ $0 }) == nil { startWatch() }
+                updateRequests.withLock { $0.offline = false }
                 control.completeRound(round, .succeeded)
                 core.clear("connection")
                 if outage {
@@ -107,12 +117,14 @@ final class EtcdSync: Sendable {
                 }
                 core.report(error, topic: "connection")
                 outage = true
+                applyUpdateRequestsLocally(closing: false)  // offline: updates apply here at once until a round succeeds
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
                 saveIfTaken()
                 control.sleep(backoff, after: round)
                 backoff = min(backoff * 2, 1)
             }
         }
+        applyUpdateRequestsLocally(closing: true)
         saveIfTaken()
         endWatch()
     }
@@ -150,7 +162,7 @@ final class EtcdSync: Sendable {
         if first { core.readLocalCopyIfUnread() }
         var server: [String: (value: DefaultsValue, revision: Int64, text: Data?)] = [:]
         var undecodable = Set<String>()
-        for pair in pairs {
+        for pair in pairs where !CloudKeyValueStore.isReserved(pair.key) {
             guard let value = decode(pair) else { undecodable.insert(pair.key); continue }
             server[pair.key] = (value, pair.modRevision, pair.value)
         }
@@ -175,6 +187,7 @@ final class EtcdSync: Sendable {
         // problem any more.
         core.clear { topic in Self.valueKey(ofTopic: topic).map { !undecodable.contains($0) } ?? false }
         core.reportDroppedWrites(dropped, because: "it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now")
+        reportLostUpdates()
         core.persist()
         return reason
     }
@@ -190,7 +203,7 @@ final class EtcdSync: Sendable {
     private static let valueTopicPrefix = "value "
 
     /// The value of a server pair, or `nil` (reported on the error channel) when its text does not decode.
-    private func decode(_ pair: EtcdKeyValue) -> DefaultsValue? {
+    func decode(_ pair: EtcdKeyValue) -> DefaultsValue? {
         do {
             let value = try CloudValueText.decode(pair.value ?? Data(), key: pair.key)
             core.clear(Self.valueTopic(pair.key))
@@ -208,11 +221,21 @@ final class EtcdSync: Sendable {
     private func uploadPending() throws(DefaultsError) {
         while !control.isStopped {
             let next = core.state.withLock { state -> (String, PendingWrite, unanswered: PendingWrite?)? in
-                guard let (key, write) = state.pending.min(by: { $0.value.generation < $1.value.generation }) else { return nil }
-                defer { state.inFlight[key] = write }
-                return (key, write, state.inFlight[key])
+                let open = state.openBatch
+                // A batch still open waits; the others go in the order they were written.
+                guard let (key, write) = state.pending.lazy.filter({ open == nil || $0.value.batch != open })
+                    .min(by: { $0.value.generation < $1.value.generation })
+                else { return nil }
+                let unanswered = state.inFlight[key]
+                if write.batch == nil, !write.hasSteps { state.inFlight[key] = write }
+                return (key, write, unanswered)
             }
             guard let (key, write, unanswered) = next else { return }
+            if write.batch != nil || write.hasSteps {
+                // One transaction for the batch, or update steps to run again on the server's value.
+                try uploadGroup(of: key)
+                continue
+            }
             var result: EtcdClient.SwapResult
             // A failed upload stays in `inFlight`: its outcome is unknown (the member may have carried it out
             // before the connection broke), so its echo and its value are still recognised as this store's.
@@ -236,11 +259,12 @@ final class EtcdSync: Sendable {
                 let value = current.flatMap { decode($0) }
                 core.change { state in
                     state.inFlight[key] = nil
-                    if state.pending[key]?.generation == write.generation { state.pending[key] = nil }
+                    if state.pending[key]?.generation == write.generation { state.dropPending(key) }
                     guard current == nil || value != nil else { return ([], .serverChange) }
                     let changed = state.applyServerValue(value, forKey: key, revision: current?.modRevision ?? revision)
                     return (changed ? [key] : [], .serverChange)
                 }
+                reportLostUpdates()
                 core.persist()
             }
         }
@@ -249,7 +273,7 @@ final class EtcdSync: Sendable {
     /// Whether the server's `current` pair after a refused compare-and-swap is what `write` put there (a
     /// removal: the key is absent). Another machine that wrote the same value meanwhile counts too: the
     /// outcome is the same, and there is nothing to announce.
-    private func isOwnRepeat(_ write: PendingWrite, _ current: EtcdKeyValue?) -> Bool {
+    func isOwnRepeat(_ write: PendingWrite, _ current: EtcdKeyValue?) -> Bool {
         guard let current else { return write.value == nil }
         guard let value = write.value, current.modRevision > write.baseRevision else { return false }
         return (try? CloudValueText.decode(current.value ?? Data(), key: current.key)) == value
@@ -282,6 +306,7 @@ final class EtcdSync: Sendable {
             guard pair.key.hasPrefix(prefix) else { continue }
             var pair = pair
             pair.key = String(pair.key.dropFirst(prefix.count))
+            if CloudKeyValueStore.isReserved(pair.key) { continue }  // an update's marker
             if deleted {
                 core.clear(Self.valueTopic(pair.key))
                 decoded.append((pair.key, nil, pair.modRevision, nil))
@@ -290,8 +315,15 @@ final class EtcdSync: Sendable {
             }
         }
         let lastEvent = events.map(\.0.modRevision).max() ?? 0
+        var lost: [String] = []
         // Delivered on this thread when nothing else is being delivered: one hand-off less per event.
         core.change(deliverHere: true) { state in
+            defer {
+                if !state.lostUpdates.isEmpty {
+                    lost = state.lostUpdates
+                    state.lostUpdates = []
+                }
+            }
             let seen = state.lastRevision
             var changed = Set<String>()
             for event in decoded where event.revision > seen {
@@ -302,6 +334,7 @@ final class EtcdSync: Sendable {
             state.watchReached(lastEvent)
             return (changed, .serverChange)
         }
+        if !lost.isEmpty { reportLostUpdates(lost) }
         // Everything here is on the server already, which a restarted store reads first: it waits for the
         // next save, at most the bookkeeping delay (see the saver); a local write is saved at once.
         core.persistEventually()

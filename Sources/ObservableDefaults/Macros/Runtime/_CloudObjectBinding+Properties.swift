@@ -12,7 +12,7 @@ extension _CloudObjectBinding {
     ) -> _CloudPropertyBinding {
         let weakHost = _DefaultsWeak(host)
         return _CloudPropertyBinding(
-            key: slot.key, keyPath: keyPath,
+            key: slot.key, keyPath: keyPath, slot: slot,
             load: { store, fullKey in slot.load(from: store, fullKey: fullKey) },
             apply: { store, fullKey in
                 guard let host = weakHost.object else { return }
@@ -30,7 +30,7 @@ extension _CloudObjectBinding {
         let weakHost = _DefaultsWeak(host)
         let captured = _DefaultsUnchecked(wrapped: (slot, keyPath))
         return _CloudPropertyBinding(
-            key: slot.key, keyPath: keyPath,
+            key: slot.key, keyPath: keyPath, slot: slot,
             load: { store, fullKey in slot.load(from: store, fullKey: fullKey) },
             apply: { store, fullKey in
                 MainQueue.run {

@@ -6,6 +6,8 @@ import Foundation
 public struct _CloudPropertyBinding: @unchecked Sendable {
     let key: String
     let keyPath: AnyKeyPath
+    /// The property's `_DefaultsSlot` (typed again by ``_CloudObjectBinding/update(_:of:_:)``).
+    let slot: AnyObject
     /// Reads the store into the property's copy without notifying anyone (start-up).
     let load: (CloudKeyValueStore, String) -> Void
     /// Reads the store after a change of the key and applies it: observers, Observation, copy.
