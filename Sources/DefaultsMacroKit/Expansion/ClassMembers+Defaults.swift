@@ -1,7 +1,8 @@
 // The members only `@ObservableDefaults` generates.
 extension ObservableDefaultsOptions {
     /// The generated members of an `@ObservableDefaults` class: registrar, binding, `_userDefaults`,
-    /// `_prefix`, `_isExternalNotificationDisabled`, the initializer, the slots, `observerStarter` and `update`.
+    /// `_prefix`, `_isExternalNotificationDisabled`, the initializer, the slots, `observerStarter`, `update` and
+    /// `performBatchUpdates`.
     func memberText(_ context: ClassExpansion.Context) -> String {
         let access = ClassExpansion.accessModifier(context.type)
         let selfType = context.type.name
@@ -58,6 +59,12 @@ extension ObservableDefaultsOptions {
             @discardableResult
             \(access)func update<_od_Value>(_ keyPath: Swift::ReferenceWritableKeyPath<\(selfType), _od_Value>, _ transform: (_od_Value) throws -> _od_Value) throws -> _od_Value {
                 try _od_binding.update(keyPath, of: self, transform)
+            }
+
+            /// Runs `body` and writes the changes made meanwhile to the object's suite in one file write (see
+            /// `DefaultsSuite.performBatchUpdates(_:)`); observers still hear each change at once.
+            \(access)func performBatchUpdates<_od_Result>(_ body: () throws -> _od_Result) rethrows -> _od_Result {
+                try _od_binding.suite.performBatchUpdates(body)
             }
             """
         return text

@@ -35,7 +35,7 @@ import Observation
 ///     `OBSERVABLE_DEFAULTS_DEV_MODE=true` and `XCODE_RUNNING_FOR_PREVIEWS=1` turn it on too.
 ///   - defaultIsolationIsMainActor: The class is main-actor isolated by the module's default isolation;
 ///     outside changes are then delivered on the main actor (as for an explicit `@MainActor` class).
-@attached(member, names: named(_od_registrar), named(_od_binding), named(_prefix), named(_syncImmediately), named(_developmentMode), named(_developmentMode_), named(_cloudStore), named(_cloudObserver), named(CloudObservation), named(_od_startCloudObservation), named(init), arbitrary)
+@attached(member, names: named(_od_registrar), named(_od_binding), named(_prefix), named(_syncImmediately), named(_developmentMode), named(_developmentMode_), named(_cloudStore), named(_cloudObserver), named(CloudObservation), named(_od_startCloudObservation), named(init), named(update), named(performBatchUpdates), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: Observation.Observable)
 public macro ObservableCloud(

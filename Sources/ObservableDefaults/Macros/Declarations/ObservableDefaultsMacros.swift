@@ -20,7 +20,7 @@ import Observation
 ///     default on this platform: also hear other processes and hand edits of the file).
 ///   - defaultIsolationIsMainActor: The class is main-actor isolated by the module's default isolation;
 ///     outside changes are then delivered on the main actor (as for an explicit `@MainActor` class).
-@attached(member, names: named(_od_registrar), named(_od_binding), named(init), named(observerStarter), named(update), arbitrary)
+@attached(member, names: named(_od_registrar), named(_od_binding), named(init), named(observerStarter), named(update), named(performBatchUpdates), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: Observation.Observable)
 public macro ObservableDefaults(
