@@ -25,8 +25,9 @@ extension CloudKeyValueStore {
     ///   upload, the next process uploads the value as a plain write — stored if nobody changed the key
     ///   meanwhile, otherwise the server's value wins and the loss is reported on the error channel.
     ///
-    /// Observers of this store do not hear the update (it is this store's own write); other machines and
-    /// this process's `@ObservableCloud` objects hear one change of the key. When the value it ran on came
+    /// The iCloud-shaped observers of this store, ``observe(keys:prefix:_:)``, do not hear the update (it is
+    /// this store's own write); other machines, this process's `@ObservableCloud` objects and the observers
+    /// of a scope, ``observe(keys:prefix:scope:_:)``, hear one change of the key. When the value it ran on came
     /// from another machine (memory had not heard of that change yet), observers hear that as a server change.
     ///
     /// `transform` may run more than once, on the calling thread or the store's sync thread, so it should
@@ -108,8 +109,8 @@ extension CloudKeyValueStore {
     /// - **Conflicts.** The transaction compares every key with the revision its write was based on. When
     ///   another machine changed one of them first, the batch is one write that lost: the server wins for
     ///   all of its keys (observers hear a server change of those whose value goes back), as for a single
-    ///   write. Updates (``update(forKey:_:)``) in the batch run again on the server's values instead and
-    ///   go up in one transaction.
+    ///   write. Atomic updates in the batch, ``update(forKey:_:)``, run again on the server's values instead
+    ///   and go up in one transaction.
     /// - **Size.** etcd takes at most `--max-txn-ops` operations in one transaction (128 unless changed;
     ///   ``EtcdConfiguration/maxTransactionOperations``). A bigger batch goes up in parts of at most that
     ///   many keys, in key order, and the store says so on its error channel.

@@ -78,5 +78,18 @@ import Testing
         #expect(here.waitFor(key: "marker") && everywhere.waitFor(key: "marker"))
         #expect(everywhere.changes == [DefaultsChange(keys: ["host"], origin: .outside), DefaultsChange(keys: ["marker"], origin: .thisProcess)])
         #expect(here.changes == [DefaultsChange(keys: ["marker"], origin: .thisProcess)])
+        // An atomic update and a batch through this store are this process's writes, one change per key.
+        here.clear()
+        try b.update(Int.self, forKey: "count") { ($0 ?? 0) + 1 }
+        b.performBatchUpdates {
+            b.set("db", forKey: "host")
+            b.set(Int64(5432), forKey: "port")
+        }
+        b.set(true, forKey: "marker2")
+        #expect(here.waitFor(key: "marker2"))
+        #expect(here.changes == [
+            DefaultsChange(keys: ["count"], origin: .thisProcess), DefaultsChange(keys: ["host"], origin: .thisProcess),
+            DefaultsChange(keys: ["port"], origin: .thisProcess), DefaultsChange(keys: ["marker2"], origin: .thisProcess),
+        ])
     }
 }
