@@ -2,6 +2,7 @@ import EtcdLauncher
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 /// `defaults cloud …` against a real etcd node: every command is its own process, as two machines' shells.
 @Suite(.serialized, ToolEtcd.required) struct CloudToolTests {
     /// The children's `TMPDIR`, where the tool keeps its store's local copy while it runs.
-    private let temporary = SuitesDirectory()
+    private let temporary = TemporaryDirectory()
 
     /// Runs `defaults cloud ARGUMENTS` with `OBSERVABLE_DEFAULTS_CLOUD=address`.
     private func cloud(_ address: String, _ arguments: String...) throws -> RunResult {

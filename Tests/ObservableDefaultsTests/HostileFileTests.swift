@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// Hostile and unusual input from issue 13: files that used to crash or stall the process, values the
 /// readers would reject, numbers the model cannot hold exactly, and characters XML cannot hold. Each

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// What one write of ours costs every watcher of the suites directory (our own watcher among them): each
 /// inotify event wakes them, and an event on the suite's own name makes each check the suite.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The local copy is saved in the background and coalesced, without losing a write to a normal exit or
 /// a released store; `synchronize()` gives up at once when every endpoint refuses connections.

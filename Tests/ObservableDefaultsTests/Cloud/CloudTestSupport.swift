@@ -1,41 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
-
-/// Records every change a cloud observation delivers, from any thread.
-final class CloudRecorder: Sendable {
-    private let received = Locked<[CloudChange]>([])
-
-    var changes: [CloudChange] { received.withLock { $0 } }
-
-    func record(_ change: CloudChange) { received.withLock { $0.append(change) } }
-
-    /// Waits until a change containing `key` (with `reason`, if given) has arrived.
-    func waitFor(key: String, reason: CloudChangeReason? = nil, timeout: Duration = .seconds(15)) -> Bool {
-        eventually(timeout: timeout) { changes.contains { $0.keys.contains(key) && (reason == nil || $0.reason == reason) } }
-    }
-
-    /// Every change before the first one holding `marker`, the marker taken out (see ``ChangeRecorder``).
-    func changes(before marker: String) -> [CloudChange] {
-        var result: [CloudChange] = []
-        for var change in changes {
-            let isMarker = change.keys.remove(marker) != nil
-            if !change.keys.isEmpty { result.append(change) }
-            if isMarker { break }
-        }
-        return result
-    }
-}
-
-/// Records errors from a store's error channel.
-final class CloudErrorRecorder: Sendable {
-    private let received = Locked<[DefaultsError]>([])
-    var errors: [DefaultsError] { received.withLock { $0 } }
-    func record(_ error: DefaultsError) { received.withLock { $0.append(error) } }
-    func waitFor(_ text: String, timeout: Duration = .seconds(15)) -> Bool {
-        eventually(timeout: timeout) { errors.contains { $0.description.contains(text) } }
-    }
-}
+import TestSupport
 
 /// One "machine": an etcd store with its own state directory.
 func cloudMachine(
@@ -95,7 +61,7 @@ func expectHungWatchedMemberLeftBehind(
 ) {
     #expect(watcher.synchronize() && writer.synchronize(), sourceLocation: sourceLocation)
     let recorder = CloudRecorder()
-    let errors = CloudErrorRecorder()
+    let errors = ErrorRecorder()
     let observations = [watcher.observe { recorder.record($0) }, watcher.observeErrors { errors.record($0) }]
     defer { observations.forEach { $0.cancel() } }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -91,7 +92,7 @@ import Glibc
         alone.set(1, forKey: "before")
         #expect(alone.synchronize())
         #expect(eventually { other.longLong(forKey: "before") == 1 })
-        let errors = CloudErrorRecorder(), heard = CloudRecorder()
+        let errors = ErrorRecorder(), heard = CloudRecorder()
         let observations = [alone.observeErrors { errors.record($0) }, alone.observe { heard.record($0) }]
         defer { observations.forEach { $0.cancel() } }
 
@@ -252,7 +253,7 @@ import Glibc
         try enableAuthentication(node.endpoints[0])
         let namespace = freshNamespace()
         let wrong = try cloudMachine(node.endpoints, namespace: namespace, state: directory.file("w"), user: "root", password: "guess")
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = wrong.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         wrong.set(1, forKey: "a")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The etcd client against a member that misbehaves on purpose (``HostileEndpoint``): broken numbers are
 /// errors, not crashes; oversize answers and watch messages are cut off at the client's limits; a member
@@ -173,7 +174,7 @@ import Testing
         let oversize = try HostileEndpoint { _ in Self.oversizeAnswers[0].steps }
         defer { oversize.stop() }
         let namespace = freshNamespace()
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
             endpoints: [oversize.url, etcd.endpoints[0]], namespace: namespace, stateDirectory: directory.url, requestTimeout: 2))
         let observation = store.observeErrors { errors.record($0) }
@@ -229,7 +230,7 @@ import Testing
         let trickler = try HostileEndpoint() { _ in Self.trickle }
         defer { trickler.stop() }
         let namespace = freshNamespace()
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let started = ContinuousClock.now
         let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
             endpoints: [trickler.url, etcd.endpoints[0]], namespace: namespace, stateDirectory: directory.url, requestTimeout: 2))
@@ -361,7 +362,7 @@ import Testing
                 .waitForRelease]
         }
         defer { endpoint.stop() }
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
             endpoints: [endpoint.url], namespace: namespace, stateDirectory: directory.url, requestTimeout: 2, probeInterval: 0.5))
         let observation = store.observeErrors { errors.record($0) }

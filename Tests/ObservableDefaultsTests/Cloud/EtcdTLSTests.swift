@@ -2,6 +2,7 @@ import EtcdLauncher
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +31,7 @@ import Glibc
     /// `bound` seconds (a turned-down handshake is a definite "no", answered well before the 3 s timeout),
     /// and its error channel gets an error containing every one of `texts`.
     func expectRefused(_ store: CloudKeyValueStore, saying texts: [String], bound: TimeInterval = 2.5, sourceLocation: SourceLocation = #_sourceLocation) {
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         store.set("local", forKey: "kept")
