@@ -2,6 +2,10 @@ import Foundation
 @testable import ObservableDefaults
 import TestSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The built `defaults-test-agent` executable, which lives beside the test bundle.
 enum TestAgent {
     static var executableURL: URL { BuiltProduct.url("defaults-test-agent") }
@@ -57,3 +61,47 @@ func contentsOnDisk(_ url: URL, format: SuiteFormat = .json) throws -> [String: 
     try format.decode(try Data(contentsOf: url), fileURL: url).stringKeyed
 }
 
+/// Counts the opens of one file, by any process, from its creation on (inotify `IN_OPEN` on the file).
+///
+/// A positive marker for work that leaves nothing else to see: every write attempt of a suite opens its lock
+/// file, so the opens tell how many attempts (a failing one too) have begun.
+final class FileOpenCounter {
+    private let descriptor: Int32
+    private var seen = 0
+
+    init(_ url: URL) throws {
+        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno)!) }
+        guard inotify_add_watch(descriptor, url.path, UInt32(IN_OPEN)) >= 0 else {
+            let error = POSIXError(.init(rawValue: errno)!)
+            close(descriptor)
+            throw error
+        }
+    }
+
+    /// The opens so far.
+    var opens: Int {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }
+            // Each event: watch descriptor, mask, cookie, name length (four 32-bit fields), then the name.
+            var offset = 0
+            while offset + 16 <= count {
+                let field = { (index: Int) in
+                    buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4 * index, as: UInt32.self) }
+                }
+                if field(1) & UInt32(IN_OPEN) != 0 { seen += 1 }
+                offset += 16 + Int(field(3))
+            }
+        }
+        return seen
+    }
+
+    /// Waits until `count` opens have been seen.
+    func waitFor(opens count: Int, timeout: Duration = .seconds(20)) -> Bool {
+        eventually(timeout: timeout) { opens >= count }
+    }
+
+    deinit { close(descriptor) }
+}
