@@ -72,17 +72,14 @@ import Glibc
 
     @Test func unreachableEndpointFailsWithTheReason() throws {
         let address = "etcd://127.0.0.1:\(freeLoopbackPort())/nobody"
-        // A refused connection is a definite answer: no waiting out synchronize()'s 5 seconds.
-        let start = ContinuousClock.now
+        // A refused connection is a definite answer, which ends the library's synchronize() before its timeout
+        // (CloudLocalCopySaverTests.synchronizeGivesUpAtOnceWhenEveryEndpointRefusesConnections); here, that
+        // the tool says why.
         let write = try cloud(address, "write", "k", "v")
-        let took = ContinuousClock.now - start
-        #expect(took < .seconds(2.5), "the tool took \(took) to give up on a refused endpoint")
         #expect(write.status == 1, "\(write)")
         #expect(write.stderr.contains("cannot sync with the cloud (namespace 'nobody' at http://127.0.0.1:"), "\(write)")
         #expect(write.stderr.contains("cannot be reached"), "\(write)")
-        let readStart = ContinuousClock.now
         let read = try cloud(address, "read")
-        #expect(ContinuousClock.now - readStart < .seconds(2.5))
         #expect(read.status == 1 && read.stderr.contains("nothing was read"), "\(read)")
     }
 

@@ -79,12 +79,10 @@ import TestSupport
         #expect(try Data(contentsOf: nested.fileURL) == (try Fixtures.data("hostile/set-in-dict.plist")))
     }
 
-    @Test func exponentialBinaryPlistIsRefusedAtOnce() throws {
-        let clock = ContinuousClock()
-        var suite: DefaultsSuite?
-        let elapsed = try clock.measure { suite = try openFixture("hostile/exponential.plist", as: "exp.plist") }
-        #expect(suite?.fileError?.message.contains("expands to more than") == true)
-        #expect(elapsed < .seconds(5), "took \(elapsed)")  // expanded in full, it would never finish
+    /// Expanded in full it would never finish: the reader stops at its expansion limit and says so.
+    @Test func exponentialBinaryPlistIsRefusedBeforeItIsExpanded() throws {
+        let suite = try openFixture("hostile/exponential.plist", as: "exp.plist")
+        #expect(suite.fileError?.message.contains("expands to more than") == true)
     }
 
     @Test func cyclicAndCorruptBinaryPlistsAreNamed() throws {

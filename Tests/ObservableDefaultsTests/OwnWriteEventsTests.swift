@@ -53,8 +53,8 @@ import TestSupport
         let checked = Atomic(false)
         let checker = Thread { suite.storage.fileMayHaveChanged(gate: { _ in true }); checked.store(true, ordering: .releasing) }
         checker.start()
-        #expect(eventually(timeout: .seconds(3)) { checked.load(ordering: .acquiring) },
-                "the check of our own rename waited for the write's merge")
+        // It returns while the write is still held in its merge (released only below).
+        #expect(eventually { checked.load(ordering: .acquiring) }, "the check of our own rename waited for the write's merge")
         held.release()
         #expect(eventually { held.isFinished && checked.load(ordering: .acquiring) })
         #expect(suite.integer(forKey: "k") == 2)
