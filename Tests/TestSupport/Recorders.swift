@@ -28,77 +28,65 @@ package func changes<Change: KeyedChange>(_ changes: [Change], before marker: St
     return result
 }
 
-/// Records every change a suite observation delivers, from any thread.
-package final class ChangeRecorder: Sendable {
-    private let received = Mutex<[DefaultsChange]>([])
+/// Records what an observation or an error channel delivers, from any thread, in order.
+package final class Recorder<Item: Sendable>: Sendable {
+    private let received = Mutex<[Item]>([])
 
     package init() {}
 
-    package var changes: [DefaultsChange] { received.withLock { $0 } }
+    /// Everything recorded so far.
+    package var items: [Item] { received.withLock { $0 } }
 
-    package func record(_ change: DefaultsChange) { received.withLock { $0.append(change) } }
+    package func record(_ item: Item) { received.withLock { $0.append(item) } }
 
     package func clear() { received.withLock { $0.removeAll() } }
+}
 
+/// Records every change a suite observation delivers.
+package typealias ChangeRecorder = Recorder<DefaultsChange>
+/// Records every change a cloud observation delivers.
+package typealias CloudRecorder = Recorder<CloudChange>
+/// Records the errors published on an error channel (a suite's or a cloud store's).
+package typealias ErrorRecorder = Recorder<DefaultsError>
+/// Records the events of an error channel (errors and recoveries).
+package typealias ErrorEventRecorder = Recorder<DefaultsErrorEvent>
+
+extension Recorder where Item: KeyedChange {
+    package var changes: [Item] { items }
+
+    /// The changes before the marker `marker` (see ``changes(_:before:)``).
+    package func changes(before marker: String) -> [Item] {
+        TestSupport.changes(items, before: marker)
+    }
+}
+
+extension Recorder<DefaultsChange> {
     /// Waits until a change containing `key` has arrived.
     package func waitFor(key: String, timeout: Duration = .seconds(10)) -> Bool {
-        eventually(timeout: timeout) { changes.contains { $0.keys.contains(key) } }
-    }
-
-    /// The changes before the marker `marker` (see ``changes(_:before:)``).
-    package func changes(before marker: String) -> [DefaultsChange] {
-        TestSupport.changes(changes, before: marker)
+        eventually(timeout: timeout) { items.contains { $0.keys.contains(key) } }
     }
 }
 
-/// Records every change a cloud observation delivers, from any thread.
-package final class CloudRecorder: Sendable {
-    private let received = Mutex<[CloudChange]>([])
-
-    package init() {}
-
-    package var changes: [CloudChange] { received.withLock { $0 } }
-
-    package func record(_ change: CloudChange) { received.withLock { $0.append(change) } }
-
+extension Recorder<CloudChange> {
     /// Waits until a change containing `key` (with `reason`, if given) has arrived.
     package func waitFor(key: String, reason: CloudChangeReason? = nil, timeout: Duration = .seconds(15)) -> Bool {
-        eventually(timeout: timeout) { changes.contains { $0.keys.contains(key) && (reason == nil || $0.reason == reason) } }
-    }
-
-    /// The changes before the marker `marker` (see ``changes(_:before:)``).
-    package func changes(before marker: String) -> [CloudChange] {
-        TestSupport.changes(changes, before: marker)
+        eventually(timeout: timeout) { items.contains { $0.keys.contains(key) && (reason == nil || $0.reason == reason) } }
     }
 }
 
-/// Records the errors published on an error channel (a suite's or a cloud store's), from any thread.
-package final class ErrorRecorder: Sendable {
-    private let received = Mutex<[DefaultsError]>([])
-
-    package init() {}
-
-    package var errors: [DefaultsError] { received.withLock { $0 } }
-
-    package func record(_ error: DefaultsError) { received.withLock { $0.append(error) } }
+extension Recorder<DefaultsError> {
+    package var errors: [DefaultsError] { items }
 
     /// Waits until an error whose description contains `text` has arrived.
     package func waitFor(_ text: String, timeout: Duration = .seconds(15)) -> Bool {
-        eventually(timeout: timeout) { errors.contains { $0.description.contains(text) } }
+        eventually(timeout: timeout) { items.contains { $0.description.contains(text) } }
     }
 }
 
-/// Records the events of an error channel (errors and recoveries), from any thread.
-package final class ErrorEventRecorder: Sendable {
-    private let received = Mutex<[DefaultsErrorEvent]>([])
-
-    package init() {}
-
-    package var events: [DefaultsErrorEvent] { received.withLock { $0 } }
-    package var occurred: [DefaultsError] { events.compactMap { if case .occurred(let error) = $0 { error } else { nil } } }
-    package var recovered: [DefaultsError] { events.compactMap { if case .recovered(let error) = $0 { error } else { nil } } }
-
-    package func record(_ event: DefaultsErrorEvent) { received.withLock { $0.append(event) } }
+extension Recorder<DefaultsErrorEvent> {
+    package var events: [DefaultsErrorEvent] { items }
+    package var occurred: [DefaultsError] { items.compactMap { if case .occurred(let error) = $0 { error } else { nil } } }
+    package var recovered: [DefaultsError] { items.compactMap { if case .recovered(let error) = $0 { error } else { nil } } }
 }
 
 /// Whether (and how often, and whether on the main queue) an Observation change handler fired.
