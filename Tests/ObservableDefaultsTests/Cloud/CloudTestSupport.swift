@@ -3,14 +3,15 @@ import Testing
 @testable import ObservableDefaults
 import TestSupport
 
-/// One "machine": an etcd store with its own state directory.
+/// One "machine": an etcd store with its own state directory. With a user, requests get 10 s rather than 2:
+/// etcd hashes the password of a login with bcrypt, which on a busy machine can take longer than 2 s.
 func cloudMachine(
     _ endpoints: [URL], namespace: String, state: URL, user: String? = nil, password: String? = nil,
     limits: CloudLimits = .iCloud
 ) throws -> CloudKeyValueStore {
     try CloudKeyValueStore(etcd: EtcdConfiguration(
         endpoints: endpoints, namespace: namespace, user: user, password: password, stateDirectory: state,
-        limits: limits, requestTimeout: 2, probeInterval: 0.5))
+        limits: limits, requestTimeout: user == nil ? 2 : 10, probeInterval: 0.5))
 }
 
 /// The local copy of a machine that wrote `kept` = "server" and synchronized, then was released (a whole

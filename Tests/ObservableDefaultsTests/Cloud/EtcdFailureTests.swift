@@ -322,8 +322,14 @@ func enableAuthentication(_ endpoint: URL) throws {
     }
 }
 
-/// A fresh token of root.
+/// A fresh token of root; a login is tried until one answers (30 s at most): etcd hashes the password with
+/// bcrypt, which on a busy machine can take longer than one request's timeout.
 func loginToken(_ endpoint: URL) throws -> String? {
-    try synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
-        .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init)
+    var token: String?
+    _ = eventually(timeout: .seconds(30)) {
+        token = try? synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
+            .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init)
+        return token != nil
+    }
+    return token
 }
