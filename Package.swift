@@ -41,31 +41,35 @@ let package = Package(
             // Macro/ holds every @ObservableDefaults row; the generator and compile-time scripts are not sources.
             exclude: ["Macro/generate-fanout-classes.sh", "Compile/time-macro-compile.sh"]
         ),
+        // What several test targets share: temporary directories, bounded waiting (`eventually`), recorders of
+        // changes and errors, the built executables, hand edits, a seeded generator.
+        .target(name: "TestSupport", dependencies: ["ObservableDefaults"], path: "Tests/TestSupport"),
         .testTarget(
             name: "DefaultsBenchTests",
-            dependencies: ["defaults-bench", "EtcdLauncher"]
+            dependencies: ["defaults-bench", "EtcdLauncher", "TestSupport"]
         ),
         .testTarget(
             name: "ObservableDefaultsTests",
-            dependencies: ["ObservableDefaults", "defaults-test-agent", "EtcdLauncher"]
+            dependencies: ["ObservableDefaults", "defaults-test-agent", "EtcdLauncher", "TestSupport"]
         ),
         .testTarget(
             name: "DefaultsToolTests",
-            dependencies: ["ObservableDefaults", "defaults", "defaults-demo", "EtcdLauncher"]
+            dependencies: ["ObservableDefaults", "defaults", "defaults-demo", "EtcdLauncher", "TestSupport"]
         ),
         .testTarget(name: "DefaultsMacroKitTests", exclude: ["Snapshots"]),
         // Loaded with the test binary: points the suites directory at a temporary one before any test runs.
         .target(name: "TestEnvironment", path: "Tests/TestEnvironment"),
-        .testTarget(name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent", "TestEnvironment"]),
+        .testTarget(
+            name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent", "TestEnvironment", "TestSupport"]),
         // A module whose default isolation is the main actor, using the macros without
         // `defaultIsolationIsMainActor`.
         .testTarget(
             name: "DefaultIsolationMacroTests",
-            dependencies: ["ObservableDefaults", "TestEnvironment"],
+            dependencies: ["ObservableDefaults", "TestEnvironment", "TestSupport"],
             swiftSettings: [.defaultIsolation(MainActor.self)]
         ),
         // Builds the DocC catalog with .ci/build-docs, so a broken link or an undocumented symbol fails `swift test`.
-        .testTarget(name: "DocumentationTests", dependencies: ["ObservableDefaults"]),
+        .testTarget(name: "DocumentationTests", dependencies: ["ObservableDefaults", "TestSupport"]),
         // Real sources that exercise tricky syntax with the macros; compiled by `swift build --build-tests`.
         .testTarget(name: "MacroCompileTests", dependencies: ["ObservableDefaults"]),
         // The same `defaultIsolationIsMainActor: true` classes (a symbolic link to MacroCompileTests'
@@ -73,7 +77,7 @@ let package = Package(
         // ObservableDefaultsMacroTests and DefaultIsolationMacroTests too).
         .testTarget(
             name: "MacroCompileSwift5Tests",
-            dependencies: ["ObservableDefaults", "TestEnvironment"],
+            dependencies: ["ObservableDefaults", "TestEnvironment", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ],

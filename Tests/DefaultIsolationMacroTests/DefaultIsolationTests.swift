@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 let mainQueueKey: DispatchSpecificKey<Bool> = {
     let key = DispatchSpecificKey<Bool>()
@@ -20,27 +21,21 @@ final class ImplicitlyMainActorSettings {
 }
 
 @Test func outsideChangesArriveOnTheMainActorWithoutTheFlag() async throws {
-    let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("od-isolation-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let suite = try DefaultsSuite(name: "isolation", directory: directory)
+    let directory = TemporaryDirectory()
+    defer { withExtendedLifetime(directory) {} }
+    let suite = try DefaultsSuite(name: "isolation", directory: directory.url)
     let settings = ImplicitlyMainActorSettings(userDefaults: suite)
     settings.value = 1
     // Another process's write, simulated by replacing the file (the watcher thread delivers it).
-    let other = directory.appendingPathComponent(".edit")
-    try Data(#"{ "value" : 2 }"#.utf8).write(to: other)
-    _ = rename(other.path, suite.fileURL.path)
-    let deadline = ContinuousClock.now + .seconds(10)
-    while settings.value != 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-    #expect(settings.value == 2)
+    try HandEdit.renameOver(suite.fileURL, #"{ "value" : 2 }"#)
+    #expect(await eventually { settings.value == 2 })
     #expect(settings.onMainQueue == [true, true])
 }
 
 @Test func updateRunsOnTheMainActorWithoutTheFlag() throws {
-    let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("od-isolation-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let suite = try DefaultsSuite(name: "isolation-update", directory: directory)
+    let directory = TemporaryDirectory()
+    defer { withExtendedLifetime(directory) {} }
+    let suite = try DefaultsSuite(name: "isolation-update", directory: directory.url)
     let settings = ImplicitlyMainActorSettings(userDefaults: suite)
     #expect(try settings.update(\.value) { $0 + 5 } == 5)
     #expect(settings.value == 5)

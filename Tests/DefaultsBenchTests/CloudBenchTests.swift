@@ -2,6 +2,7 @@ import EtcdLauncher
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Group 9 (cloud, etcd) of `defaults-bench`, run as a subprocess with a temporary directory of its own
 /// (`TMPDIR`): every row is there with sane values, nothing is left behind (no etcd or observer process, no
@@ -42,13 +43,6 @@ import Testing
         return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errorData.withLock { $0 }, as: UTF8.self))
     }
 
-    static func makeTemporaryDirectory() throws -> URL {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("defaults-bench-cloud-test-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     /// Processes whose command line mentions `text` (the bench's etcd and observer processes name paths
     /// under its temporary directory).
     static func processes(mentioning text: String) -> [String] {
@@ -62,8 +56,9 @@ import Testing
 
     @Test(etcdRequired) func quickRunMeasuresEveryRowAndLeavesNothingBehind() throws {
         #expect(EtcdBinary.find() != nil, "etcd is required here: \(EtcdBinary.installCommand)")
-        let temporary = try Self.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: temporary) }
+        let scratch = TemporaryDirectory()
+        let temporary = scratch.url
+        defer { withExtendedLifetime(scratch) {} }
         let jsonURL = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("defaults-bench-cloud-\(getpid()).json")
         defer { try? FileManager.default.removeItem(at: jsonURL) }
 
@@ -134,8 +129,9 @@ import Testing
     }
 
     @Test func withoutEtcdTheGroupIsSkippedWithTheInstallCommand() throws {
-        let temporary = try Self.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: temporary) }
+        let scratch = TemporaryDirectory()
+        let temporary = scratch.url
+        defer { withExtendedLifetime(scratch) {} }
         let emptyPath = temporary.appendingPathComponent("empty-path", isDirectory: true)
         try FileManager.default.createDirectory(at: emptyPath, withIntermediateDirectories: true)
 

@@ -1,17 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built `defaults-bench --quick` as a subprocess: it must exit 0 and print the whole report.
 /// No timing assertions — numbers from a test run (debug build, busy machine) mean nothing.
 @Suite struct DefaultsBenchSmokeTests {
-    static var executableURL: URL {
-        let bundleDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        var candidates = [bundleDirectory.appendingPathComponent("defaults-bench")]
-        if let first = CommandLine.arguments.first {
-            candidates.append(URL(fileURLWithPath: first).deletingLastPathComponent().appendingPathComponent("defaults-bench"))
-        }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }
+    static var executableURL: URL { BuiltProduct.url("defaults-bench") }
 
     /// Runs the bench with `arguments`; returns its exit status, standard output and standard error.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {

@@ -2,6 +2,7 @@ import EtcdLauncher
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 /// `defaults cloud …` against a real etcd node: every command is its own process, as two machines' shells.
 @Suite(.serialized, ToolEtcd.required) struct CloudToolTests {
     /// The children's `TMPDIR`, where the tool keeps its store's local copy while it runs.
-    private let temporary = SuitesDirectory()
+    private let temporary = TemporaryDirectory()
 
     /// Runs `defaults cloud ARGUMENTS` with `OBSERVABLE_DEFAULTS_CLOUD=address`.
     private func cloud(_ address: String, _ arguments: String...) throws -> RunResult {
@@ -71,17 +72,14 @@ import Glibc
 
     @Test func unreachableEndpointFailsWithTheReason() throws {
         let address = "etcd://127.0.0.1:\(freeLoopbackPort())/nobody"
-        // A refused connection is a definite answer: no waiting out synchronize()'s 5 seconds.
-        let start = ContinuousClock.now
+        // A refused connection is a definite answer, which ends the library's synchronize() before its timeout
+        // (CloudLocalCopySaverTests.synchronizeGivesUpAtOnceWhenEveryEndpointRefusesConnections); here, that
+        // the tool says why.
         let write = try cloud(address, "write", "k", "v")
-        let took = ContinuousClock.now - start
-        #expect(took < .seconds(2.5), "the tool took \(took) to give up on a refused endpoint")
         #expect(write.status == 1, "\(write)")
         #expect(write.stderr.contains("cannot sync with the cloud (namespace 'nobody' at http://127.0.0.1:"), "\(write)")
         #expect(write.stderr.contains("cannot be reached"), "\(write)")
-        let readStart = ContinuousClock.now
         let read = try cloud(address, "read")
-        #expect(ContinuousClock.now - readStart < .seconds(2.5))
         #expect(read.status == 1 && read.stderr.contains("nothing was read"), "\(read)")
     }
 

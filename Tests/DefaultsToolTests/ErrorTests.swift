@@ -1,11 +1,12 @@
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 /// Every error path: stderr says what and where, the exit status is non-zero, and nothing is written.
 @Suite struct ErrorTests {
     @Test func unknownSuite() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         for arguments in [["read", "ghost"], ["read", "ghost", "k"], ["read-type", "ghost", "k"], ["delete", "ghost"],
                           ["delete", "ghost", "k"], ["rename", "ghost", "a", "b"], ["export", "ghost", "-"]] {
@@ -25,7 +26,7 @@ import Testing
 
     /// A value the suite's format cannot hold is an error, not a silent no-op.
     @Test func valueTheFormatCannotHold() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "kept", "v", "--format", "plist")
         let result = try defaults.run(["write", "app", "k", "-string", "a\u{1}b"])
@@ -35,7 +36,7 @@ import Testing
     }
 
     @Test func unknownKey() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "k", "v")
         for arguments in [["read", "app", "nope"], ["read-type", "app", "nope"], ["delete", "app", "nope"], ["rename", "app", "nope", "x"]] {
@@ -53,7 +54,7 @@ import Testing
         ("-data", "abc"), ("-data", "zz"),
     ])
     func malformedValueForATypeFlag(flag: String, value: String) throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "k", "original")
         let before = directory.bytes("app.json")
@@ -68,7 +69,7 @@ import Testing
     }
 
     @Test func arrayAddAndDictAddOnAValueOfAnotherType() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "n", "-int", "1")
         let arrayAdd = try defaults.run(["write", "app", "n", "-array-add", "x"])
@@ -80,7 +81,7 @@ import Testing
     }
 
     @Test func brokenFileNamesLineAndColumnAndIsNeverWritten() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let broken = Data("{\n  \"a\": 1,\n  \"b\": \n}\n".utf8)
         try broken.write(to: directory.file("bad.json"))
@@ -101,7 +102,7 @@ import Testing
     }
 
     @Test func aDirectoryWhereTheFileShouldBe() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try FileManager.default.createDirectory(at: directory.file("odd.json"), withIntermediateDirectories: true)
         for arguments in [["read", "odd"], ["write", "odd", "k", "v"]] {
@@ -113,7 +114,7 @@ import Testing
     }
 
     @Test func badSuiteNames() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         // A name with a `/` is a path (MacOSHabitsTests); these are neither names nor paths.
         for name in ["..", ".", ""] {
@@ -128,7 +129,7 @@ import Testing
     }
 
     @Test func usageErrorsExitWithStatusTwo() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let cases: [([String], String)] = [
             ([], "missing verb"),
@@ -156,7 +157,7 @@ import Testing
     }
 
     @Test func exportToAnUnwritablePlace() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "k", "v")
         let result = try defaults.run(["export", "app", directory.file("no/such/dir/out.json").path])

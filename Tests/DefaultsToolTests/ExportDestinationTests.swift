@@ -1,6 +1,7 @@
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,7 @@ import Glibc
 /// anything but a regular file (issue 9, item 1).
 @Suite struct ExportDestinationTests {
     /// A suite `app` and the XML property list `export app` must produce.
-    private func seeded(_ directory: SuitesDirectory) throws -> (Defaults, expected: Data) {
+    private func seeded(_ directory: TemporaryDirectory) throws -> (Defaults, expected: Data) {
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "theme", "dark")
         try defaults.ok("write", "app", "size", "-int", "12")
@@ -28,12 +29,12 @@ import Glibc
     }
 
     /// The directory's visible and hidden entries (an export must leave no temporary file behind).
-    private func listing(_ directory: SuitesDirectory) throws -> Set<String> {
+    private func listing(_ directory: TemporaryDirectory) throws -> Set<String> {
         Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
     }
 
     @Test func symlinkToARegularFileIsWrittenThroughAndStaysALink() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let (defaults, expected) = try seeded(directory)
         let target = directory.file("target.plist"), link = directory.file("link.plist")
         try Data("old contents".utf8).write(to: target)
@@ -51,7 +52,7 @@ import Glibc
     }
 
     @Test func danglingSymlinkCreatesItsTarget() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let (defaults, expected) = try seeded(directory)
         let link = directory.file("dangling")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: directory.file("created.plist").path)
@@ -62,7 +63,7 @@ import Glibc
     }
 
     @Test func fifoIsWrittenInPlace() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let (defaults, expected) = try seeded(directory)
         let fifo = directory.file("pipe")
         #expect(mkfifo(fifo.path, 0o600) == 0)
@@ -84,7 +85,7 @@ import Glibc
     }
 
     @Test func devStdoutThroughALinkInAPrivateDirectoryAndDirectly() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let (defaults, expected) = try seeded(directory)
         let link = directory.file("out")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/dev/stdout")
@@ -109,7 +110,7 @@ import Glibc
     }
 
     @Test func characterDeviceIsWrittenInPlace() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let (defaults, _) = try seeded(directory)
         // /dev/null through a link in the private directory: opened and written, never replaced.
         let link = directory.file("null")
@@ -120,7 +121,7 @@ import Glibc
     }
 
     @Test func regularFileIsReplacedAtomicallyAndOtherKindsAreRefused() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let (defaults, expected) = try seeded(directory)
         let file = directory.file("out.plist")
         try Data("old".utf8).write(to: file)

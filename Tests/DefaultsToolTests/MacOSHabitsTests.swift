@@ -1,12 +1,13 @@
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 /// What people bring from macOS `defaults` (issue 9, items 2 to 6): property-list values without a type
 /// flag, option-looking arguments, paths as domains, and macOS-style output.
 @Suite struct MacOSHabitsTests {
     @Test func bareValuesAreParsedAsPropertyListText() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "dict", #"{ a = 1; b = (x, "y z"); "c d" = { e = f; }; }"#)
         try defaults.ok("write", "app", "list", "( 1, 2 )")
@@ -37,7 +38,7 @@ import Testing
     }
 
     @Test func malformedPropertyListTextIsAnErrorNotAString() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "k", "v")
         let before = directory.bytes("app.json")
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func wholeDomainWriteReplacesTheSuite() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "stale", "x")
         try defaults.ok("write", "app", #"{ a = 1; b = (x, "y z"); }"#)
@@ -72,7 +73,7 @@ import Testing
     }
 
     @Test func optionLookingKeysAndDomains() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let flagAsKey = try defaults.run(["write", "app", "-string", "oops"])
         #expect(flagAsKey.status == 2, "\(flagAsKey)")
@@ -95,7 +96,7 @@ import Testing
     }
 
     @Test func pathAsDomain() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let elsewhere = directory.file("etc/myapp")
         try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
@@ -131,7 +132,7 @@ import Testing
     }
 
     @Test func domainsOnOneLineAndExportAsAPropertyList() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "b", "k", "v")
         try defaults.ok("write", "a", "k", "v", "--format", "plist")
@@ -154,7 +155,7 @@ import Testing
 
     @Test(arguments: ["json", "plist"])
     func floatsDatesAndDataReadAlikeInBothFormats(format: String) throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let options = ["--format", format]
         try defaults.ok(["write", "app", "f", "-float", "5"] + options)
@@ -193,7 +194,7 @@ import Testing
     }
 
     @Test func importDetectsTheFormatByContent() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let help = try defaults.ok("import", "--help")
         #expect(help.contains("detected from the content"), "\(help)")

@@ -1,6 +1,7 @@
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 // The settings class of the README's five-minute guide, verbatim, so the README cannot drift from what
 // compiles.
@@ -16,7 +17,7 @@ final class Settings: Sendable {
 /// The README's guide, run: the macro class, the `defaults` tool changing it from outside, and the JSON file.
 @Suite struct ReadmeExampleTests {
     @Test func settingsClassFromTheGuide() async throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let suite = try DefaultsSuite(name: "com.example.daemon", directory: directory.url)
         let settings = Settings(userDefaults: suite)
         settings.workers = 8

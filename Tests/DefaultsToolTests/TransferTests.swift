@@ -1,6 +1,7 @@
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 /// `export` and `import`: files and `-` as stdin/stdout, both formats, round trips.
 @Suite struct TransferTests {
@@ -19,7 +20,7 @@ import Testing
 
     @Test(arguments: ["json", "plist"])
     func exportToFileAndImportBack(format: String) throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try seed(defaults, "source", format: format)
         let original = try directory.contents("source.\(format)")
@@ -49,7 +50,7 @@ import Testing
     /// writes both, import brings both back, and neither a `String`-keyed dictionary nor an import drops one.
     @Test(arguments: ["json", "plist"])
     func keysDifferingOnlyByNormalisationSurviveExportAndImport(format: String) throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
         try Data(#"{ "\#(composed)": 1, "\#(decomposed)": 2 }"#.utf8).write(to: directory.file("source.json"))
@@ -70,7 +71,7 @@ import Testing
 
     @Test(arguments: ["json", "plist"])
     func exportToStdoutAndImportFromStdin(format: String) throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try seed(defaults, "source", format: format)
         let original = try directory.contents("source.\(format)")
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test func importReplacesTheContents() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "stale", "x")
         try defaults.ok("write", "app", "kept", "-int", "1")
@@ -100,7 +101,7 @@ import Testing
     }
 
     @Test func importReadsAPlistFromStdinAndBinaryPlists() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let xml = """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -117,7 +118,7 @@ import Testing
     }
 
     @Test func importOfABrokenFileNamesLineAndColumnAndChangesNothing() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "k", "v")
         let before = directory.bytes("app.json")

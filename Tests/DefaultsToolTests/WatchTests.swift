@@ -1,6 +1,7 @@
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 /// `defaults watch` sees writes from another `defaults` process and hand edits, and stops cleanly.
 @Suite struct WatchTests {
     /// Starts `defaults watch ARGUMENTS` and waits until it is watching (it says so on stderr).
-    private func startWatch(_ directory: SuitesDirectory, _ arguments: [String]) throws -> StreamingProcess {
+    private func startWatch(_ directory: TemporaryDirectory, _ arguments: [String]) throws -> StreamingProcess {
         let watch = try StreamingProcess("defaults", ["watch"] + arguments + ["--directory", directory.path], directory: directory)
         let ready = watch.waitUntil { $0.stderr.contains("Watching ") }
         #expect(ready, "watch did not start: \(watch.stderr)")
@@ -17,7 +18,7 @@ import Glibc
     }
 
     @Test func jsonLinesForWritesFromAnotherProcessAndHandEdits() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "theme", "light")
         let watch = try startWatch(directory, ["app", "--json"])
@@ -50,7 +51,7 @@ import Glibc
     }
 
     @Test func humanLinesFilteredByKeysAndPrefix() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         // The suite does not exist yet: watch waits for it.
         let byKey = try startWatch(directory, ["app", "port", "host"])
@@ -77,7 +78,7 @@ import Glibc
     }
 
     @Test func aBrokenHandEditIsReportedAndWatchingGoesOn() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "k", "-int", "1")
         let watch = try startWatch(directory, ["app"])

@@ -1,11 +1,12 @@
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
 /// `write` with every type flag, and the reading verbs, on JSON and property-list suites.
 @Suite struct WriteReadTests {
     @Test func everyTypeFlagOnAJSONSuite() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "bare", "hello world")
         try defaults.ok("write", "app", "s", "-string", "-dash")
@@ -44,7 +45,7 @@ import Testing
     }
 
     @Test func everyBooleanSpelling() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         let spellings: [(String, Bool)] = [
             ("YES", true), ("NO", false), ("yes", true), ("no", false), ("true", true), ("false", false),
@@ -58,7 +59,7 @@ import Testing
     }
 
     @Test func propertyListSuiteKeepsDatesAndData() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "native", "d", "-date", "2024-05-01 12:30:00 +0000", "--format", "plist")
         try defaults.ok("write", "native", "x", "-data", "<0a ff>")
@@ -85,7 +86,7 @@ import Testing
     }
 
     @Test func readPrintsSuitesKeysAndValues() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "name", "web server")
         try defaults.ok("write", "app", "port", "-int", "8080")
@@ -133,7 +134,7 @@ import Testing
     }
 
     @Test func domainsListsOnlySuites() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         #expect(try defaults.ok("domains") == "")
         #expect(try defaults.ok("domains", "--json") == "[]\n")
@@ -149,7 +150,7 @@ import Testing
     }
 
     @Test func findSearchesKeysValuesAndSuiteNames() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "web", "Theme", "dark")
         try defaults.ok("write", "web", "port", "-int", "80")
@@ -168,7 +169,7 @@ import Testing
     }
 
     @Test func pathDeleteAndRename() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         #expect(try defaults.ok("path", "fresh") == directory.file("fresh.json").path + "\n")
         #expect(try defaults.ok("path", "fresh", "--format", "plist") == directory.file("fresh.plist").path + "\n")
@@ -186,7 +187,7 @@ import Testing
     }
 
     @Test func optionSpellingsAndTheEndOfOptions() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let inline = try Built.run("defaults", ["write", "--directory=\(directory.path)", "app", "k", "-int", "1", "--format=plist"], directory: nil)
         #expect(inline.status == 0, "\(inline)")
         #expect(try directory.contents("app.plist") == ["k": .integer(1)])
@@ -201,7 +202,7 @@ import Testing
     }
 
     @Test func environmentVariableSelectsTheDirectory() throws {
-        let directory = SuitesDirectory()
+        let directory = TemporaryDirectory()
         let write = try Built.run("defaults", ["write", "envsuite", "k", "-int", "3"], directory: directory)
         #expect(write.status == 0, "\(write)")
         #expect(try directory.contents("envsuite.json") == ["k": .integer(3)])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The Swift code blocks of the DocC catalog compile as written: each page's blocks are type-checked by the
 /// real compiler with the built macro plugin, so the documentation cannot show API that does not exist.
@@ -11,7 +12,7 @@ struct ArticleSnippetTests {
         let file = Script.catalog.appendingPathComponent(page)
         let blocks = SnippetProgram.swiftBlocks(of: try String(contentsOf: file, encoding: .utf8))
         guard !blocks.isEmpty else { return }  // a page without Swift code has nothing to check
-        let work = try TemporaryDirectory()
+        let work = TemporaryDirectory()
         let main = work.url.appendingPathComponent("main.swift")
         try Data(SnippetProgram(article: file, blocks: blocks).source.utf8).write(to: main)
         let result = try Script.typecheck(main)
@@ -25,7 +26,7 @@ struct ArticleSnippetTests {
         let text = "# Example\n\nIntro.\n\n```swift\nlet suite = try DefaultsSuite(name: \"x\")\nsuite.noSuchMethod()\n```\n"
         let blocks = SnippetProgram.swiftBlocks(of: text)
         #expect(blocks.map(\.firstLine) == [6])
-        let work = try TemporaryDirectory()
+        let work = TemporaryDirectory()
         let main = work.url.appendingPathComponent("main.swift")
         try Data(SnippetProgram(article: article, blocks: blocks).source.utf8).write(to: main)
         let result = try Script.typecheck(main)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The library's DocC catalog, built by `.ci/build-docs` as part of `swift test` (which is what CI runs):
 /// a renamed symbol, a broken link or an undocumented public declaration fails here, with DocC's or the
@@ -9,7 +10,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct DocumentationTests {
     @Test func catalogBuildsWithoutWarnings() throws {
-        let output = try TemporaryDirectory()
+        let output = TemporaryDirectory()
         // The snippet tests check every page found; these must be among them.
         #expect(Set(Script.articles.map { "\($0).md" } + ["ObservableDefaults.md"]).isSubset(of: Script.pages))
         let result = try Script.buildDocs("--output", output.url.path)
@@ -26,7 +27,7 @@ struct DocumentationTests {
     }
 
     @Test func brokenSymbolLinkFailsTheBuild() throws {
-        let work = try TemporaryDirectory()
+        let work = TemporaryDirectory()
         let catalog = work.url.appendingPathComponent("Documentation.docc")
         try FileManager.default.copyItem(at: Script.catalog, to: catalog)
         let article = catalog.appendingPathComponent("GettingStarted.md")
@@ -40,7 +41,7 @@ struct DocumentationTests {
     }
 
     @Test func undocumentedPublicDeclarationsFailTheCheck() throws {
-        let graphs = try TemporaryDirectory()
+        let graphs = TemporaryDirectory()
         func symbol(_ path: String, line: Int?, comment: [String]?, from module: String = "Example") -> [String: Any] {
             var symbol: [String: Any] = ["pathComponents": path.split(separator: ".").map(String.init)]
             if let line { symbol["location"] = ["uri": "file:///src/Example.swift", "position": ["line": line, "character": 4]] }
@@ -72,7 +73,7 @@ struct DocumentationTests {
     }
 
     @Test func documentedDeclarationsPassTheCheck() throws {
-        let graphs = try TemporaryDirectory()
+        let graphs = TemporaryDirectory()
         let graph: [String: Any] = [
             "module": ["name": "Example"],
             "symbols": [[
@@ -106,9 +107,7 @@ enum Script {
     ]
     /// The build's products directory: where the running test bundle is. `swift test` built the library's
     /// module there, and holds the build lock a `swift build` of the script's own would wait for.
-    static var binPath: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    }
+    static var binPath: URL { BuiltProduct.directory }
 
     static func buildDocs(_ arguments: String...) throws -> Run {
         try Run(root.appendingPathComponent(".ci/build-docs").path, ["--bin-path", binPath.path] + arguments)
@@ -153,16 +152,4 @@ struct Run: CustomStringConvertible {
     }
 
     var description: String { "exit status \(status); output:\n\(output)" }
-}
-
-/// A directory under the system's temporary directory, removed when the value is released.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("documentation-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
 }

@@ -7,29 +7,12 @@
 import Foundation
 import ObservableDefaults
 import Testing
+import TestSupport
 
-/// A suite in a directory of its own, removed by `removeFlagDirectory`.
-private func makeFlagSuite() throws -> (suite: DefaultsSuite, directory: URL) {
-    let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("od-flag-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    return (try DefaultsSuite(name: "flag", directory: directory), directory)
-}
-
-/// Another process's write: the suite's file replaced by one holding `json`.
-private func replaceFile(of suite: DefaultsSuite, in directory: URL, with json: String) throws {
-    let other = directory.appendingPathComponent(".edit-\(UUID().uuidString)")
-    try Data(json.utf8).write(to: other)
-    #expect(rename(other.path, suite.fileURL.path) == 0)
-}
-
-/// Waits (up to 10 s) for `condition`, on the caller's actor, letting the main queue run meanwhile.
-private func flagEventually(isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
+/// A suite in a directory of its own, removed when the directory is released.
+private func makeFlagSuite() throws -> (suite: DefaultsSuite, directory: TemporaryDirectory) {
+    let directory = TemporaryDirectory("flag")
+    return (try DefaultsSuite(name: "flag", directory: directory.url), directory)
 }
 
 private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
@@ -37,14 +20,14 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
 @Suite struct DefaultIsolationFlagTests {
     @Test func defaultsWithoutMainActorAttribute() async throws {
         let (suite, directory) = try makeFlagSuite()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { withExtendedLifetime(directory) {} }
         let settings = FlagDefaults(userDefaults: suite)
         settings.count = 1
         settings.name = "written"
         #expect(settings.count == 1 && settings.name == "written")
         #expect(suite.integer(forKey: "count") == 1 && suite.string(forKey: "name") == "written")
-        try replaceFile(of: suite, in: directory, with: #"{ "count" : 2, "name" : "outside" }"#)
-        #expect(await flagEventually { settings.log.entries.count == 2 })
+        try HandEdit.renameOver(suite.fileURL, #"{ "count" : 2, "name" : "outside" }"#)
+        #expect(await eventually { settings.log.entries.count == 2 })
         #expect(settings.count == 2 && settings.name == "outside")
         #expect(settings.log.entries.last == true, "the outside change is applied on the main queue")
     }
@@ -52,23 +35,23 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
     @MainActor
     @Test func defaultsWithMainActorAttribute() async throws {
         let (suite, directory) = try makeFlagSuite()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { withExtendedLifetime(directory) {} }
         let settings = FlagMainActorDefaults(userDefaults: suite)
         settings.count = 1
         #expect(settings.count == 1 && suite.integer(forKey: "count") == 1)
-        try replaceFile(of: suite, in: directory, with: #"{ "count" : 2 }"#)
-        #expect(await flagEventually { settings.count == 2 })
+        try HandEdit.renameOver(suite.fileURL, #"{ "count" : 2 }"#)
+        #expect(await eventually { settings.count == 2 })
         #expect(settings.log.entries == [true, true])
     }
 
     @Test func defaultsWithCustomInitializers() async throws {
         let (suite, directory) = try makeFlagSuite()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { withExtendedLifetime(directory) {} }
         let custom = FlagDefaultsCustomInit(suite: suite)
         custom.count = 3
         #expect(suite.integer(forKey: "custom.count") == 3)
-        try replaceFile(of: suite, in: directory, with: #"{ "custom.count" : 4, "count" : 5 }"#)
-        #expect(await flagEventually { custom.count == 4 })
+        try HandEdit.renameOver(suite.fileURL, #"{ "custom.count" : 4, "count" : 5 }"#)
+        #expect(await eventually { custom.count == 4 })
         let onMainActor = await MainActor.run { () -> Int in
             let settings = FlagMainActorDefaultsCustomInit(suite: suite)
             settings.transient = 9
@@ -86,7 +69,7 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         #expect(fleet.count == 1 && fleet.name == "written")
         #expect(fleet.storeInUse.longLong(forKey: prefix + "count") == 1)
         try fleet.storeInUse.simulateExternalChange([prefix + "count": .integer(2), prefix + "name": .string("outside")])
-        #expect(await flagEventually { fleet.log.entries.count == 2 })
+        #expect(await eventually { fleet.log.entries.count == 2 })
         #expect(fleet.count == 2 && fleet.name == "outside")
         #expect(fleet.log.entries.last == true, "the outside change is applied on the main queue")
     }
@@ -98,7 +81,7 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         fleet.count = 1
         #expect(fleet.count == 1 && fleet.storeInUse.longLong(forKey: prefix + "count") == 1)
         try fleet.storeInUse.simulateExternalChange([prefix + "count": .integer(2)])
-        #expect(await flagEventually { fleet.count == 2 })
+        #expect(await eventually { fleet.count == 2 })
         #expect(fleet.log.entries == [true, true])
     }
 
@@ -108,7 +91,7 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         custom.count = 3
         #expect(custom.storeInUse.longLong(forKey: prefix + "count") == 3)
         try custom.storeInUse.simulateExternalChange([prefix + "count": .integer(4)])
-        #expect(await flagEventually { custom.count == 4 })
+        #expect(await eventually { custom.count == 4 })
         let (onMainActor, transientStored) = await MainActor.run { () -> (Int, DefaultsValue?) in
             // Development mode from the macro's argument: a store of the object's own, so its declaration.
             let fleet = FlagMainActorCloudCustomInit(prefix: prefix)
@@ -124,7 +107,7 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
     @MainActor
     @Test func theCompileOnlyUsesRun() throws {
         let (suite, directory) = try makeFlagSuite()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { withExtendedLifetime(directory) {} }
         let prefix = uniqueFlagPrefix()
         #expect(useFlagClasses(suite: suite, prefix: prefix) == 6)
         #expect(useMainActorFlagClasses(suite: suite, prefix: prefix + "main.") == 4)

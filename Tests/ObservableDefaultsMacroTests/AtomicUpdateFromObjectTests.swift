@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Prefix and custom key (stored as `u.launches`), Optionals with and without a default, a `Double` (NaN
 /// cannot be stored in JSON) and an observable-only property.

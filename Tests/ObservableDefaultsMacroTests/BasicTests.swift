@@ -1,6 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 import Testing
+import TestSupport
 
 @Test func smoke() async throws {
     let suite = try makeSuite()

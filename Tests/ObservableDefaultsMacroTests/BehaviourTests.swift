@@ -1,6 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct StorageResolutionTests {
     @Test func valuesAreStoredByTheirRule() throws {

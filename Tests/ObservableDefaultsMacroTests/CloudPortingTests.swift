@@ -1,6 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 import Testing
+import TestSupport
 
 // The Apple library's `@ObservableCloud` behaviours, with classes written as for that library, in
 // development mode (each object keeps its values in a store of its own, as there). Tests of what the shared

@@ -1,19 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 import Testing
-
-/// A small deterministic generator, so a failing sequence can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 /// The invariant behind the fallback rule, checked over generated operation sequences: after every
 /// operation, a running object's properties equal what a newly created object on the same suite reads
@@ -38,13 +26,13 @@ struct SplitMix64: RandomNumberGenerator {
 
     static let keys = ["daemon.limit", "daemon.count", "daemon.level"]
 
-    static func value(for key: String, _ random: inout SplitMix64) -> DefaultsValue {
+    static func value(for key: String, _ random: inout SeededGenerator) -> DefaultsValue {
         key == "daemon.level"
             ? .string(LogLevel.allCases.randomElement(using: &random)!.rawValue)
             : .integer(Int.random(in: 0...3, using: &random))
     }
 
-    static func operation(_ random: inout SplitMix64) -> Operation {
+    static func operation(_ random: inout SeededGenerator) -> Operation {
         let key = keys.randomElement(using: &random)!
         switch Int.random(in: 0..<10, using: &random) {
         case 0, 1: return .assignLimit(Bool.random(using: &random) ? nil : Int.random(in: 0...3, using: &random))
@@ -58,7 +46,7 @@ struct SplitMix64: RandomNumberGenerator {
 
     @Test func objectAlwaysReadsWhatANewObjectReads() async throws {
         for seed in UInt64(1)...40 {
-            var random = SplitMix64(seed: seed)
+            var random = SeededGenerator(seed: seed)
             let suite = try makeSuite()
             let model = DaemonSettings(userDefaults: suite)
             let marker = OutsideMarker(suite)

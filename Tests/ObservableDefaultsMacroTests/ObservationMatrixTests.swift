@@ -1,6 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 import Testing
+import TestSupport
 
 /// Each property notifies only its own observers, whatever the source of the change; equal writes notify
 /// nobody. A tracker per property fails the test both when an expected notification is missing and when an

@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Threads that keep every core busy until stopped, so the watcher thread, the writer and the task that
 /// iterates `Observations` are preempted at arbitrary points.

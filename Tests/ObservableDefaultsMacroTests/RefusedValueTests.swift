@@ -1,6 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 import Testing
+import TestSupport
 
 /// A value the suite's format cannot store (here NaN and infinity in a JSON suite) is refused by the
 /// suite; the object must refuse it too, so the property never disagrees with the file.

@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Synchronization
 import Testing
+import TestSupport
 import TestEnvironment
 
 /// The private directory for every suite the tests open (also `.standard` and suites opened by name): the
@@ -85,34 +86,6 @@ final class OutsideMarker: Sendable {
     func settle(isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(10)) async -> Bool {
         await settle(timeout: timeout) { key, value in writeOutside(suite, [key: .integer(value)]) }
     }
-}
-
-/// Records whether an Observation change handler fired.
-final class ChangeFlag: Sendable {
-    private let state = Mutex(0)
-    var count: Int { state.withLock { $0 } }
-    var fired: Bool { count > 0 }
-    func fire() { state.withLock { $0 += 1 } }
-}
-
-/// Starts tracking what `read` accesses; the flag fires on the first change.
-func track(_ read: () -> Void) -> ChangeFlag {
-    let flag = ChangeFlag()
-    withObservationTracking(read) { flag.fire() }
-    return flag
-}
-
-/// Waits until `condition` holds (outside changes may arrive on another thread).
-func eventually(
-    isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(10), _ condition: () -> Bool
-) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
 }
 
 /// A thread-safe event log.

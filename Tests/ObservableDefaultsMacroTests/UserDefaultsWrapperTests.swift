@@ -1,6 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 import Testing
+import TestSupport
 
 // `UserDefaultsWrapper<Value>.getValue(_:_:_:)` / `setValue(_:_:_:)`, the Apple library's public helpers: each
 // storage rule of the macros, checked against an object's property on the same suite.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// `update(forKey:_:)`: a read-modify-write of one key under the cross-process lock.
 @Suite struct AtomicUpdateTests {

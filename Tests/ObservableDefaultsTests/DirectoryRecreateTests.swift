@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The suites directory removed, moved away or re-created under a running observer.
 @Suite struct DirectoryRecreateTests {

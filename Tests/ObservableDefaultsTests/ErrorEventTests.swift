@@ -1,15 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
-
-/// Records the events of an error channel, from any thread.
-final class ErrorEventRecorder: Sendable {
-    private let received = Locked<[DefaultsErrorEvent]>([])
-    var events: [DefaultsErrorEvent] { received.withLock { $0 } }
-    var occurred: [DefaultsError] { events.compactMap { if case .occurred(let error) = $0 { error } else { nil } } }
-    var recovered: [DefaultsError] { events.compactMap { if case .recovered(let error) = $0 { error } else { nil } } }
-    func record(_ event: DefaultsErrorEvent) { received.withLock { $0.append(event) } }
-}
+import TestSupport
 
 /// The error channel says when a problem starts and when it is over, once each.
 @Suite struct ErrorEventTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// Keys (and suite names) that differ only by Unicode normalisation are different keys: `"caf\u{E9}"`
 /// (NFC) and `"cafe\u{301}"` (NFD) are equal as Swift `String`s, but a file holds both, so the suite keeps

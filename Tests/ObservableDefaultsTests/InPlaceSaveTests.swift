@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// Truncate-then-write saves (nano, `cp`, shell `>`): a file a writer still holds open is not a change.
 @Suite struct InPlaceSaveTests {

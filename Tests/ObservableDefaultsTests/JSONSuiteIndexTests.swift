@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The incremental re-read must give exactly what a full parse and a diff give, for any edit.
 @Suite struct JSONSuiteIndexTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The suite's own observation API: filters, scopes, cancellation, and the async sequence.
 @Suite struct ObservationTests {

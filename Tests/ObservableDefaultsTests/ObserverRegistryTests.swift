@@ -1,5 +1,6 @@
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The observers a registry finds for a key are exactly those whose filter passes it, whether it scans (a
 /// few observers) or looks the key up (many), after removals too.

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// What one write of ours costs every watcher of the suites directory (our own watcher among them): each
 /// inotify event wakes them, and an event on the suite's own name makes each check the suite.
@@ -52,8 +53,8 @@ import Testing
         let checked = Atomic(false)
         let checker = Thread { suite.storage.fileMayHaveChanged(gate: { _ in true }); checked.store(true, ordering: .releasing) }
         checker.start()
-        #expect(eventually(timeout: .seconds(3)) { checked.load(ordering: .acquiring) },
-                "the check of our own rename waited for the write's merge")
+        // It returns while the write is still held in its merge (released only below).
+        #expect(eventually { checked.load(ordering: .acquiring) }, "the check of our own rename waited for the write's merge")
         held.release()
         #expect(eventually { held.isFinished && checked.load(ordering: .acquiring) })
         #expect(suite.integer(forKey: "k") == 2)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The incremental re-read of XML property lists must give exactly what a full parse and a diff give,
 /// for any edit, and decline whatever it cannot answer exactly.

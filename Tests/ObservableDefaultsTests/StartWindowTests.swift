@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 // A change made while an object starts — after its load read the source, before the load stored the
 // copy — must end up in the object, and its observers must hear it exactly once. `_StartWindow` holds the
@@ -173,7 +174,7 @@ private final class WindowChange: Sendable {
     /// while `level` stays as it is and Observation hears nothing of it.
     private func expectNoFurtherNotification(_ settings: StartWindowSettings, log: StartWindowLog, writer: DefaultsSuite) throws {
         let events = log.events
-        let flag = trackCloud { _ = settings.level }
+        let flag = track { _ = settings.level }
         writer.set(7, forKey: prefix + "marker")
         try writer.flush()
         #expect(eventually { settings.marker == 7 })
@@ -245,10 +246,10 @@ private final class WindowChange: Sendable {
         }
         let model = StartWindowMainActorModel(store: store, prefix: prefix, log: log)
         #expect(window.runs == 1)
-        #expect(await eventuallyOnMain { model.level == 3 })
-        let flag = trackCloud { _ = model.level }
+        #expect(await eventually { model.level == 3 })
+        let flag = track { _ = model.level }
         try store.simulateExternalChange([prefix + "marker": .integer(7)])
-        #expect(await eventuallyOnMain { model.marker == 7 })
+        #expect(await eventually { model.marker == 7 })
         #expect(model.level == 3)
         #expect(!flag.fired)
         #expect(log.events == ["willSet 3", "didSet 3"])
@@ -259,7 +260,7 @@ private final class WindowChange: Sendable {
     private func expectNoFurtherNotification(_ model: StartWindowCloudModel, log: StartWindowLog) throws {
         let events = log.events
         let level = model.level
-        let flag = trackCloud { _ = model.level }
+        let flag = track { _ = model.level }
         try store.simulateExternalChange([prefix + "marker": .integer(7)])
         store.settle()
         #expect(model.marker == 7)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// A suite whose file is already broken when it is opened: the error is published like any other, late
 /// observers hear it, and no process loses a write to it silently.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 @Suite struct SuiteBasicsTests {
     let directory = TemporaryDirectory()
@@ -145,13 +146,6 @@ import Testing
         #expect(suite.lastError == recorder.errors.first)
         observation.cancel()
     }
-}
-
-/// Records errors published on a suite's error channel.
-final class ErrorRecorder: Sendable {
-    private let received = Locked<[DefaultsError]>([])
-    var errors: [DefaultsError] { received.withLock { $0 } }
-    func record(_ error: DefaultsError) { received.withLock { $0.append(error) } }
 }
 
 

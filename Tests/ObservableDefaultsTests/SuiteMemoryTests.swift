@@ -1,5 +1,6 @@
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// `SuiteMemory` keeps the file's side and the pending changes so that a write hashes its key once; it must
 /// follow exactly the rules of the two maps it replaced (what readers see; the changes made here that are not

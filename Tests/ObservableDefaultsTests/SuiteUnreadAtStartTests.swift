@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// A suite file that cannot be read at start for lack of file descriptors (`EMFILE`): the suite still
 /// opens (ported code force-unwraps `DefaultsSuite(suiteName:)`), an `@ObservableDefaults` object stays on

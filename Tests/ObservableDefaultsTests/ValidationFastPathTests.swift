@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// Writes skip ``SuiteFormat/validate(_:forKey:fileURL:)`` for values ``SuiteFormat/acceptsUnderAnyKey(_:)``
 /// says pass; that must never let through a value, or a key, the full check refuses.

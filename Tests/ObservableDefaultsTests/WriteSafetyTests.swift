@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -49,10 +50,15 @@ import Glibc
         let errors = ErrorRecorder()
         let observation = suite.observeErrors { errors.record($0) }
         defer { observation.cancel() }
+        // Every write attempt opens the lock file. Retries run one after another: the next is scheduled by
+        // the failure of the last, once that failure was reported (or not), so the fourth open from here on
+        // (this write, then three retries) proves that this write and two retries have failed and been
+        // handled, and are on the error channel once at most.
+        let lockOpens = try FileOpenCounter(directory.file(".transient.json.lock"))
         suite.set(2, forKey: "a")
         #expect(suite.writeError?.errorNumber == EISDIR)
-        usleep(300_000)
-        #expect(errors.errors.count == 1)
+        #expect(lockOpens.waitFor(opens: 4), "no retry after the failed write: \(lockOpens.opens) attempts")
+        #expect(errors.errors.count == 1, "\(errors.errors)")
         try FileManager.default.removeItem(at: suite.fileURL)
         #expect(eventually { (try? contentsOnDisk(suite.fileURL)) == ["a": .integer(2)] })
         #expect(eventually { suite.writeError == nil })

@@ -2,33 +2,20 @@ import Foundation
 import ObservableDefaults
 import Synchronization
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A fresh suites directory for one test, removed when released.
-final class SuitesDirectory: Sendable {
-    let url: URL
-
-    init(_ label: String = #function) {
-        let name = "defaults-tool-test-\(label.filter { $0.isLetter || $0.isNumber })-\(getpid())-\(UInt32.random(in: 0 ... .max))"
-        url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(name, isDirectory: true)
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    var path: String { url.path }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name, isDirectory: false) }
-
+/// A test's temporary directory as a suites directory of the tool.
+extension TemporaryDirectory {
     /// The bytes of a file in the directory (empty when it does not exist).
     func bytes(_ name: String) -> Data { (try? Data(contentsOf: file(name))) ?? Data() }
 
     /// Writes `contents` the way an editor saves: a temporary file renamed over the original.
     func editByRenaming(_ name: String, _ contents: String) throws {
-        let temporary = file(".\(name).edit-\(UInt32.random(in: 0 ... .max))")
-        try Data(contents.utf8).write(to: temporary)
-        guard rename(temporary.path, file(name).path) == 0 else { throw POSIXError(.init(rawValue: errno)!) }
+        try HandEdit.renameOver(file(name), contents)
     }
 
     /// The suite's contents as the library reads the file now.
@@ -37,8 +24,6 @@ final class SuitesDirectory: Sendable {
         let format = SuiteFormat(fileExtension: url.pathExtension) ?? .json
         return try format.decodeSuite(try Data(contentsOf: url), fileURL: url)
     }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
 }
 
 /// The result of running a built executable to completion.
@@ -53,26 +38,9 @@ struct RunResult: CustomStringConvertible {
 
 /// Runs this package's built executables (`defaults`, `defaults-demo`), found beside the test bundle.
 enum Built {
-    /// The products directory: where the running test bundle is.
-    static var productsDirectory: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    }
-
-    static func executable(_ name: String) -> URL {
-        var candidates = [productsDirectory.appendingPathComponent(name)]
-        if let first = CommandLine.arguments.first {
-            candidates.append(URL(fileURLWithPath: first).deletingLastPathComponent().appendingPathComponent(name))
-        }
-        // Tests/DefaultsToolTests/Support/ToolRunner.swift -> package root -> .build/debug
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/\(name)"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }
-
     /// The environment for children: the suites directory variable points at `directory` (so nothing
     /// ever lands in the real ~/.config), `extra` is added on top.
-    static func environment(directory: SuitesDirectory?, extra: [String: String] = [:]) -> [String: String] {
+    static func environment(directory: TemporaryDirectory?, extra: [String: String] = [:]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "XDG_CONFIG_HOME")
         environment["OBSERVABLE_DEFAULTS_DIRECTORY"] = directory?.path ?? "/nonexistent-defaults-tool-test"
@@ -84,20 +52,17 @@ enum Built {
     /// directory is `workingDirectory`, else the suites directory (so a relative path never reaches the
     /// package), else the temporary directory.
     static func run(
-        _ name: String, _ arguments: [String], directory: SuitesDirectory?, stdin: Data? = nil,
+        _ name: String, _ arguments: [String], directory: TemporaryDirectory?, stdin: Data? = nil,
         environment extra: [String: String] = [:], workingDirectory: URL? = nil
     ) throws -> RunResult {
-        let scratch = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("defaults-tool-run-\(getpid())-\(UInt64.random(in: 0 ... .max))", isDirectory: true)
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        let inURL = scratch.appendingPathComponent("in")
+        let scratch = TemporaryDirectory("run")
+        defer { withExtendedLifetime(scratch) {} }
+        let outURL = scratch.file("out"), errURL = scratch.file("err"), inURL = scratch.file("in")
         try Data().write(to: outURL)
         try Data().write(to: errURL)
         try (stdin ?? Data()).write(to: inURL)
         let process = Process()
-        process.executableURL = executable(name)
+        process.executableURL = BuiltProduct.url(name)
         process.arguments = arguments
         process.currentDirectoryURL = workingDirectory ?? directory?.url ?? URL(fileURLWithPath: NSTemporaryDirectory())
         process.environment = environment(directory: directory, extra: extra)
@@ -118,7 +83,7 @@ enum Built {
 
 /// Runs the built `defaults` tool on a suites directory.
 struct Defaults {
-    let directory: SuitesDirectory
+    let directory: TemporaryDirectory
 
     /// Runs `defaults --directory DIR ARGUMENTS`.
     @discardableResult
@@ -159,9 +124,9 @@ final class StreamingProcess: Sendable {
     private let output = TextBuffer()
     private let errors = TextBuffer()
 
-    init(_ name: String, _ arguments: [String], directory: SuitesDirectory?, environment extra: [String: String] = [:]) throws {
+    init(_ name: String, _ arguments: [String], directory: TemporaryDirectory?, environment extra: [String: String] = [:]) throws {
         let process = Process()
-        process.executableURL = Built.executable(name)
+        process.executableURL = BuiltProduct.url(name)
         process.arguments = arguments
         process.currentDirectoryURL = directory?.url ?? URL(fileURLWithPath: NSTemporaryDirectory())
         process.environment = Built.environment(directory: directory, extra: extra)
@@ -196,15 +161,10 @@ final class StreamingProcess: Sendable {
     var stderr: String { errors.value }
     var lines: [String] { stdout.split(separator: "\n").map(String.init) }
 
-    /// Polls (every 5 ms, at most `timeout`) until `condition` holds for the output so far.
+    /// Polls (at most `timeout`) until `condition` holds for the output so far.
     @discardableResult
     func waitUntil(timeout: Duration = .seconds(10), _ condition: (StreamingProcess) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while ContinuousClock.now < deadline {
-            if condition(self) { return true }
-            usleep(5000)
-        }
-        return condition(self)
+        eventually(timeout: timeout) { condition(self) }
     }
 
     /// Waits for a line of standard output containing `text`.
@@ -221,9 +181,7 @@ final class StreamingProcess: Sendable {
 
     /// Waits (bounded) for the process to exit by itself.
     func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(5000) }
-        if process.isRunning {
+        if !eventually(timeout: timeout, { !process.isRunning }) {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             return nil

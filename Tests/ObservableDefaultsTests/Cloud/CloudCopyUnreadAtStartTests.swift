@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// What the agent `cloud-start-without-descriptors` printed, and checks common to both stores.
 private struct UnreadStartRun {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// A cloud address's password appears nowhere but where the user put it: not in a parse error, not on a
 /// store's error channel, not in a configuration's description, debug description or reflection, not in an
@@ -45,7 +46,7 @@ import Testing
             "OBSERVABLE_DEFAULTS_CLOUD": "etcd://root:SECRET@127.0.0.1/ns", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": directory.url.path,
         ])
         #expect(store.mode == .localOnly)
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         #expect(store.synchronize())  // the errors are delivered by then
@@ -105,7 +106,7 @@ import Testing
         #expect(configuration.user == "root" && configuration.password == "SECRET", "a user set already is kept")
 
         let store = try CloudKeyValueStore(etcd: configuration)
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         #expect(!store.synchronize(timeout: 2))

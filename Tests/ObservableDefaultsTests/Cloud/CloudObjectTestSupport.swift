@@ -1,35 +1,20 @@
 import Foundation
 import Observation
 @testable import ObservableDefaults
-
-/// Whether (and how often, and whether on the main queue) an Observation change handler fired.
-final class CloudPropertyFlag: Sendable {
-    private let state = Locked<(count: Int, onMain: [Bool])>((0, []))
-    var count: Int { state.withLock { $0.count } }
-    var fired: Bool { count > 0 }
-    var firedOnMain: [Bool] { state.withLock { $0.onMain } }
-    func fire() { state.withLock { $0.count += 1; $0.onMain.append(MainQueue.isCurrent) } }
-}
-
-/// Tracks what `read` accesses; the flag fires on the first change.
-func trackCloud(_ read: () -> Void) -> CloudPropertyFlag {
-    let flag = CloudPropertyFlag()
-    withObservationTracking(read) { flag.fire() }
-    return flag
-}
+import TestSupport
 
 /// One flag per persisted or observable property of a ``CloudFleet``.
 struct FleetFlags {
-    let flags: [String: CloudPropertyFlag]
+    let flags: [String: ChangeFlag]
 
     init(_ fleet: CloudFleet) {
         flags = [
-            "workers": trackCloud { _ = fleet.workers },
-            "logLevel": trackCloud { _ = fleet.logLevel },
-            "limit": trackCloud { _ = fleet.limit },
-            "hosts": trackCloud { _ = fleet.hosts },
-            "endpoint": trackCloud { _ = fleet.endpoint },
-            "lastSeen": trackCloud { _ = fleet.lastSeen },
+            "workers": track { _ = fleet.workers },
+            "logLevel": track { _ = fleet.logLevel },
+            "limit": track { _ = fleet.limit },
+            "hosts": track { _ = fleet.hosts },
+            "endpoint": track { _ = fleet.endpoint },
+            "lastSeen": track { _ = fleet.lastSeen },
         ]
     }
 

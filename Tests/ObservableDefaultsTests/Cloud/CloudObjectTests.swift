@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// `@ObservableCloud` objects (the classes in CloudModels.swift) on the shared development store (given as `store:`) and a
 /// local-only store: loading, writes, changes from elsewhere and from this process, refusals, lifetime.
@@ -151,7 +152,7 @@ import Testing
         let directory = TemporaryDirectory()
         let limits = CloudLimits(maximumKeyCount: 10, maximumTotalBytes: 1000, maximumValueBytes: 20, maximumKeyBytes: 64)
         let local = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
-        let errors = CloudErrorRecorder(), heard = CloudRecorder()
+        let errors = ErrorRecorder(), heard = CloudRecorder()
         let observations = [local.observeErrors { errors.record($0) }, local.observe { heard.record($0) }]
         defer { observations.forEach { $0.cancel() } }
         let fleet = CloudFleet(prefix: "q_", store: local)
@@ -174,7 +175,7 @@ import Testing
     @Test func aValueThatCannotBeStoredIsReportedAndChangesNothing() {
         let prefix = uniqueCloudPrefix()
         let fleet = CloudFleet(prefix: prefix, store: store)
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         fleet.limit = 1
@@ -187,7 +188,7 @@ import Testing
 
     @Test func aValueOfTheWrongTypeKeepsTheLastGoodValueAndIsReported() throws {
         let prefix = uniqueCloudPrefix()
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         let fleet = CloudFleet(prefix: prefix, store: store)
@@ -213,7 +214,7 @@ import Testing
         #expect(model.configuration.store === local && !model._developmentMode_)
         model.volume = 11
         #expect(local.value(forKey: "x_volume") == .integer(11))
-        let flag = trackCloud { _ = model.volume }
+        let flag = track { _ = model.volume }
         local.set(.integer(3), forKey: "x_volume")
         local.settle()
         #expect(flag.fired && model.volume == 3)
@@ -246,11 +247,11 @@ import Testing
     @MainActor @Test func aMainActorClassGetsChangesFromElsewhereOnTheMainActor() async throws {
         let prefix = uniqueCloudPrefix()
         let model = CloudMainActorModel(prefix: prefix, store: store)
-        let size = trackCloud { _ = model.size }, theme = trackCloud { _ = model.theme }
+        let size = track { _ = model.size }, theme = track { _ = model.theme }
         let store = store
         // From another thread, as a sync thread would.
         try await Task.detached { try store.simulateExternalChange([prefix + "size": .integer(20)]) }.value
-        #expect(await eventuallyOnMain { model.size == 20 })
+        #expect(await eventually { model.size == 20 })
         store.settle()
         #expect(size.firedOnMain == [true] && !theme.fired)
         #expect(model.events.events == ["didSet 12 -> 20 on main: true"])
@@ -338,30 +339,21 @@ import Testing
 
     @Test func syncImmediatelyEndsABackOffWithoutBlockingTheCaller() {
         let control = EtcdSyncControl()
-        let slept = Locked<Duration?>(nil)
+        defer { control.stop() }  // ends the back-off should the test fail
+        let ended = Locked(false)
+        // A plain wake does not end a back-off: not even one pending when the back-off begins. The sleeper
+        // checks what ends its back-off under the control's lock before it waits, so once it is seen
+        // sleeping it has found the pending wake not to be one of those things.
+        control.wake()
         let thread = Thread {
-            let start = ContinuousClock.now
-            control.sleep(30, after: control.beginRound())
-            slept.withLock { $0 = ContinuousClock.now - start }
+            control.sleep(3600, after: control.beginRound())
+            ended.withLock { $0 = true }
         }
         thread.start()
-        // A plain wake does not end a back-off; wakeNow does.
         #expect(eventually { control.isSleepingForTest })
-        control.wake()
-        #expect(!eventually(timeout: .milliseconds(200)) { slept.withLock { $0 } != nil })
+        #expect(!ended.withLock { $0 })
+        // wakeNow does, long before the hour is over.
         control.wakeNow()
-        #expect(eventually(timeout: .seconds(10)) { slept.withLock { $0 } != nil })
-        #expect((slept.withLock { $0 } ?? .seconds(30)) < .seconds(20))
+        #expect(eventually(timeout: .seconds(30)) { ended.withLock { $0 } })
     }
-}
-
-/// Waits on the main actor until `condition` holds (changes reach a main-actor object on the main queue).
-@MainActor
-func eventuallyOnMain(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// `CloudKeyValueStore.observe(keys:prefix:scope:_:)`: the suite's scopes and `DefaultsChange` on the cloud store.
 @Suite struct CloudObservationScopeTests {

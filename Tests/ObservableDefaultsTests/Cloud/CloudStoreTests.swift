@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The cloud store without a server: development mode, the local-only store, configuration, value text.
 @Suite struct CloudStoreTests {
@@ -52,7 +53,7 @@ import Testing
 
     @Test func theLocalOnlyStoreKeepsValuesInAFileAndSaysOnceThatItDoesNotSync() throws {
         let store = CloudKeyValueStore.localOnly(directory: directory.url)
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         store.set("debug", forKey: "level")
@@ -182,7 +183,7 @@ import Testing
 
     @Test func unsupportedValuesAndNaNAreReportedAndChangeNothing() {
         let store = CloudKeyValueStore.localOnly(directory: directory.url)
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         store.set(Double.nan, forKey: "ratio")

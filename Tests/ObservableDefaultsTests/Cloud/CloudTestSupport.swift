@@ -1,50 +1,17 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
-/// Records every change a cloud observation delivers, from any thread.
-final class CloudRecorder: Sendable {
-    private let received = Locked<[CloudChange]>([])
-
-    var changes: [CloudChange] { received.withLock { $0 } }
-
-    func record(_ change: CloudChange) { received.withLock { $0.append(change) } }
-
-    /// Waits until a change containing `key` (with `reason`, if given) has arrived.
-    func waitFor(key: String, reason: CloudChangeReason? = nil, timeout: Duration = .seconds(15)) -> Bool {
-        eventually(timeout: timeout) { changes.contains { $0.keys.contains(key) && (reason == nil || $0.reason == reason) } }
-    }
-
-    /// Every change before the first one holding `marker`, the marker taken out (see ``ChangeRecorder``).
-    func changes(before marker: String) -> [CloudChange] {
-        var result: [CloudChange] = []
-        for var change in changes {
-            let isMarker = change.keys.remove(marker) != nil
-            if !change.keys.isEmpty { result.append(change) }
-            if isMarker { break }
-        }
-        return result
-    }
-}
-
-/// Records errors from a store's error channel.
-final class CloudErrorRecorder: Sendable {
-    private let received = Locked<[DefaultsError]>([])
-    var errors: [DefaultsError] { received.withLock { $0 } }
-    func record(_ error: DefaultsError) { received.withLock { $0.append(error) } }
-    func waitFor(_ text: String, timeout: Duration = .seconds(15)) -> Bool {
-        eventually(timeout: timeout) { errors.contains { $0.description.contains(text) } }
-    }
-}
-
-/// One "machine": an etcd store with its own state directory.
+/// One "machine": an etcd store with its own state directory. With a user, requests get 10 s rather than 2:
+/// etcd hashes the password of a login with bcrypt, which on a busy machine can take longer than 2 s.
 func cloudMachine(
     _ endpoints: [URL], namespace: String, state: URL, user: String? = nil, password: String? = nil,
     limits: CloudLimits = .iCloud
 ) throws -> CloudKeyValueStore {
     try CloudKeyValueStore(etcd: EtcdConfiguration(
         endpoints: endpoints, namespace: namespace, user: user, password: password, stateDirectory: state,
-        limits: limits, requestTimeout: 2, probeInterval: 0.5))
+        limits: limits, requestTimeout: user == nil ? 2 : 10, probeInterval: 0.5))
 }
 
 /// The local copy of a machine that wrote `kept` = "server" and synchronized, then was released (a whole
@@ -95,7 +62,7 @@ func expectHungWatchedMemberLeftBehind(
 ) {
     #expect(watcher.synchronize() && writer.synchronize(), sourceLocation: sourceLocation)
     let recorder = CloudRecorder()
-    let errors = CloudErrorRecorder()
+    let errors = ErrorRecorder()
     let observations = [watcher.observe { recorder.record($0) }, watcher.observeErrors { errors.record($0) }]
     defer { observations.forEach { $0.cancel() } }
 

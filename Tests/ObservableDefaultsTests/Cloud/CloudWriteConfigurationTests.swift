@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// A custom initializer that writes, then changes the prefix (and tries the store: fixed by the first
 /// write), then writes again, then starts observing.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// A running store whose etcd cluster is re-created at the same address (disaster recovery: new data, a
 /// new cluster ID, revisions from 1 again): the store notices it on the next answer and takes the new
@@ -11,7 +12,7 @@ import Testing
     /// What the running store's observers heard: store observations, posted notifications, errors.
     final class Listener {
         let changes = CloudRecorder()
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let posted = Locked<[(reason: Int?, keys: Set<String>)]>([])
         private var tokens: [DefaultsObservation] = []
         private var notification: (any NSObjectProtocol)?

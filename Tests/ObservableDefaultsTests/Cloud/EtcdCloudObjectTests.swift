@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// `@ObservableCloud` objects (`CloudFleet`) in two processes synced through a real etcd:
 /// this test process and a `defaults-test-agent cloud … object` child with the same class.

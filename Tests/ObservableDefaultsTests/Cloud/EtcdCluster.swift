@@ -2,6 +2,7 @@ import EtcdLauncher
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The upload's compare-and-swap against a real etcd. On the revision it was based on it writes; on any
 /// other it writes nothing and returns the key's current pair, which a second request reads (the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// Changes reach a store's observers in the order they happened, each once, also when the watch's thread
 /// delivers server changes itself while this process writes through the same store.

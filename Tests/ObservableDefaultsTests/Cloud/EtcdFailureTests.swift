@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -91,7 +92,7 @@ import Glibc
         alone.set(1, forKey: "before")
         #expect(alone.synchronize())
         #expect(eventually { other.longLong(forKey: "before") == 1 })
-        let errors = CloudErrorRecorder(), heard = CloudRecorder()
+        let errors = ErrorRecorder(), heard = CloudRecorder()
         let observations = [alone.observeErrors { errors.record($0) }, alone.observe { heard.record($0) }]
         defer { observations.forEach { $0.cancel() } }
 
@@ -252,7 +253,7 @@ import Glibc
         try enableAuthentication(node.endpoints[0])
         let namespace = freshNamespace()
         let wrong = try cloudMachine(node.endpoints, namespace: namespace, state: directory.file("w"), user: "root", password: "guess")
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = wrong.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         wrong.set(1, forKey: "a")
@@ -321,8 +322,14 @@ func enableAuthentication(_ endpoint: URL) throws {
     }
 }
 
-/// A fresh token of root.
+/// A fresh token of root; a login is tried until one answers (30 s at most): etcd hashes the password with
+/// bcrypt, which on a busy machine can take longer than one request's timeout.
 func loginToken(_ endpoint: URL) throws -> String? {
-    try synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
-        .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init)
+    var token: String?
+    _ = eventually(timeout: .seconds(30)) {
+        token = try? synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
+            .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init)
+        return token != nil
+    }
+    return token
 }

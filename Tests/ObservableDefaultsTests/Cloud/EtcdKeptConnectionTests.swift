@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// Requests over kept-alive connections, and a write whose connection broke after the member carried it out.
 @Suite(.serialized, EtcdCluster.required) struct EtcdKeptConnectionTests {
@@ -80,7 +81,7 @@ import Testing
         defer { observation.cancel() }
         #expect(store.synchronize(timeout: 20))
 
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let errorObservation = store.observeErrors { errors.record($0) }
         defer { errorObservation.cancel() }
         store.set(Int64(1), forKey: "k")

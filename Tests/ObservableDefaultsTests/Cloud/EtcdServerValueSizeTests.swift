@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// Values of every size between machines, and what a server value's recorded size is (it counts against the
 /// limits like a local write's).

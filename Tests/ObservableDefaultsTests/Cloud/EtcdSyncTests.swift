@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// Cloud stores against one real etcd node (shared by these tests, one namespace each).
 @Suite(.serialized, EtcdCluster.required) struct EtcdSyncTests {
@@ -99,7 +100,7 @@ import Testing
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()
         let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("d"))
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         store.set(4, forKey: "workers")
@@ -120,7 +121,7 @@ import Testing
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()
         let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("d"))
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         store.set(4, forKey: "workers")
         #expect(store.synchronize())

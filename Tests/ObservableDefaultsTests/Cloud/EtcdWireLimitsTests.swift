@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 /// The pieces behind the client's checks of what members send, without a server: the read limits and how
 /// they follow the store's limits, the watch's message limit and event order, and fail-over reporting (two

@@ -1,6 +1,7 @@
 import EtcdLauncher
 import Foundation
 @testable import ObservableDefaults
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 @ObservableCloud(prefix: "seam_")
 final class SeamSettings {
@@ -12,11 +13,11 @@ final class SeamSettings {
 }
 
 /// One flag per persisted property of a ``SeamSettings``.
-private func trackAll(_ settings: SeamSettings) -> [String: CloudPropertyFlag] {
-    ["workers": trackCloud { _ = settings.workers }, "logLevel": trackCloud { _ = settings.logLevel }, "limit": trackCloud { _ = settings.limit }]
+private func trackAll(_ settings: SeamSettings) -> [String: ChangeFlag] {
+    ["workers": track { _ = settings.workers }, "logLevel": track { _ = settings.logLevel }, "limit": track { _ = settings.limit }]
 }
 
-private func fired(_ flags: [String: CloudPropertyFlag]) -> Set<String> { Set(flags.filter { $0.value.fired }.map(\.key)) }
+private func fired(_ flags: [String: ChangeFlag]) -> Set<String> { Set(flags.filter { $0.value.fired }.map(\.key)) }
 
 /// The Apple library's test mode (`UpstreamTestSeam.swift`): its own test suite switches it on and then plays
 /// iCloud through a suite and `didChangeExternallyNotification`.

@@ -1,101 +1,14 @@
 import Foundation
-import Testing
 @testable import ObservableDefaults
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A fresh directory under the system temporary directory, removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-
-    init(_ label: String = #function) {
-        let name = "od-test-\(label.filter { $0.isLetter || $0.isNumber })-\(getpid())-\(UInt32.random(in: 0 ... .max))"
-        url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(name, isDirectory: true)
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
-/// Polls `condition` every millisecond until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now.advanced(by: timeout)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(1000)
-    }
-    return condition()
-}
-
-/// Records every change an observation delivers, from any thread.
-final class ChangeRecorder: Sendable {
-    private let received = Locked<[DefaultsChange]>([])
-
-    var changes: [DefaultsChange] { received.withLock { $0 } }
-
-    func record(_ change: DefaultsChange) { received.withLock { $0.append(change) } }
-
-    func clear() { received.withLock { $0.removeAll() } }
-
-    /// Waits until a change containing `key` has arrived.
-    func waitFor(key: String, timeout: Duration = .seconds(10)) -> Bool {
-        eventually(timeout: timeout) { changes.contains { $0.keys.contains(key) } }
-    }
-
-    /// Every change up to and including the first one containing `marker`, with the marker key taken out
-    /// (a change left empty is dropped). This is how tests prove that nothing unexpected arrived: one
-    /// observer's changes are delivered in order, so once the marker is here every earlier event has been
-    /// handled; and a change that was read together with the marker (one file read can take in both)
-    /// still counts.
-    func changes(before marker: String) -> [DefaultsChange] {
-        var result: [DefaultsChange] = []
-        for var change in changes {
-            let isMarker = change.keys.remove(marker) != nil
-            if !change.keys.isEmpty { result.append(change) }
-            if isMarker { break }
-        }
-        return result
-    }
-}
-
-/// Writes `contents` to `url` the way editors and tools do.
-enum HandEdit {
-    /// vim, `sed -i`, most tools: write a temporary file and rename it over the original.
-    static func renameOver(_ url: URL, _ contents: String) throws {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".edit-\(UInt32.random(in: 0 ... .max))")
-        try Data(contents.utf8).write(to: temporary)
-        guard rename(temporary.path, url.path) == 0 else { throw POSIXError(.init(rawValue: errno)!) }
-    }
-
-    /// nano, `cp`, shell `>`: truncate the existing file and write into it.
-    static func truncateAndWrite(_ url: URL, _ contents: String) throws {
-        let handle = try FileHandle(forWritingTo: url)
-        try handle.truncate(atOffset: 0)
-        try handle.write(contentsOf: Data(contents.utf8))
-        try handle.close()
-    }
-
-    /// Delete the file, then create it anew.
-    static func deleteAndRecreate(_ url: URL, _ contents: String) throws {
-        try FileManager.default.removeItem(at: url)
-        try Data(contents.utf8).write(to: url)
-    }
-}
-
 /// The built `defaults-test-agent` executable, which lives beside the test bundle.
 enum TestAgent {
-    static var executableURL: URL {
-        let bundleDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        var candidates = [bundleDirectory.appendingPathComponent("defaults-test-agent")]
-        if let first = CommandLine.arguments.first {
-            candidates.append(URL(fileURLWithPath: first).deletingLastPathComponent().appendingPathComponent("defaults-test-agent"))
-        }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }
+    static var executableURL: URL { BuiltProduct.url("defaults-test-agent") }
 
     /// The agent's process with `arguments`, not started yet.
     private static func process(_ arguments: [String]) -> Process {
@@ -146,4 +59,49 @@ enum TestAgent {
 /// Decodes the suite file at `url` as it is on disk now.
 func contentsOnDisk(_ url: URL, format: SuiteFormat = .json) throws -> [String: DefaultsValue] {
     try format.decode(try Data(contentsOf: url), fileURL: url).stringKeyed
+}
+
+/// Counts the opens of one file, by any process, from its creation on (inotify `IN_OPEN` on the file).
+///
+/// A positive marker for work that leaves nothing else to see: every write attempt of a suite opens its lock
+/// file, so the opens tell how many attempts (a failing one too) have begun.
+final class FileOpenCounter {
+    private let descriptor: Int32
+    private var seen = 0
+
+    init(_ url: URL) throws {
+        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno)!) }
+        guard inotify_add_watch(descriptor, url.path, UInt32(IN_OPEN)) >= 0 else {
+            let error = POSIXError(.init(rawValue: errno)!)
+            close(descriptor)
+            throw error
+        }
+    }
+
+    /// The opens so far.
+    var opens: Int {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }
+            // Each event: watch descriptor, mask, cookie, name length (four 32-bit fields), then the name.
+            var offset = 0
+            while offset + 16 <= count {
+                let field = { (index: Int) in
+                    buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4 * index, as: UInt32.self) }
+                }
+                if field(1) & UInt32(IN_OPEN) != 0 { seen += 1 }
+                offset += 16 + Int(field(3))
+            }
+        }
+        return seen
+    }
+
+    /// Waits until `count` opens have been seen.
+    func waitFor(opens count: Int, timeout: Duration = .seconds(20)) -> Bool {
+        eventually(timeout: timeout) { opens >= count }
+    }
+
+    deinit { close(descriptor) }
 }
