@@ -1,6 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 import Testing
+import TestSupport
 
 // The generated `performBatchUpdates(_:)` of an `@ObservableDefaults` object: the suite's batch, as the
 // cloud family's objects have the store's.

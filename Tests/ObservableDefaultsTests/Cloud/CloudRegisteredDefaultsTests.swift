@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ObservableDefaults
 
 /// `CloudKeyValueStore.register(defaults:)`: fallback values as a suite's, read by the store's getters and by

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ObservableDefaults
 
 /// `update(forKey:_:)`, `performBatchUpdates(_:)` and the generated `update(_:_:)` without a server: the
@@ -77,7 +78,7 @@ import Testing
         let fleet = CloudFleet(prefix: prefix, store: store)
         let other = CloudFleet(prefix: prefix, store: store)
         let flags = FleetFlags(fleet)
-        let otherFlag = trackCloud { _ = other.workers }
+        let otherFlag = track { _ = other.workers }
 
         #expect(try fleet.update(\.workers) { $0 + 1 } == 5)  // the declaration default, 4, plus one
         #expect(fleet.workers == 5)
@@ -91,7 +92,7 @@ import Testing
         // willSet and didSet run once; an unchanged result notifies nobody.
         try fleet.update(\.hosts) { $0 + ["a"] }
         #expect(fleet.events.events == ["willSet [\"a\"]", "didSet [] -> [\"a\"]"])
-        let unchanged = trackCloud { _ = fleet.workers }
+        let unchanged = track { _ = fleet.workers }
         #expect(try fleet.update(\.workers) { $0 } == 5)
         #expect(!unchanged.fired)
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ObservableDefaults
 
 /// `CloudKeyValueStore.update(forKey:_:)` against real etcd: a compare-and-swap loop online, applied at once
@@ -156,7 +157,7 @@ import Testing
         try cluster.restart(2)
 
         let next = try cloudMachine([cluster.endpoints[2]], namespace: namespace, state: state)
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = next.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         #expect(next.synchronize(timeout: 20))
@@ -198,7 +199,7 @@ import Testing
         let b = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("b"))
         #expect(a.synchronize() && b.synchronize())
         let here = CloudFleet(store: a), there = CloudFleet(store: b)
-        let heardThere = trackCloud { _ = there.workers }
+        let heardThere = track { _ = there.workers }
         #expect(try here.update(\.workers) { $0 + 1 } == 5)
         #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "fleet_workers") == "5")
         #expect(eventually { there.workers == 5 })

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ObservableDefaults
 
 /// `CloudKeyValueStore.performBatchUpdates(_:)` against real etcd: a batch goes up as one transaction, other
@@ -160,7 +161,7 @@ import Testing
             endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("a"), requestTimeout: 2, probeInterval: 0.5)
         configuration.maxTransactionOperations = 4
         let store = try CloudKeyValueStore(etcd: configuration)
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         #expect(store.synchronize())
@@ -179,7 +180,7 @@ import Testing
         let cluster = try EtcdCluster(members: 1, extraArguments: ["--max-txn-ops", "4"])
         let namespace = freshNamespace()
         let store = try cloudMachine(cluster.endpoints, namespace: namespace, state: directory.file("a"))
-        let errors = CloudErrorRecorder()
+        let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         #expect(store.synchronize())
