@@ -119,7 +119,9 @@ import TestSupport
         let readEvidence = targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud property read") }?["evidence"] as? String ?? ""
         #expect(readEvidence.contains(" vs ") && readEvidence.contains("×"), "\(readEvidence)")
         #expect(status("Cloud fan-out") == "reported (no target)")
-        #expect(status("Cloud propagation beside a compare-and-swap floor") == "reported (no target)", "\(targets)")
+        #expect(status("Cloud propagation beside the raw etcd put floor") == "reported (no target)", "\(targets)")
+        let propagationTarget = targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud propagation p50") }?["target"] as? String ?? ""
+        #expect(propagationTarget.contains("1.15×") && propagationTarget.contains("compare-and-swap floor with the writer's own watch"))
         let notes = groups[0]["notes"] as? [String] ?? []
         #expect(notes.contains { $0.hasPrefix("Against the compare-and-swap floor") && $0.contains("library ") && $0.contains("×") }, "\(notes)")
 
@@ -140,7 +142,7 @@ import TestSupport
         #expect(result.output.contains("## 9. Cloud (etcd)"))
         #expect(result.output.contains("skipped: etcd is not installed; install it with `apt-get install -y etcd-server`"), "\(result.output)")
         #expect(result.errors.contains("9. cloud (etcd): skipped: etcd is not installed"), "\(result.errors)")
-        #expect(result.output.contains("| Cloud propagation p50 within 1.3× of the raw etcd floor | not measured |"))
+        #expect(result.output.contains("| Cloud propagation p50 within 1.15× of the compare-and-swap floor with the writer's own watch | not measured |"))
 
         try FileManager.default.removeItem(at: emptyPath)
         #expect(Self.processes(mentioning: temporary.path).isEmpty)

@@ -1,9 +1,11 @@
-/// The cloud group's targets (issue 11): propagation within 1.3× of the raw etcd floor (and, reported, its
-/// ratio to the compare-and-swap floor), a cloud property
-/// read within 1.5× of plain `@Observable`, and the fan-out numbers beside the floor's (no target).
+/// The cloud group's targets: propagation within 1.15× of the compare-and-swap floor with the writer's own
+/// watch — the least the semantics allow: an upload is a compare-and-swap, and a syncing store watches the
+/// namespace it writes (issue 30; the local copy is still written at once) — and, reported, its ratio to
+/// the raw put floor (issue 11's target, 1.3×); a cloud property read within 1.5× of plain `@Observable`;
+/// the fan-out numbers beside the floor's (no target).
 enum CloudTargets {
-    static let propagation = "Cloud propagation p50 within 1.3× of the raw etcd floor"
-    static let propagationSwapFloor = "Cloud propagation beside a compare-and-swap floor (raw txn → raw watch; issue 11's upload)"
+    static let propagation = "Cloud propagation p50 within 1.15× of the compare-and-swap floor with the writer's own watch"
+    static let propagationPutFloor = "Cloud propagation beside the raw etcd put floor (raw put → raw watch; issue 11's 1.3×)"
     static let read = "Cloud property read within 1.5× of plain `@Observable`"
     static let fanOut = "Cloud fan-out: one write reaching every observer process (p50/p99, beside the floor's)"
 
@@ -12,23 +14,23 @@ enum CloudTargets {
         func reason(_ id: String, otherwise: String) -> String { group.rows.first { $0.id == id }?.note ?? otherwise }
         var results: [TargetResult] = []
 
-        if let library = group.row("propagation.library"), let floor = group.row("propagation.floor"), floor.statistics.p50 > 0 {
+        if let library = group.row("propagation.library"), let floor = group.row("propagation.txn-floor-watched"), floor.statistics.p50 > 0 {
             let ratio = library.statistics.p50 / floor.statistics.p50
             results.append(TargetResult(
-                target: propagation, status: ratio <= 1.3 ? .met : .notMet,
+                target: propagation, status: ratio <= 1.15 ? .met : .notMet,
                 evidence: "p50 \(time(library.statistics.p50)) vs floor \(time(floor.statistics.p50)) = \(Formatting.ratio(ratio)); "
                     + "p99 \(time(library.statistics.p99)) vs \(time(floor.statistics.p99)) (\(library.statistics.count) and \(floor.statistics.count) samples)"))
         } else {
             results.append(TargetResult(target: propagation, status: .notMeasured, evidence: reason("propagation.library", otherwise: "propagation rows missing")))
         }
 
-        if let library = group.row("propagation.library"), let swapFloor = group.row("propagation.txn-floor"), swapFloor.statistics.p50 > 0 {
+        if let library = group.row("propagation.library"), let putFloor = group.row("propagation.floor"), putFloor.statistics.p50 > 0 {
             results.append(TargetResult(
-                target: propagationSwapFloor, status: .reported,
-                evidence: "p50 \(time(library.statistics.p50)) vs \(time(swapFloor.statistics.p50)) = "
-                    + "\(Formatting.ratio(library.statistics.p50 / swapFloor.statistics.p50)) (the put floor's ratio is the target's)"))
+                target: propagationPutFloor, status: .reported,
+                evidence: "p50 \(time(library.statistics.p50)) vs \(time(putFloor.statistics.p50)) = "
+                    + "\(Formatting.ratio(library.statistics.p50 / putFloor.statistics.p50)) (a put is no compare-and-swap: the store cannot upload so)"))
         } else {
-            results.append(TargetResult(target: propagationSwapFloor, status: .notMeasured, evidence: reason("propagation.txn-floor", otherwise: "propagation rows missing")))
+            results.append(TargetResult(target: propagationPutFloor, status: .notMeasured, evidence: reason("propagation.floor", otherwise: "propagation rows missing")))
         }
 
         if let macro = group.row("read.cloud-macro"), let plain = group.row("read.plain"), plain.statistics.p50 > 0 {
