@@ -185,15 +185,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
 
     /// Adds fallback values given as Foundation objects; unsupported objects are skipped and reported.
     public func register(defaults: [String: Any]) {
-        var converted: [String: DefaultsValue] = [:]
-        for (key, object) in defaults {
-            if let value = DefaultsValue(any: object) {
-                converted[key] = value
-            } else {
-                storage.report(DefaultsError(.unsupportedValue, message: "cannot register a default of type \(type(of: object))", fileURL: fileURL, key: key))
-            }
-        }
-        register(defaults: converted)
+        register(defaults: DefaultsValue.registrable(defaults, fileURL: fileURL) { storage.report($0) })
     }
 
     /// The registered defaults.

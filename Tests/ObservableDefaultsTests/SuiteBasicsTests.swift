@@ -71,6 +71,19 @@ import TestSupport
         #expect(suite.dictionaryRepresentation()["workers"] as? Int == 4)
     }
 
+    @Test func unsupportedRegisteredObjectsAreSkippedAndReportedNamingTheFile() throws {
+        let suite = try DefaultsSuite(name: "registered-odd", directory: directory.url)
+        let errors = ErrorRecorder()
+        let observation = suite.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        suite.register(defaults: ["ok": 3, "odd": NSObject()])
+        #expect(suite.integer(forKey: "ok") == 3 && suite.value(forKey: "odd") == nil)
+        #expect(errors.errors.count == 1)
+        #expect(errors.errors.first?.kind == .unsupportedValue && errors.errors.first?.key == "odd")
+        #expect(errors.errors.first?.fileURL == suite.fileURL)
+        #expect(errors.errors.first?.message.contains("cannot register a default of type NSObject") == true)
+    }
+
     @Test func wrongTypedValueFallsBackToRegisteredDefaultForThatKeyOnly() throws {
         let file = directory.file("typed.json")
         try Data(#"{"workers": "many", "level": "warn"}"#.utf8).write(to: file)

@@ -10,15 +10,7 @@ extension CloudKeyValueStore {
     /// Adds fallback values given as Foundation objects; unsupported objects are skipped and reported on the
     /// error channel.
     public func register(defaults: [String: Any]) {
-        var converted: [String: DefaultsValue] = [:]
-        for (key, object) in defaults {
-            if let value = DefaultsValue(any: object) {
-                converted[key] = value
-            } else {
-                core.report(DefaultsError(.unsupportedValue, message: "cannot register a default of type \(type(of: object))", key: key))
-            }
-        }
-        register(defaults: converted)
+        register(defaults: DefaultsValue.registrable(defaults) { core.report($0) })
     }
 
     /// The registered defaults.
