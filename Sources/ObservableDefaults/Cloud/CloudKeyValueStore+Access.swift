@@ -140,7 +140,7 @@ extension CloudKeyValueStore {
     }
 
     private func reportOverLimits(key: String, _ why: String) {
-        core.report(DefaultsError(.unsupportedValue, message: "over the cloud store's limits, not stored: \(why)", key: key))
+        core.report(core.overLimitsError(key, why))
         core.announce([key], reason: .quotaViolation)
     }
 

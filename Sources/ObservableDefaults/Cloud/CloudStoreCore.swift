@@ -206,7 +206,12 @@ final class CloudStoreCore: Sendable {
     /// The error of an update whose result is past ``limits``; the key is announced as a quota violation.
     func overLimits(_ key: String, _ why: String) -> DefaultsError {
         announce([key], reason: .quotaViolation)
-        return DefaultsError(.unsupportedValue, message: "over the cloud store's limits, not stored: \(why)", key: key)
+        return overLimitsError(key, why)
+    }
+
+    /// The error of a value for `key` past ``limits`` (`why` says which), which is not stored.
+    func overLimitsError(_ key: String, _ why: String) -> DefaultsError {
+        DefaultsError(.unsupportedValue, message: "over the cloud store's limits, not stored: \(why)", key: key)
     }
 
     // MARK: Errors
