@@ -8,7 +8,7 @@ extension SuiteStorage {
         var updatedKey: ExactKey?
         /// The value an ``SuiteFile/AtomicUpdate`` stored, unless a newer change of the key is pending.
         var updatedValue: DefaultsValue?
-        var observers: [Observer] = []
+        var observers: [SuiteObserver] = []
         /// Pending changes kept while the file was broken, to be written now that it parses.
         var mustWritePending = false
         /// A file error to publish (a version that does not parse, seen for the first time).
@@ -51,7 +51,7 @@ extension SuiteStorage {
                 if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
                     var keys = announcement.outsideChanges
                     if let updated = announcement.updatedKey { keys.insert(updated) }
-                    announcement.observers = state.observers.observers(hearingAnyOf: keys)
+                    announcement.observers = state.observers.hearing(anyOf: keys)
                 }
                 return announcement
             }
@@ -63,9 +63,9 @@ extension SuiteStorage {
         if let error = announcement.error { publish(error) }
         if let recovered = announcement.recovered { publishRecovery(recovered) }
         if !announcement.outsideChanges.isEmpty {
-            Self.notify(announcement.observers, keys: announcement.outsideChanges, origin: .outside)
+            SuiteObservers.notify(announcement.observers, keys: announcement.outsideChanges, origin: .outside)
         }
-        if let key = announcement.updatedKey { Self.notify(announcement.observers, keys: [key], origin: .thisProcess) }
+        if let key = announcement.updatedKey { SuiteObservers.notify(announcement.observers, keys: [key], origin: .thisProcess) }
     }
 
     static func changedKeys(from old: [ExactKey: DefaultsValue], to new: [ExactKey: DefaultsValue]) -> Set<ExactKey> {

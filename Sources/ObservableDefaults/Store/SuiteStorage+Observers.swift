@@ -1,14 +1,9 @@
 import Foundation
-import Synchronization
 
 /// Change observers and the error channel of a suite, and starting and stopping its file watch.
 extension SuiteStorage {
-    func addObserver(_ observer: Observer) -> UInt64 {
-        let token = state.withLock { state -> UInt64 in
-            state.nextToken += 1
-            state.observers.insert(observer, for: state.nextToken)
-            return state.nextToken
-        }
+    func addObserver(_ observer: SuiteObserver) -> UInt64 {
+        let token = state.withLock { $0.observers.add(observer) }
         if observer.scope == .allProcesses && updateWatching() { reloadFromDisk() }
         return token
     }
@@ -28,7 +23,7 @@ extension SuiteStorage {
     func updateWatching() -> Bool {
         watching.withLock { token -> Bool in
             let wanted = state.withLock { state in
-                state.observers.all.values.contains { $0.scope == .allProcesses }
+                state.observers.hearsOtherProcesses
                     || (state.fileError != nil && state.memory.hasPendingChanges)
             }
             guard wanted != (token != nil) else { return false }
@@ -135,23 +130,5 @@ extension SuiteStorage {
     /// Publishes that the problem `error` described is over.
     func publishRecovery(_ error: DefaultsError) {
         for handler in state.withLock({ Array($0.errorHandlers.values) }) { handler(.recovered(error)) }
-    }
-
-    /// ``notify(_:keys:origin:)`` for one key that every observer given matches.
-    static func notify(_ observers: [Observer], key: ExactKey, origin: DefaultsChangeOrigin) {
-        let change = DefaultsChange(keys: [key.string], origin: origin)
-        for observer in observers {
-            if origin == .outside && observer.scope == .thisProcess { continue }
-            if observer.isActive.isSet { observer.handler(change) }
-        }
-    }
-
-    static func notify(_ observers: [Observer], keys: Set<ExactKey>, origin: DefaultsChangeOrigin) {
-        for observer in observers {
-            if origin == .outside && observer.scope == .thisProcess { continue }
-            if !observer.isActive.isSet { continue }
-            let relevant = observer.filter.matching(keys)
-            if !relevant.isEmpty { observer.handler(DefaultsChange(keys: relevant, origin: origin)) }
-        }
     }
 }

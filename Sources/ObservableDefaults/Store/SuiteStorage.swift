@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The one in-memory copy of a suite file in this process, shared by every ``DefaultsSuite`` handle on
 /// that file.
@@ -8,20 +7,6 @@ import Synchronization
 /// change updates memory and notifies observers at once, then is written through under the cross-process
 /// lock; a change on disk is re-read, diffed against memory, and only the keys that differ are announced.
 final class SuiteStorage: Sendable {
-    struct Observer: KeyFilteredObserver {
-        /// Cleared when the observation is cancelled and checked just before each handler call.
-        let isActive = ActiveFlag()
-        var filter: DefaultsKeyFilter
-        var scope: DefaultsObservationScope
-        var handler: @Sendable (DefaultsChange) -> Void
-    }
-
-    final class ActiveFlag: Sendable {
-        private let value = Atomic(true)
-        var isSet: Bool { value.load(ordering: .acquiring) }
-        func clear() { value.store(false, ordering: .releasing) }
-    }
-
     struct State {
         /// What readers see: the file's contents with the changes made here that are not in the file yet.
         var memory = SuiteMemory()
@@ -36,7 +21,7 @@ final class SuiteStorage: Sendable {
         var lastError: DefaultsError?
         var batchDepth = 0
         var synchronizesToDisk = false
-        var observers = ObserverRegistry<UInt64, Observer>()
+        var observers = SuiteObservers()
         var errorHandlers: [UInt64: @Sendable (DefaultsErrorEvent) -> Void] = [:]
         /// Called when pending changes that had failed to be written finally land.
         var recoveryHandlers: [UInt64: @Sendable () -> Void] = [:]
@@ -54,7 +39,7 @@ final class SuiteStorage: Sendable {
 
     let fileURL: URL
     let format: SuiteFormat
-    /// Memory: the suite as this process sees it (the file lives in ``file``).
+    /// Memory and observers: the suite as this process sees it (the file lives in ``file``).
     let state = Locked(State())
     /// The file: its known version, and writing and re-reading it.
     let file: SuiteFile
@@ -133,15 +118,15 @@ final class SuiteStorage: Sendable {
     func apply(_ changes: [ExactKey: DefaultsValue?]) {
         var changes = changes
         for case let (key, value?) in changes where !isWritable(value, forKey: key.string) { changes.removeValue(forKey: key) }
-        let (changed, observers, writeNow) = state.withLock { state -> (Set<ExactKey>, [Observer], Bool) in
+        let (changed, observers, writeNow) = state.withLock { state -> (Set<ExactKey>, [SuiteObserver], Bool) in
             var changed = Set<ExactKey>()
             for (key, newValue) in changes {
                 if state.memory.set(newValue.map(format.normalize), forKey: key) { changed.insert(key) }
             }
-            return (changed, changed.isEmpty ? [] : state.observers.observers(hearingAnyOf: changed), state.batchDepth == 0)
+            return (changed, state.observers.hearing(anyOf: changed), state.batchDepth == 0)
         }
         guard !changed.isEmpty else { return }
-        Self.notify(observers, keys: changed, origin: .thisProcess)
+        SuiteObservers.notify(observers, keys: changed, origin: .thisProcess)
         if writeNow { persistReportingErrors() }
     }
 
@@ -168,15 +153,15 @@ final class SuiteStorage: Sendable {
         case .some(let value): format.normalize(value)
         case .none: nil
         }
-        let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
+        let delivery = state.withLock { state -> (observers: [SuiteObserver], writeNow: Bool)? in
             var handle = kept
             let changed = state.memory.set(normalized.take(), forKey: key, handle: &handle)
             alongside(handle)
             guard changed else { return nil }
-            return (state.observers.observers(hearing: key, except: skipped), state.batchDepth == 0)
+            return (state.observers.hearing(key, except: skipped), state.batchDepth == 0)
         }
         guard let delivery else { return }
-        if !delivery.observers.isEmpty { Self.notify(delivery.observers, key: key, origin: .thisProcess) }
+        if !delivery.observers.isEmpty { SuiteObservers.notify(delivery.observers, key: key, origin: .thisProcess) }
         if delivery.writeNow { persistReportingErrors() }
     }
 
@@ -202,16 +187,16 @@ final class SuiteStorage: Sendable {
 
     /// Adds registered defaults; observers hear about keys whose effective value changed as a result.
     func register(_ defaults: [ExactKey: DefaultsValue]) {
-        let (changed, observers) = state.withLock { state -> (Set<ExactKey>, [Observer]) in
+        let (changed, observers) = state.withLock { state -> (Set<ExactKey>, [SuiteObserver]) in
             var changed = Set<ExactKey>()
             for (key, value) in defaults {
                 let normalized = format.normalize(value)
                 if state.memory[key] == nil && state.registered[key] != normalized { changed.insert(key) }
                 state.registered[key] = normalized
             }
-            return (changed, state.observers.observers(hearingAnyOf: changed))
+            return (changed, state.observers.hearing(anyOf: changed))
         }
-        if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .thisProcess) }
+        if !changed.isEmpty { SuiteObservers.notify(observers, keys: changed, origin: .thisProcess) }
     }
 
     func performBatch<R>(_ body: () throws -> R) rethrows -> R {
