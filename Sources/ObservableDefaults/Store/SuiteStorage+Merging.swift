@@ -23,7 +23,7 @@ extension SuiteStorage {
         state.withLock { state in
             switch change {
             case .broken(let broken):
-                state.fileError = broken.error
+                state.errors.fileError = broken.error
                 return Announcement(error: broken.isNews ? broken.error : nil)
             case .adopted(let version):
                 var announcement = Announcement()
@@ -45,9 +45,8 @@ extension SuiteStorage {
                     announcement.updatedValue = update.value
                     if state.memory.adopt(update.value, forKey: update.key) { announcement.updatedKey = update.key }
                 }
-                announcement.mustWritePending = state.fileError != nil && state.memory.hasPendingChanges
-                announcement.recovered = state.fileError
-                state.fileError = nil
+                announcement.recovered = state.errors.fileParsed()
+                announcement.mustWritePending = announcement.recovered != nil && state.memory.hasPendingChanges
                 if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
                     var keys = announcement.outsideChanges
                     if let updated = announcement.updatedKey { keys.insert(updated) }
@@ -60,8 +59,8 @@ extension SuiteStorage {
 
     /// Publishes a merge's error and notifies its observers: outside changes first, then the update.
     func announce(_ announcement: Announcement) {
-        if let error = announcement.error { publish(error) }
-        if let recovered = announcement.recovered { publishRecovery(recovered) }
+        if let error = announcement.error { report(error) }
+        if let recovered = announcement.recovered { reportRecovery(recovered) }
         if !announcement.outsideChanges.isEmpty {
             SuiteObservers.notify(announcement.observers, keys: announcement.outsideChanges, origin: .outside)
         }

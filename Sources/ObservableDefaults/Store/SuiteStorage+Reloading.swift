@@ -25,12 +25,12 @@ extension SuiteStorage {
     /// outside changes, and ``fileError`` ends. A write made meanwhile lands beside the file's keys.
     func readAgainUntilReadable(after delay: Duration = SuiteStorage.firstRetryDelay) {
         DelayedWork.shared.after(delay, on: .global(qos: .utility)) { [weak self] in
-            guard let self, self.state.withLock({ $0.fileError?.isTransient == true }) else { return }
+            guard let self, self.state.withLock({ $0.errors.fileError?.isTransient == true }) else { return }
             switch self.file.reread(gate: nil, merge: self.merge) {
             case .unreadable(let error) where error.isTransient:
                 self.readAgainUntilReadable(after: min(delay * 2, Self.maximumRetryDelay))
             case .unreadable(let error):
-                self.state.withLock { $0.fileError = error }
+                self.state.withLock { $0.errors.fileError = error }
                 self.report(error)
             case let result:
                 self.take(result)

@@ -13,13 +13,7 @@ extension SuiteStorage {
     /// was found, and the same write failure (same kind and `errno`; the details, such as which process
     /// holds the lock, may vary) is reported once, not at every retry.
     func reportWriteFailure(_ error: DefaultsError) {
-        let isNews = state.withLock { state -> Bool in
-            if error == state.fileError { return false }
-            defer { state.writeError = error }
-            guard let known = state.writeError else { return true }
-            return known.kind != error.kind || known.errorNumber != error.errorNumber
-        }
-        if isNews { publish(error) }
+        if state.withLock({ $0.errors.writeFailed(error) }) { report(error) }
     }
 
     /// Schedules another attempt to write the pending changes, unless one is scheduled already. Only
@@ -44,26 +38,12 @@ extension SuiteStorage {
     /// After a successful write: resets the backoff and, when the write ended an earlier failure, tells
     /// the recovery handlers.
     func recordWriteSuccess() {
-        let (ended, handlers) = state.withLock { state -> (DefaultsError?, [@Sendable () -> Void]) in
+        let ended = state.withLock { state in
             state.retryDelay = Self.firstRetryDelay
-            guard let ended = state.writeError else { return (nil, []) }
-            state.writeError = nil
-            return (ended, Array(state.recoveryHandlers.values))
+            return state.errors.writeSucceeded()
         }
         guard let ended else { return }
-        publishRecovery(ended)
-        for handler in handlers { handler() }
-    }
-
-    func addRecoveryHandler(_ handler: @escaping @Sendable () -> Void) -> UInt64 {
-        state.withLock { state in
-            state.nextToken += 1
-            state.recoveryHandlers[state.nextToken] = handler
-            return state.nextToken
-        }
-    }
-
-    func removeRecoveryHandler(_ token: UInt64) {
-        _ = state.withLock { $0.recoveryHandlers.removeValue(forKey: token) }
+        reportRecovery(ended.error)
+        for handler in ended.recoveryHandlers { handler() }
     }
 }

@@ -11,35 +11,21 @@ final class SuiteStorage: Sendable {
         /// What readers see: the file's contents with the changes made here that are not in the file yet.
         var memory = SuiteMemory()
         var registered: [ExactKey: DefaultsValue] = [:]
-        /// Why the file's current version cannot be used (it does not parse), until a version that does.
-        var fileError: DefaultsError?
-        /// Why outside changes cannot be seen now (the directory is gone or cannot be watched), until the
-        /// watch is back.
-        var watchError: DefaultsError?
-        /// The watcher update `watchError` comes from (see ``WatchEvent/watchLost(_:generation:)``).
-        var watchGeneration: UInt64 = 0
-        var lastError: DefaultsError?
         var batchDepth = 0
         var synchronizesToDisk = false
         var observers = SuiteObservers()
-        var errorHandlers: [UInt64: @Sendable (DefaultsErrorEvent) -> Void] = [:]
-        /// Called when pending changes that had failed to be written finally land.
-        var recoveryHandlers: [UInt64: @Sendable () -> Void] = [:]
-        /// The failure keeping `pending` from the file (not a parse error; that is `fileError`), reported
-        /// once; cleared when the changes land.
-        var writeError: DefaultsError?
+        var errors = SuiteErrorChannel()
         /// Whether an automatic retry of a failed write is scheduled.
         var retryScheduled = false
         /// The pause before the next automatic retry; doubles with each failure, up to ``maximumRetryDelay``.
         var retryDelay = SuiteStorage.firstRetryDelay
         /// How long a write waits for the cross-process lock.
         var lockWaitLimit = SuiteLock.defaultWaitLimit
-        var nextToken: UInt64 = 0
     }
 
     let fileURL: URL
     let format: SuiteFormat
-    /// Memory and observers: the suite as this process sees it (the file lives in ``file``).
+    /// Memory, observers and errors: the suite as this process sees it (the file lives in ``file``).
     let state = Locked(State())
     /// The file: its known version, and writing and re-reading it.
     let file: SuiteFile
@@ -60,7 +46,7 @@ final class SuiteStorage: Sendable {
             // No file yet: nothing to load.
             return
         case .unreadable(let error) where error.isTransient:
-            state.withLock { ($0.fileError, $0.lastError) = (error, error) }
+            state.withLock { ($0.errors.fileError, $0.errors.lastError) = (error, error) }
             readAgainUntilReadable()
         case .unreadable(let error):
             throw error
@@ -96,10 +82,7 @@ final class SuiteStorage: Sendable {
     /// The file's contents as this process last read or wrote them (for tests).
     var fileContents: [ExactKey: DefaultsValue] { file.knownValues }
     var registeredDefaults: [ExactKey: DefaultsValue] { state.withLock { $0.registered } }
-    var fileError: DefaultsError? { state.withLock { $0.fileError } }
-    var lastError: DefaultsError? { state.withLock { $0.lastError } }
     var hasPendingChanges: Bool { state.withLock { $0.memory.hasPendingChanges } }
-    var writeError: DefaultsError? { state.withLock { $0.writeError } }
 
     var lockWaitLimit: Duration {
         get { state.withLock { $0.lockWaitLimit } }
