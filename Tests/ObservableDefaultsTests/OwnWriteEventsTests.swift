@@ -89,7 +89,7 @@ private final class HeldWrite: Sendable {
         _ = storage.state.withLock { $0.memory.set(value, forKey: key) }
         let thread = Thread { [self] in
             let written = try? storage.file.write({
-                storage.state.withLock { SuiteFile.WriteRequest(pending: $0.memory.pendingChanges, update: nil, synchronize: false, lockWaitLimit: .seconds(5)) }
+                storage.state.withLock { SuiteFile.WriteRequest(pending: $0.memory.pendingChanges, update: nil, options: .init(lockWaitLimit: .seconds(5))) }
             }, merge: { change in
                 merging.store(true, ordering: .releasing)
                 while !released.load(ordering: .acquiring) { usleep(1000) }

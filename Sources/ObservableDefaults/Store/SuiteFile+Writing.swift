@@ -10,14 +10,20 @@ extension SuiteFile {
         var transform: (DefaultsValue?) -> DefaultsValue?
     }
 
+    /// How a write is made, as the suite's settings say.
+    struct WriteOptions {
+        /// `fsync` the file and its directory.
+        var synchronize = false
+        /// How long a write waits for the cross-process lock.
+        var lockWaitLimit = SuiteLock.defaultWaitLimit
+    }
+
     /// What to write, taken from memory once the file's lock is held.
     struct WriteRequest {
         /// Changes not in the file yet (`nil` value: remove the key).
         var pending: [ExactKey: DefaultsValue?]
         var update: AtomicUpdate?
-        /// `fsync` the file and its directory.
-        var synchronize: Bool
-        var lockWaitLimit: Duration
+        var options: WriteOptions
     }
 
     /// Writes what `request` returns (nothing when it returns `nil`) in one transaction: under the
@@ -59,7 +65,7 @@ extension SuiteFile {
         var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
         do throws(DefaultsError) {
             let paths = try SuiteFileIO.checkedWritePaths(for: path, fileURL: url)
-            return try SuiteLock.withLock(at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.lockWaitLimit) { () throws(DefaultsError) -> Merged in
+            return try SuiteLock.withLock(at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.options.lockWaitLimit) { () throws(DefaultsError) -> Merged in
                 let existing = FileStatus.ifPresent(at: paths.file)
                 if existing.map(FileIdentity.init) != knownIdentity {
                     let current = try decodeCurrentFile(spellings: &spellings, merge: merge, broken: &broken)
@@ -89,7 +95,7 @@ extension SuiteFile {
                     &entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256,
                     spellings: spellings, fileURL: url)
                 let identity = try SuiteFileIO.replace(
-                    paths, with: bytes, existing: existing, synchronize: request.synchronize, lockWaitLimit: request.lockWaitLimit,
+                    paths, with: bytes, existing: existing, synchronize: request.options.synchronize, lockWaitLimit: request.options.lockWaitLimit,
                     willRename: { written in known.withLock { $0.adopting = written } })
                 StaleTemporaryFiles.cleanUpOnce(in: paths.directory)
                 document.entries = entries.take()

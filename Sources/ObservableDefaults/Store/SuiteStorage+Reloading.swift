@@ -20,15 +20,15 @@ extension SuiteStorage {
     }
 
     /// Reads a file that could not be read at start for a reason that may pass (no descriptor left), after
-    /// `delay` and again with a doubling delay (up to ``maximumRetryDelay``) until it is read, by this or
+    /// `delay` and again with a doubling delay (up to ``RetrySchedule/maximumDelay``) until it is read, by this or
     /// by a write (which reads a version it does not know first); what it holds is then announced as
     /// outside changes, and ``fileError`` ends. A write made meanwhile lands beside the file's keys.
-    func readAgainUntilReadable(after delay: Duration = SuiteStorage.firstRetryDelay) {
+    func readAgainUntilReadable(after delay: Duration = RetrySchedule.firstDelay) {
         DelayedWork.shared.after(delay, on: .global(qos: .utility)) { [weak self] in
             guard let self, self.state.withLock({ $0.errors.fileError?.isTransient == true }) else { return }
             switch self.file.reread(gate: nil, merge: self.merge) {
             case .unreadable(let error) where error.isTransient:
-                self.readAgainUntilReadable(after: min(delay * 2, Self.maximumRetryDelay))
+                self.readAgainUntilReadable(after: RetrySchedule.delay(after: delay))
             case .unreadable(let error):
                 self.state.withLock { $0.errors.fileError = error }
                 self.report(error)

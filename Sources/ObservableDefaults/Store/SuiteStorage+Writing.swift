@@ -1,5 +1,8 @@
+import Dispatch
+
 /// Writing a suite's pending changes into its file (see ``SuiteFile/write(_:merge:)``), and what a
-/// failed write does.
+/// failed write does: it is reported once, retried on its own with backoff (``RetrySchedule``), and its
+/// recovery announced when the pending changes finally land.
 extension SuiteStorage {
     typealias AtomicUpdate = SuiteFile.AtomicUpdate
 
@@ -31,9 +34,7 @@ extension SuiteStorage {
             announcement = try file.write({
                 state.withLock { state in
                     if !state.memory.hasPendingChanges && update == nil { return nil }
-                    return SuiteFile.WriteRequest(
-                        pending: state.memory.pendingChanges, update: update, synchronize: state.synchronizesToDisk,
-                        lockWaitLimit: state.lockWaitLimit)
+                    return SuiteFile.WriteRequest(pending: state.memory.pendingChanges, update: update, options: state.writeOptions)
                 }
             }, merge: merge) ?? Announcement()
         } catch {
@@ -46,5 +47,39 @@ extension SuiteStorage {
         announce(announcement)
         recordWriteSuccess()
         return announcement
+    }
+
+    /// Publishes a failed write's error unless it is already known (see ``SuiteErrorChannel/writeFailed(_:)``).
+    func reportWriteFailure(_ error: DefaultsError) {
+        if state.withLock({ $0.errors.writeFailed(error) }) { report(error) }
+    }
+
+    /// Schedules another attempt to write the pending changes, unless one is scheduled already. Only
+    /// file-system failures are retried (a lock held too long, a full disk, a file or directory in the
+    /// way): a file that does not parse is written once it parses again, when it is next read.
+    func scheduleRetry(after error: DefaultsError) {
+        guard error.kind == .fileSystem else { return }
+        let delay = state.withLock { state -> Duration? in
+            guard state.memory.hasPendingChanges else { return nil }
+            return state.retry.schedule()
+        }
+        guard let delay else { return }
+        DelayedWork.shared.after(delay, on: .global(qos: .utility)) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.retry.started() }
+            self.persistReportingErrors()
+        }
+    }
+
+    /// After a successful write: resets the backoff and, when the write ended an earlier failure, tells
+    /// the recovery handlers.
+    func recordWriteSuccess() {
+        let ended = state.withLock { state in
+            state.retry.reset()
+            return state.errors.writeSucceeded()
+        }
+        guard let ended else { return }
+        reportRecovery(ended.error)
+        for handler in ended.recoveryHandlers { handler() }
     }
 }

@@ -11,16 +11,12 @@ final class SuiteStorage: Sendable {
         /// What readers see: the file's contents with the changes made here that are not in the file yet.
         var memory = SuiteMemory()
         var registered: [ExactKey: DefaultsValue] = [:]
-        var batchDepth = 0
-        var synchronizesToDisk = false
         var observers = SuiteObservers()
         var errors = SuiteErrorChannel()
-        /// Whether an automatic retry of a failed write is scheduled.
-        var retryScheduled = false
-        /// The pause before the next automatic retry; doubles with each failure, up to ``maximumRetryDelay``.
-        var retryDelay = SuiteStorage.firstRetryDelay
-        /// How long a write waits for the cross-process lock.
-        var lockWaitLimit = SuiteLock.defaultWaitLimit
+        var retry = RetrySchedule()
+        var writeOptions = SuiteFile.WriteOptions()
+        /// Open ``performBatch(_:)`` calls: changes are written when the last one closes.
+        var batchDepth = 0
     }
 
     let fileURL: URL
@@ -85,13 +81,13 @@ final class SuiteStorage: Sendable {
     var hasPendingChanges: Bool { state.withLock { $0.memory.hasPendingChanges } }
 
     var lockWaitLimit: Duration {
-        get { state.withLock { $0.lockWaitLimit } }
-        set { state.withLock { $0.lockWaitLimit = newValue } }
+        get { state.withLock { $0.writeOptions.lockWaitLimit } }
+        set { state.withLock { $0.writeOptions.lockWaitLimit = newValue } }
     }
 
     var synchronizesToDisk: Bool {
-        get { state.withLock { $0.synchronizesToDisk } }
-        set { state.withLock { $0.synchronizesToDisk = newValue } }
+        get { state.withLock { $0.writeOptions.synchronize } }
+        set { state.withLock { $0.writeOptions.synchronize = newValue } }
     }
 
     // MARK: Changing
