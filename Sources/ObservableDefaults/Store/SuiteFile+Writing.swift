@@ -18,7 +18,7 @@ extension SuiteFile {
         var lockWaitLimit = SuiteLock.defaultWaitLimit
     }
 
-    /// What to write, taken from memory once the file's lock is held.
+    /// What to write, taken from memory once the document is held.
     struct WriteRequest {
         /// Changes not in the file yet (`nil` value: remove the key).
         var pending: [ExactKey: DefaultsValue?]
@@ -26,35 +26,31 @@ extension SuiteFile {
         var options: WriteOptions
     }
 
-    /// Writes what `request` returns (nothing when it returns `nil`) in one transaction: under the
-    /// cross-process lock, the file is re-read if it is not the known version, the changes are applied
-    /// to its contents and the result replaces it atomically. The written version goes to `merge`, then
-    /// becomes the known one; `merge`'s announcement is returned. A file that does not parse is never
-    /// overwritten (its version goes to `merge` as broken, and the write fails).
-    func write<Merged: Sendable>(_ request: () -> WriteRequest?, merge: (FileChange) -> Merged) throws(WriteFailure<Merged>) -> Merged? {
-        try document.withLock { (document) throws(WriteFailure<Merged>) -> Merged? in
-            guard let request = request() else { return nil }
-            // Starts over when the file was replaced under a removed lock file (see SuiteFileIO.replace).
-            var attempts = 0
-            var broken: Merged?
-            while true {
-                do throws(DefaultsError) {
-                    return try transaction(&document, request, merge: merge, broken: &broken)
-                } catch {
-                    attempts += 1
-                    if error != SuiteFileIO.changedUnderneath || attempts == 100 { throw WriteFailure(error: error, broken: broken) }
-                }
+    /// Writes `request` into `document` and the file in one transaction: under the cross-process lock,
+    /// the file is re-read if it is not the known version, the changes are applied to its contents and
+    /// the result replaces it atomically. Returns the written version, not known yet: the caller merges it
+    /// into memory, then calls ``makeKnown(_:)``. A file that does not parse is never overwritten: the
+    /// write fails with its ``BrokenVersion``.
+    func write(_ request: WriteRequest, into document: inout Document) throws(WriteFailure) -> AdoptedVersion {
+        // Starts over when the file was replaced under a removed lock file (see SuiteFileIO.replace).
+        var attempts = 0
+        var broken: BrokenVersion?
+        while true {
+            do throws(DefaultsError) {
+                return try transaction(&document, request, broken: &broken)
+            } catch {
+                attempts += 1
+                if error != SuiteFileIO.changedUnderneath || attempts == 100 { throw WriteFailure(error: error, broken: broken) }
             }
         }
     }
 
-    /// One attempt of ``write(_:merge:)``. The contents are changed in place (no copy of the whole suite,
+    /// One attempt of ``write(_:into:)``. The contents are changed in place (no copy of the whole suite,
     /// no sorting it again, and only changed entries encoded again) and put back as they were when the
-    /// attempt fails. `broken` receives the merge of a version that does not parse.
-    private func transaction<Merged>(
-        _ document: inout Document, _ request: WriteRequest, merge: (FileChange) -> Merged,
-        broken: inout Merged?
-    ) throws(DefaultsError) -> Merged {
+    /// attempt fails. `broken` receives a version that does not parse.
+    private func transaction(
+        _ document: inout Document, _ request: WriteRequest, broken: inout BrokenVersion?
+    ) throws(DefaultsError) -> AdoptedVersion {
         let knownIdentity = known.withLock { $0.identity }
         var spellings = document.spellings
         var entries = document.entries.take()
@@ -65,10 +61,10 @@ extension SuiteFile {
         var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
         do throws(DefaultsError) {
             let paths = try SuiteFileIO.checkedWritePaths(for: path, fileURL: url)
-            return try SuiteLock.withLock(at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.options.lockWaitLimit) { () throws(DefaultsError) -> Merged in
+            return try SuiteLock.withLock(at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.options.lockWaitLimit) { () throws(DefaultsError) -> AdoptedVersion in
                 let existing = FileStatus.ifPresent(at: paths.file)
                 if existing.map(FileIdentity.init) != knownIdentity {
-                    let current = try decodeCurrentFile(spellings: &spellings, merge: merge, broken: &broken)
+                    let current = try decodeCurrentFile(spellings: &spellings, broken: &broken)
                     reread = (document.values, current)
                     document.values = current
                     entries = nil
@@ -107,11 +103,9 @@ extension SuiteFile {
                         outsideChanges.append(key)
                     }
                 }
-                let announcement = merge(.adopted(AdoptedVersion(
+                return AdoptedVersion(
                     contents: document.values, changedKeys: outsideChanges, written: request.pending,
-                    update: request.update.map { ($0.key, updatedValue) })))
-                makeKnown(identity)
-                return announcement
+                    update: request.update.map { ($0.key, updatedValue) }, identity: identity)
             }
         } catch {
             known.withLock { $0.adopting = nil }
@@ -128,10 +122,10 @@ extension SuiteFile {
     }
 
     /// Reads and decodes the file as it is now (an absent file is empty). A version that does not parse
-    /// goes to `merge` as broken (its announcement into `broken`), and its error is thrown. `spellings`
-    /// receives the file's number spellings (see ``JSONNumberSpellings``).
-    private func decodeCurrentFile<Merged>(
-        spellings: inout JSONNumberSpellings, merge: (FileChange) -> Merged, broken: inout Merged?
+    /// is recorded into `broken`, and its error is thrown. `spellings` receives the file's number
+    /// spellings (see ``JSONNumberSpellings``).
+    private func decodeCurrentFile(
+        spellings: inout JSONNumberSpellings, broken: inout BrokenVersion?
     ) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         guard let snapshot = try SuiteFileIO.readSnapshot(url) else {
             spellings = JSONNumberSpellings()
@@ -140,7 +134,7 @@ extension SuiteFile {
         do {
             return try format.decode(snapshot.bytes, fileURL: url, spellings: &spellings)
         } catch {
-            broken = merge(.broken(recordBroken(error, identity: snapshot.identity)))
+            broken = recordBroken(error, identity: snapshot.identity)
             throw error
         }
     }

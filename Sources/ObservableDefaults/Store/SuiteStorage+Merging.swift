@@ -17,44 +17,46 @@ extension SuiteStorage {
         var recovered: DefaultsError?
     }
 
-    /// Takes a new version of the file into memory: memory is the file with the pending changes on top.
-    /// Runs under ``SuiteFile``'s lock, so versions are merged in the order they were adopted.
-    func merge(_ change: FileChange) -> Announcement {
+    /// Takes a version of the file that parsed into memory: memory is the file with the pending changes
+    /// on top. Called holding ``SuiteFile/withDocument(_:)``, so versions are merged in the order they were
+    /// read and written, before the version becomes the known one.
+    func merge(_ version: AdoptedVersion) -> Announcement {
         state.withLock { state in
-            switch change {
-            case .broken(let broken):
-                state.errors.fileError = broken.error
-                return Announcement(error: broken.isNews ? broken.error : nil)
-            case .adopted(let version):
-                var announcement = Announcement()
-                state.memory.landed(version.written)
-                if let changedKeys = version.changedKeys {
-                    // A pending key (written now, or changed again since) keeps memory's value; only keys
-                    // whose file value changed can differ from memory.
-                    for key in changedKeys
-                    where version.written[key] == nil && !state.memory.isPending(key) && key != version.update?.key {
-                        if state.memory.adopt(version.contents[key], forKey: key) { announcement.outsideChanges.insert(key) }
-                    }
-                } else {
-                    // Nobody to tell: no need to compare (opening a large suite).
-                    announcement.outsideChanges = state.memory.replaceFileContents(
-                        with: version.contents, comparing: !state.observers.isEmpty)
+            var announcement = Announcement()
+            state.memory.landed(version.written)
+            if let changedKeys = version.changedKeys {
+                // A pending key (written now, or changed again since) keeps memory's value; only keys
+                // whose file value changed can differ from memory.
+                for key in changedKeys
+                where version.written[key] == nil && !state.memory.isPending(key) && key != version.update?.key {
+                    if state.memory.adopt(version.contents[key], forKey: key) { announcement.outsideChanges.insert(key) }
                 }
-                // A change another thread made meanwhile (still pending) comes after the update.
-                if let update = version.update, !state.memory.isPending(update.key) {
-                    announcement.updatedValue = update.value
-                    if state.memory.adopt(update.value, forKey: update.key) { announcement.updatedKey = update.key }
-                }
-                announcement.recovered = state.errors.fileParsed()
-                announcement.mustWritePending = announcement.recovered != nil && state.memory.hasPendingChanges
-                if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
-                    var keys = announcement.outsideChanges
-                    if let updated = announcement.updatedKey { keys.insert(updated) }
-                    announcement.observers = state.observers.hearing(anyOf: keys)
-                }
-                return announcement
+            } else {
+                // Nobody to tell: no need to compare (opening a large suite).
+                announcement.outsideChanges = state.memory.replaceFileContents(
+                    with: version.contents, comparing: !state.observers.isEmpty)
             }
+            // A change another thread made meanwhile (still pending) comes after the update.
+            if let update = version.update, !state.memory.isPending(update.key) {
+                announcement.updatedValue = update.value
+                if state.memory.adopt(update.value, forKey: update.key) { announcement.updatedKey = update.key }
+            }
+            announcement.recovered = state.errors.fileParsed()
+            announcement.mustWritePending = announcement.recovered != nil && state.memory.hasPendingChanges
+            if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
+                var keys = announcement.outsideChanges
+                if let updated = announcement.updatedKey { keys.insert(updated) }
+                announcement.observers = state.observers.hearing(anyOf: keys)
+            }
+            return announcement
         }
+    }
+
+    /// A version of the file that does not parse: memory keeps what it has; the error is kept as the
+    /// file error, and published if it is news.
+    func merge(_ broken: BrokenVersion) -> Announcement {
+        state.withLock { $0.errors.fileError = broken.error }
+        return Announcement(error: broken.isNews ? broken.error : nil)
     }
 
     /// Publishes a merge's error and notifies its observers: outside changes first, then the update.

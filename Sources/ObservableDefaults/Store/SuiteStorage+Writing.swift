@@ -1,8 +1,8 @@
 import Dispatch
 
-/// Writing a suite's pending changes into its file (see ``SuiteFile/write(_:merge:)``), and what a
-/// failed write does: it is reported once, retried on its own with backoff (``RetrySchedule``), and its
-/// recovery announced when the pending changes finally land.
+/// Writing a suite's pending changes into its file, and what a failed write does: it is reported once,
+/// retried on its own with backoff (``RetrySchedule``), and its recovery announced when the pending
+/// changes finally land.
 extension SuiteStorage {
     typealias AtomicUpdate = SuiteFile.AtomicUpdate
 
@@ -26,27 +26,47 @@ extension SuiteStorage {
         try write(update: update).updatedValue
     }
 
+    /// What a write did, to announce once the document is released.
+    private enum WriteOutcome {
+        case written(Announcement)
+        /// `broken`: the merge of the version that does not parse, when that is why.
+        case failed(DefaultsError, broken: Announcement?)
+    }
+
+    /// A write, in order: take the pending changes from memory, write them into the file, merge the
+    /// written version into memory and make it the known one (all holding the document, so writes and
+    /// re-reads are merged in the order they happened), then announce.
     private func write(update: AtomicUpdate?) throws(DefaultsError) -> Announcement {
-        // Announced after the file's lock is released: a handler may set a key, which writes through and
-        // takes that lock again.
-        let announcement: Announcement
-        do {
-            announcement = try file.write({
-                state.withLock { state in
-                    if !state.memory.hasPendingChanges && update == nil { return nil }
-                    return SuiteFile.WriteRequest(pending: state.memory.pendingChanges, update: update, options: state.writeOptions)
-                }
-            }, merge: merge) ?? Announcement()
-        } catch {
-            if let broken = error.broken { announce(broken) } else { reportWriteFailure(error.error) }
-            scheduleRetry(after: error.error)
+        let outcome = file.withDocument { document -> WriteOutcome in
+            // Taken now, not before: a write that waited for the document must not land values older
+            // than the one before it wrote.
+            let request = state.withLock { state -> SuiteFile.WriteRequest? in
+                if !state.memory.hasPendingChanges && update == nil { return nil }
+                return SuiteFile.WriteRequest(pending: state.memory.pendingChanges, update: update, options: state.writeOptions)
+            }
+            guard let request else { return .written(Announcement()) }
+            do throws(WriteFailure) {
+                let version = try file.write(request, into: &document)
+                let announcement = merge(version)
+                file.makeKnown(version.identity)
+                return .written(announcement)
+            } catch {
+                return .failed(error.error, broken: error.broken.map { merge($0) })
+            }
+        }
+        // Announced once the document is released: a handler may set a key, which writes through.
+        switch outcome {
+        case .written(let announcement):
+            announce(announcement)
+            recordWriteSuccess()
+            return announcement
+        case .failed(let error, let broken):
+            if let broken { announce(broken) } else { reportWriteFailure(error) }
+            scheduleRetry(after: error)
             // Changes waiting for a broken file to parse again are written as soon as it does.
             updateWatching()
-            throw error.error
+            throw error
         }
-        announce(announcement)
-        recordWriteSuccess()
-        return announcement
     }
 
     /// Publishes a failed write's error unless it is already known (see ``SuiteErrorChannel/writeFailed(_:)``).

@@ -37,7 +37,7 @@ final class SuiteStorage: Sendable {
         self.fileURL = fileURL
         self.format = format
         file = SuiteFile(url: fileURL, format: format)
-        switch file.reread(gate: nil, merge: merge) {
+        switch read(gate: nil) {
         case .unchanged:
             // No file yet: nothing to load.
             return
