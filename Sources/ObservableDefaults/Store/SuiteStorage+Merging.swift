@@ -2,12 +2,9 @@
 extension SuiteStorage {
     /// What a merge changed in memory, announced once the locks are released (see ``announce(_:)``).
     struct Announcement {
-        /// Keys whose value changed because the file changed outside this process.
-        var outsideChanges: Set<ExactKey> = []
-        /// The key an ``SuiteFile/AtomicUpdate`` changed in memory.
-        var updatedKey: ExactKey?
-        /// The value an ``SuiteFile/AtomicUpdate`` stored, unless a newer change of the key is pending.
-        var updatedValue: DefaultsValue?
+        /// What memory's values did: outside changes, and the update's key and value.
+        var changes = SuiteMemory.Changes()
+        /// The observers of the changed keys.
         var observers: [SuiteObserver] = []
         /// Pending changes kept while the file was broken, to be written now that it parses.
         var mustWritePending = false
@@ -23,31 +20,13 @@ extension SuiteStorage {
     func merge(_ version: AdoptedVersion) -> Announcement {
         state.withLock { state in
             var announcement = Announcement()
-            state.memory.landed(version.written)
-            if let changedKeys = version.changedKeys {
-                // A pending key (written now, or changed again since) keeps memory's value; only keys
-                // whose file value changed can differ from memory.
-                for key in changedKeys
-                where version.written[key] == nil && !state.memory.isPending(key) && key != version.update?.key {
-                    if state.memory.adopt(version.contents[key], forKey: key) { announcement.outsideChanges.insert(key) }
-                }
-            } else {
-                // Nobody to tell: no need to compare (opening a large suite).
-                announcement.outsideChanges = state.memory.replaceFileContents(
-                    with: version.contents, comparing: !state.observers.isEmpty)
-            }
-            // A change another thread made meanwhile (still pending) comes after the update.
-            if let update = version.update, !state.memory.isPending(update.key) {
-                announcement.updatedValue = update.value
-                if state.memory.adopt(update.value, forKey: update.key) { announcement.updatedKey = update.key }
-            }
+            // A full re-read is compared key by key only when someone listens.
+            announcement.changes = state.memory.takeIn(version, comparing: !state.observers.isEmpty)
             announcement.recovered = state.errors.fileParsed()
             announcement.mustWritePending = announcement.recovered != nil && state.memory.hasPendingChanges
-            if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
-                var keys = announcement.outsideChanges
-                if let updated = announcement.updatedKey { keys.insert(updated) }
-                announcement.observers = state.observers.hearing(anyOf: keys)
-            }
+            var keys = announcement.changes.outsideChanges
+            if let updated = announcement.changes.updatedKey { keys.insert(updated) }
+            announcement.observers = state.observers.hearing(anyOf: keys)
             return announcement
         }
     }
@@ -63,10 +42,12 @@ extension SuiteStorage {
     func announce(_ announcement: Announcement) {
         if let error = announcement.error { report(error) }
         if let recovered = announcement.recovered { reportRecovery(recovered) }
-        if !announcement.outsideChanges.isEmpty {
-            SuiteObservers.notify(announcement.observers, keys: announcement.outsideChanges, origin: .outside)
+        if !announcement.changes.outsideChanges.isEmpty {
+            SuiteObservers.notify(announcement.observers, keys: announcement.changes.outsideChanges, origin: .outside)
         }
-        if let key = announcement.updatedKey { SuiteObservers.notify(announcement.observers, keys: [key], origin: .thisProcess) }
+        if let key = announcement.changes.updatedKey {
+            SuiteObservers.notify(announcement.observers, keys: [key], origin: .thisProcess)
+        }
     }
 
     static func changedKeys(from old: [ExactKey: DefaultsValue], to new: [ExactKey: DefaultsValue]) -> Set<ExactKey> {

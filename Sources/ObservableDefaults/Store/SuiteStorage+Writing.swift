@@ -23,7 +23,7 @@ extension SuiteStorage {
     /// Runs ``AtomicUpdate`` `update` together with the pending changes, in one locked write; returns the
     /// stored value. Nothing changes when the write fails.
     func update(_ update: AtomicUpdate) throws(DefaultsError) -> DefaultsValue? {
-        try write(update: update).updatedValue
+        try write(update: update).changes.updatedValue
     }
 
     /// What a write did, to announce once the document is released.
