@@ -38,8 +38,8 @@ extension SuiteStorage {
     /// re-reads are merged in the order they happened), then announce.
     private func write(update: AtomicUpdate?) throws(DefaultsError) -> Announcement {
         let outcome = file.withDocument { document -> WriteOutcome in
-            // Taken now, not before: a write that waited for the document must not land values older
-            // than the one before it wrote.
+            // Taken holding the document: a write that waited for another must not write values older
+            // than those the other one just wrote.
             let request = state.withLock { state -> SuiteFile.WriteRequest? in
                 if !state.memory.hasPendingChanges && update == nil { return nil }
                 return SuiteFile.WriteRequest(pending: state.memory.pendingChanges, update: update, options: state.writeOptions)
@@ -70,14 +70,14 @@ extension SuiteStorage {
     }
 
     /// Publishes a failed write's error unless it is already known (see ``SuiteErrorChannel/writeFailed(_:)``).
-    func reportWriteFailure(_ error: DefaultsError) {
+    private func reportWriteFailure(_ error: DefaultsError) {
         if state.withLock({ $0.errors.writeFailed(error) }) { report(error) }
     }
 
     /// Schedules another attempt to write the pending changes, unless one is scheduled already. Only
     /// file-system failures are retried (a lock held too long, a full disk, a file or directory in the
     /// way): a file that does not parse is written once it parses again, when it is next read.
-    func scheduleRetry(after error: DefaultsError) {
+    private func scheduleRetry(after error: DefaultsError) {
         guard error.kind == .fileSystem else { return }
         let delay = state.withLock { state -> Duration? in
             guard state.memory.hasPendingChanges else { return nil }
@@ -93,7 +93,7 @@ extension SuiteStorage {
 
     /// After a successful write: resets the backoff and, when the write ended an earlier failure, tells
     /// the recovery handlers.
-    func recordWriteSuccess() {
+    private func recordWriteSuccess() {
         let ended = state.withLock { state in
             state.retry.reset()
             return state.errors.writeSucceeded()

@@ -1,12 +1,17 @@
 import Foundation
 
 /// The one in-memory copy of a suite file in this process, shared by every ``DefaultsSuite`` handle on
-/// that file.
+/// that file: it coordinates memory, observers and the error channel (``State``) with the file
+/// (``SuiteFile``).
 ///
 /// Memory (``SuiteMemory``) is the file's contents with this process's not-yet-written changes on top. A local
 /// change updates memory and notifies observers at once, then is written through under the cross-process
-/// lock; a change on disk is re-read, diffed against memory, and only the keys that differ are announced.
+/// lock (``persist()``); a change on disk is re-read, merged into memory, and only the keys that differ are
+/// announced (``reloadFromDisk(gate:)``).
 final class SuiteStorage: Sendable {
+    /// Everything kept under the storage's one lock. Memory, observers and errors share it because a change
+    /// must become readable and be announced to exactly the observers registered before it, and a version
+    /// that parses must be readable in the same step that ends its file error.
     struct State {
         /// What readers see: the file's contents with the changes made here that are not in the file yet.
         var memory = SuiteMemory()
