@@ -130,13 +130,17 @@ final class SuiteStorage: Sendable {
         skipping skipped: UInt64? = nil, handle kept: PendingHandle? = nil,
         alongside: (PendingHandle?) -> Void = { _ in }
     ) {
-        if !validated, let newValue, !isWritable(newValue, forKey: string) { return }
-        let key = ExactKey(string)
-        // Moved into memory (`take()`), not copied: the value passes from the caller to the map once.
-        var normalized: DefaultsValue? = switch consume newValue {
-        case .some(let value): format.normalize(value)
-        case .none: nil
+        // Moved into memory (`take()`), not copied: the value passes from the caller to the map once (checked
+        // here rather than through a binding of its own, which the optimizer does not always fold away).
+        var normalized: DefaultsValue?
+        switch consume newValue {
+        case .some(let value):
+            if !validated && !isWritable(value, forKey: string) { return }
+            normalized = format.normalize(value)
+        case .none:
+            normalized = nil
         }
+        let key = ExactKey(string)
         let delivery = state.withLock { state -> (observers: [SuiteObserver], writeNow: Bool)? in
             var handle = kept
             let changed = state.memory.set(normalized.take(), forKey: key, handle: &handle)
