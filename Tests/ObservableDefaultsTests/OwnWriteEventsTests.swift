@@ -79,8 +79,8 @@ import TestSupport
     }
 }
 
-/// A write of one key through the suite's file (as ``SuiteStorage`` makes it), held inside its merge,
-/// after the rename, until ``release()``: the moment an event of the rename reaches the watcher.
+/// A write of one key through the suite's file (as ``SuiteStorage`` makes it), held after the rename and
+/// before its merge, until ``release()``: the moment an event of the rename reaches the watcher.
 private final class HeldWrite: Sendable {
     private let merging = Atomic(false)
     private let released = Atomic(false)
@@ -89,13 +89,18 @@ private final class HeldWrite: Sendable {
     init(_ storage: SuiteStorage, key: ExactKey, value: DefaultsValue) {
         _ = storage.state.withLock { $0.memory.set(value, forKey: key) }
         let thread = Thread { [self] in
-            let written = try? storage.file.write({
-                storage.state.withLock { SuiteFile.WriteRequest(pending: $0.memory.pendingChanges, update: nil, synchronize: false, lockWaitLimit: .seconds(5)) }
-            }, merge: { change in
+            // The steps of SuiteStorage's write, held before the merge.
+            let written = storage.file.withDocument { document -> SuiteStorage.Announcement? in
+                let request = storage.state.withLock {
+                    SuiteFile.WriteRequest(pending: $0.memory.pendingChanges, update: nil, options: .init(lockWaitLimit: .seconds(5)))
+                }
+                guard let version = try? storage.file.write(request, into: &document) else { return nil }
                 merging.store(true, ordering: .releasing)
                 while !released.load(ordering: .acquiring) { usleep(1000) }
-                return storage.merge(change)
-            })
+                let announcement = storage.merge(version)
+                storage.file.makeKnown(version.identity)
+                return announcement
+            }
             if let written { storage.announce(written) }
             finished.store(true, ordering: .releasing)
         }

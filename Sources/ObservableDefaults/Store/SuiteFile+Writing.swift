@@ -10,131 +10,176 @@ extension SuiteFile {
         var transform: (DefaultsValue?) -> DefaultsValue?
     }
 
-    /// What to write, taken from memory once the file's lock is held.
+    /// How a write is made, as the suite's settings say.
+    struct WriteOptions {
+        /// `fsync` the file and its directory.
+        var synchronize = false
+        /// How long a write waits for the cross-process lock.
+        var lockWaitLimit = SuiteLock.defaultWaitLimit
+    }
+
+    /// What to write, taken from memory once the document is held.
     struct WriteRequest {
         /// Changes not in the file yet (`nil` value: remove the key).
         var pending: [ExactKey: DefaultsValue?]
         var update: AtomicUpdate?
-        /// `fsync` the file and its directory.
-        var synchronize: Bool
-        var lockWaitLimit: Duration
+        var options: WriteOptions
     }
 
-    /// Writes what `request` returns (nothing when it returns `nil`) in one transaction: under the
-    /// cross-process lock, the file is re-read if it is not the known version, the changes are applied
-    /// to its contents and the result replaces it atomically. The written version goes to `merge`, then
-    /// becomes the known one; `merge`'s announcement is returned. A file that does not parse is never
-    /// overwritten (its version goes to `merge` as broken, and the write fails).
-    func write<Merged: Sendable>(_ request: () -> WriteRequest?, merge: (FileChange) -> Merged) throws(WriteFailure<Merged>) -> Merged? {
-        try document.withLock { (document) throws(WriteFailure<Merged>) -> Merged? in
-            guard let request = request() else { return nil }
-            // Starts over when the file was replaced under a removed lock file (see SuiteFileIO.replace).
-            var attempts = 0
-            var broken: Merged?
-            while true {
-                do throws(DefaultsError) {
-                    return try transaction(&document, request, merge: merge, broken: &broken)
-                } catch {
-                    attempts += 1
-                    if error != SuiteFileIO.changedUnderneath || attempts == 100 { throw WriteFailure(error: error, broken: broken) }
-                }
+    /// Writes `request` in one transaction (see ``transaction(_:_:)``), starting over when the file was
+    /// replaced under a removed lock file (see ``SuiteFileIO/changedUnderneath``). Returns the written
+    /// version, not known yet: the caller merges it into memory, then calls ``makeKnown(_:)``. A file that
+    /// does not parse is never overwritten: the write fails with its ``BrokenVersion``.
+    func write(_ request: WriteRequest, into document: inout Document) throws(WriteFailure) -> AdoptedVersion {
+        var attempts = 0
+        while true {
+            do throws(WriteFailure) {
+                return try transaction(&document, request)
+            } catch {
+                attempts += 1
+                if error.error != SuiteFileIO.changedUnderneath || attempts == 100 { throw error }
             }
         }
     }
 
-    /// One attempt of ``write(_:merge:)``. The contents are changed in place (no copy of the whole suite,
-    /// no sorting it again, and only changed entries encoded again) and put back as they were when the
-    /// attempt fails. `broken` receives the merge of a version that does not parse.
-    private func transaction<Merged>(
-        _ document: inout Document, _ request: WriteRequest, merge: (FileChange) -> Merged,
-        broken: inout Merged?
-    ) throws(DefaultsError) -> Merged {
-        let knownIdentity = known.withLock { $0.identity }
-        var spellings = document.spellings
-        var entries = document.entries.take()
-        var previousBytes = document.bytes.take()
-        document.members = nil
-        // When the file changed since our last read or write: what it held then, and what it holds now.
-        var reread: (previous: [ExactKey: DefaultsValue], current: [ExactKey: DefaultsValue])?
-        var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
+    /// One attempt of ``write(_:into:)``: under the cross-process lock, catch up with the file if another
+    /// process replaced it, apply the changes, encode, replace the file, and keep what the next write
+    /// reuses. The document is changed in place (no copy of the whole suite, no sorting it again, and only
+    /// changed entries encoded again) and put back as it was when the attempt fails.
+    private func transaction(_ document: inout Document, _ request: WriteRequest) throws(WriteFailure) -> AdoptedVersion {
+        var attempt = Attempt(taking: &document, knownIdentity: known.withLock { $0.identity })
         do throws(DefaultsError) {
             let paths = try SuiteFileIO.checkedWritePaths(for: path, fileURL: url)
-            return try SuiteLock.withLock(at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.lockWaitLimit) { () throws(DefaultsError) -> Merged in
+            return try SuiteLock.withLock(at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.options.lockWaitLimit) { () throws(DefaultsError) -> AdoptedVersion in
                 let existing = FileStatus.ifPresent(at: paths.file)
-                if existing.map(FileIdentity.init) != knownIdentity {
-                    let current = try decodeCurrentFile(spellings: &spellings, merge: merge, broken: &broken)
-                    reread = (document.values, current)
-                    document.values = current
-                    entries = nil
-                    previousBytes = nil
-                }
-                var changes = request.pending
-                var updatedValue: DefaultsValue?
-                if let update = request.update {
-                    // Pending changes first: the transform sees this process's latest value too.
-                    let current = request.pending[update.key] ?? document.values[update.key]
-                    updatedValue = update.transform(current).map(format.normalize)
-                    changes[update.key] = .some(updatedValue)
-                }
-                replaced.reserveCapacity(changes.count)
-                for (key, value) in changes {
-                    let old = if let value { document.values.updateValue(value, forKey: key) } else { document.values.removeValue(forKey: key) }
-                    replaced.append((key, old))
-                    if entries != nil { Self.update(&entries!, key: key, value: value) }
-                }
-                if entries == nil {
-                    entries = SuiteFormat.sortedEntries(of: document.values)
-                }
-                let bytes = try format.encodeBytes(
-                    &entries!, reusing: previousBytes, capacity: Int(knownIdentity?.size ?? 0) + 256,
-                    spellings: spellings, fileURL: url)
+                try catchUp(&document, &attempt, existing: existing)
+                let updatedValue = apply(request, to: &document, &attempt)
+                let bytes = try encode(document.values, &attempt)
                 let identity = try SuiteFileIO.replace(
-                    paths, with: bytes, existing: existing, synchronize: request.synchronize, lockWaitLimit: request.lockWaitLimit,
+                    paths, with: bytes, existing: existing, synchronize: request.options.synchronize,
+                    lockWaitLimit: request.options.lockWaitLimit,
                     willRename: { written in known.withLock { $0.adopting = written } })
                 StaleTemporaryFiles.cleanUpOnce(in: paths.directory)
-                document.entries = entries.take()
-                document.bytes = bytes
-                document.spellings = spellings
-                var outsideChanges: [ExactKey] = []
-                if case let (previous, current)? = reread {
-                    for key in Set(previous.keys).union(current.keys) where previous[key] != current[key] {
-                        outsideChanges.append(key)
-                    }
-                }
-                let announcement = merge(.adopted(AdoptedVersion(
-                    contents: document.values, changedKeys: outsideChanges, written: request.pending,
-                    update: request.update.map { ($0.key, updatedValue) })))
-                makeKnown(identity)
-                return announcement
+                attempt.keep(bytes, in: &document)
+                return AdoptedVersion(
+                    contents: document.values, changedKeys: attempt.outsideChanges, written: request.pending,
+                    update: request.update.map { ($0.key, updatedValue) }, identity: identity)
             }
         } catch {
             known.withLock { $0.adopting = nil }
-            // Put back the contents as last read or written; the sorted entries are rebuilt next time.
-            if case let (previous, _)? = reread {
-                document.values = previous
-            } else {
-                for (key, old) in replaced.reversed() {
-                    if let old { document.values[key] = old } else { document.values.removeValue(forKey: key) }
-                }
-            }
-            throw error
+            attempt.rollBack(&document)
+            throw WriteFailure(error: error, broken: attempt.broken)
         }
     }
 
-    /// Reads and decodes the file as it is now (an absent file is empty). A version that does not parse
-    /// goes to `merge` as broken (its announcement into `broken`), and its error is thrown. `spellings`
-    /// receives the file's number spellings (see ``JSONNumberSpellings``).
-    private func decodeCurrentFile<Merged>(
-        spellings: inout JSONNumberSpellings, merge: (FileChange) -> Merged, broken: inout Merged?
-    ) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
+    /// What one attempt took from the document to reuse, and what it needs to put the document back.
+    private struct Attempt {
+        /// The version the document holds.
+        let knownIdentity: FileIdentity?
+        var spellings: JSONNumberSpellings
+        /// The document's sorted entries, kept up to date by the changes (`nil`: sorted again).
+        var entries: [Entry]?
+        /// The bytes last read or written, whose unchanged fragments the encoder reuses.
+        var previousBytes: [UInt8]?
+        /// When another process changed the file since our last read or write: what it held then, and
+        /// what it holds now.
+        var caughtUp: (previous: [ExactKey: DefaultsValue], current: [ExactKey: DefaultsValue])?
+        /// The values the changes replaced, in order (`nil`: the key was absent).
+        var replaced: [(key: ExactKey, old: DefaultsValue?)] = []
+        /// The version found not to parse.
+        var broken: BrokenVersion?
+
+        init(taking document: inout Document, knownIdentity: FileIdentity?) {
+            self.knownIdentity = knownIdentity
+            spellings = document.spellings
+            entries = document.entries.take()
+            previousBytes = document.bytes.take()
+            document.members = nil
+        }
+
+        /// The keys another process changed, as found by the catch-up (empty when there was none).
+        var outsideChanges: [ExactKey] {
+            guard let caughtUp else { return [] }
+            var changed: [ExactKey] = []
+            for key in Set(caughtUp.previous.keys).union(caughtUp.current.keys) where caughtUp.previous[key] != caughtUp.current[key] {
+                changed.append(key)
+            }
+            return changed
+        }
+
+        /// The encoded file is written: the document keeps what the next write reuses.
+        mutating func keep(_ bytes: [UInt8], in document: inout Document) {
+            document.entries = entries.take()
+            document.bytes = bytes
+            document.spellings = spellings
+        }
+
+        /// The attempt failed: the document's values go back to what was last read or written (the
+        /// sorted entries and bytes are rebuilt next time).
+        func rollBack(_ document: inout Document) {
+            if let caughtUp {
+                document.values = caughtUp.previous
+                return
+            }
+            for (key, old) in replaced.reversed() {
+                if let old { document.values[key] = old } else { document.values.removeValue(forKey: key) }
+            }
+        }
+    }
+
+    /// When the file on disk is not the version the document holds (another process wrote it),
+    /// reads it and makes it the document's contents, so its keys are kept.
+    private func catchUp(_ document: inout Document, _ attempt: inout Attempt, existing: FileStatus?) throws(DefaultsError) {
+        guard existing.map(FileIdentity.init) != attempt.knownIdentity else { return }
+        let current = try decodeCurrentFile(&attempt)
+        attempt.caughtUp = (document.values, current)
+        document.values = current
+        attempt.entries = nil
+        attempt.previousBytes = nil
+    }
+
+    /// Applies the pending changes, then the update (which sees them), to the document's values
+    /// and sorted entries, recording what each replaced. Returns the update's value.
+    private func apply(_ request: WriteRequest, to document: inout Document, _ attempt: inout Attempt) -> DefaultsValue? {
+        var changes = request.pending
+        var updatedValue: DefaultsValue?
+        if let update = request.update {
+            // Pending changes first: the transform sees this process's latest value too.
+            let current = request.pending[update.key] ?? document.values[update.key]
+            updatedValue = update.transform(current).map(format.normalize)
+            changes[update.key] = .some(updatedValue)
+        }
+        attempt.replaced.reserveCapacity(changes.count)
+        for (key, value) in changes {
+            let old = if let value { document.values.updateValue(value, forKey: key) } else { document.values.removeValue(forKey: key) }
+            attempt.replaced.append((key, old))
+            if attempt.entries != nil { Self.update(&attempt.entries!, key: key, value: value) }
+        }
+        return updatedValue
+    }
+
+    /// The new file's bytes, reusing the unchanged fragments of the previous ones.
+    private func encode(_ values: [ExactKey: DefaultsValue], _ attempt: inout Attempt) throws(DefaultsError) -> [UInt8] {
+        if attempt.entries == nil {
+            attempt.entries = SuiteFormat.sortedEntries(of: values)
+        }
+        return try format.encodeBytes(
+            &attempt.entries!, reusing: attempt.previousBytes, capacity: Int(attempt.knownIdentity?.size ?? 0) + 256,
+            spellings: attempt.spellings, fileURL: url)
+    }
+
+    /// Reads and decodes the file as it is now (an absent file is empty). A version that does not parse is
+    /// recorded in `attempt` and its error thrown. The attempt's spellings become the file's (see
+    /// ``JSONNumberSpellings``).
+    private func decodeCurrentFile(_ attempt: inout Attempt) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         guard let snapshot = try SuiteFileIO.readSnapshot(url) else {
-            spellings = JSONNumberSpellings()
+            attempt.spellings = JSONNumberSpellings()
             return [:]
         }
         do {
-            return try format.decode(snapshot.bytes, fileURL: url, spellings: &spellings)
+            return try format.decode(snapshot.bytes, fileURL: url, spellings: &attempt.spellings)
         } catch {
-            broken = merge(.broken(recordBroken(error, identity: snapshot.identity)))
+            attempt.broken = recordBroken(error, identity: snapshot.identity)
             throw error
         }
     }

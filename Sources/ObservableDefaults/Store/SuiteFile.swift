@@ -1,13 +1,13 @@
 import Foundation
 
 /// One suite file as this process knows it: the version last read or written (its identity, values and
-/// the format's document) and the two things done with it, each serialised with the other by
-/// ``document``'s lock: writing pending changes in a cross-process transaction
-/// (``write(_:merge:)``), and re-reading it after an outside change (``reread(gate:merge:)``).
+/// the format's document), re-reading it (``reread(_:gate:)``) and writing pending changes into it in a
+/// cross-process transaction (``write(_:into:)``).
 ///
-/// It keeps no memory of the suite's own: what memory makes of a new version is decided by the
-/// `merge` the caller passes (``SuiteStorage/merge(_:)``), run while the lock is held so that two
-/// versions are merged in the order they were adopted.
+/// It keeps no memory of the suite's own and calls nothing back: both operations return the new version
+/// (a ``FileRead`` or an ``AdoptedVersion``), which the caller merges into memory and then makes the known
+/// one (``makeKnown(_:)``), all inside ``withDocument(_:)``, whose lock orders this process's reads and
+/// writes of the file and the merges of what they found.
 final class SuiteFile: Sendable {
     typealias Entry = SuiteFormat.Entry
 
@@ -46,15 +46,21 @@ final class SuiteFile: Sendable {
     /// every own write needs it).
     let path: String
     let format: SuiteFormat
-    /// Held for the whole of a write or re-read: serialises this process's reads and writes of the file,
-    /// so a slow re-read can never overwrite memory with a version older than one just written.
-    let document = Locked(Document())
+    /// Held for the whole of a write or re-read and the merge of its version (see ``withDocument(_:)``).
+    private let document = Locked(Document())
     let known = Locked(KnownVersions())
 
     init(url: URL, format: SuiteFormat) {
         self.url = url
         path = url.path
         self.format = format
+    }
+
+    /// Runs `body` with the document to itself: this process's reads and writes of the file, and the
+    /// merges of the versions they return, happen one at a time, so a slow re-read can never overwrite
+    /// memory with a version older than one just written.
+    func withDocument<R, E: Error>(_ body: (inout Document) throws(E) -> R) throws(E) -> R {
+        try document.withLock(body)
     }
 
     /// The file's contents as last read or written (for tests).
@@ -89,57 +95,53 @@ final class SuiteFile: Sendable {
 
     /// Re-reads the file if it is not a known version (incrementally when possible, see
     /// ``SuiteFormat/reread(previous:previousMembers:entries:values:spellings:current:)``, else with a
-    /// full parse), and hands the new version to `merge` before it becomes the known one.
+    /// full parse) into `document`, and returns the new version, not known yet (see ``makeKnown(_:)``).
     /// `gate` sees every read before anything is applied (see ``WatchEvent/ReadGate``).
-    func reread<Merged>(gate: WatchEvent.ReadGate?, merge: (FileChange) -> Merged) -> ReadResult<Merged> {
-        document.withLock { document in
-            if isUnchangedOnDisk { return .unchanged }
-            let snapshot: SuiteFileIO.Snapshot?
-            do throws(DefaultsError) {
-                snapshot = try SuiteFileIO.readSnapshot(url)
-            } catch {
-                return .unreadable(error)
-            }
-            if let gate, !gate(snapshot.map { Self.isBlank($0.bytes) } ?? true) { return .unchanged }
-            guard let snapshot else {
-                return adopt(&document, contents: [:], bytes: nil, spellings: JSONNumberSpellings(), identity: nil, merge: merge)
-            }
-            // The bytes read are kept, for the next re-read to compare with (see `rereadIncrementally`).
-            var bytes: [UInt8]?
-            if document.bytes != nil {
-                let newBytes = [UInt8](snapshot.bytes)
-                if let adopted = rereadIncrementally(&document, newBytes, identity: snapshot.identity, merge: merge) {
-                    return adopted
-                }
-                bytes = newBytes
-            }
-            var spellings = JSONNumberSpellings()
-            let contents: [ExactKey: DefaultsValue]
-            do throws(DefaultsError) {
-                contents = try format.decode(snapshot.bytes, fileURL: url, spellings: &spellings)
-            } catch {
-                if let gate, !gate(true) { return .unchanged }
-                return .broken(merge(.broken(recordBroken(error, identity: snapshot.identity))))
-            }
-            // Copied after the parse on a first read (as opening did before), not before it.
-            if bytes == nil { bytes = [UInt8](snapshot.bytes) }
-            return adopt(&document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity, merge: merge)
+    func reread(_ document: inout Document, gate: WatchEvent.ReadGate?) -> FileRead {
+        if isUnchangedOnDisk { return .unchanged }
+        let snapshot: SuiteFileIO.Snapshot?
+        do throws(DefaultsError) {
+            snapshot = try SuiteFileIO.readSnapshot(url)
+        } catch {
+            return .unreadable(error)
         }
+        if let gate, !gate(snapshot.map { Self.isBlank($0.bytes) } ?? true) { return .unchanged }
+        guard let snapshot else {
+            return .adopted(adopt(&document, contents: [:], bytes: nil, spellings: JSONNumberSpellings(), identity: nil))
+        }
+        // The bytes read are kept, for the next re-read to compare with (see `rereadIncrementally`).
+        var bytes: [UInt8]?
+        if document.bytes != nil {
+            let newBytes = [UInt8](snapshot.bytes)
+            if let version = rereadIncrementally(&document, newBytes, identity: snapshot.identity) {
+                return .adopted(version)
+            }
+            bytes = newBytes
+        }
+        var spellings = JSONNumberSpellings()
+        let contents: [ExactKey: DefaultsValue]
+        do throws(DefaultsError) {
+            contents = try format.decode(snapshot.bytes, fileURL: url, spellings: &spellings)
+        } catch {
+            if let gate, !gate(true) { return .unchanged }
+            return .broken(recordBroken(error, identity: snapshot.identity))
+        }
+        // Copied after the parse on a first read (as opening did before), not before it.
+        if bytes == nil { bytes = [UInt8](snapshot.bytes) }
+        return .adopted(adopt(&document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity))
     }
 
-    /// A fully read version becomes the known one; every key may differ from memory.
-    private func adopt<Merged>(
+    /// A fully read version goes into the document; every key may differ from memory.
+    private func adopt(
         _ document: inout Document, contents: [ExactKey: DefaultsValue], bytes: [UInt8]?,
-        spellings: JSONNumberSpellings, identity: FileIdentity?, merge: (FileChange) -> Merged
-    ) -> ReadResult<Merged> {
+        spellings: JSONNumberSpellings, identity: FileIdentity?
+    ) -> AdoptedVersion {
         document.values = contents
         document.entries = nil
         document.bytes = bytes
         document.members = nil
         document.spellings = spellings
-        let announcement = merge(.adopted(AdoptedVersion(contents: contents, changedKeys: nil)))
-        makeKnown(identity)
-        return .adopted(announcement, released: nil)
+        return AdoptedVersion(contents: contents, changedKeys: nil, identity: identity)
     }
 
     /// The re-read that parses only the members whose bytes differ from those of the bytes last read or
@@ -147,9 +149,7 @@ final class SuiteFile: Sendable {
     /// parse must decide: no previous bytes, a file that does not scan, a changed member that does not
     /// parse, duplicate keys or `null`. The sorted entries a write kept are handed back to be released
     /// once observers have heard (their fragments point into the previous bytes, so they are not kept).
-    private func rereadIncrementally<Merged>(
-        _ document: inout Document, _ bytes: [UInt8], identity: FileIdentity, merge: (FileChange) -> Merged
-    ) -> ReadResult<Merged>? {
+    private func rereadIncrementally(_ document: inout Document, _ bytes: [UInt8], identity: FileIdentity) -> AdoptedVersion? {
         guard let previousBytes = document.bytes else { return nil }
         var spellings = document.spellings
         let outcome = previousBytes.withUnsafeBufferPointer { previous in
@@ -164,9 +164,7 @@ final class SuiteFile: Sendable {
         document.bytes = bytes
         document.members = outcome.members
         document.spellings = spellings
-        let announcement = merge(.adopted(AdoptedVersion(contents: document.values, changedKeys: outcome.changed)))
-        makeKnown(identity)
-        return .adopted(announcement, released: released)
+        return AdoptedVersion(contents: document.values, changedKeys: outcome.changed, identity: identity, released: released)
     }
 
     /// Whether the file holds nothing but whitespace (an empty suite, or the first moment of a save).

@@ -2,13 +2,10 @@
 extension SuiteStorage {
     /// What a merge changed in memory, announced once the locks are released (see ``announce(_:)``).
     struct Announcement {
-        /// Keys whose value changed because the file changed outside this process.
-        var outsideChanges: Set<ExactKey> = []
-        /// The key an ``SuiteFile/AtomicUpdate`` changed in memory.
-        var updatedKey: ExactKey?
-        /// The value an ``SuiteFile/AtomicUpdate`` stored, unless a newer change of the key is pending.
-        var updatedValue: DefaultsValue?
-        var observers: [Observer] = []
+        /// What memory's values did: outside changes, and the update's key and value.
+        var changes = SuiteMemory.Changes()
+        /// The observers of the changed keys.
+        var observers: [SuiteObserver] = []
         /// Pending changes kept while the file was broken, to be written now that it parses.
         var mustWritePending = false
         /// A file error to publish (a version that does not parse, seen for the first time).
@@ -17,55 +14,40 @@ extension SuiteStorage {
         var recovered: DefaultsError?
     }
 
-    /// Takes a new version of the file into memory: memory is the file with the pending changes on top.
-    /// Runs under ``SuiteFile``'s lock, so versions are merged in the order they were adopted.
-    func merge(_ change: FileChange) -> Announcement {
+    /// Takes a version of the file that parsed into memory: memory is the file with the pending changes
+    /// on top. Called holding ``SuiteFile/withDocument(_:)``, so versions are merged in the order they were
+    /// read and written, before the version becomes the known one.
+    func merge(_ version: AdoptedVersion) -> Announcement {
         state.withLock { state in
-            switch change {
-            case .broken(let broken):
-                state.fileError = broken.error
-                return Announcement(error: broken.isNews ? broken.error : nil)
-            case .adopted(let version):
-                var announcement = Announcement()
-                state.memory.landed(version.written)
-                if let changedKeys = version.changedKeys {
-                    // A pending key (written now, or changed again since) keeps memory's value; only keys
-                    // whose file value changed can differ from memory.
-                    for key in changedKeys
-                    where version.written[key] == nil && !state.memory.isPending(key) && key != version.update?.key {
-                        if state.memory.adopt(version.contents[key], forKey: key) { announcement.outsideChanges.insert(key) }
-                    }
-                } else {
-                    // Nobody to tell: no need to compare (opening a large suite).
-                    announcement.outsideChanges = state.memory.replaceFileContents(
-                        with: version.contents, comparing: !state.observers.isEmpty)
-                }
-                // A change another thread made meanwhile (still pending) comes after the update.
-                if let update = version.update, !state.memory.isPending(update.key) {
-                    announcement.updatedValue = update.value
-                    if state.memory.adopt(update.value, forKey: update.key) { announcement.updatedKey = update.key }
-                }
-                announcement.mustWritePending = state.fileError != nil && state.memory.hasPendingChanges
-                announcement.recovered = state.fileError
-                state.fileError = nil
-                if !announcement.outsideChanges.isEmpty || announcement.updatedKey != nil {
-                    var keys = announcement.outsideChanges
-                    if let updated = announcement.updatedKey { keys.insert(updated) }
-                    announcement.observers = state.observers.observers(hearingAnyOf: keys)
-                }
-                return announcement
-            }
+            var announcement = Announcement()
+            // A full re-read is compared key by key only when someone listens.
+            announcement.changes = state.memory.takeIn(version, comparing: !state.observers.isEmpty)
+            announcement.recovered = state.errors.fileParsed()
+            announcement.mustWritePending = announcement.recovered != nil && state.memory.hasPendingChanges
+            var keys = announcement.changes.outsideChanges
+            if let updated = announcement.changes.updatedKey { keys.insert(updated) }
+            announcement.observers = state.observers.hearing(anyOf: keys)
+            return announcement
         }
+    }
+
+    /// A version of the file that does not parse: memory keeps what it has; the error is kept as the
+    /// file error, and published if it is news.
+    func merge(_ broken: BrokenVersion) -> Announcement {
+        state.withLock { $0.errors.fileError = broken.error }
+        return Announcement(error: broken.isNews ? broken.error : nil)
     }
 
     /// Publishes a merge's error and notifies its observers: outside changes first, then the update.
     func announce(_ announcement: Announcement) {
-        if let error = announcement.error { publish(error) }
-        if let recovered = announcement.recovered { publishRecovery(recovered) }
-        if !announcement.outsideChanges.isEmpty {
-            Self.notify(announcement.observers, keys: announcement.outsideChanges, origin: .outside)
+        if let error = announcement.error { report(error) }
+        if let recovered = announcement.recovered { reportRecovery(recovered) }
+        if !announcement.changes.outsideChanges.isEmpty {
+            SuiteObservers.notify(announcement.observers, keys: announcement.changes.outsideChanges, origin: .outside)
         }
-        if let key = announcement.updatedKey { Self.notify(announcement.observers, keys: [key], origin: .thisProcess) }
+        if let key = announcement.changes.updatedKey {
+            SuiteObservers.notify(announcement.observers, keys: [key], origin: .thisProcess)
+        }
     }
 
     static func changedKeys(from old: [ExactKey: DefaultsValue], to new: [ExactKey: DefaultsValue]) -> Set<ExactKey> {

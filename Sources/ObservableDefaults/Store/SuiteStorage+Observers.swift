@@ -1,14 +1,9 @@
 import Foundation
-import Synchronization
 
-/// Change observers and the error channel of a suite, and starting and stopping its file watch.
+/// Change observers of a suite, and starting and stopping its file watch.
 extension SuiteStorage {
-    func addObserver(_ observer: Observer) -> UInt64 {
-        let token = state.withLock { state -> UInt64 in
-            state.nextToken += 1
-            state.observers.insert(observer, for: state.nextToken)
-            return state.nextToken
-        }
+    func addObserver(_ observer: SuiteObserver) -> UInt64 {
+        let token = state.withLock { $0.observers.add(observer) }
         if observer.scope == .allProcesses && updateWatching() { reloadFromDisk() }
         return token
     }
@@ -28,8 +23,8 @@ extension SuiteStorage {
     func updateWatching() -> Bool {
         watching.withLock { token -> Bool in
             let wanted = state.withLock { state in
-                state.observers.all.values.contains { $0.scope == .allProcesses }
-                    || (state.fileError != nil && state.memory.hasPendingChanges)
+                state.observers.hearsOtherProcesses
+                    || (state.errors.fileError != nil && state.memory.hasPendingChanges)
             }
             guard wanted != (token != nil) else { return false }
             if wanted {
@@ -72,86 +67,4 @@ extension SuiteStorage {
 
     /// The registration with ``FileWatcher`` while the file is watched (for tests).
     var watchToken: WatchToken? { watching.withLock { $0 } }
-
-    /// Adds an error handler and calls it at once with each problem that persists now (see
-    /// ``currentErrors``), so an observer that comes late still hears why the suite is unhealthy.
-    func addErrorHandler(_ handler: @escaping @Sendable (DefaultsErrorEvent) -> Void) -> UInt64 {
-        let (token, current) = state.withLock { state in
-            state.nextToken += 1
-            state.errorHandlers[state.nextToken] = handler
-            return (state.nextToken, Self.currentErrors(of: state))
-        }
-        for error in current { handler(.occurred(error)) }
-        return token
-    }
-
-    /// The problems that persist now: the file does not parse, outside changes cannot be seen.
-    var currentErrors: [DefaultsError] { state.withLock { Self.currentErrors(of: $0) } }
-
-    private static func currentErrors(of state: State) -> [DefaultsError] {
-        [state.fileError, state.writeError, state.watchError].compactMap { $0 }
-    }
-
-    /// Records and publishes why outside changes cannot be seen now (once per distinct problem).
-    /// `generation` orders the watcher's updates: one older than the last applied is out of date.
-    func raiseWatchError(_ error: DefaultsError, generation: UInt64) {
-        let isNews = state.withLock { state -> Bool in
-            guard generation >= state.watchGeneration else { return false }
-            state.watchGeneration = generation
-            defer { state.watchError = error }
-            return state.watchError != error
-        }
-        if isNews { publish(error) }
-    }
-
-    /// The watch is back: outside changes are seen again (unless a newer update of the watcher says not).
-    func clearWatchError(generation: UInt64) {
-        let ended = state.withLock { state -> DefaultsError? in
-            guard generation >= state.watchGeneration else { return nil }
-            state.watchGeneration = generation
-            defer { state.watchError = nil }
-            return state.watchError
-        }
-        if let ended { publishRecovery(ended) }
-    }
-
-    func removeErrorHandler(_ token: UInt64) {
-        _ = state.withLock { $0.errorHandlers.removeValue(forKey: token) }
-    }
-
-    /// Publishes an error on the error channel (and keeps file errors as ``fileError``).
-    func report(_ error: DefaultsError) {
-        publish(error)
-    }
-
-    func publish(_ error: DefaultsError) {
-        let handlers = state.withLock { state in
-            state.lastError = error
-            return Array(state.errorHandlers.values)
-        }
-        for handler in handlers { handler(.occurred(error)) }
-    }
-
-    /// Publishes that the problem `error` described is over.
-    func publishRecovery(_ error: DefaultsError) {
-        for handler in state.withLock({ Array($0.errorHandlers.values) }) { handler(.recovered(error)) }
-    }
-
-    /// ``notify(_:keys:origin:)`` for one key that every observer given matches.
-    static func notify(_ observers: [Observer], key: ExactKey, origin: DefaultsChangeOrigin) {
-        let change = DefaultsChange(keys: [key.string], origin: origin)
-        for observer in observers {
-            if origin == .outside && observer.scope == .thisProcess { continue }
-            if observer.isActive.isSet { observer.handler(change) }
-        }
-    }
-
-    static func notify(_ observers: [Observer], keys: Set<ExactKey>, origin: DefaultsChangeOrigin) {
-        for observer in observers {
-            if origin == .outside && observer.scope == .thisProcess { continue }
-            if !observer.isActive.isSet { continue }
-            let relevant = observer.filter.matching(keys)
-            if !relevant.isEmpty { observer.handler(DefaultsChange(keys: relevant, origin: origin)) }
-        }
-    }
 }

@@ -1,60 +1,32 @@
 import Foundation
-import Synchronization
 
 /// The one in-memory copy of a suite file in this process, shared by every ``DefaultsSuite`` handle on
-/// that file.
+/// that file: it coordinates memory, observers and the error channel (``State``) with the file
+/// (``SuiteFile``).
 ///
 /// Memory (``SuiteMemory``) is the file's contents with this process's not-yet-written changes on top. A local
 /// change updates memory and notifies observers at once, then is written through under the cross-process
-/// lock; a change on disk is re-read, diffed against memory, and only the keys that differ are announced.
+/// lock (``persist()``); a change on disk is re-read, merged into memory, and only the keys that differ are
+/// announced (``reloadFromDisk(gate:)``).
 final class SuiteStorage: Sendable {
-    struct Observer: KeyFilteredObserver {
-        /// Cleared when the observation is cancelled and checked just before each handler call.
-        let isActive = ActiveFlag()
-        var filter: DefaultsKeyFilter
-        var scope: DefaultsObservationScope
-        var handler: @Sendable (DefaultsChange) -> Void
-    }
-
-    final class ActiveFlag: Sendable {
-        private let value = Atomic(true)
-        var isSet: Bool { value.load(ordering: .acquiring) }
-        func clear() { value.store(false, ordering: .releasing) }
-    }
-
+    /// Everything kept under the storage's one lock. Memory, observers and errors share it because a change
+    /// must become readable and be announced to exactly the observers registered before it, and a version
+    /// that parses must be readable in the same step that ends its file error.
     struct State {
         /// What readers see: the file's contents with the changes made here that are not in the file yet.
         var memory = SuiteMemory()
         var registered: [ExactKey: DefaultsValue] = [:]
-        /// Why the file's current version cannot be used (it does not parse), until a version that does.
-        var fileError: DefaultsError?
-        /// Why outside changes cannot be seen now (the directory is gone or cannot be watched), until the
-        /// watch is back.
-        var watchError: DefaultsError?
-        /// The watcher update `watchError` comes from (see ``WatchEvent/watchLost(_:generation:)``).
-        var watchGeneration: UInt64 = 0
-        var lastError: DefaultsError?
+        var observers = SuiteObservers()
+        var errors = SuiteErrorChannel()
+        var retry = RetrySchedule()
+        var writeOptions = SuiteFile.WriteOptions()
+        /// Open ``performBatch(_:)`` calls: changes are written when the last one closes.
         var batchDepth = 0
-        var synchronizesToDisk = false
-        var observers = ObserverRegistry<UInt64, Observer>()
-        var errorHandlers: [UInt64: @Sendable (DefaultsErrorEvent) -> Void] = [:]
-        /// Called when pending changes that had failed to be written finally land.
-        var recoveryHandlers: [UInt64: @Sendable () -> Void] = [:]
-        /// The failure keeping `pending` from the file (not a parse error; that is `fileError`), reported
-        /// once; cleared when the changes land.
-        var writeError: DefaultsError?
-        /// Whether an automatic retry of a failed write is scheduled.
-        var retryScheduled = false
-        /// The pause before the next automatic retry; doubles with each failure, up to ``maximumRetryDelay``.
-        var retryDelay = SuiteStorage.firstRetryDelay
-        /// How long a write waits for the cross-process lock.
-        var lockWaitLimit = SuiteLock.defaultWaitLimit
-        var nextToken: UInt64 = 0
     }
 
     let fileURL: URL
     let format: SuiteFormat
-    /// Memory: the suite as this process sees it (the file lives in ``file``).
+    /// Memory, observers and errors: the suite as this process sees it (the file lives in ``file``).
     let state = Locked(State())
     /// The file: its known version, and writing and re-reading it.
     let file: SuiteFile
@@ -70,12 +42,12 @@ final class SuiteStorage: Sendable {
         self.fileURL = fileURL
         self.format = format
         file = SuiteFile(url: fileURL, format: format)
-        switch file.reread(gate: nil, merge: merge) {
+        switch read(gate: nil) {
         case .unchanged:
             // No file yet: nothing to load.
             return
         case .unreadable(let error) where error.isTransient:
-            state.withLock { ($0.fileError, $0.lastError) = (error, error) }
+            state.withLock { ($0.errors.fileError, $0.errors.lastError) = (error, error) }
             readAgainUntilReadable()
         case .unreadable(let error):
             throw error
@@ -111,19 +83,16 @@ final class SuiteStorage: Sendable {
     /// The file's contents as this process last read or wrote them (for tests).
     var fileContents: [ExactKey: DefaultsValue] { file.knownValues }
     var registeredDefaults: [ExactKey: DefaultsValue] { state.withLock { $0.registered } }
-    var fileError: DefaultsError? { state.withLock { $0.fileError } }
-    var lastError: DefaultsError? { state.withLock { $0.lastError } }
     var hasPendingChanges: Bool { state.withLock { $0.memory.hasPendingChanges } }
-    var writeError: DefaultsError? { state.withLock { $0.writeError } }
 
     var lockWaitLimit: Duration {
-        get { state.withLock { $0.lockWaitLimit } }
-        set { state.withLock { $0.lockWaitLimit = newValue } }
+        get { state.withLock { $0.writeOptions.lockWaitLimit } }
+        set { state.withLock { $0.writeOptions.lockWaitLimit = newValue } }
     }
 
     var synchronizesToDisk: Bool {
-        get { state.withLock { $0.synchronizesToDisk } }
-        set { state.withLock { $0.synchronizesToDisk = newValue } }
+        get { state.withLock { $0.writeOptions.synchronize } }
+        set { state.withLock { $0.writeOptions.synchronize = newValue } }
     }
 
     // MARK: Changing
@@ -133,15 +102,15 @@ final class SuiteStorage: Sendable {
     func apply(_ changes: [ExactKey: DefaultsValue?]) {
         var changes = changes
         for case let (key, value?) in changes where !isWritable(value, forKey: key.string) { changes.removeValue(forKey: key) }
-        let (changed, observers, writeNow) = state.withLock { state -> (Set<ExactKey>, [Observer], Bool) in
+        let (changed, observers, writeNow) = state.withLock { state -> (Set<ExactKey>, [SuiteObserver], Bool) in
             var changed = Set<ExactKey>()
             for (key, newValue) in changes {
                 if state.memory.set(newValue.map(format.normalize), forKey: key) { changed.insert(key) }
             }
-            return (changed, changed.isEmpty ? [] : state.observers.observers(hearingAnyOf: changed), state.batchDepth == 0)
+            return (changed, state.observers.hearing(anyOf: changed), state.batchDepth == 0)
         }
         guard !changed.isEmpty else { return }
-        Self.notify(observers, keys: changed, origin: .thisProcess)
+        SuiteObservers.notify(observers, keys: changed, origin: .thisProcess)
         if writeNow { persistReportingErrors() }
     }
 
@@ -161,22 +130,26 @@ final class SuiteStorage: Sendable {
         skipping skipped: UInt64? = nil, handle kept: PendingHandle? = nil,
         alongside: (PendingHandle?) -> Void = { _ in }
     ) {
-        if !validated, let newValue, !isWritable(newValue, forKey: string) { return }
-        let key = ExactKey(string)
-        // Moved into memory (`take()`), not copied: the value passes from the caller to the map once.
-        var normalized: DefaultsValue? = switch consume newValue {
-        case .some(let value): format.normalize(value)
-        case .none: nil
+        // Moved into memory (`take()`), not copied: the value passes from the caller to the map once (checked
+        // here rather than through a binding of its own, which the optimizer does not always fold away).
+        var normalized: DefaultsValue?
+        switch consume newValue {
+        case .some(let value):
+            if !validated && !isWritable(value, forKey: string) { return }
+            normalized = format.normalize(value)
+        case .none:
+            normalized = nil
         }
-        let delivery = state.withLock { state -> (observers: [Observer], writeNow: Bool)? in
+        let key = ExactKey(string)
+        let delivery = state.withLock { state -> (observers: [SuiteObserver], writeNow: Bool)? in
             var handle = kept
             let changed = state.memory.set(normalized.take(), forKey: key, handle: &handle)
             alongside(handle)
             guard changed else { return nil }
-            return (state.observers.observers(hearing: key, except: skipped), state.batchDepth == 0)
+            return (state.observers.hearing(key, except: skipped), state.batchDepth == 0)
         }
         guard let delivery else { return }
-        if !delivery.observers.isEmpty { Self.notify(delivery.observers, key: key, origin: .thisProcess) }
+        if !delivery.observers.isEmpty { SuiteObservers.notify(delivery.observers, key: key, origin: .thisProcess) }
         if delivery.writeNow { persistReportingErrors() }
     }
 
@@ -202,16 +175,16 @@ final class SuiteStorage: Sendable {
 
     /// Adds registered defaults; observers hear about keys whose effective value changed as a result.
     func register(_ defaults: [ExactKey: DefaultsValue]) {
-        let (changed, observers) = state.withLock { state -> (Set<ExactKey>, [Observer]) in
+        let (changed, observers) = state.withLock { state -> (Set<ExactKey>, [SuiteObserver]) in
             var changed = Set<ExactKey>()
             for (key, value) in defaults {
                 let normalized = format.normalize(value)
                 if state.memory[key] == nil && state.registered[key] != normalized { changed.insert(key) }
                 state.registered[key] = normalized
             }
-            return (changed, state.observers.observers(hearingAnyOf: changed))
+            return (changed, state.observers.hearing(anyOf: changed))
         }
-        if !changed.isEmpty { Self.notify(observers, keys: changed, origin: .thisProcess) }
+        if !changed.isEmpty { SuiteObservers.notify(observers, keys: changed, origin: .thisProcess) }
     }
 
     func performBatch<R>(_ body: () throws -> R) rethrows -> R {

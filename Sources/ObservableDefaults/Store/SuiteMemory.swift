@@ -103,6 +103,39 @@ struct SuiteMemory {
         for (position, change) in changes.enumerated() { positions[change.key] = position }
     }
 
+    /// What taking in a version of the file changed for readers (see ``takeIn(_:comparing:)``).
+    struct Changes {
+        /// Keys whose value changed because the file changed outside this process.
+        var outsideChanges: Set<ExactKey> = []
+        /// The key an ``SuiteFile/AtomicUpdate`` changed in memory.
+        var updatedKey: ExactKey?
+        /// The value an ``SuiteFile/AtomicUpdate`` stored, unless a newer change of the key is pending.
+        var updatedValue: DefaultsValue?
+    }
+
+    /// Takes in a version of the file that parsed, read or written: the pending changes it wrote land, and
+    /// the keys it changed take its values, except pending keys (written now, or changed again since), which
+    /// keep memory's. `comparing`: whether a full re-read is compared key by key (someone is listening);
+    /// otherwise none of its keys is reported (opening a large suite costs no comparison).
+    mutating func takeIn(_ version: AdoptedVersion, comparing: Bool) -> Changes {
+        var changes = Changes()
+        landed(version.written)
+        if let changedKeys = version.changedKeys {
+            // Only keys whose file value changed can differ from memory.
+            for key in changedKeys where version.written[key] == nil && !isPending(key) && key != version.update?.key {
+                if adopt(version.contents[key], forKey: key) { changes.outsideChanges.insert(key) }
+            }
+        } else {
+            changes.outsideChanges = replaceFileContents(with: version.contents, comparing: comparing)
+        }
+        // A change another thread made meanwhile (still pending) comes after the update.
+        if let update = version.update, !isPending(update.key) {
+            changes.updatedValue = update.value
+            if adopt(update.value, forKey: update.key) { changes.updatedKey = update.key }
+        }
+        return changes
+    }
+
     /// Takes in a whole version of the file, the pending changes kept on top. Returns the keys whose value
     /// readers see changed, when `comparing` (else none: nobody to tell, no need to compare).
     mutating func replaceFileContents(with contents: [ExactKey: DefaultsValue], comparing: Bool) -> Set<ExactKey> {
