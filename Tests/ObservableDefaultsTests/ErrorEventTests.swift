@@ -28,6 +28,39 @@ import TestSupport
         #expect(events.events.count == 2, "\(events.events)")
     }
 
+    @Test func anErrorPublishedBeforeAnyoneListensIsToldToTheFirstObserverOnly() throws {
+        let suite = try DefaultsSuite(fileURL: directory.file("app.json"))
+        suite.set(NSObject(), forKey: "odd")  // refused, and reported with nobody listening
+        let first = ErrorRecorder()
+        let second = ErrorRecorder()
+        let observations = [suite.observeErrors { first.record($0) }, suite.observeErrors { second.record($0) }]
+        defer { observations.forEach { $0.cancel() } }
+        #expect(first.errors.map(\.key) == ["odd"])
+        #expect(second.errors.isEmpty, "heard once, by the first")
+        #expect(suite.currentErrors.isEmpty, "an error that happened is no problem that persists")
+    }
+
+    @Test func aCloudStoresErrorPublishedBeforeAnyoneListensIsToldToTheFirstObserver() {
+        let store = CloudKeyValueStore.inMemory(limits: CloudLimits(maximumKeyCount: 1, maximumTotalBytes: 100, maximumValueBytes: 10, maximumKeyBytes: 64))
+        store.set(String(repeating: "v", count: 20), forKey: "big")
+        let errors = ErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        #expect(errors.errors.map(\.key) == ["big"])
+        #expect(errors.errors.first?.kind == .unsupportedValue)
+    }
+
+    @Test func theChannelKeepsTheLastErrorsNobodyHeard() {
+        var channel = ErrorChannel()
+        for index in 0...ErrorChannel.unheardLimit {
+            _ = channel.publish(DefaultsError(.cloud, message: "error \(index)"))
+        }
+        _ = channel.report(DefaultsError(.cloud, message: "down"), topic: .connection)
+        let (_, delivery) = channel.add { _ in }
+        #expect(delivery.events.map(\.error.message) == ["down"] + (1...ErrorChannel.unheardLimit).map { "error \($0)" })
+        #expect(channel.add { _ in }.delivery.events.map(\.error.message) == ["down"], "the next hears what persists only")
+    }
+
     @Test func observeErrorsStillHearsOnlyErrors() throws {
         let file = directory.file("app.json")
         try Data("{\"a\": 1}".utf8).write(to: file)

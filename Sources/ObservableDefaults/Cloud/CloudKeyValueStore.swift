@@ -87,7 +87,7 @@ public final class CloudKeyValueStore: Sendable {
         let file = localOnlyCopyURL(in: directory)
         let store = CloudKeyValueStore(mode: .localOnly, configuration: nil, localCopyAt: file, limits: limits)
         let kept = store.localCopyURL == nil ? "in memory only" : "in \(file.path)"
-        store.core.report(DefaultsError(.cloud, message: "no cloud is configured (set OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379/namespace): values are kept \(kept) and never synced"), topic: "not syncing")
+        store.core.report(DefaultsError(.cloud, message: "no cloud is configured (set OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379/namespace): values are kept \(kept) and never synced"), topic: .notSyncing)
         return store
     }
 
@@ -106,7 +106,7 @@ public final class CloudKeyValueStore: Sendable {
             return try CloudKeyValueStore(etcd: configuration)
         } catch {
             let store = localOnly(directory: stateDirectory)
-            store.core.report(DefaultsError(.cloud, message: "OBSERVABLE_DEFAULTS_CLOUD: \(error.message)"), topic: "configuration")
+            store.core.report(DefaultsError(.cloud, message: "OBSERVABLE_DEFAULTS_CLOUD: \(error.message)"), topic: .cloudConfiguration)
             return store
         }
     }
@@ -117,7 +117,7 @@ public final class CloudKeyValueStore: Sendable {
         } catch {
             // Another user could change the copy there: memory only, and the error says why (CloudStateDirectory).
             self.init(mode: mode, configuration: configuration, state: CloudState(), localCopy: nil, limits: limits)
-            core.report(error, topic: CloudStateDirectory.untrustedTopic)
+            core.report(error, topic: .untrustedStateDirectory)
             return
         }
         let share = CloudLocalCopyShare(fileURL: file)
@@ -135,7 +135,7 @@ public final class CloudKeyValueStore: Sendable {
             return
         }
         // Topics of their own: a later successful save does not undo what was found (and moved aside) at start.
-        for (index, problem) in problems.enumerated() { core.report(problem, topic: "local copy at start \(index)") }
+        for (index, problem) in problems.enumerated() { core.report(problem, topic: .localCopyFinding(.atStart, index: index)) }
     }
 
     init(

@@ -62,9 +62,6 @@ enum CloudStateDirectory {
 }
 
 extension CloudStateDirectory {
-    /// The topic under which a store reports that it does not use its state directory.
-    static let untrustedTopic = "state directory"
-
     /// Creates what is missing of `directory` (a store's `<state>/cloud`, and the directories above it),
     /// each with mode 0700, then throws unless the local copy `file` in it may be read and written there
     /// (see the type's rules). A directory that cannot be created or examined is not an error here: reading

@@ -17,9 +17,7 @@ final class CloudStoreCore: Sendable {
 
     private struct Listeners: Sendable {
         var observers = ObserverRegistry<Int, Observer>()
-        var errorHandlers: [Int: @Sendable (DefaultsErrorEvent) -> Void] = [:]
-        /// Problems that persist now, by topic (a topic clears when its problem goes away).
-        var currentErrors: [String: DefaultsError] = [:]
+        var errors = ErrorChannel()
         var nextToken = 0
     }
 
@@ -57,7 +55,7 @@ final class CloudStoreCore: Sendable {
         self.writeMirror = writeMirror
         saver = share.map { CloudLocalCopySaver(share: $0, state: locked, wholeSaveAfterRecords: !confirmsWrites) }
         saver?.onSave { [weak self] error in
-            if let error { self?.report(error, topic: "local copy") } else { self?.clear("local copy") }
+            if let error { self?.report(error, topic: .localCopySave) } else { self?.clear(.localCopySave) }
         }
         saver?.onLateLoad { [weak self] late in self?.takeIn(late) }
     }
@@ -216,47 +214,37 @@ final class CloudStoreCore: Sendable {
 
     // MARK: Errors
 
-    func addErrorHandler(_ handler: @escaping @Sendable (DefaultsErrorEvent) -> Void) -> Int {
-        let (token, current) = listeners.withLock { listeners in
-            listeners.nextToken += 1
-            listeners.errorHandlers[listeners.nextToken] = handler
-            return (listeners.nextToken, Array(listeners.currentErrors.values))
-        }
-        for error in current { handler(.occurred(error)) }
+    /// Adds an error handler and calls it at once with each problem that persists now and each error
+    /// published before anyone listened.
+    func addErrorHandler(_ handler: @escaping ErrorChannel.Handler) -> Int {
+        let (token, delivery) = listeners.withLock { $0.errors.add(handler) }
+        delivery.send()
         return token
     }
 
-    func removeErrorHandler(_ token: Int) { listeners.withLock { _ = $0.errorHandlers.removeValue(forKey: token) } }
+    func removeErrorHandler(_ token: Int) { listeners.withLock { $0.errors.removeHandler(token) } }
 
-    var currentErrors: [DefaultsError] { listeners.withLock { Array($0.currentErrors.values) } }
+    var currentErrors: [DefaultsError] { listeners.withLock { $0.errors.current } }
 
     /// Publishes `error`; with a `topic`, it also stays in ``currentErrors`` until ``clear(_:)``: while it
     /// lasts, a later error of the same topic replaces it there without being published (one outage is one
     /// error), and its end is published as ``DefaultsErrorEvent/recovered(_:)``.
-    func report(_ error: DefaultsError, topic: String? = nil) {
-        let handlers: [@Sendable (DefaultsErrorEvent) -> Void]? = listeners.withLock { listeners in
-            if let topic, listeners.currentErrors.updateValue(error, forKey: topic) != nil { return nil }
-            return Array(listeners.errorHandlers.values)
-        }
-        guard let handlers else { return }
-        deliveries.add { for handler in handlers { handler(.occurred(error)) } }
+    func report(_ error: DefaultsError, topic: ErrorTopic? = nil) {
+        deliver(listeners.withLock { $0.errors.report(error, topic: topic) })
     }
 
     /// Ends the problem of `topic`, if there is one, and publishes that it is over.
-    func clear(_ topic: String) { clear { $0 == topic } }
+    func clear(_ topic: ErrorTopic) { clear { $0 == topic } }
 
     /// Ends every problem whose topic `isOver` says is over, and publishes that each is over.
-    func clear(where isOver: (String) -> Bool) {
-        let (ended, handlers) = listeners.withLock { listeners -> ([DefaultsError], [@Sendable (DefaultsErrorEvent) -> Void]) in
-            guard !listeners.currentErrors.isEmpty else { return ([], []) }
-            var ended: [DefaultsError] = []
-            for topic in listeners.currentErrors.keys.sorted() where isOver(topic) {
-                if let error = listeners.currentErrors.removeValue(forKey: topic) { ended.append(error) }
-            }
-            return (ended, ended.isEmpty ? [] : Array(listeners.errorHandlers.values))
-        }
-        guard !ended.isEmpty, !handlers.isEmpty else { return }
-        deliveries.add { for error in ended { for handler in handlers { handler(.recovered(error)) } } }
+    func clear(where isOver: (ErrorTopic) -> Bool) {
+        deliver(listeners.withLock { $0.errors.clear(where: isOver) })
+    }
+
+    /// Sends `delivery` in order with the store's other events.
+    private func deliver(_ delivery: ErrorDelivery) {
+        guard !delivery.isEmpty else { return }
+        deliveries.add { delivery.send() }
     }
 
     // MARK: Local copy
@@ -286,13 +274,10 @@ final class CloudStoreCore: Sendable {
         share?.stopWriting()
     }
 
-    /// The topic of the problem that the local copy could not be read at start and is not read yet.
-    static let unreadCopyTopic = "local copy not read yet"
-
     /// Starts reading the local copy again until it is read, when it could not be read at start for a
     /// reason that may pass (``CloudLocalCopy/awaitsLoad``); `problem` says why, until then.
     func loadLocalCopyLater(_ problem: DefaultsError) {
-        report(problem, topic: Self.unreadCopyTopic)
+        report(problem, topic: .localCopyUnread)
         saver?.saveEventually()
     }
 
@@ -308,11 +293,11 @@ final class CloudStoreCore: Sendable {
     /// the keys it changes are announced as an initial sync; or notes one more failed attempt.
     private func takeIn(_ late: CloudLateLoad) {
         guard late.read else {
-            if let problem = late.problems.last { report(problem, topic: Self.unreadCopyTopic) }
+            if let problem = late.problems.last { report(problem, topic: .localCopyUnread) }
             return
         }
-        clear(Self.unreadCopyTopic)
-        for (index, problem) in late.problems.enumerated() { report(problem, topic: "local copy read late \(index)") }
+        clear(.localCopyUnread)
+        for (index, problem) in late.problems.enumerated() { report(problem, topic: .localCopyFinding(.late, index: index)) }
         guard let copy = late.state else { return }
         var outcome = LateCopyOutcome()
         change { state in
@@ -330,7 +315,7 @@ final class CloudStoreCore: Sendable {
         guard let share else { return }
         var problems: [DefaultsError] = []
         let orphans = share.adoptOrphans { problems.append($0) }
-        for (index, problem) in problems.enumerated() { report(problem, topic: "local copy of an ended process \(index)") }
+        for (index, problem) in problems.enumerated() { report(problem, topic: .localCopyFinding(.ofEndedProcess, index: index)) }
         guard !orphans.isEmpty else { return }
         var dropped: [String] = []
         var restored = false

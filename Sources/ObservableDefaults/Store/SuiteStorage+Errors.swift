@@ -10,14 +10,15 @@ extension SuiteStorage {
     var currentErrors: [DefaultsError] { state.withLock { $0.errors.current } }
 
     /// Adds an error handler and calls it at once with each problem that persists now (see
-    /// ``currentErrors``), so an observer that comes late still hears why the suite is unhealthy.
-    func addErrorHandler(_ handler: @escaping SuiteErrorChannel.Handler) -> UInt64 {
-        let (token, current) = state.withLock { $0.errors.add(handler) }
-        for error in current { handler(.occurred(error)) }
+    /// ``currentErrors``) and each error published before anyone listened, so an observer that comes late
+    /// still hears why the suite is unhealthy.
+    func addErrorHandler(_ handler: @escaping ErrorChannel.Handler) -> Int {
+        let (token, delivery) = state.withLock { $0.errors.add(handler) }
+        delivery.send()
         return token
     }
 
-    func removeErrorHandler(_ token: UInt64) {
+    func removeErrorHandler(_ token: Int) {
         state.withLock { $0.errors.removeHandler(token) }
     }
 
@@ -32,22 +33,17 @@ extension SuiteStorage {
 
     /// Publishes an error on the error channel.
     func report(_ error: DefaultsError) {
-        for handler in state.withLock({ $0.errors.publishing(error) }) { handler(.occurred(error)) }
-    }
-
-    /// Publishes that the problem `error` described is over.
-    func reportRecovery(_ error: DefaultsError) {
-        for handler in state.withLock({ $0.errors.handlersToTell }) { handler(.recovered(error)) }
+        state.withLock { $0.errors.publish(error) }.send()
     }
 
     /// Records and publishes why outside changes cannot be seen now (once per distinct problem).
     /// `generation` orders the watcher's updates: one older than the last applied is out of date.
     func raiseWatchError(_ error: DefaultsError, generation: UInt64) {
-        if state.withLock({ $0.errors.watchLost(error, generation: generation) }) { report(error) }
+        state.withLock { $0.errors.watchLost(error, generation: generation) }.send()
     }
 
     /// The watch is back: outside changes are seen again (unless a newer update of the watcher says not).
     func clearWatchError(generation: UInt64) {
-        if let ended = state.withLock({ $0.errors.watchRestored(generation: generation) }) { reportRecovery(ended) }
+        state.withLock { $0.errors.watchRestored(generation: generation) }.send()
     }
 }

@@ -10,8 +10,8 @@ extension SuiteStorage {
         var mustWritePending = false
         /// A file error to publish (a version that does not parse, seen for the first time).
         var error: DefaultsError?
-        /// The file error this version ended (it parses again, or could be read at last).
-        var recovered: DefaultsError?
+        /// That the file error this version ended is over (it parses again, or could be read at last).
+        var recovery = ErrorDelivery()
     }
 
     /// Takes a version of the file that parsed into memory: memory is the file with the pending changes
@@ -22,8 +22,8 @@ extension SuiteStorage {
             var announcement = Announcement()
             // A full re-read is compared key by key only when someone listens.
             announcement.changes = state.memory.takeIn(version, comparing: !state.observers.isEmpty)
-            announcement.recovered = state.errors.fileParsed()
-            announcement.mustWritePending = announcement.recovered != nil && state.memory.hasPendingChanges
+            announcement.recovery = state.errors.fileParsed()
+            announcement.mustWritePending = !announcement.recovery.events.isEmpty && state.memory.hasPendingChanges
             var keys = announcement.changes.outsideChanges
             if let updated = announcement.changes.updatedKey { keys.insert(updated) }
             announcement.observers = state.observers.hearing(anyOf: keys)
@@ -34,14 +34,14 @@ extension SuiteStorage {
     /// A version of the file that does not parse: memory keeps what it has; the error is kept as the
     /// file error, and published if it is news.
     func merge(_ broken: BrokenVersion) -> Announcement {
-        state.withLock { $0.errors.fileError = broken.error }
+        state.withLock { $0.errors.keepFileError(broken.error) }
         return Announcement(error: broken.isNews ? broken.error : nil)
     }
 
     /// Publishes a merge's error and notifies its observers: outside changes first, then the update.
     func announce(_ announcement: Announcement) {
         if let error = announcement.error { report(error) }
-        if let recovered = announcement.recovered { reportRecovery(recovered) }
+        announcement.recovery.send()
         if !announcement.changes.outsideChanges.isEmpty {
             SuiteObservers.notify(announcement.observers, keys: announcement.changes.outsideChanges, origin: .outside)
         }

@@ -63,8 +63,7 @@ extension SuiteStorage {
             case .unreadable(let error) where error.isTransient:
                 self.readAgainUntilReadable(after: RetrySchedule.delay(after: delay))
             case .unreadable(let error):
-                self.state.withLock { $0.errors.fileError = error }
-                self.report(error)
+                self.state.withLock { $0.errors.reportFileError(error) }.send()
             case let outcome:
                 self.take(outcome)
             }

@@ -71,7 +71,7 @@ extension SuiteStorage {
 
     /// Publishes a failed write's error unless it is already known (see ``SuiteErrorChannel/writeFailed(_:)``).
     private func reportWriteFailure(_ error: DefaultsError) {
-        if state.withLock({ $0.errors.writeFailed(error) }) { report(error) }
+        state.withLock { $0.errors.writeFailed(error) }.send()
     }
 
     /// Schedules another attempt to write the pending changes, unless one is scheduled already. Only
@@ -99,7 +99,7 @@ extension SuiteStorage {
             return state.errors.writeSucceeded()
         }
         guard let ended else { return }
-        reportRecovery(ended.error)
+        ended.delivery.send()
         for handler in ended.recoveryHandlers { handler() }
     }
 }

@@ -47,7 +47,7 @@ final class SuiteStorage: Sendable {
             // No file yet: nothing to load.
             return
         case .unreadable(let error) where error.isTransient:
-            state.withLock { ($0.errors.fileError, $0.errors.lastError) = (error, error) }
+            state.withLock { $0.errors.reportFileError(error) }.send()
             readAgainUntilReadable()
         case .unreadable(let error):
             throw error

@@ -136,6 +136,40 @@ import TestSupport
         #expect(!cutOff.hasPendingChanges)
     }
 
+    @Test func anOfflineUpdateWhoseResultOnTheServersValueIsPastTheLimitsIsReportedAndTheServerWins() throws {
+        let cluster = try EtcdCluster(members: 3)
+        let namespace = freshNamespace()
+        let limits = CloudLimits(maximumKeyCount: 10, maximumTotalBytes: 100, maximumValueBytes: 20, maximumKeyBytes: 64)
+        let here = try cloudMachine([cluster.endpoints[0]], namespace: namespace, state: directory.file("here"))
+        let cutOff = try cloudMachine([cluster.endpoints[2]], namespace: namespace, state: directory.file("cut-off"), limits: limits)
+        here.set("a", forKey: "s")
+        #expect(here.synchronize())
+        #expect(eventually { cutOff.string(forKey: "s") == "a" })
+        let errors = ErrorRecorder()
+        let observation = cutOff.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        let heard = CloudRecorder()
+        let changes = cutOff.observe { heard.record($0) }
+        defer { changes.cancel() }
+
+        cluster.kill(2)
+        #expect(cutOff.synchronize(timeout: 1) == false)
+        #expect(try cutOff.update(String.self, forKey: "s") { ($0 ?? "") + "b" } == "ab")   // 4 bytes: fits
+        let longest = String(repeating: "x", count: 18)                                      // 20 bytes: just fits
+        here.set(longest, forKey: "s")
+        #expect(here.synchronize())
+        try cluster.restart(2)
+
+        // Run again on the server's value, the update makes 21 bytes: not stored, and said so.
+        #expect(cutOff.synchronize(timeout: 20))
+        #expect(errors.waitFor("the update ran again on the server's value at upload"))
+        #expect(errors.errors.contains { $0.key == "s" && $0.kind == .unsupportedValue })
+        #expect(heard.waitFor(key: "s", reason: .quotaViolation))
+        #expect(try rawEtcdValue(cluster.endpoints[0], namespace, "s") == "\"\(longest)\"")
+        #expect(cutOff.string(forKey: "s") == longest)
+        #expect(!cutOff.hasPendingChanges)
+    }
+
     @Test func anOfflineUpdateOfAnEndedProcessIsUploadedAsAValueOrReportedLost() throws {
         let cluster = try EtcdCluster(members: 3)
         let namespace = freshNamespace()

@@ -13,20 +13,23 @@ final class EtcdClusterCheck: Sendable {
         var expected: String?
         /// Another cluster seen in an answer since.
         var found: String?
+        /// The error ``verify(_:endpoint:)`` threw for it.
+        var refusal: DefaultsError?
     }
 
     private let state = Locked(State())
 
-    /// The `errorNumber` of ``verify(_:endpoint:)``'s error (`EREMCHG`, "remote address changed").
-    static let errorNumber = EREMCHG
-
     /// The store's values now come from `clusterID` (a namespace read took them in).
     func expect(_ clusterID: String) {
-        state.withLock { $0 = State(expected: clusterID, found: nil) }
+        state.withLock { $0 = State(expected: clusterID) }
     }
 
     /// Whether an answer came from another cluster than the store's values since the last ``expect(_:)``.
     var foundAnotherCluster: Bool { state.withLock { $0.found != nil } }
+
+    /// Whether `error` is the one ``verify(_:endpoint:)`` threw for an answer from another cluster (and
+    /// not, say, a connection failure met since).
+    func refused(with error: DefaultsError) -> Bool { state.withLock { $0.refusal == error } }
 
     /// Throws when `answer`'s header names another cluster than the expected one (an answer without a
     /// header passes: the caller reports that as malformed where it needs the header).
@@ -37,15 +40,14 @@ final class EtcdClusterCheck: Sendable {
 
     /// Throws when `clusterID` is another cluster than the expected one, and remembers it.
     func verify(_ clusterID: String, endpoint: URL) throws(DefaultsError) {
-        let expected = state.withLock { state -> String? in
+        let refusal = state.withLock { state -> DefaultsError? in
             guard let expected = state.expected, expected != clusterID else { return nil }
             state.found = clusterID
-            return expected
+            state.refusal = DefaultsError(
+                .cloud,
+                message: "etcd member \(endpoint.absoluteString) answers for cluster \(clusterID), not cluster \(expected) the store's values came from (the cluster was re-created); reading the namespace again as an account change")
+            return state.refusal
         }
-        guard let expected else { return }
-        throw DefaultsError(
-            .cloud,
-            message: "etcd member \(endpoint.absoluteString) answers for cluster \(clusterID), not cluster \(expected) the store's values came from (the cluster was re-created); reading the namespace again as an account change",
-            errorNumber: Self.errorNumber)
+        if let refusal { throw refusal }
     }
 }

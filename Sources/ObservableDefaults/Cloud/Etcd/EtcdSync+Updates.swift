@@ -527,7 +527,11 @@ extension EtcdSync {
                 }
                 return (changed, .serverChange)
             }
-            for (key, why) in refused { _ = core.overLimits(key, why) }
+            for (key, why) in refused {
+                var error = core.overLimits(key, why)
+                error.message += "; the update ran again on the server's value at upload, and its result is dropped: the server's value is kept"
+                core.report(error)
+            }
             reportLostUpdates()
             core.persist()
             guard !next.isEmpty else { return }

@@ -22,7 +22,7 @@ final class EtcdSync: Sendable {
         updateBookkeeping = Locked(EtcdUpdateBookkeeping(operationLimit: client.configuration.maxTransactionOperations))
         client.beforeWaiting.set { [weak self] _ in self?.saveIfTaken() }
         // A member a request moved on from (too slow, a broken answer) is reported even when the next answers.
-        client.passedOver.set { [weak core] error in core?.report(error, topic: "connection") }
+        client.passedOver.set { [weak core] error in core?.report(error, topic: .connection) }
     }
 
     var configuration: EtcdConfiguration { client.configuration }
@@ -74,7 +74,7 @@ final class EtcdSync: Sendable {
                 if watch.withLock({ $0 }) == nil { startWatch() }
                 updateRequests.withLock { $0.offline = false }
                 control.completeRound(round, .succeeded)
-                core.clear("connection")
+                core.clear(.connection)
                 if outage {
                     outage = false
                     // Processes sharing the local copy may have ended meanwhile with writes the cluster
@@ -93,17 +93,17 @@ final class EtcdSync: Sendable {
                         // The watch cannot be followed past that message (watching from the same revision
                         // would meet it again): read the namespace instead, as after compaction.
                         needsRead = true
-                        core.report(error, topic: "connection")
+                        core.report(error, topic: .connection)
                     case .failed(let error):
                         needsCheck = true
-                        core.report(error, topic: Self.isAnotherCluster(error) ? "account" : "connection")
+                        core.report(error, topic: client.cluster.refused(with: error) ? .account : .connection)
                     case .cancelled: break
                     }
                 }
                 if ContinuousClock.now - lastProbe >= .seconds(configuration.probeInterval), let current = watch.withLock({ $0 }) {
                     lastProbe = ContinuousClock.now
                     if !client.isResponsive(current.endpoint, timeout: min(1, configuration.probeInterval)) {
-                        core.report(DefaultsError(.cloud, message: "etcd member \(current.endpoint.absoluteString) does not answer (hung or cut off); watching another member"), topic: "connection")
+                        core.report(DefaultsError(.cloud, message: "etcd member \(current.endpoint.absoluteString) does not answer (hung or cut off); watching another member"), topic: .connection)
                         client.failOver(from: current.endpoint)
                         endWatch()
                     }
@@ -111,11 +111,11 @@ final class EtcdSync: Sendable {
             } catch {
                 endWatch()
                 needsCheck = true
-                if Self.isAnotherCluster(error) {
-                    core.report(error, topic: "account")
+                if client.cluster.refused(with: error) {
+                    core.report(error, topic: .account)
                     continue  // the next round reads the new cluster at once
                 }
-                core.report(error, topic: "connection")
+                core.report(error, topic: .connection)
                 outage = true
                 applyUpdateRequestsLocally(closing: false)  // offline: updates apply here at once until a round succeeds
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
@@ -134,9 +134,6 @@ final class EtcdSync: Sendable {
     private func saveIfTaken() {
         if control.takeSave() { core.flushLocalCopy() }
     }
-
-    /// Whether `error` is ``EtcdClusterCheck``'s: an answer came from another cluster.
-    private static func isAnotherCluster(_ error: DefaultsError) -> Bool { error.errorNumber == EtcdClusterCheck.errorNumber }
 
     private func endWatch() {
         let current = watch.withLock { watch in
@@ -182,36 +179,29 @@ final class EtcdSync: Sendable {
             return (state.applySnapshot(server, at: header.revision, undecodable: undecodable), reason)
         }
         client.cluster.expect(header.clusterID)
-        core.clear("account")
+        core.clear(.account)
         // A value reported as undecodable that is gone now (deleted, or replaced by one that decodes) is no
         // problem any more.
-        core.clear { topic in Self.valueKey(ofTopic: topic).map { !undecodable.contains($0) } ?? false }
+        core.clear { topic in
+            guard case .undecodableValue(let key) = topic else { return false }
+            return !undecodable.contains(key)
+        }
         core.reportDroppedWrites(dropped, because: "it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now")
         reportLostUpdates()
         core.persist()
         return reason
     }
 
-    /// The error topic of a server value of `key` that does not decode: it lasts until the key holds a
-    /// value that does, or none.
-    private static func valueTopic(_ key: String) -> String { valueTopicPrefix + key }
-
-    private static func valueKey(ofTopic topic: String) -> String? {
-        topic.hasPrefix(valueTopicPrefix) ? String(topic.dropFirst(valueTopicPrefix.count)) : nil
-    }
-
-    private static let valueTopicPrefix = "value "
-
     /// The value of a server pair, or `nil` (reported on the error channel) when its text does not decode.
     func decode(_ pair: EtcdKeyValue) -> DefaultsValue? {
         do {
             let value = try CloudValueText.decode(pair.value ?? Data(), key: pair.key)
-            core.clear(Self.valueTopic(pair.key))
+            core.clear(.undecodableValue(key: pair.key))
             return value
         } catch {
             var error = error
             error.message += " (etcd key \(configuration.keyPrefix + pair.key)); the local value is kept"
-            core.report(error, topic: Self.valueTopic(pair.key))
+            core.report(error, topic: .undecodableValue(key: pair.key))
             return nil
         }
     }
@@ -308,7 +298,7 @@ final class EtcdSync: Sendable {
             pair.key = String(pair.key.dropFirst(prefix.count))
             if CloudKeyValueStore.isReserved(pair.key) { continue }  // an update's marker
             if deleted {
-                core.clear(Self.valueTopic(pair.key))
+                core.clear(.undecodableValue(key: pair.key))
                 decoded.append((pair.key, nil, pair.modRevision, nil))
             } else if let value = decode(pair) {
                 decoded.append((pair.key, value, pair.modRevision, pair.value))
