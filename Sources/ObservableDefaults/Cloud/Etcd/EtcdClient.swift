@@ -6,7 +6,7 @@ import Foundation
 final class EtcdClient: Sendable {
     let configuration: EtcdConfiguration
     private let state = Locked<(endpoint: Int, token: String?)>((0, nil))
-    /// Kept-alive connections for ``send(_:_:authorized:timeout:)`` (probes and watches use their own).
+    /// Kept-alive connections for ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)`` (probes and watches use their own).
     let connections = EtcdConnectionPool()
     /// Plain or TLS, per endpoint; shared by requests, probes and watches.
     let transport: EtcdTransport
@@ -14,9 +14,6 @@ final class EtcdClient: Sendable {
     let cluster = EtcdClusterCheck()
     /// ``target(_:atEndpoint:)``'s, by endpoint and path (a handful: the endpoints times the paths requested).
     private let targets = Locked<[TargetKey: (EtcdTarget, context: String)]>([:])
-    /// Runs on the requesting thread when a request or probe would first wait for the network: after it is
-    /// sent on a kept-alive connection, or before connecting (see ``EtcdSync``'s local-copy hand-off).
-    let beforeWaiting = LockedCallback<Void>()
     /// Runs on the requesting thread with the error of each member a request gives up on and moves on from
     /// to another (unreachable, too slow, a broken answer, no leader), also when the next member answers.
     let passedOver = LockedCallback<DefaultsError>()
@@ -38,17 +35,18 @@ final class EtcdClient: Sendable {
         }
     }
 
-    /// The `Authorization` header (logging in first when needed); empty without credentials.
-    func authorizationHeaders() throws(DefaultsError) -> [String: String] {
+    /// The `Authorization` header (logging in first when needed, running `whileWaiting` as
+    /// ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)`` does); empty without credentials.
+    func authorizationHeaders(whileWaiting: () -> Void = {}) throws(DefaultsError) -> [String: String] {
         guard configuration.user != nil else { return [:] }
         if let token = state.withLock({ $0.token }) { return ["Authorization": token] }
-        let token = try logIn()
+        let token = try logIn(whileWaiting: whileWaiting)
         return ["Authorization": token]
     }
 
-    private func logIn() throws(DefaultsError) -> String {
+    private func logIn(whileWaiting: () -> Void) throws(DefaultsError) -> String {
         let body: [String: Any] = ["name": configuration.user ?? "", "password": configuration.password ?? ""]
-        let answer = try send("/v3/auth/authenticate", body, authorized: false)
+        let answer = try send("/v3/auth/authenticate", body, authorized: false, whileWaiting: whileWaiting)
         guard let token = answer.string("token") else { throw answer.malformed("no token in the login answer") }
         state.withLock { $0.token = token }
         return token
@@ -56,17 +54,27 @@ final class EtcdClient: Sendable {
 
     /// Sends one request, failing over across every endpoint once; throws the last failure. An answer from
     /// another cluster than ``cluster`` expects is refused (thrown), unless `verifyingCluster` is false.
+    /// `whileWaiting` is the caller's own work to overlap with the round trip: it runs once, when the
+    /// request would first wait for the network (see ``EtcdHTTP/post(to:body:headers:timeout:transport:pool:whileWaiting:)``).
     func send(
-        _ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true
+        _ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true,
+        whileWaiting: () -> Void = {}
     ) throws(DefaultsError) -> EtcdAnswer {
         let encoded = (try? JSONSerialization.data(withJSONObject: body)) ?? Data("{}".utf8)
-        return try send(path, body: encoded, authorized: authorized, timeout: timeout, verifyingCluster: verifyingCluster)
+        return try send(
+            path, body: encoded, authorized: authorized, timeout: timeout, verifyingCluster: verifyingCluster, whileWaiting: whileWaiting)
     }
 
-    /// ``send(_:_:authorized:timeout:verifyingCluster:)`` with a body already encoded as JSON.
+    /// ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)`` with a body already encoded as JSON.
     func send(
-        _ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true
+        _ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true,
+        whileWaiting: () -> Void = {}
     ) throws(DefaultsError) -> EtcdAnswer {
+        var waited = false
+        func waiting() {
+            if !waited { whileWaiting() }
+            waited = true
+        }
         var lastError: DefaultsError?
         var loggedInAgain = false
         var attempts = 0
@@ -76,10 +84,10 @@ final class EtcdClient: Sendable {
             let index = state.withLock { $0.endpoint }
             let endpoint = configuration.endpoints[index]
             let (target, context) = target(path, atEndpoint: index)
-            let headers = authorized ? try authorizationHeaders() : [:]
+            let headers = authorized ? try authorizationHeaders(whileWaiting: waiting) : [:]
             let outcome = EtcdHTTP.post(
                 to: target, body: encoded, headers: headers,
-                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections, beforeWaiting: waitHook)
+                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections, whileWaiting: waiting)
             switch outcome {
             case .unreachable(let why, let refused, let rejected):
                 refusedEverywhere = refusedEverywhere && refused
@@ -119,7 +127,6 @@ final class EtcdClient: Sendable {
         throw lastError
     }
 
-    private func waitHook() { beforeWaiting.current?(()) }
 
     /// Where a request of `path` to the endpoint at `index` goes, and how errors name it ("path at
     /// endpoint"); made once per endpoint and path.
@@ -138,7 +145,7 @@ final class EtcdClient: Sendable {
         var path: String
     }
 
-    /// Whether `error` (thrown by ``send(_:_:authorized:timeout:)``) says that every endpoint refused the
+    /// Whether `error` (thrown by ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)``) says that every endpoint refused the
     /// connection, had no route, or turned down the TLS handshake: waiting longer would not help.
     static func isRefusedEverywhere(_ error: DefaultsError) -> Bool {
         error.kind == .cloud && (error.errorNumber == ECONNREFUSED || error.errorNumber == EPROTO)
@@ -147,11 +154,11 @@ final class EtcdClient: Sendable {
     /// Whether the member at `endpoint` answers a status request within `timeout`, the whole answer (a hung
     /// or trickling member does not).
     /// An answer from another cluster is responsive, and ``cluster`` remembers it.
-    func isResponsive(_ endpoint: URL, timeout: TimeInterval) -> Bool {
-        let headers = (try? authorizationHeaders()) ?? [:]
+    func isResponsive(_ endpoint: URL, timeout: TimeInterval, whileWaiting: () -> Void = {}) -> Bool {
+        let headers = (try? authorizationHeaders(whileWaiting: whileWaiting)) ?? [:]
         if case .answer(200, let data) = EtcdHTTP.post(
             url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
-            headers: headers, timeout: timeout, transport: transport, beforeWaiting: waitHook)
+            headers: headers, timeout: timeout, transport: transport, whileWaiting: whileWaiting)
         {
             if let answer = try? EtcdAnswer(data: data, context: "status probe") { try? cluster.verify(answer, endpoint: endpoint) }
             return true
@@ -163,10 +170,11 @@ final class EtcdClient: Sendable {
 
     /// Every key of the namespace (without the namespace) with its value and revision, and the header.
     /// Any cluster's answer is taken: the caller compares the header's cluster with the store's account.
-    func readNamespace() throws(DefaultsError) -> (EtcdHeader, [EtcdKeyValue]) {
+    func readNamespace(whileWaiting: () -> Void = {}) throws(DefaultsError) -> (EtcdHeader, [EtcdKeyValue]) {
         let prefix = configuration.keyPrefix
         let answer = try send(
-            "/v3/kv/range", ["key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix)], verifyingCluster: false)
+            "/v3/kv/range", ["key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix)], verifyingCluster: false,
+            whileWaiting: whileWaiting)
         let pairs = try answer.keyValues().map { pair in
             var pair = pair
             pair.key = String(pair.key.dropFirst(prefix.count))
@@ -185,9 +193,9 @@ final class EtcdClient: Sendable {
 
     /// Puts `value` (JSON text; `nil` deletes) under `key` if its modification revision is still
     /// `expected` (0: absent), in one transaction; when that is refused, reads the key's current value.
-    func compareAndSwap(key: String, value: Data?, expected: Int64) throws(DefaultsError) -> SwapResult {
+    func compareAndSwap(key: String, value: Data?, expected: Int64, whileWaiting: () -> Void = {}) throws(DefaultsError) -> SwapResult {
         let body = EtcdRequest.compareAndSwapBody(key: configuration.keyPrefix + key, value: value, expected: expected)
-        let answer = try send("/v3/kv/txn", body: body)
+        let answer = try send("/v3/kv/txn", body: body, whileWaiting: whileWaiting)
         let header = try answer.header()
         if answer.bool("succeeded") { return .written(revision: header.revision) }
         return try current(key)

@@ -278,7 +278,7 @@ extension EtcdSync {
             }
             let body = EtcdRequest.transactionBody(writes, marker: sent.token.map { (markerKey, $0, lease) })
             do {
-                return try client.send("/v3/kv/txn", body: body)
+                return try client.send("/v3/kv/txn", body: body, whileWaiting: saveTakenWrite)
             } catch where !retriedLease && lease != nil && error.message.contains("requested lease not found") {
                 // The lease expired or the cluster was re-created: the transaction was refused as a whole.
                 retriedLease = true
@@ -297,7 +297,7 @@ extension EtcdSync {
         }
         if let known { return known }
         do throws(DefaultsError) {
-            let answer = try client.send("/v3/lease/grant", ["TTL": "86400"])
+            let answer = try client.send("/v3/lease/grant", ["TTL": "86400"], whileWaiting: saveTakenWrite)
             let id = try answer.int64("ID")
             guard id != 0 else { throw answer.malformed("no lease ID in the answer to a lease grant") }
             updateBookkeeping.withLock { $0.lease = (String(id), now) }
@@ -331,7 +331,7 @@ extension EtcdSync {
             return ([], .serverChange)
         }
         for (key, write, confirmed) in recompute { workOut(write, forKey: key, on: confirmed) }
-        core.persistEventually()
+        core.saveLocalCopy(.wholeStateEventually)
     }
 
     /// Works out the value of the pending write of `key` again: its update steps on the `confirmed` value,
@@ -470,7 +470,7 @@ extension EtcdSync {
                 core.state.withLock { state in
                     for member in members { state.confirmUpload(member.write, forKey: member.key, revision: revision) }
                 }
-                core.persistEventually()
+                core.saveLocalCopy(.wholeStateEventually)
                 return
             }
             // Refused: the server wins for the plain writes when one of them lost; update steps run again.
@@ -533,7 +533,7 @@ extension EtcdSync {
                 core.report(error)
             }
             reportLostUpdates()
-            core.persist()
+            core.saveLocalCopy(.wholeStateNow)
             guard !next.isEmpty else { return }
             members = next
             if token == nil, members.contains(where: { $0.write.hasSteps }) { token = nextToken() }

@@ -20,7 +20,6 @@ final class EtcdSync: Sendable {
         self.client = client
         self.core = core
         updateBookkeeping = Locked(EtcdUpdateBookkeeping(operationLimit: client.configuration.maxTransactionOperations))
-        client.beforeWaiting.set { [weak self] _ in self?.saveIfTaken() }
         // A member a request moved on from (too slow, a broken answer) is reported even when the next answers.
         client.passedOver.set { [weak core] error in core?.report(error, topic: .connection) }
     }
@@ -47,27 +46,21 @@ final class EtcdSync: Sendable {
     // MARK: The loop
 
     private func run() {
-        var loaded = false
-        var needsRead = false
-        /// Contact was lost (a failed round, a broken watch): before uploading again, make sure a member
-        /// answers, and for the cluster the store's revisions came from (it may have been re-created meanwhile).
-        var needsCheck = false
-        var backoff: TimeInterval = 0.05
-        /// A round failed since the last that succeeded: the cluster was out of reach.
-        var outage = false
-        var lastProbe = ContinuousClock.now
+        var phase = EtcdSyncPhase()
         while !control.isStopped {
             let round = control.beginRound()
             do {
-                if client.cluster.foundAnotherCluster { needsRead = true }
-                if !loaded || needsRead {
-                    if try readNamespace(first: !loaded) == .accountChange { endWatch() }  // it watched the old cluster
-                    loaded = true
-                    needsRead = false
-                } else if needsCheck {
-                    _ = try client.send("/v3/maintenance/status", [:])
+                if client.cluster.foundAnotherCluster { phase.needs(.read) }
+                switch phase.opening {
+                case .firstRead, .read:
+                    let reason = try readNamespace(first: phase.opening == .firstRead)
+                    if reason == .accountChange { endWatch() }  // it watched the old cluster
+                case .check:
+                    _ = try client.send("/v3/maintenance/status", [:], whileWaiting: saveTakenWrite)
+                case .nothing:
+                    break
                 }
-                needsCheck = false
+                phase.opened()
                 try resolveUnansweredUpdate()
                 try serveUpdateRequests()
                 try uploadPending()
@@ -75,63 +68,87 @@ final class EtcdSync: Sendable {
                 updateRequests.withLock { $0.offline = false }
                 control.completeRound(round, .succeeded)
                 core.clear(.connection)
-                if outage {
-                    outage = false
+                if phase.succeeded() {
                     // Processes sharing the local copy may have ended meanwhile with writes the cluster
                     // never got: they are this store's to upload now.
                     core.adoptOrphanedCopies()
                 }
-                backoff = 0.05
-                saveIfTaken()  // a round without a request (nothing left to upload) still saves what it took
+                saveTakenWrite()  // a round without a request (nothing left to upload) still saves what it took
                 control.waitForWake(timeout: configuration.probeInterval)
-                let ends = control.takeWatchEnds()
-                if !ends.isEmpty { watch.withLock { $0 = nil } }
-                for end in ends {
-                    switch end {
-                    case .compacted: needsRead = true
-                    case .protocolViolation(let error), .tooLarge(let error):
-                        // The watch cannot be followed past that message (watching from the same revision
-                        // would meet it again): read the namespace instead, as after compaction.
-                        needsRead = true
-                        core.report(error, topic: .connection)
-                    case .failed(let error):
-                        needsCheck = true
-                        core.report(error, topic: client.cluster.refused(with: error) ? .account : .connection)
-                    case .cancelled: break
-                    }
-                }
-                if ContinuousClock.now - lastProbe >= .seconds(configuration.probeInterval), let current = watch.withLock({ $0 }) {
-                    lastProbe = ContinuousClock.now
-                    if !client.isResponsive(current.endpoint, timeout: min(1, configuration.probeInterval)) {
-                        core.report(DefaultsError(.cloud, message: "etcd member \(current.endpoint.absoluteString) does not answer (hung or cut off); watching another member"), topic: .connection)
-                        client.failOver(from: current.endpoint)
-                        endWatch()
-                    }
-                }
+                takeWatchEnds(into: &phase)
+                probeWatchedMember(&phase)
             } catch {
                 endWatch()
-                needsCheck = true
+                phase.needs(.check)
                 if client.cluster.refused(with: error) {
                     core.report(error, topic: .account)
                     continue  // the next round reads the new cluster at once
                 }
                 core.report(error, topic: .connection)
-                outage = true
+                let pause = phase.failed()
                 applyUpdateRequestsLocally(closing: false)  // offline: updates apply here at once until a round succeeds
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
-                saveIfTaken()
-                control.sleep(backoff, after: round)
-                backoff = min(backoff * 2, 1)
+                saveTakenWrite()
+                control.sleep(pause, after: round)
             }
         }
         applyUpdateRequestsLocally(closing: true)
-        saveIfTaken()
+        saveTakenWrite()
         endWatch()
     }
 
-    /// Does the local-copy save ``EtcdSyncControl/wakeTakingSave()`` handed over, if it is still to do
-    /// (the client does it as soon as a request would wait; see ``EtcdClient/beforeWaiting``).
-    private func saveIfTaken() {
+    /// Takes the ends of the watch that came while the thread waited, noting what the next round needs.
+    private func takeWatchEnds(into phase: inout EtcdSyncPhase) {
+        let ends = control.takeWatchEnds()
+        if !ends.isEmpty { watch.withLock { $0 = nil } }
+        for end in ends {
+            switch end {
+            case .compacted:
+                phase.needs(.read)
+            case .protocolViolation(let error), .tooLarge(let error):
+                // The watch cannot be followed past that message (watching from the same revision would
+                // meet it again): read the namespace instead, as after compaction.
+                phase.needs(.read)
+                core.report(error, topic: .connection)
+            case .failed(let error):
+                phase.needs(.check)
+                core.report(error, topic: client.cluster.refused(with: error) ? .account : .connection)
+            case .cancelled:
+                break
+            }
+        }
+    }
+
+    /// Every probe interval, makes sure the watched member answers; one that does not (hung, cut off) is
+    /// left for another.
+    private func probeWatchedMember(_ phase: inout EtcdSyncPhase) {
+        guard ContinuousClock.now - phase.lastProbe >= .seconds(configuration.probeInterval), let current = watch.withLock({ $0 }) else {
+            return
+        }
+        phase.lastProbe = ContinuousClock.now
+        if !client.isResponsive(current.endpoint, timeout: min(1, configuration.probeInterval), whileWaiting: saveTakenWrite) {
+            core.report(
+                DefaultsError(.cloud, message: "etcd member \(current.endpoint.absoluteString) does not answer (hung or cut off); watching another member"),
+                topic: .connection)
+            client.failOver(from: current.endpoint)
+            endWatch()
+        }
+    }
+
+    // MARK: A local write's save
+
+    /// Wakes the sync thread for this process's write of `key`, which also has to reach the local copy.
+    /// A thread waiting for work takes that save too (``EtcdSyncControl/wakeTakingSave()``): it appends the
+    /// write's record as soon as its round's first request is on the wire (``saveTakenWrite()``, passed
+    /// to each request as the work to overlap with the round trip), so a write wakes one thread instead
+    /// of two; otherwise the saver appends it at once.
+    func wake(forWriteOf key: String) {
+        core.saveLocalCopy(.localWriteFlushedByCaller(key))
+        if !control.wakeTakingSave() { core.saveLocalCopy(.localWrite(key)) }
+    }
+
+    /// Does the local-copy save ``wake(forWriteOf:)`` handed over, if it is still to do.
+    func saveTakenWrite() {
         if control.takeSave() { core.flushLocalCopy() }
     }
 
@@ -153,7 +170,7 @@ final class EtcdSync: Sendable {
     /// the reason the differences were announced with.
     @discardableResult
     private func readNamespace(first: Bool) throws(DefaultsError) -> CloudChangeReason {
-        let (header, pairs) = try client.readNamespace()
+        let (header, pairs) = try client.readNamespace(whileWaiting: saveTakenWrite)
         // The server answered, so descriptors are to be had again: a local copy that could not be read at
         // start is taken in first, and this read reconciles it as it does a copy read at start.
         if first { core.readLocalCopyIfUnread() }
@@ -188,7 +205,7 @@ final class EtcdSync: Sendable {
         }
         core.reportDroppedWrites(dropped, because: "it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now")
         reportLostUpdates()
-        core.persist()
+        core.saveLocalCopy(.wholeStateNow)
         return reason
     }
 
@@ -229,7 +246,7 @@ final class EtcdSync: Sendable {
             var result: EtcdClient.SwapResult
             // A failed upload stays in `inFlight`: its outcome is unknown (the member may have carried it out
             // before the connection broke), so its echo and its value are still recognised as this store's.
-            result = try client.compareAndSwap(key: key, value: write.text, expected: write.baseRevision)
+            result = try client.compareAndSwap(key: key, value: write.text, expected: write.baseRevision, whileWaiting: saveTakenWrite)
             var confirmed = write
             if case .conflict(let current, let revision) = result,
                 let own = [write, unanswered].compactMap({ $0 }).first(where: { isOwnRepeat($0, current) })
@@ -243,7 +260,7 @@ final class EtcdSync: Sendable {
             switch result {
             case .written(let revision):
                 core.state.withLock { $0.confirmUpload(confirmed, forKey: key, revision: revision) }
-                core.persistEventually()  // the local copy keeps the write as pending until then: harmless
+                core.saveLocalCopy(.wholeStateEventually)  // the local copy keeps the write as pending until then: harmless
             case .conflict(let current, let revision):
                 // Another writer changed the key since this write was made: the server wins.
                 let value = current.flatMap { decode($0) }
@@ -255,7 +272,7 @@ final class EtcdSync: Sendable {
                     return (changed ? [key] : [], .serverChange)
                 }
                 reportLostUpdates()
-                core.persist()
+                core.saveLocalCopy(.wholeStateNow)
             }
         }
     }
@@ -327,6 +344,6 @@ final class EtcdSync: Sendable {
         if !lost.isEmpty { reportLostUpdates(lost) }
         // Everything here is on the server already, which a restarted store reads first: it waits for the
         // next save, at most the bookkeeping delay (see the saver); a local write is saved at once.
-        core.persistEventually()
+        core.saveLocalCopy(.wholeStateEventually)
     }
 }

@@ -46,7 +46,7 @@ final class EtcdSyncControl: @unchecked Sendable {
 
     /// Wakes the sync thread for a new write and, when it is waiting for work, hands it the write's save
     /// of the local copy too (returns true): it saves once its round's first request is sent, or before
-    /// connecting, so a write wakes one thread instead of two (a second wake-up on two cores costs the
+    /// connecting (``EtcdSync/saveTakenWrite()``), so a write wakes one thread instead of two (a second wake-up on two cores costs the
     /// upload more than the save itself does). Otherwise only wakes it, and the caller saves as usual.
     func wakeTakingSave() -> Bool {
         changeAndBroadcast {

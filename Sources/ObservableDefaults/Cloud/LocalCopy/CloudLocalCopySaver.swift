@@ -4,20 +4,22 @@ import Synchronization
 /// Writes a cloud store's state to its local copy in the background, so neither a write nor an upload
 /// waits for the disk.
 ///
-/// One serial queue per store does the writing; requests made while it is busy fold into one more step.
-/// Three urgencies:
-/// - ``record(_:)`` (a local write of a key): the key's entry is appended to the copy's journal at once
+/// Its one entry point is ``save(_:)``: the caller says what changed (``Change``), the saver decides how
+/// it reaches the disk. One serial queue per store does the writing; requests made while it is busy fold
+/// into one more step. Three urgencies:
+/// - ``Change/localWrite(_:)``: the key's entry is appended to the copy's journal at once
 ///   (as soon as the saver is free), one short record whatever the size of the store, so a write is on disk
 ///   one append after `set` returned (plus the step under way, if any). While the whole state is small
 ///   (``CloudLocalCopy/wholeSavesAreSmall``), the whole save is written at once instead: it costs no more,
 ///   and an append was measurably slower for a write's propagation on the test machine. An etcd store's waiting sync thread
-///   may take that append instead (``noteUnrecorded(_:)``, then ``flush()`` right after it sends the
-///   upload), sparing a second thread's wake-up. A whole save follows within ``bookkeepingDelay``: armed
+///   may take that append instead (``Change/localWriteFlushedByCaller(_:)``, then ``flush()`` right after it
+///   sends the upload), sparing a second thread's wake-up. A whole save follows within ``bookkeepingDelay``: armed
 ///   by the record itself in a store without a server (`wholeSaveAfterRecords`), else by the write's
 ///   confirmation or refusal (arming a timer at write time woke a dispatch thread while the member worked
 ///   on the upload: 2–3% of a write's propagation, `Docs/benchmarks.md`).
-/// - ``saveSoon()`` (a read of the whole namespace, a write the server refused): a whole save at once.
-/// - ``saveEventually()`` (what the server has already: a server change from the watch, the last seen
+/// - ``Change/wholeStateNow`` (a read of the whole namespace, a write the server refused): a whole save at
+///   once.
+/// - ``Change/wholeStateEventually`` (what the server has already: a server change from the watch, the last seen
 ///   revision, an upload's confirmation): folded into the next whole save, written after
 ///   ``bookkeepingDelay`` at the latest. Losing it to a crash costs a restarted store nothing it cannot get
 ///   back: it reads the namespace first (taking in the server changes), ignores replayed events at or below
@@ -92,16 +94,35 @@ final class CloudLocalCopySaver: Sendable {
         lateLoad.set(handler)
     }
 
-    /// Records the local write of `key` as soon as the saver is free.
-    func record(_ key: String) {
-        if note(key, queueing: true) { queue.async { [self] in run(.queued) } }
+    /// What changed in the store's state, for ``save(_:)``.
+    enum Change {
+        /// This process wrote `key`: its entry is appended to the journal as soon as the saver is free.
+        case localWrite(String)
+        /// This process wrote `key`, and the caller calls ``flush()`` itself right after (the sync thread
+        /// that took the write's save): the write is marked as not on disk, and no step is started for it
+        /// (else the next step, or the exit, takes it in).
+        case localWriteFlushedByCaller(String)
+        /// The state took in the whole namespace, or a write the server refused, or another process's
+        /// copy: a whole save as soon as the saver is free.
+        case wholeStateNow
+        /// Only what the server already has changed (a server change, the last seen revision, a confirmed
+        /// upload), which a crash may lose harmlessly: folded into the next whole save, within
+        /// ``bookkeepingDelay``.
+        case wholeStateEventually
     }
 
-    /// Marks the write of `key` as not on disk without starting the append: for a caller that calls
-    /// ``flush()`` itself right after (the sync thread that took a write's save), or else the next step or
-    /// exit takes it in.
-    func noteUnrecorded(_ key: String) {
-        note(key, queueing: false)
+    /// Writes `change` to the local copy as it needs (see the urgencies above), without blocking the caller.
+    func save(_ change: Change) {
+        switch change {
+        case .localWrite(let key):
+            if note(key, queueing: true) { queue.async { [self] in run(.queued) } }
+        case .localWriteFlushedByCaller(let key):
+            note(key, queueing: false)
+        case .wholeStateNow:
+            saveSoon()
+        case .wholeStateEventually:
+            saveEventually()
+        }
     }
 
     /// Notes the write of `key` (and, `queueing`, that a step is queued for it), arming the delayed whole
@@ -120,7 +141,7 @@ final class CloudLocalCopySaver: Sendable {
     }
 
     /// Writes a whole save as soon as the saver is free.
-    func saveSoon() {
+    private func saveSoon() {
         let enqueue = status.withLock { status -> Bool in
             status.dirty = true
             status.urgent = true
@@ -131,7 +152,7 @@ final class CloudLocalCopySaver: Sendable {
     }
 
     /// Takes in the latest state with the next whole save, within ``bookkeepingDelay``.
-    func saveEventually() {
+    private func saveEventually() {
         status.withLock { $0.dirty = true }
         armIfNeeded()
     }

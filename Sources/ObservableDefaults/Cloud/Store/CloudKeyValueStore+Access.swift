@@ -122,10 +122,8 @@ extension CloudKeyValueStore {
             return true
         case .none:
             core.writeMirror?(key, value)
-            // The upload does not wait for the local copy: both start now. A waiting sync thread saves
-            // the copy itself right after sending the upload (one thread woken, not two).
-            core.noteUnsavedWrite(of: key)
-            if sync?.control.wakeTakingSave() != true { core.persistWrite(of: key) }
+            // The upload does not wait for the local copy: both start now.
+            if let sync { sync.wake(forWriteOf: key) } else { core.saveLocalCopy(.localWrite(key)) }
             return true
         }
     }

@@ -128,7 +128,7 @@ public final class CloudKeyValueStore: Sendable {
         state.localCopyUnread = unread
         self.init(mode: mode, configuration: configuration, state: state, localCopy: share, limits: limits)
         // Copies of ended processes were taken in: a whole save holds their writes, then they are removed.
-        if share.hasAdoptedCopies { core.persist() }
+        if share.hasAdoptedCopies { core.saveLocalCopy(.wholeStateNow) }
         if unread, let problem = problems.last {
             // Nothing was loaded or moved: the copy is read again until it can be (no descriptor was left).
             core.loadLocalCopyLater(problem)

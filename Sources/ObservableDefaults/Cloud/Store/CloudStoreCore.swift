@@ -195,7 +195,7 @@ final class CloudStoreCore: Sendable {
             case .unchanged: return value
             case .written:
                 writeMirror?(key, value)
-                persistWrite(of: key)
+                saveLocalCopy(.localWrite(key))
                 return value
             }
         }
@@ -249,22 +249,9 @@ final class CloudStoreCore: Sendable {
 
     // MARK: Local copy
 
-    /// Writes a whole save of the state to the local copy soon (a read of the whole namespace, a write the
-    /// server refused): it starts on the saver's queue at once, without blocking the caller. A failure goes
-    /// to the error channel.
-    func persist() { saver?.saveSoon() }
-
-    /// Records this process's write of `key` in the local copy's journal soon: the append starts on the
-    /// saver's queue at once, without blocking the caller.
-    func persistWrite(of key: String) { saver?.record(key) }
-
-    /// Marks the write of `key` as not on disk, for a caller that records it itself right after with
-    /// ``flushLocalCopy(stopping:)`` (see ``EtcdSyncControl/wakeTakingSave()``).
-    func noteUnsavedWrite(of key: String) { saver?.noteUnrecorded(key) }
-
-    /// Saves the state with the next whole save, within a second: only what the server has already
-    /// changed (a server change, the last seen revision, a confirmed upload), which a crash may lose harmlessly.
-    func persistEventually() { saver?.saveEventually() }
+    /// Writes `change` to the local copy, as the saver decides (see ``CloudLocalCopySaver/Change``), without
+    /// blocking the caller; a failure goes to the error channel. Nothing without a local copy.
+    func saveLocalCopy(_ change: CloudLocalCopySaver.Change) { saver?.save(change) }
 
     /// Puts every local write made so far on disk and waits until it is; with `stopping`, writes a whole
     /// save of everything outstanding first, then ends writing.
@@ -278,7 +265,7 @@ final class CloudStoreCore: Sendable {
     /// reason that may pass (``CloudLocalCopy/awaitsLoad``); `problem` says why, until then.
     func loadLocalCopyLater(_ problem: DefaultsError) {
         report(problem, topic: .localCopyUnread)
-        saver?.saveEventually()
+        saveLocalCopy(.wholeStateEventually)  // its delayed step reads the copy again
     }
 
     /// Reads the local copy now, when it could not be read at start and can be by now (taking it in), so
@@ -330,7 +317,7 @@ final class CloudStoreCore: Sendable {
             return (changed, .initialSync)
         }
         for key in dropped { report(CloudLocalCopyShare.droppedError(key)) }
-        persist()
+        saveLocalCopy(.wholeStateNow)
         if restored { uploadWanted.current?(()) }
     }
 

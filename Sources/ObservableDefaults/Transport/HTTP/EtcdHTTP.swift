@@ -31,8 +31,8 @@ enum EtcdHTTP {
     /// One blocking POST; `timeout` bounds the whole exchange — connecting, the TLS handshake, sending and the
     /// whole answer — however the member spreads its bytes over it. With a `pool`, an idle
     /// connection to the member is reused and kept for the next request when the answer allows it.
-    /// `beforeWaiting` runs once, when the request would first wait: after it is sent on a kept-alive
-    /// connection, or before a new connection is opened.
+    /// `whileWaiting` is the caller's own work to overlap with the round trip: it runs once, when the request
+    /// would first wait, after it is sent on a kept-alive connection, or before a new connection is opened.
     ///
     /// A reused connection the member closed meanwhile (idle timeout, restart) fails before any byte of the
     /// answer: then the request is sent once more on a new connection, within what is left of `timeout`. That
@@ -41,21 +41,21 @@ enum EtcdHTTP {
     /// recognises as its own.
     static func post(
         url: URL, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool? = nil,
-        beforeWaiting: () -> Void = {}
+        whileWaiting: () -> Void = {}
     ) -> Outcome {
-        post(to: EtcdTarget(url), body: body, headers: headers, timeout: timeout, transport: transport, pool: pool, beforeWaiting: beforeWaiting)
+        post(to: EtcdTarget(url), body: body, headers: headers, timeout: timeout, transport: transport, pool: pool, whileWaiting: whileWaiting)
     }
 
-    /// ``post(url:body:headers:timeout:transport:pool:beforeWaiting:)`` to a target read from its URL before.
+    /// ``post(url:body:headers:timeout:transport:pool:whileWaiting:)`` to a target read from its URL before.
     static func post(
         to target: EtcdTarget, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport,
-        pool: EtcdConnectionPool? = nil, beforeWaiting: () -> Void = {}
+        pool: EtcdConnectionPool? = nil, whileWaiting: () -> Void = {}
     ) -> Outcome {
         let member = target.member
         let deadline = Self.deadline(after: timeout)
         var waited = false
         func aboutToWait() {
-            if !waited { beforeWaiting() }
+            if !waited { whileWaiting() }
             waited = true
         }
         if let pool, var connection = pool.take(member) {
