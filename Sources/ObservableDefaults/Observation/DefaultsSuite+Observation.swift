@@ -30,10 +30,7 @@ extension DefaultsSuite {
     public func changes(
         keys: Set<String>? = nil, prefix: String? = nil, scope: DefaultsObservationScope = .allProcesses
     ) -> AsyncStream<DefaultsChange> {
-        AsyncStream { continuation in
-            let observation = observe(keys: keys, prefix: prefix, scope: scope) { continuation.yield($0) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
+        .observing { observe(keys: keys, prefix: prefix, scope: scope, $0) }
     }
 
     /// Calls `handler` for every error of this suite: the file does not parse (with line and column), a
@@ -41,12 +38,11 @@ extension DefaultsSuite {
     /// or cannot be watched.
     ///
     /// The handler is first called at once, on the calling thread, with each problem that persists now
-    /// (``currentErrors``, for example a file that was already broken when the suite was opened), then
-    /// for each new error as it happens.
+    /// (``currentErrors``, for example a file that was already broken when the suite was opened) and, for
+    /// the first observer, with each error published before anyone observed (the last 64); then for each
+    /// new error as it happens.
     public func observeErrors(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> DefaultsObservation {
-        observeErrorEvents { event in
-            if case .occurred(let error) = event { handler(error) }
-        }
+        observeErrorEvents(DefaultsErrorEvent.occurrences(handler))
     }
 
     /// Calls `handler` for every error of this suite (as ``observeErrors(_:)``) and whenever a problem
@@ -61,17 +57,11 @@ extension DefaultsSuite {
 
     /// The events of ``observeErrorEvents(_:)`` as an asynchronous sequence.
     public func errorEvents() -> AsyncStream<DefaultsErrorEvent> {
-        AsyncStream { continuation in
-            let observation = observeErrorEvents { continuation.yield($0) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
+        .observing { observeErrorEvents($0) }
     }
 
     /// The errors of this suite as an asynchronous sequence (see ``observeErrors(_:)``).
     public func errors() -> AsyncStream<DefaultsError> {
-        AsyncStream { continuation in
-            let observation = observeErrors { continuation.yield($0) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
+        .observing { observeErrors($0) }
     }
 }

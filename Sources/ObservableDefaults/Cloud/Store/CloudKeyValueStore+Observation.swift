@@ -49,28 +49,21 @@ extension CloudKeyValueStore {
 
     /// The changes of ``observe(keys:prefix:scope:_:)`` as an asynchronous sequence; none is dropped.
     public func changes(keys: Set<String>? = nil, prefix: String? = nil, scope: DefaultsObservationScope) -> AsyncStream<DefaultsChange> {
-        AsyncStream { continuation in
-            let observation = observe(keys: keys, prefix: prefix, scope: scope) { continuation.yield($0) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
+        .observing { observe(keys: keys, prefix: prefix, scope: scope, $0) }
     }
 
     /// The changes of ``observe(keys:prefix:_:)`` as an asynchronous sequence; none is dropped.
     public func changes(keys: Set<String>? = nil, prefix: String? = nil) -> AsyncStream<CloudChange> {
-        AsyncStream { continuation in
-            let observation = observe(keys: keys, prefix: prefix) { continuation.yield($0) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
+        .observing { observe(keys: keys, prefix: prefix, $0) }
     }
 
     /// Calls `handler` for every error: unreachable members, a refused login, a malformed answer, a server
     /// value that does not decode, a local copy that cannot be written, a refused value. It is first called
     /// at once with each problem that persists now (``currentErrors``), e.g. that a local-only store does
-    /// not sync.
+    /// not sync, and, for the first observer, with each error published before anyone observed (the last
+    /// 64: a store starts syncing as it is made, so an error may come before the observer does).
     public func observeErrors(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> DefaultsObservation {
-        observeErrorEvents { event in
-            if case .occurred(let error) = event { handler(error) }
-        }
+        observeErrorEvents(DefaultsErrorEvent.occurrences(handler))
     }
 
     /// Calls `handler` for every error (as ``observeErrors(_:)``) and whenever a problem that persisted is
@@ -86,18 +79,12 @@ extension CloudKeyValueStore {
 
     /// The events of ``observeErrorEvents(_:)`` as an asynchronous sequence.
     public func errorEvents() -> AsyncStream<DefaultsErrorEvent> {
-        AsyncStream { continuation in
-            let observation = observeErrorEvents { continuation.yield($0) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
+        .observing { observeErrorEvents($0) }
     }
 
     /// The errors of ``observeErrors(_:)`` as an asynchronous sequence.
     public func errors() -> AsyncStream<DefaultsError> {
-        AsyncStream { continuation in
-            let observation = observeErrors { continuation.yield($0) }
-            continuation.onTermination = { _ in observation.cancel() }
-        }
+        .observing { observeErrors($0) }
     }
 
     /// The problems that persist now (empty when the store is healthy and synced, or has nothing to say).
