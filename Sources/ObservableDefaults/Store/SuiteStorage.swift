@@ -32,6 +32,8 @@ final class SuiteStorage: Sendable {
     let file: SuiteFile
     /// Tells the storage about changes to the file while it is watched.
     let watcher: FileWatcher
+    /// Runs retries of failed writes and re-reads of a file that could not be read, after their delay.
+    let scheduler: any DelayScheduler
     /// The file's registration with ``watcher`` while it is watched (see ``updateWatching()``).
     let watching = Locked<WatchToken?>(nil)
 
@@ -40,11 +42,15 @@ final class SuiteStorage: Sendable {
     /// suite starts empty and ``fileError`` reports it. Nor is a file that cannot be read for a reason
     /// that may pass (no descriptor left, no memory): the suite starts empty, ``fileError`` says why, and
     /// the file is read again until it can be (see ``readAgainUntilReadable(after:)``). `watcher` watches
-    /// the file while it has cross-process observers.
-    init(fileURL: URL, format: SuiteFormat, watcher: FileWatcher = .shared) throws(DefaultsError) {
+    /// the file while it has cross-process observers; `scheduler` runs the retries.
+    init(
+        fileURL: URL, format: SuiteFormat, watcher: FileWatcher = .shared,
+        scheduler: any DelayScheduler = DelayedWork.shared
+    ) throws(DefaultsError) {
         self.fileURL = fileURL
         self.format = format
         self.watcher = watcher
+        self.scheduler = scheduler
         file = SuiteFile(url: fileURL, format: format)
         switch read(gate: nil) {
         case .unchanged:
