@@ -31,7 +31,7 @@ final class SuiteStorage: Sendable {
     /// The file: its known version, and writing and re-reading it.
     let file: SuiteFile
     /// Tells the storage about changes to the file while it is watched.
-    let watcher: FileWatcher
+    let watcher: any FileWatching
     /// Runs retries of failed writes and re-reads of a file that could not be read, after their delay.
     let scheduler: any DelayScheduler
     /// The file's registration with ``watcher`` while it is watched (see ``updateWatching()``).
@@ -44,7 +44,7 @@ final class SuiteStorage: Sendable {
     /// the file is read again until it can be (see ``readAgainUntilReadable(after:)``). `watcher` watches
     /// the file while it has cross-process observers; `scheduler` runs the retries.
     init(
-        fileURL: URL, format: SuiteFormat, watcher: FileWatcher = .shared,
+        fileURL: URL, format: SuiteFormat, watcher: any FileWatching = FileWatcher.shared,
         scheduler: any DelayScheduler = DelayedWork.shared
     ) throws(DefaultsError) {
         self.fileURL = fileURL
