@@ -64,7 +64,8 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
         try self.init(storage: SuiteRegistry.storage(for: fileURL, format: Self.format(of: fileURL)))
     }
 
-    private init(storage: SuiteStorage) {
+    /// A handle on `storage` (the registry's, or one made apart from it with its own watcher).
+    init(storage: SuiteStorage) {
         self.storage = storage
     }
 

@@ -58,24 +58,25 @@ import Glibc
 
     @Test func aLossIsToldOnceNotOnEveryUpdateOfTheWatchedSet() throws {
         let missing = directory.file("absent")
+        let faults = WatchFaults()
+        let watcher = faults.watcher
         let events = Events()
-        let token = FileWatcher.shared.watch(file: missing.appendingPathComponent("plain.json").path) { events.record($0) }
-        defer { FileWatcher.shared.unwatch(token) }
+        let token = watcher.watch(file: missing.appendingPathComponent("plain.json").path) { events.record($0) }
+        defer { watcher.unwatch(token) }
         // Other files coming and going update the watched set; the missing directory is no news to this file.
         for index in 0..<3 {
-            let other = FileWatcher.shared.watch(file: directory.file("other-\(index).json").path) { _ in }
-            FileWatcher.shared.unwatch(other)
+            let other = watcher.watch(file: directory.file("other-\(index).json").path) { _ in }
+            watcher.unwatch(other)
         }
         #expect(events.kinds == [.lost(ENOENT)], "told once: \(events.kinds)")
         // A different reason is news: the system refuses to watch the directory (told at the next update).
-        FileWatcher.simulatedWatchFailures.withLock { $0[missing.path] = ENOSPC }
-        defer { _ = FileWatcher.simulatedWatchFailures.withLock { $0.removeValue(forKey: missing.path) } }
-        FileWatcher.shared.unwatch(FileWatcher.shared.watch(file: directory.file("other.json").path) { _ in })
+        faults.refuse(missing.path, with: ENOSPC)
+        watcher.unwatch(watcher.watch(file: directory.file("other.json").path) { _ in })
         #expect(events.kinds == [.lost(ENOENT), .lost(ENOSPC)], "\(events.kinds)")
         // The same refusal once the directory exists is no news (a URL made from the path would now end in
         // a slash and compare unequal: that told it twice under parallel tests).
         try FileManager.default.createDirectory(at: missing, withIntermediateDirectories: false)
-        FileWatcher.shared.unwatch(FileWatcher.shared.watch(file: directory.file("other.json").path) { _ in })
+        watcher.unwatch(watcher.watch(file: directory.file("other.json").path) { _ in })
         #expect(events.kinds == [.lost(ENOENT), .lost(ENOSPC)], "each reason told once: \(events.kinds)")
     }
 

@@ -128,15 +128,18 @@ import Glibc
     }
 
     @Test func queueOverflowRereadsEverySuite() throws {
-        let (suite, recorder, observation) = try makeSuite("overflow")
+        let faults = WatchFaults()
+        try Data(Self.original.utf8).write(to: directory.file("overflow.json"))
+        let suite = try faults.suite("overflow", in: directory.url)
+        let recorder = ChangeRecorder()
+        let observation = suite.observe { recorder.record($0) }
         defer { observation.cancel() }
         // Change the file without any event reaching the watcher for it, then deliver an overflow.
         let replacement = directory.file("elsewhere.json")
         try Data(Self.edited.utf8).write(to: replacement)
-        suite.storage.withWatchingSuspended {
-            #expect(rename(replacement.path, suite.fileURL.path) == 0)
-        }
-        FileWatcher.shared.simulateQueueOverflow()
+        faults.hide("overflow.json")
+        #expect(rename(replacement.path, suite.fileURL.path) == 0)
+        faults.overflow()
         #expect(recorder.waitFor(key: "added"))
         #expect(recorder.changes == [DefaultsChange(keys: ["host", "added"], origin: .outside)])
     }

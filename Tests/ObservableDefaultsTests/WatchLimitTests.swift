@@ -10,9 +10,9 @@ import Glibc
 /// A directory the system refuses to watch (the inotify watch limit): the error reaches only that
 /// directory's suites, and watching is retried until it works.
 ///
-/// The limit is simulated with ``FileWatcher/simulatedWatchFailures``: lowering
+/// The limit is a fault of the suites' own watcher (``WatchFaults``): lowering
 /// `/proc/sys/fs/inotify/max_user_watches` would change the whole machine for every other process.
-@Suite(.serialized) struct WatchLimitTests {
+@Suite struct WatchLimitTests {
     let root = TemporaryDirectory()
 
     @Test func refusedWatchIsAttributedToItsSuiteAndRetried() throws {
@@ -20,11 +20,11 @@ import Glibc
         let refusedDirectory = root.url.appendingPathComponent("refused")
         try FileManager.default.createDirectory(at: healthyDirectory, withIntermediateDirectories: false)
         try FileManager.default.createDirectory(at: refusedDirectory, withIntermediateDirectories: false)
-        let healthy = try DefaultsSuite(name: "healthy", directory: healthyDirectory)
-        let refused = try DefaultsSuite(name: "refused", directory: refusedDirectory)
+        let faults = WatchFaults()
+        let healthy = try faults.suite("healthy", in: healthyDirectory)
+        let refused = try faults.suite("refused", in: refusedDirectory)
         let refusedPath = (refused.fileURL.path as NSString).deletingLastPathComponent
-        FileWatcher.simulatedWatchFailures.withLock { $0[refusedPath] = ENOSPC }
-        defer { FileWatcher.simulatedWatchFailures.withLock { $0[refusedPath] = nil } }
+        faults.refuse(refusedPath, with: ENOSPC)
 
         let healthyErrors = ErrorRecorder(), refusedErrors = ErrorRecorder(), changes = ChangeRecorder()
         // The refused directory first: watching the healthy one afterwards must not blame it for that one.
@@ -44,8 +44,8 @@ import Glibc
         #expect(refused.currentErrors == [error])
 
         // The limit is raised: the retry watches the directory, the error clears, changes arrive.
-        FileWatcher.simulatedWatchFailures.withLock { $0[refusedPath] = nil }
-        #expect(eventually { FileWatcher.shared.watchedDirectories.contains(refusedPath) })
+        faults.allow(refusedPath)
+        #expect(eventually { faults.watcher.watchedDirectories.contains(refusedPath) })
         #expect(eventually { refused.currentErrors.isEmpty })
         #expect(try TestAgent.run(["set", refused.fileURL.path, "late", "int:1"]) == 0)
         #expect(changes.waitFor(key: "late"))
@@ -53,11 +53,12 @@ import Glibc
     }
 
     @Test func failedReaderIsReportedAndRestarted() throws {
-        let suite = try DefaultsSuite(name: "reader", directory: root.url)
+        let faults = WatchFaults()
+        let suite = try faults.suite("reader", in: root.url)
         let changes = ChangeRecorder(), errors = ErrorRecorder()
         let observations = [suite.observe { changes.record($0) }, suite.observeErrors { errors.record($0) }]
         defer { observations.forEach { $0.cancel() } }
-        FileWatcher.shared.simulateReaderFailure(reportingTo: try #require(suite.storage.watchToken))
+        faults.failNextRead()
         #expect(eventually { errors.errors.contains { $0.message.contains("watching for outside changes failed") } })
         #expect(try TestAgent.run(["set", suite.fileURL.path, "after", "int:1"]) == 0)
         #expect(changes.waitFor(key: "after"))

@@ -65,6 +65,44 @@ import Glibc
         #expect(!suite.hasPendingChanges)
     }
 
+    @Test func aFailedWriteIsRetriedWhenItsDelayPassesWithTheBackoffOfRetrySchedule() throws {
+        let scheduler = ManualScheduler()
+        let fileURL = directory.file("backoff.json").standardizedFileURL
+        let suite = DefaultsSuite(storage: try SuiteStorage(fileURL: fileURL, format: .json, scheduler: scheduler))
+        suite.set(1, forKey: "a")
+        // A directory where the file should be fails every write, for root too.
+        try FileManager.default.removeItem(at: fileURL)
+        try FileManager.default.createDirectory(at: fileURL, withIntermediateDirectories: false)
+        suite.set(2, forKey: "a")
+        #expect(suite.writeError?.errorNumber == EISDIR)
+        #expect(scheduler.delays == [.milliseconds(50)], "one retry, after the first delay")
+        // Each retry that fails schedules the next one, the delay doubling up to the longest.
+        let backoff: [Duration] = [50, 100, 200, 400, 800, 1600, 2000, 2000].map { .milliseconds($0) }
+        for attempt in 2...backoff.count {
+            #expect(scheduler.fire() == 1)
+            #expect(scheduler.delays == Array(backoff.prefix(attempt)))
+            #expect(suite.hasPendingChanges)
+        }
+        #expect(backoff.first == RetrySchedule.firstDelay && backoff.last == RetrySchedule.maximumDelay)
+
+        // The way is clear: the retry that is due writes the change, and no other is scheduled.
+        try FileManager.default.removeItem(at: fileURL)
+        #expect(scheduler.fire() == 1)
+        #expect(try contentsOnDisk(fileURL) == ["a": .integer(2)])
+        #expect(suite.writeError == nil)
+        #expect(!suite.hasPendingChanges)
+        #expect(scheduler.waitingCount == 0)
+
+        // After a write that succeeded, the next failure waits the first delay again.
+        try FileManager.default.removeItem(at: fileURL)
+        try FileManager.default.createDirectory(at: fileURL, withIntermediateDirectories: false)
+        suite.set(3, forKey: "a")
+        #expect(scheduler.delays.last == RetrySchedule.firstDelay)
+        try FileManager.default.removeItem(at: fileURL)
+        #expect(scheduler.fire() == 1)
+        #expect(try contentsOnDisk(fileURL) == ["a": .integer(3)])
+    }
+
     @Test func ownerGroupAndModeOfTheReplacedFileAreKept() throws {
         try #require(geteuid() == 0, "needs root to give the file to another user")
         let file = directory.file("users.json")

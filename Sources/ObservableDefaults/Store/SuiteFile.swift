@@ -63,7 +63,7 @@ final class SuiteFile: Sendable {
         try document.withLock(body)
     }
 
-    /// The file's contents as last read or written (for tests).
+    /// The file's contents as last read or written.
     var knownValues: [ExactKey: DefaultsValue] { document.withLock { $0.values } }
 
     /// Whether `identity` is the version the document holds, or the broken one already reported.

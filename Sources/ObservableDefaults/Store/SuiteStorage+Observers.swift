@@ -28,9 +28,9 @@ extension SuiteStorage {
             }
             guard wanted != (token != nil) else { return false }
             if wanted {
-                token = FileWatcher.shared.watch(file: fileURL.path) { [weak self] event in self?.handle(event) }
+                token = watcher.watch(file: fileURL.path) { [weak self] event in self?.handle(event) }
             } else if let watched = token.take() {
-                FileWatcher.shared.unwatch(watched)
+                watcher.unwatch(watched)
             }
             return wanted
         }
@@ -52,19 +52,4 @@ extension SuiteStorage {
             report(error)
         }
     }
-
-    /// Stops watching while `body` runs and starts again after, if it was watching (for tests: a change
-    /// made meanwhile reaches no watch).
-    func withWatchingSuspended(_ body: () throws -> Void) rethrows {
-        let wasWatched = watching.withLock { token -> Bool in
-            guard let watched = token.take() else { return false }
-            FileWatcher.shared.unwatch(watched)
-            return true
-        }
-        try body()
-        if wasWatched { updateWatching() }
-    }
-
-    /// The registration with ``FileWatcher`` while the file is watched (for tests).
-    var watchToken: WatchToken? { watching.withLock { $0 } }
 }

@@ -57,7 +57,7 @@ extension SuiteStorage {
     /// by a write (which reads a version it does not know first); what it holds is then announced as
     /// outside changes, and ``fileError`` ends. A write made meanwhile lands beside the file's keys.
     func readAgainUntilReadable(after delay: Duration = RetrySchedule.firstDelay) {
-        DelayedWork.shared.after(delay, on: .global(qos: .utility)) { [weak self] in
+        scheduler.after(delay, on: .global(qos: .utility)) { [weak self] in
             guard let self, self.state.withLock({ $0.errors.fileError?.isTransient == true }) else { return }
             switch self.read(gate: nil) {
             case .unreadable(let error) where error.isTransient:

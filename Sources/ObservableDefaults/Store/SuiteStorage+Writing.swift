@@ -84,7 +84,7 @@ extension SuiteStorage {
             return state.retry.schedule()
         }
         guard let delay else { return }
-        DelayedWork.shared.after(delay, on: .global(qos: .utility)) { [weak self] in
+        scheduler.after(delay, on: .global(qos: .utility)) { [weak self] in
             guard let self else { return }
             self.state.withLock { $0.retry.started() }
             self.persistReportingErrors()

@@ -30,17 +30,27 @@ final class SuiteStorage: Sendable {
     let state = Locked(State())
     /// The file: its known version, and writing and re-reading it.
     let file: SuiteFile
-    /// The file's registration with ``FileWatcher`` while it is watched (see ``updateWatching()``).
+    /// Tells the storage about changes to the file while it is watched.
+    let watcher: any FileWatching
+    /// Runs retries of failed writes and re-reads of a file that could not be read, after their delay.
+    let scheduler: any DelayScheduler
+    /// The file's registration with ``watcher`` while it is watched (see ``updateWatching()``).
     let watching = Locked<WatchToken?>(nil)
 
     /// Opens the storage and loads the file. Throws for problems with the path itself (a directory where
     /// the file should be, no permission to read); a file whose contents do not parse is not fatal: the
     /// suite starts empty and ``fileError`` reports it. Nor is a file that cannot be read for a reason
     /// that may pass (no descriptor left, no memory): the suite starts empty, ``fileError`` says why, and
-    /// the file is read again until it can be (see ``readAgainUntilReadable(after:)``).
-    init(fileURL: URL, format: SuiteFormat) throws(DefaultsError) {
+    /// the file is read again until it can be (see ``readAgainUntilReadable(after:)``). `watcher` watches
+    /// the file while it has cross-process observers; `scheduler` runs the retries.
+    init(
+        fileURL: URL, format: SuiteFormat, watcher: any FileWatching = FileWatcher.shared,
+        scheduler: any DelayScheduler = DelayedWork.shared
+    ) throws(DefaultsError) {
         self.fileURL = fileURL
         self.format = format
+        self.watcher = watcher
+        self.scheduler = scheduler
         file = SuiteFile(url: fileURL, format: format)
         switch read(gate: nil) {
         case .unchanged:
@@ -64,7 +74,7 @@ final class SuiteStorage: Sendable {
     /// what is lost if that fails too (see ``PendingChangesAtExit``).
     deinit {
         PendingChangesAtExit.writeOrReport(self)
-        if let token = watching.withLock({ $0 }) { FileWatcher.shared.unwatch(token) }
+        if let token = watching.withLock({ $0 }) { watcher.unwatch(token) }
     }
 
     // MARK: Reading
@@ -80,7 +90,7 @@ final class SuiteStorage: Sendable {
     }
 
     var storedValues: [ExactKey: DefaultsValue] { state.withLock { $0.memory.values } }
-    /// The file's contents as this process last read or wrote them (for tests).
+    /// The file's contents as this process last read or wrote them.
     var fileContents: [ExactKey: DefaultsValue] { file.knownValues }
     var registeredDefaults: [ExactKey: DefaultsValue] { state.withLock { $0.registered } }
     var hasPendingChanges: Bool { state.withLock { $0.memory.hasPendingChanges } }

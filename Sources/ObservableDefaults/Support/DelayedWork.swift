@@ -1,6 +1,13 @@
 import Dispatch
 import Foundation
 
+/// Runs work after a delay: what a suite's retries and re-reads are scheduled with
+/// (``DelayedWork/shared`` in production).
+package protocol DelayScheduler: Sendable {
+    /// Runs `work` on `queue` once `delay` has passed.
+    func after(_ delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void)
+}
+
 /// Runs work after a delay without Dispatch's timers: one thread of the process sleeps until the earliest
 /// deadline, then hands the work to a Dispatch queue (`async`, which needs no descriptor).
 ///
@@ -9,7 +16,7 @@ import Foundation
 /// transient failure are for), Dispatch then stops the process (`epoll_create1`: `EMFILE`) or drops the
 /// timer without a word (`timerfd_create`), and the retry never comes. A thread and a condition variable
 /// need no descriptor.
-final class DelayedWork: @unchecked Sendable {
+final class DelayedWork: DelayScheduler, @unchecked Sendable {
     /// The process's one scheduler.
     static let shared = DelayedWork()
 

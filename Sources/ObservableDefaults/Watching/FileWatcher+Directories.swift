@@ -24,9 +24,9 @@ extension FileWatcher {
         var kept = Set<String>()
         var problems: [String: DefaultsError] = [:]
         var added = Set<String>()
-        let inotify: Inotify
+        let inotify: any WatchEventSource
         do throws(SystemCallError) {
-            if state.inotify == nil { state.inotify = try Inotify() }
+            if state.inotify == nil { state.inotify = try state.makeEventSource() }
             inotify = state.inotify!
         } catch {
             // No instance (the descriptor limit): every directory waits for the retry.
@@ -136,11 +136,8 @@ extension FileWatcher {
         }
     }
 
-    private static func addWatch(_ inotify: Inotify, _ path: String) throws(SystemCallError) -> Int32 {
-        if let simulated = simulatedWatchFailures.withLock({ $0[path] }) {
-            throw SystemCallError("inotify_add_watch", path: path, errno: Errno(rawValue: simulated))
-        }
-        return try inotify.addWatch(path, mask: eventMask)
+    private static func addWatch(_ inotify: any WatchEventSource, _ path: String) throws(SystemCallError) -> Int32 {
+        try inotify.addWatch(path, mask: eventMask)
     }
 
     /// Whether the path component right below `ancestor` on the way to `directory` exists now.
@@ -184,12 +181,10 @@ extension FileWatcher {
     var retryAt: ContinuousClock.Instant? { state.withLock { $0.retryAt } }
 
     /// Replaces a failed inotify instance with a new one and watches everything again, after telling
-    /// every registration (or `only` that one, for a simulated failure). Returns every registration, to
-    /// be checked (changes may have been missed meanwhile).
-    func restart(after error: DefaultsError, reportingOnlyTo only: WatchToken? = nil) -> [WatchToken] {
-        let told = state.withLock { state in
-            state.registrations.compactMap { token, registration in only == nil || only == token ? registration.onEvent : nil }
-        }
+    /// every registration. Returns every registration, to be checked (changes may have been missed
+    /// meanwhile).
+    func restart(after error: DefaultsError) -> [WatchToken] {
+        let told = state.withLock { state in state.registrations.values.map(\.onEvent) }
         for onEvent in told { onEvent(.watcherFailed(error)) }
         let changes = state.withLock { state -> WatchChanges in
             // The old instance's descriptor closes with it; a new one is made by `updateWatches`.

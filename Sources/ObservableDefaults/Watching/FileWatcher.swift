@@ -18,6 +18,7 @@ import Foundation
 /// is freed. A failure of the thread itself (`poll`, `read`) is reported to every file as
 /// ``WatchEvent/watcherFailed(_:)``, and a new inotify instance takes over.
 final class FileWatcher: Sendable {
+    /// The process's watcher: its one inotify instance.
     static let shared = FileWatcher()
 
     /// How long a watched file may stay absent, empty or unparseable (states a save passes through) before
@@ -42,8 +43,10 @@ final class FileWatcher: Sendable {
     }
 
     struct State {
+        /// Makes the event source: the first time, and again after the reader thread fails.
+        let makeEventSource: @Sendable () throws(SystemCallError) -> any WatchEventSource
         /// Replaced by a new instance after the reader thread fails; `nil` while none could be made.
-        var inotify: Inotify?
+        var inotify: (any WatchEventSource)?
         /// Polled by the reader thread too, so other threads can wake it.
         var wakePipe: WakePipe?
         var threadStarted = false
@@ -63,24 +66,23 @@ final class FileWatcher: Sendable {
         var toldProblems: [WatchToken: DefaultsError] = [:]
         var retryAt: ContinuousClock.Instant?
         var retryDelay = FileWatcher.retryDelays.first
-        /// Work handed to the reader thread by other threads.
-        var rereadAllRequested = false
-        /// A simulated reader failure, reported only to this registration.
-        var failureRequested: WatchToken?
         /// Counts updates of the watched set (see ``WatchChanges/generation``).
         var generation: UInt64 = 0
     }
 
-    let state = Locked(State())
+    let state: Locked<State>
+
+    /// A watcher whose events come from the sources `makeEventSource` makes (the first one when a file is
+    /// first watched, another after a failure of the reader thread); by default an inotify instance each.
+    /// Production code uses ``shared``: one instance per process.
+    init(makeEventSource: @escaping @Sendable () throws(SystemCallError) -> any WatchEventSource = { try Inotify() }) {
+        state = Locked(State(makeEventSource: makeEventSource))
+    }
 
     static let eventMask: Inotify.Mask = [
         .closedAfterWriting, .modified, .movedTo, .movedFrom, .created, .deleted, .attributesChanged,
         .deletedSelf, .movedSelf, .onlyDirectory,
     ]
-
-    /// Test hook: directories for which `inotify_add_watch` fails with the given `errno`, as if the system
-    /// refused (the watch limit cannot be lowered for one process without changing the whole machine).
-    static let simulatedWatchFailures = Locked<[String: Int32]>([:])
 
     /// Starts telling `onEvent` about the file at `file` (see ``WatchEvent``). `onEvent` may be called
     /// before this returns (a directory that cannot be watched), and must not call back into the watcher.
@@ -111,23 +113,9 @@ final class FileWatcher: Sendable {
         wake()
     }
 
-    /// The directories currently watched (for tests and diagnostics).
+    /// The directories watched now.
     var watchedDirectories: Set<String> {
         state.withLock { Set($0.watchDescriptors.keys) }
-    }
-
-    /// Makes the reader thread check every watched file, as after `IN_Q_OVERFLOW` (for tests: a real
-    /// overflow needs more queued events than the system limit).
-    func simulateQueueOverflow() {
-        state.withLock { $0.rereadAllRequested = true }
-        wake()
-    }
-
-    /// Makes the reader thread act as if `poll` had failed (for tests). The restart is real; the report
-    /// goes to `token`'s registration only, so tests running in parallel on other files do not hear it.
-    func simulateReaderFailure(reportingTo token: WatchToken) {
-        state.withLock { $0.failureRequested = token }
-        wake()
     }
 
     /// Starts the reader thread the first time. The inotify instance and the wake-up pipe are made by

@@ -95,17 +95,9 @@ final class WatchLoop {
         return Int32(min(milliseconds, 1000))
     }
 
-    /// Requests from other threads, and a retry that is due.
+    /// A retry that is due, and a check of the watched directories that is due.
     private func takeRequests() {
-        let (rereadAll, failure, retryDue) = watcher.state.withLock { state in
-            defer {
-                state.rereadAllRequested = false
-                state.failureRequested = nil
-            }
-            return (state.rereadAllRequested, state.failureRequested, state.retryAt.map { $0 <= .now } ?? false)
-        }
-        if rereadAll { overflowed() }
-        if let failure { recover(SystemCallError("poll", path: "", errno: .ioError), reportingOnlyTo: failure) }
+        let retryDue = watcher.state.withLock { state in state.retryAt.map { $0 <= .now } ?? false }
         if retryDue { refreshNeeded = true }
         if let verifyAt, verifyAt <= .now {
             self.verifyAt = nil
@@ -115,14 +107,14 @@ final class WatchLoop {
 
     /// A failed `poll` or `read` must not end watching silently: every watched file hears about it, and a
     /// new inotify instance takes over (everything is checked, as changes may have been missed).
-    private func recover(_ failure: SystemCallError, reportingOnlyTo only: WatchToken? = nil) {
+    private func recover(_ failure: SystemCallError) {
         let error = DefaultsError(failure, "watching for outside changes failed; restarted the watch", fileURL: nil)
         writing.removeAll()
-        due.formUnion(watcher.restart(after: error, reportingOnlyTo: only))
+        due.formUnion(watcher.restart(after: error))
     }
 
     /// Reads and classifies every queued event.
-    private func drainEvents(_ inotify: Inotify) throws(SystemCallError) {
+    private func drainEvents(_ inotify: any WatchEventSource) throws(SystemCallError) {
         try inotify.drainEvents(into: buffer) { handle($0) }
     }
 

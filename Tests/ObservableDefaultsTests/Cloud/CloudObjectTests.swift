@@ -350,7 +350,7 @@ import TestSupport
             ended.withLock { $0 = true }
         }
         thread.start()
-        #expect(eventually { control.isSleepingForTest })
+        #expect(eventually { control.isSleeping })
         #expect(!ended.withLock { $0 })
         // wakeNow does, long before the hour is over.
         control.wakeNow()

@@ -23,8 +23,8 @@ final class EtcdSyncControl: @unchecked Sendable {
 
     var isStopped: Bool { condition.withLock { stopped } }
 
-    /// Whether the sync thread is waiting out a back-off now (for tests).
-    var isSleepingForTest: Bool { condition.withLock { sleeping } }
+    /// Whether the sync thread is waiting out a back-off now.
+    var isSleeping: Bool { condition.withLock { sleeping } }
 
     func stop() {
         changeAndBroadcast { stopped = true }

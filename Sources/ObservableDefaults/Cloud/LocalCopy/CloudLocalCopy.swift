@@ -95,9 +95,9 @@ final class CloudLocalCopy: Sendable {
     private let journalPaths: [String]
     private let directory: URL
     private let writer = Locked(Writer())
-    /// How many whole saves were written (for tests of the saver's coalescing).
+    /// How many whole saves were written.
     let saveCount = Locked(0)
-    /// How many records were appended to the journals (for tests).
+    /// How many records were appended to the journals.
     let recordCount = Locked(0)
 
     init(fileURL: URL) {
@@ -362,7 +362,7 @@ final class CloudLocalCopy: Sendable {
         for path in slotPaths + journalPaths + [fileURL.path] { try? FileSystem.removeFile(path) }
     }
 
-    /// How many slot files are open now (for tests).
+    /// How many slot files are open now.
     var openSlotCount: Int { writer.withLock { $0.openSlots.compactMap { $0 }.count } }
 
     /// What each slot path names now; a slot kept open whose path names another file by then is dropped.

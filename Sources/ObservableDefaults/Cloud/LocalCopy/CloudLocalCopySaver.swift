@@ -184,7 +184,7 @@ final class CloudLocalCopySaver: Sendable {
         queue.sync { run(.everything) }
     }
 
-    /// Whether a change is not in a whole save yet (for tests).
+    /// Whether a change is not in a whole save yet.
     var isDirty: Bool { status.withLock { $0.dirty } }
 
     private func run(_ step: Step) {

@@ -24,7 +24,7 @@ final class CloudDeliveries: Sendable {
     }
 
     private let outbox = Locked(Outbox())
-    /// How many times a thread that found a change delivered it itself (for tests).
+    /// How many times a thread that found a change delivered it itself.
     let runByCallers = Locked(0)
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.delivery")
 

@@ -157,7 +157,7 @@ final class CloudStoreCore: Sendable {
         if deliverHere { deliveries.deliverWaiting() }
     }
 
-    /// How many times the thread that found a change delivered it itself, without a hand-off (for tests).
+    /// How many times the thread that found a change delivered it itself, without a hand-off.
     var deliveriesRunByFinders: Int { deliveries.runByCallers.withLock { $0 } }
 
     /// Waits until every event announced so far has been delivered (at once when called from a delivery).
@@ -325,7 +325,4 @@ final class CloudStoreCore: Sendable {
     func reportDroppedWrites(_ keys: [String], because why: String) {
         for key in keys { report(DefaultsError(.cloud, message: "the unsent write was dropped: \(why)", key: key)) }
     }
-
-    /// Whether a change waits to be saved (for tests).
-    var hasUnsavedChanges: Bool { saver?.isDirty ?? false }
 }

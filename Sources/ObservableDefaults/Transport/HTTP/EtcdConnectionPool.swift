@@ -4,7 +4,7 @@ import Foundation
 /// A connection is taken out for one request and put back when its answer was read completely.
 final class EtcdConnectionPool: Sendable {
     private let idle = Locked<[String: EtcdHTTP.Connection]>([:])
-    /// How many requests went over a connection kept from an earlier one (for tests).
+    /// How many requests went over a connection kept from an earlier one.
     let reuses = Locked(0)
 
     func take(_ member: String) -> EtcdHTTP.Connection? {

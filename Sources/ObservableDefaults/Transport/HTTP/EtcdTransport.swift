@@ -16,7 +16,8 @@ final class EtcdTransport: Sendable {
     /// The context once set up (a failed setup is not kept).
     private let context = Locked<TLSContext?>(nil)
 
-    /// A transport using `settings` for `https` endpoints, through `library` (tests pass one that failed),
+    /// A transport using `settings` for `https` endpoints, through `library` (`nil`: ``TLSLibrary/shared``,
+    /// loaded at the first `https` request; one that failed to load fails every such request with why),
     /// whose connections read at most `limits`.
     init(_ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError>? = nil, limits: EtcdReadLimits = .standard) {
         self.settings = settings
