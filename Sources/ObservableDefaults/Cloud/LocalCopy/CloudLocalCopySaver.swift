@@ -184,9 +184,6 @@ final class CloudLocalCopySaver: Sendable {
         queue.sync { run(.everything) }
     }
 
-    /// Whether a change is not in a whole save yet.
-    var isDirty: Bool { status.withLock { $0.dirty } }
-
     private func run(_ step: Step) {
         if localCopy.awaitsLoad, !loadAwaitedCopy() {
             if step == .queued { status.withLock { $0.queued = false } }

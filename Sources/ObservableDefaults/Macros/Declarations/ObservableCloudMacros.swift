@@ -30,8 +30,8 @@ import Observation
 ///   - observeFirst: Only `@CloudBacked` properties are stored.
 ///   - syncImmediately: Synchronize the store after each write of a property (as the Apple library does with
 ///     `synchronize()`), rather than leaving the upload to the store's background sync.
-///   - developmentMode: Use the in-memory development store shared by the process (for tests and previews)
-///     instead of ``CloudKeyValueStore/default``. The environment variables
+///   - developmentMode: Keep the object's values in an in-memory store of its own (for tests and previews:
+///     a new object starts from its declarations) instead of ``CloudKeyValueStore/default``. The environment variables
 ///     `OBSERVABLE_DEFAULTS_DEV_MODE=true` and `XCODE_RUNNING_FOR_PREVIEWS=1` turn it on too.
 ///   - defaultIsolationIsMainActor: The class is main-actor isolated by the module's default isolation;
 ///     outside changes are then delivered on the main actor (as for an explicit `@MainActor` class).
