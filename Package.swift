@@ -8,7 +8,7 @@ let package = Package(
         .library(name: "ObservableDefaults", targets: ["ObservableDefaults"]),
         .executable(name: "defaults", targets: ["defaults"]),
         .executable(name: "defaults-demo", targets: ["defaults-demo"]),
-        .executable(name: "defaults-bench", targets: ["defaults-bench"]),
+        .executable(name: "defaults-bench", targets: ["defaults-bench"])
     ],
     targets: [
         // The macro plugin: the compiler's message loop (main.swift) and, through the symlink `Kit`, the lexer,
@@ -60,7 +60,8 @@ let package = Package(
         // Loaded with the test binary: points the suites directory at a temporary one before any test runs.
         .target(name: "TestEnvironment", path: "Tests/TestEnvironment"),
         .testTarget(
-            name: "ObservableDefaultsMacroTests", dependencies: ["ObservableDefaults", "defaults-test-agent", "TestEnvironment", "TestSupport"]),
+            name: "ObservableDefaultsMacroTests",
+            dependencies: ["ObservableDefaults", "defaults-test-agent", "TestEnvironment", "TestSupport"]),
         // A module whose default isolation is the main actor, using the macros without
         // `defaultIsolationIsMainActor`.
         .testTarget(
@@ -79,7 +80,7 @@ let package = Package(
             name: "MacroCompileSwift5Tests",
             dependencies: ["ObservableDefaults", "TestEnvironment", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )
@@ -89,5 +90,6 @@ let package = Package(
 // interfaces into its module cache only to index them: about a sixth of a clean build's CPU (Docs/benchmarks.md,
 // "Clean debug build"). Tools version 6.2 lets a package used as a dependency carry the flag.
 for target in package.targets {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-index-ignore-system-modules"], .when(configuration: .debug))]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [.unsafeFlags(["-index-ignore-system-modules"], .when(configuration: .debug))]
 }

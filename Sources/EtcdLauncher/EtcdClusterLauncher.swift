@@ -38,7 +38,8 @@ public enum EtcdClusterLauncher {
             do {
                 for member in members {
                     let process = try member.launch(
-                        cluster: members, token: token, executable: executable, logFile: logFile(of: member, in: directory),
+                        cluster: members, token: token, executable: executable,
+                        logFile: logFile(of: member, in: directory),
                         extraArguments: extraArguments)
                     started.append(Started(member: member, process: process))
                 }
@@ -59,7 +60,9 @@ public enum EtcdClusterLauncher {
             }
             stop(started)
         }
-        throw EtcdLaunchError("etcd could not bind its ports in \(attempts) attempts (each taken by another process meanwhile): \(taken.joined(separator: "; "))")
+        throw EtcdLaunchError(
+            "etcd could not bind its ports in \(attempts) attempts (each taken by another process meanwhile): \(taken.joined(separator: "; "))"
+        )
     }
 
     /// Where `member`'s log goes.
@@ -70,12 +73,17 @@ public enum EtcdClusterLauncher {
     /// Polls every member (every 50 ms, at most `timeout`) until all report a leader or one has exited
     /// (a member waiting for a quorum with a dead peer would wait in vain); an exit is explained from the
     /// member's log in `directory` (``logFile(of:in:)``).
-    public static func waitUntilStarted(_ started: [Started], in directory: URL, timeout: Duration) -> EtcdMember.StartOutcome {
+    public static func waitUntilStarted(_ started: [Started], in directory: URL, timeout: Duration)
+        -> EtcdMember.StartOutcome
+    {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var healthy = Set<String>()
         while true {
             for entry in started {
-                if let exit = entry.member.exitOutcome(entry.process, logFile: logFile(of: entry.member, in: directory)) { return exit }
+                if let exit = entry.member.exitOutcome(entry.process, logFile: logFile(of: entry.member, in: directory))
+                {
+                    return exit
+                }
             }
             for entry in started where !healthy.contains(entry.member.name) && entry.member.hasLeader {
                 healthy.insert(entry.member.name)

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// TLS on a member's client port (etcd's `--cert-file`/`--key-file`, all PEM); with `clientCA`, clients
@@ -55,7 +55,9 @@ public struct EtcdMember: Sendable {
         dataDirectory = directory.appendingPathComponent(name, isDirectory: true)
     }
 
-    private init(name: String, clientURL: URL, tls: EtcdMemberTLS?, plainClientURL: URL, peerURL: URL, dataDirectory: URL) {
+    private init(
+        name: String, clientURL: URL, tls: EtcdMemberTLS?, plainClientURL: URL, peerURL: URL, dataDirectory: URL
+    ) {
         self.name = name
         self.clientURL = clientURL
         self.tls = tls
@@ -68,7 +70,8 @@ public struct EtcdMember: Sendable {
     /// `port` instead: to work on a cluster before the clients that know its usual ports can reach it.
     public func servingClients(onPort port: Int) -> EtcdMember {
         let url = URL(string: "http://127.0.0.1:\(port)")!
-        return EtcdMember(name: name, clientURL: url, tls: nil, plainClientURL: url, peerURL: peerURL, dataDirectory: dataDirectory)
+        return EtcdMember(
+            name: name, clientURL: url, tls: nil, plainClientURL: url, peerURL: peerURL, dataDirectory: dataDirectory)
     }
 
     /// Starts etcd as this member of `cluster` (every member, this one included), with `token` as the
@@ -82,18 +85,22 @@ public struct EtcdMember: Sendable {
         if let tls {
             listen += "," + plainClientURL.absoluteString
             tlsArguments = ["--cert-file", tls.certificateFile.path, "--key-file", tls.keyFile.path]
-            if let clientCA = tls.clientCA { tlsArguments += ["--client-cert-auth", "--trusted-ca-file", clientCA.path] }
+            if let clientCA = tls.clientCA {
+                tlsArguments += ["--client-cert-auth", "--trusted-ca-file", clientCA.path]
+            }
         }
-        try? FileManager.default.removeItem(at: logFile)  // what ``EtcdClusterLauncher/waitUntilStarted(_:in:timeout:)`` reads is this run's
+        // what ``EtcdClusterLauncher/waitUntilStarted(_:in:timeout:)`` reads is this run's
+        try? FileManager.default.removeItem(at: logFile)
         let process = Process()
         process.executableURL = executable
-        process.arguments = [
-            "--name", name, "--data-dir", dataDirectory.path,
-            "--listen-client-urls", listen, "--advertise-client-urls", clientURL.absoluteString,
-            "--listen-peer-urls", peerURL.absoluteString, "--initial-advertise-peer-urls", peerURL.absoluteString,
-            "--initial-cluster", initialCluster, "--initial-cluster-state", "new", "--initial-cluster-token", token,
-            "--logger", "zap", "--log-outputs", logFile.path,
-        ] + tlsArguments + extraArguments
+        process.arguments =
+            [
+                "--name", name, "--data-dir", dataDirectory.path,
+                "--listen-client-urls", listen, "--advertise-client-urls", clientURL.absoluteString,
+                "--listen-peer-urls", peerURL.absoluteString, "--initial-advertise-peer-urls", peerURL.absoluteString,
+                "--initial-cluster", initialCluster, "--initial-cluster-state", "new", "--initial-cluster-token", token,
+                "--logger", "zap", "--log-outputs", logFile.path
+            ] + tlsArguments + extraArguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -119,7 +126,9 @@ public struct EtcdMember: Sendable {
         guard !process.isRunning else { return nil }
         let lines = ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").split(separator: "\n")
         if let line = lines.first(where: { $0.contains("address already in use") }) { return .portTaken(String(line)) }
-        return .exited("etcd member \(name) exited with status \(process.terminationStatus): \(lines.suffix(3).joined(separator: "\n"))")
+        return .exited(
+            "etcd member \(name) exited with status \(process.terminationStatus): \(lines.suffix(3).joined(separator: "\n"))"
+        )
     }
 
     /// Whether the member reports a leader now (within two seconds).

@@ -22,7 +22,8 @@ public final class EtcdNode: Sendable {
         EtcdProcessReaper.register(directory: directory)
         do {
             let started = try EtcdClusterLauncher.start(
-                names: ["node"], in: directory, token: directory.lastPathComponent, executable: executable, timeout: timeout)[0]
+                names: ["node"], in: directory, token: directory.lastPathComponent, executable: executable,
+                timeout: timeout)[0]
             endpoint = started.member.clientURL
             process = Mutex(started.process)
         } catch {
@@ -37,7 +38,11 @@ public final class EtcdNode: Sendable {
 
     /// Kills the node and deletes its data; idempotent.
     public func stop() {
-        guard let running = process.withLock({ value -> Process? in defer { value = nil }; return value }) else { return }
+        guard
+            let running = process.withLock({ value -> Process? in
+                defer { value = nil }; return value
+            })
+        else { return }
         stopEtcdProcess(running)
         try? FileManager.default.removeItem(at: directory)
         EtcdProcessReaper.unregister(directory: directory)

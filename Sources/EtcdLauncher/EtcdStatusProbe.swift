@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loopback TCP port nobody listens on now (bound to port 0, read back, released).
@@ -52,7 +52,9 @@ public func etcdPost(_ endpoint: URL, _ path: String, _ body: String) -> String?
         let descriptor = connectedIPv4Socket(host: host, port: port, timeout: 2)
     else { return nil }
     defer { close(descriptor) }
-    let request = Array("POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+    let request = Array(
+        "POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            .utf8)
     var sent = 0
     while sent < request.count {
         let count = request[sent...].withUnsafeBufferPointer { send(descriptor, $0.baseAddress, $0.count, 0) }
@@ -66,7 +68,7 @@ public func etcdPost(_ endpoint: URL, _ path: String, _ body: String) -> String?
         let count = recv(descriptor, &chunk, chunk.count, 0)
         if count < 0 && errno == EINTR { continue }
         if count <= 0 { break }
-        answer += chunk[0 ..< count]
+        answer += chunk[0..<count]
     }
     let text = String(decoding: answer, as: UTF8.self)
     guard let statusLine = text.split(separator: "\r\n", maxSplits: 1).first,

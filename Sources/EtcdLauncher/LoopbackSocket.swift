@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A blocking TCP socket (close-on-exec) connected to `host`, an IPv4 address such as `127.0.0.1`, at

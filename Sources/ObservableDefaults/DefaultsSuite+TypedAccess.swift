@@ -22,7 +22,9 @@ extension DefaultsSuite {
     /// The array for `key` as Foundation objects, or `nil`.
     public func array(forKey key: String) -> [Any]? { value(forKey: key)?.arrayValue?.map(\.foundationObject) }
     /// The dictionary for `key` as Foundation objects, or `nil`.
-    public func dictionary(forKey key: String) -> [String: Any]? { value(forKey: key)?.dictionaryValue?.mapValues(\.foundationObject) }
+    public func dictionary(forKey key: String) -> [String: Any]? {
+        value(forKey: key)?.dictionaryValue?.mapValues(\.foundationObject)
+    }
     /// The array of strings for `key`, or `nil` when it is not an array of strings.
     public func stringArray(forKey key: String) -> [String]? { value([String].self, forKey: key) }
 }

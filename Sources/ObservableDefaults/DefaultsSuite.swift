@@ -58,8 +58,10 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
         let directory = fileURL.deletingLastPathComponent()
         try SuiteLocation.validate(fileName: fileURL.lastPathComponent, fileURL: fileURL)
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw DefaultsError(.fileSystem, message: "the suite's directory does not exist", fileURL: fileURL, errorNumber: ENOENT)
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw DefaultsError(
+                .fileSystem, message: "the suite's directory does not exist", fileURL: fileURL, errorNumber: ENOENT)
         }
         try self.init(storage: SuiteRegistry.storage(for: fileURL, format: Self.format(of: fileURL)))
     }
@@ -82,10 +84,12 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
         do {
             return try DefaultsSuite(name: name)
         } catch {
-            let fallbackDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("observable-defaults-\(getuid())")
+            let fallbackDirectory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+                "observable-defaults-\(getuid())")
             // Reading /dev/null gives an empty suite and writing next to it fails and is reported, so this
             // last resort cannot throw in practice.
-            let suite = (try? DefaultsSuite(name: name, directory: fallbackDirectory))
+            let suite =
+                (try? DefaultsSuite(name: name, directory: fallbackDirectory))
                 ?? (try! DefaultsSuite(fileURL: URL(fileURLWithPath: "/dev/null")))
             if let error = error as? DefaultsError { suite.storage.report(error) }
             return suite
@@ -157,7 +161,12 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     public func set(_ value: Any?, forKey key: String) {
         guard let value else { return set(DefaultsValue?.none, forKey: key) }
         guard let converted = DefaultsValue(any: value) else {
-            storage.report(DefaultsError(.unsupportedValue, message: "cannot store a value of type \(type(of: value)); expected a string, number, boolean, date, data, URL, array or dictionary", fileURL: fileURL, key: key))
+            storage.report(
+                DefaultsError(
+                    .unsupportedValue,
+                    message:
+                        "cannot store a value of type \(type(of: value)); expected a string, number, boolean, date, data, URL, array or dictionary",
+                    fileURL: fileURL, key: key))
             return
         }
         set(converted, forKey: key)
@@ -218,10 +227,14 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// - Throws: the ``DefaultsError`` that prevented the write (the lock is held too long, the file does
     ///   not parse, permission denied, disk full); then nothing was changed.
     @discardableResult
-    public func update(forKey key: String, _ transform: (DefaultsValue?) -> DefaultsValue?) throws(DefaultsError) -> DefaultsValue? {
+    public func update(forKey key: String, _ transform: (DefaultsValue?) -> DefaultsValue?) throws(DefaultsError)
+        -> DefaultsValue?
+    {
         // `withoutActuallyEscaping` rethrows untyped: the typed error is carried out in a Result.
         let result = withoutActuallyEscaping(transform) { transform in
-            Result { () throws(DefaultsError) in try storage.update(SuiteStorage.AtomicUpdate(key: ExactKey(key), transform: transform)) }
+            Result { () throws(DefaultsError) in
+                try storage.update(SuiteStorage.AtomicUpdate(key: ExactKey(key), transform: transform))
+            }
         }
         return try result.get()
     }
@@ -233,7 +246,9 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// try suite.update(Int.self, forKey: "launches") { ($0 ?? 0) + 1 }
     /// ```
     @discardableResult
-    public func update<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String, _ transform: (T?) -> T?) throws(DefaultsError) -> T? {
+    public func update<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String, _ transform: (T?) -> T?)
+        throws(DefaultsError) -> T?
+    {
         let stored = try update(forKey: key) { current in
             transform(current.flatMap(T.init(defaultsValue:)))?.defaultsValue
         }

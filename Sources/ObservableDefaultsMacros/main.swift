@@ -2,9 +2,9 @@
 // compiled into this target through the symlink `Kit` (see Package.swift).
 // No Foundation here or in the kit: see PluginJSON.swift.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Reads and writes the length-prefixed JSON messages on private copies of stdin/stdout; stdout itself is

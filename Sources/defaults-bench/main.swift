@@ -55,7 +55,7 @@ let groups: [(Int, (BenchContext) -> GroupResult)] = [
     (5, HandEditLatencyBenchmarks.run),
     (6, ScaleBenchmarks.run),
     (7, ConcurrentWriterBenchmarks.run),
-    (CloudBenchmarks.number, CloudBenchmarks.run),
+    (CloudBenchmarks.number, CloudBenchmarks.run)
 ]
 
 let startedAt = ISO8601DateFormatter().string(from: Date())

@@ -24,7 +24,9 @@ struct CloudDemo {
             return false
         }
         defer { node.stop() }
-        say("Started a throwaway etcd node at \(node.endpoint.absoluteString) (pid \(node.pid ?? 0), data in \(node.directory.path)).")
+        say(
+            "Started a throwaway etcd node at \(node.endpoint.absoluteString) (pid \(node.pid ?? 0), data in \(node.directory.path))."
+        )
         let address = "etcd://\(node.endpoint.host!):\(node.endpoint.port!)/\(namespace)"
         return CloudDemo(address: address, directory: directory).twoMachines()
     }
@@ -57,7 +59,8 @@ struct CloudDemo {
         let settings = CloudDemoSettings(store: store)
         let log = ArrivalLog()
         settings.trackEachProperty { log.record(Arrival(property: $0, time: $1)) }
-        say("""
+        say(
+            """
             Machine A is this process; machine B is a second process (pid \(machineB.pid)). Namespace '\(Self.namespace)'.
             Each holds a CloudDemoSettings object and observes each property with withObservationTracking.
 
@@ -69,8 +72,10 @@ struct CloudDemo {
         settings.volume = 8
         var allArrived = true
         if let line = machineB.waitForLine(prefix: "changed volume "), let change = MachineChange(line) {
-            say(String(format: "   → machine B: settings.volume = %@ arrived %.1f ms after machine A's assignment",
-                       change.value, change.time.timeIntervalSince(start) * 1000))
+            say(
+                String(
+                    format: "   → machine B: settings.volume = %@ arrived %.1f ms after machine A's assignment",
+                    change.value, change.time.timeIntervalSince(start) * 1000))
             allArrived = change.value == "8"
         } else {
             say("   ✗ machine B did not hear volume within 5 seconds")
@@ -86,8 +91,10 @@ struct CloudDemo {
             // Bounded: the value is stored when Observation's `onChange` has already run.
             let deadline = ContinuousClock.now.advanced(by: .seconds(2))
             while settings.greeting != "hello from machine B" && ContinuousClock.now < deadline { usleep(200) }
-            say(String(format: "   → machine A: settings.greeting = %@ arrived %.1f ms after machine B's assignment",
-                       settings.describe("greeting"), (arrival.time.timeIntervalSince1970 - wrote) * 1000))
+            say(
+                String(
+                    format: "   → machine A: settings.greeting = %@ arrived %.1f ms after machine B's assignment",
+                    settings.describe("greeting"), (arrival.time.timeIntervalSince1970 - wrote) * 1000))
             allArrived = settings.greeting == "hello from machine B" && allArrived
         } else {
             say("   ✗ machine A did not hear greeting within 5 seconds")
@@ -98,7 +105,8 @@ struct CloudDemo {
         machineB.send("counts")
         let countsB = machineB.waitForLine(prefix: "counts ").map(Self.counts(in:)) ?? [:]
         let countsA = log.counts()
-        say("""
+        say(
+            """
 
             Observer calls per property (each machine's own write included):
               machine A: \(Self.describe(countsA))
@@ -114,7 +122,8 @@ struct CloudDemo {
 
     /// Without etcd: the development store (memory only, one process); the other machine is simulated.
     private static func developmentMode() -> Bool {
-        say("""
+        say(
+            """
             ObservableDefaults cloud demo — etcd is not installed, so this runs in development mode:
             memory only, in this one process; the "other machine" is simulated.
             To see two processes sync through a real etcd node, install it and run again:
@@ -131,7 +140,9 @@ struct CloudDemo {
         var start = Date()
         var seen = log.count
         settings.volume = 8
-        var allArrived = report(log.wait(for: "volume", after: seen), settings, "volume", expected: "8", since: start, what: "after the assignment")
+        var allArrived = report(
+            log.wait(for: "volume", after: seen), settings, "volume", expected: "8", since: start,
+            what: "after the assignment")
 
         say("\n2. The simulated other machine sets greeting = \"hello from elsewhere\" (a server change).")
         seen = log.count
@@ -142,10 +153,13 @@ struct CloudDemo {
             say("   ✗ \(error)")
             return false
         }
-        allArrived = report(log.wait(for: "greeting", after: seen), settings, "greeting", expected: "\"hello from elsewhere\"",
-                            since: start, what: "later") && allArrived
+        allArrived =
+            report(
+                log.wait(for: "greeting", after: seen), settings, "greeting", expected: "\"hello from elsewhere\"",
+                since: start, what: "later") && allArrived
         let counts = log.counts()
-        say("""
+        say(
+            """
 
             Observer calls per property: \(describe(counts)) — each change notified only its own property.
             """)
@@ -153,8 +167,10 @@ struct CloudDemo {
     }
 
     /// Prints how one change reached the object; returns whether it did, with the `expected` value.
-    private static func report(_ arrival: Arrival?, _ settings: CloudDemoSettings, _ property: String, expected: String,
-                               since start: Date, what: String) -> Bool {
+    private static func report(
+        _ arrival: Arrival?, _ settings: CloudDemoSettings, _ property: String, expected: String,
+        since start: Date, what: String
+    ) -> Bool {
         guard let arrival else {
             say("   ✗ the change did not reach the settings object within 5 seconds")
             return false
@@ -162,8 +178,10 @@ struct CloudDemo {
         // Bounded: Observation calls `onChange` before a write in this process stores the value.
         let deadline = ContinuousClock.now.advanced(by: .seconds(2))
         while settings.describe(property) != expected && ContinuousClock.now < deadline { usleep(200) }
-        say(String(format: "   → settings.%@ = %@; observer called %.2f ms %@", property, settings.describe(property),
-                   max(0, arrival.time.timeIntervalSince(start) * 1000), what))
+        say(
+            String(
+                format: "   → settings.%@ = %@; observer called %.2f ms %@", property, settings.describe(property),
+                max(0, arrival.time.timeIntervalSince(start) * 1000), what))
         return settings.describe(property) == expected
     }
 
@@ -172,7 +190,8 @@ struct CloudDemo {
     }
 
     private static func matchesExpected(_ counts: [String: Int]) -> Bool {
-        expectedCounts.allSatisfy { counts[$0.key, default: 0] == $0.value } && Set(counts.keys).isSubset(of: expectedCounts.keys)
+        expectedCounts.allSatisfy { counts[$0.key, default: 0] == $0.value }
+            && Set(counts.keys).isSubset(of: expectedCounts.keys)
     }
 
     /// Parses machine B's `counts greeting=1 volume=1 theme=0`.

@@ -18,7 +18,7 @@ extension CloudDemoSettings {
     static let properties: [(name: String, read: @Sendable (CloudDemoSettings) -> String)] = [
         ("greeting", { "\"\($0.greeting)\"" }),
         ("volume", { String($0.volume) }),
-        ("theme", { "\"\($0.theme)\"" }),
+        ("theme", { "\"\($0.theme)\"" })
     ]
 
     /// The current value of a property, for display.
@@ -43,8 +43,10 @@ extension CloudDemoSettings {
         for property in Self.properties { track(property.name, property.read, changed) }
     }
 
-    private func track(_ name: String, _ read: @escaping @Sendable (CloudDemoSettings) -> String,
-                       _ changed: @escaping @Sendable (String, Date) -> Void) {
+    private func track(
+        _ name: String, _ read: @escaping @Sendable (CloudDemoSettings) -> String,
+        _ changed: @escaping @Sendable (String, Date) -> Void
+    ) {
         withObservationTracking {
             _ = read(self)
         } onChange: { [weak self] in

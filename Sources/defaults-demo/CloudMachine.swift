@@ -40,7 +40,10 @@ enum CloudMachine {
                 settings.set(parts[1], to: parts[2])
             case ("counts", 1):
                 let counts = log.counts()
-                say("counts " + CloudDemoSettings.properties.map { "\($0.name)=\(counts[$0.name, default: 0])" }.joined(separator: " "))
+                say(
+                    "counts "
+                        + CloudDemoSettings.properties.map { "\($0.name)=\(counts[$0.name, default: 0])" }.joined(
+                            separator: " "))
             default:
                 say("error unknown command: \(line)")
             }

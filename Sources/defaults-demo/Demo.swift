@@ -3,9 +3,9 @@ import ObservableDefaults
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// One change that reached the settings object: which property, and when its observer was called.
@@ -55,7 +55,8 @@ struct Demo {
         for property in DemoSettings.properties {
             Self.track(property.name, read: property.read, settings: settings, log: log)
         }
-        say("""
+        say(
+            """
             ObservableDefaults demo: an @ObservableDefaults object bound to a file, changed three ways.
 
             Suite '\(Self.suiteName)' lives in \(fileURL.path)
@@ -70,7 +71,10 @@ struct Demo {
         var start = Date()
         var seen = log.count
         settings.volume = 8
-        allArrived = report(log.wait(for: "volume", after: seen), expected: "8", origin: "this process", since: start, what: "the assignment") && allArrived
+        allArrived =
+            report(
+                log.wait(for: "volume", after: seen), expected: "8", origin: "this process", since: start,
+                what: "the assignment") && allArrived
 
         // 2. A change made by another process: the `defaults` command-line tool.
         let tool = Self.defaultsTool()
@@ -82,12 +86,18 @@ struct Demo {
             allArrived = false
         } else {
             let arrival = log.wait(for: "greeting", after: seen)
-            allArrived = report(
-                arrival, expected: "\"hello from another process\"", origin: "another process, seen through inotify",
-                since: fileModificationDate() ?? start, what: "the file's modification time (a coarse clock: a few ms early at worst)"
-            ) && allArrived
+            allArrived =
+                report(
+                    arrival, expected: "\"hello from another process\"",
+                    origin: "another process, seen through inotify",
+                    since: fileModificationDate() ?? start,
+                    what: "the file's modification time (a coarse clock: a few ms early at worst)"
+                ) && allArrived
             if let arrival {
-                say(String(format: "     (%.1f ms after the process was started, most of it process start-up)", arrival.time.timeIntervalSince(start) * 1000))
+                say(
+                    String(
+                        format: "     (%.1f ms after the process was started, most of it process start-up)",
+                        arrival.time.timeIntervalSince(start) * 1000))
             }
         }
 
@@ -96,18 +106,22 @@ struct Demo {
         seen = log.count
         do {
             let written = try editLikeAnEditor()
-            allArrived = report(
-                log.wait(for: "theme", after: seen), expected: "\"dark\"", origin: "a hand edit, seen through inotify",
-                since: written, what: "the editor renamed its file into place"
-            ) && allArrived
+            allArrived =
+                report(
+                    log.wait(for: "theme", after: seen), expected: "\"dark\"",
+                    origin: "a hand edit, seen through inotify",
+                    since: written, what: "the editor renamed its file into place"
+                ) && allArrived
         } catch {
             say("   could not edit the file: \(error)")
             allArrived = false
         }
 
         let counts = log.counts()
-        let summary = DemoSettings.properties.map { "\($0.name) \(counts[$0.name, default: 0])" }.joined(separator: ", ")
-        say("""
+        let summary = DemoSettings.properties.map { "\($0.name) \(counts[$0.name, default: 0])" }.joined(
+            separator: ", ")
+        say(
+            """
 
             Now: greeting = \(settings.describe("greeting")), volume = \(settings.volume), theme = \(settings.describe("theme")).
             Observer calls per property: \(summary) — each change notified only its own property.
@@ -125,7 +139,9 @@ struct Demo {
     /// registration, synchronously on the thread that changes the property (the library's watcher thread
     /// for outside changes), before the new value is stored; so the arrival time is exact, and the
     /// property is observed again for its next change once this one is done.
-    static func track(_ name: String, read: @escaping @Sendable (DemoSettings) -> String, settings: DemoSettings, log: ArrivalLog) {
+    static func track(
+        _ name: String, read: @escaping @Sendable (DemoSettings) -> String, settings: DemoSettings, log: ArrivalLog
+    ) {
         withObservationTracking {
             _ = read(settings)
         } onChange: {
@@ -136,7 +152,8 @@ struct Demo {
 
     /// Prints how one change arrived; returns whether it did. Observation announces a change before the
     /// value is stored, so this waits (briefly, bounded) for the property to hold the new value.
-    private func report(_ arrival: Arrival?, expected: String, origin: String, since start: Date, what: String) -> Bool {
+    private func report(_ arrival: Arrival?, expected: String, origin: String, since start: Date, what: String) -> Bool
+    {
         guard let arrival else {
             say("   ✗ the change did not reach the settings object within 5 seconds")
             return false
@@ -144,8 +161,9 @@ struct Demo {
         let deadline = ContinuousClock.now.advanced(by: .seconds(2))
         while settings.describe(arrival.property) != expected && ContinuousClock.now < deadline { usleep(200) }
         let milliseconds = max(0, arrival.time.timeIntervalSince(start) * 1000)
-        say("   → settings.\(arrival.property) is now \(settings.describe(arrival.property)); from \(origin); "
-            + String(format: "arrived %.1f ms after %@", milliseconds, what))
+        say(
+            "   → settings.\(arrival.property) is now \(settings.describe(arrival.property)); from \(origin); "
+                + String(format: "arrived %.1f ms after %@", milliseconds, what))
         return settings.describe(arrival.property) == expected
     }
 
@@ -163,7 +181,9 @@ struct Demo {
         let temporary = directory.appendingPathComponent(".\(fileURL.lastPathComponent).swp")
         try Data(edited.utf8).write(to: temporary)
         let renamed = Date()
-        guard rename(temporary.path, fileURL.path) == 0 else { throw DemoError("rename failed: \(String(cString: strerror(errno)))") }
+        guard rename(temporary.path, fileURL.path) == 0 else {
+            throw DemoError("rename failed: \(String(cString: strerror(errno)))")
+        }
         return renamed
     }
 

@@ -19,7 +19,7 @@ extension DemoSettings {
     static let properties: [(name: String, read: @Sendable (DemoSettings) -> String)] = [
         ("greeting", { "\"\($0.greeting)\"" }),
         ("volume", { String($0.volume) }),
-        ("theme", { "\"\($0.theme)\"" }),
+        ("theme", { "\"\($0.theme)\"" })
     ]
 
     /// The current value of a property, for display.

@@ -13,11 +13,15 @@ func runCloudCommand(_ arguments: [String]) {
     let command = Array(arguments.dropFirst(3))
     switch command.first {
     case "set" where command.count >= 3 && command.count % 2 == 1:
-        for index in stride(from: 1, to: command.count, by: 2) { store.set(parseValue(command[index + 1]), forKey: command[index]) }
+        for index in stride(from: 1, to: command.count, by: 2) {
+            store.set(parseValue(command[index + 1]), forKey: command[index])
+        }
         exit(store.synchronize(timeout: 30) ? 0 : 3)
     case "set-and-exit" where command.count >= 3 && command.count % 2 == 1:
         // No synchronize: the process ends right after the last `set` returned (the at-exit flush's test).
-        for index in stride(from: 1, to: command.count, by: 2) { store.set(parseValue(command[index + 1]), forKey: command[index]) }
+        for index in stride(from: 1, to: command.count, by: 2) {
+            store.set(parseValue(command[index + 1]), forKey: command[index])
+        }
         exit(0)
     case "write-series" where command.count == 3:
         guard let count = Int(command[2]) else { fail("COUNT must be a number") }
@@ -58,7 +62,9 @@ func runCloudCommand(_ arguments: [String]) {
     case "batch" where command.count >= 3 && command.count % 2 == 1:
         // One performBatchUpdates of the KEY VALUE pairs, then synchronize (exit 3 if it failed).
         store.performBatchUpdates {
-            for index in stride(from: 1, to: command.count, by: 2) { store.set(parseValue(command[index + 1]), forKey: command[index]) }
+            for index in stride(from: 1, to: command.count, by: 2) {
+                store.set(parseValue(command[index + 1]), forKey: command[index])
+            }
         }
         exit(store.synchronize(timeout: 30) ? 0 : 3)
     case "object" where command.count == 1:

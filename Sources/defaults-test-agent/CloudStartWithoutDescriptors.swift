@@ -17,7 +17,8 @@ func runCloudStartWithoutDescriptors(_ arguments: [String], warmingUpDispatch: B
         store = CloudKeyValueStore.localOnly(directory: directory)
     } else {
         let configuration = EtcdConfiguration(
-            endpoints: arguments[1].split(separator: ",").compactMap { URL(string: String($0)) }, namespace: arguments[2],
+            endpoints: arguments[1].split(separator: ",").compactMap { URL(string: String($0)) },
+            namespace: arguments[2],
             stateDirectory: directory)
         do { store = try CloudKeyValueStore(etcd: configuration) } catch { fail("\(error)") }
     }
@@ -35,7 +36,11 @@ func runCloudStartWithoutDescriptors(_ arguments: [String], warmingUpDispatch: B
     if store.mode == .etcd {
         guard waitUntil(seconds: 60, { store.synchronize(timeout: 5) && !store.hasPendingChanges }) else { exit(5) }
     }
-    emit("values " + store.values().keys.sorted().map { "\($0)=\(store.string(forKey: $0) ?? "\(store.value(forKey: $0).map { "\($0)" } ?? "nil")")" }.joined(separator: ","))
+    emit(
+        "values "
+            + store.values().keys.sorted().map {
+                "\($0)=\(store.string(forKey: $0) ?? "\(store.value(forKey: $0).map { "\($0)" } ?? "nil")")"
+            }.joined(separator: ","))
     printProblems()
     exit(0)
 }

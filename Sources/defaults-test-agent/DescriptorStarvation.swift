@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Leaves this process without a free file descriptor: lowers its own limit to 256 first (so the machine's
@@ -42,6 +42,7 @@ func warmUpDispatch() {
 /// Whether this process has an epoll instance, an eventfd and a timerfd open (`/proc/self/fd`).
 private func dispatchHoldsItsDescriptors() -> Bool {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    let targets = Set(names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) })
+    let targets = Set(
+        names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) })
     return ["anon_inode:[eventpoll]", "anon_inode:[eventfd]", "anon_inode:[timerfd]"].allSatisfy(targets.contains)
 }

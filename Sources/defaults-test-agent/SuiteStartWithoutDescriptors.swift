@@ -21,7 +21,9 @@ func runSuiteStartWithoutDescriptors() -> Never {
     let suite = DefaultsSuite(suiteName: "late")!  // as ported code opens it
     let settings = LateSettings()
     emit("started level=\(settings.level) count=\(settings.count)")
-    for problem in suite.currentErrors { emit("problem \(problem)" + (problem.errorNumber.map { " errno \($0)" } ?? "")) }
+    for problem in suite.currentErrors {
+        emit("problem \(problem)" + (problem.errorNumber.map { " errno \($0)" } ?? ""))
+    }
     settings.count = 7
     freeDescriptors(taken)
     emit("freed")

@@ -74,9 +74,9 @@ import ObservableDefaults
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 func monotonicNanoseconds() -> Int {
@@ -150,7 +150,9 @@ let arguments: [String] = {
     var arguments = Array(CommandLine.arguments.dropFirst())
     guard arguments.first == "as-user", arguments.count >= 3 else { return arguments }
     guard let user = UInt32(arguments[1]) else { fail("as-user: \(arguments[1]) is not a uid") }
-    guard setgroups(0, nil) == 0, setgid(user) == 0, setuid(user) == 0 else { fail("cannot become uid \(user): errno \(errno)") }
+    guard setgroups(0, nil) == 0, setgid(user) == 0, setuid(user) == 0 else {
+        fail("cannot become uid \(user): errno \(errno)")
+    }
     arguments.removeFirst(2)
     return arguments
 }()
@@ -177,7 +179,7 @@ case "set-with-file-limit" where arguments.count == 4:
     suite.set(.string(arguments[3]), forKey: arguments[2])
     do {
         try suite.flush()
-    } catch where error.kind == .fileSystem && error.errorNumber == EFBIG {
+    } catch  where error.kind == .fileSystem && error.errorNumber == EFBIG {
         FileHandle.standardError.write(Data("\(error)\n".utf8))
         exit(3)
     } catch {
@@ -235,9 +237,12 @@ case "set-and-exit" where arguments.count == 4:
     suite.set(parseValue(arguments[3]), forKey: arguments[2])
 
 case "in-place-saves" where arguments.count == 4:
-    guard let count = Int(arguments[2]), let pause = UInt32(arguments[3]) else { fail("COUNT and PAUSE_US must be integers") }
+    guard let count = Int(arguments[2]), let pause = UInt32(arguments[3]) else {
+        fail("COUNT and PAUSE_US must be integers")
+    }
     for counter in 1...max(count, 1) {
-        let text = Array("{\n  \"constant\" : \"kept\",\n  \"counter\" : \(counter),\n  \"other\" : [1, 2, 3]\n}\n".utf8)
+        let text = Array(
+            "{\n  \"constant\" : \"kept\",\n  \"counter\" : \(counter),\n  \"other\" : [1, 2, 3]\n}\n".utf8)
         let descriptor = open(arguments[1], O_WRONLY | O_TRUNC | O_CREAT, 0o600)
         if descriptor < 0 { fail("cannot open \(arguments[1]): \(String(cString: strerror(errno)))") }
         let half = text.count / 2
@@ -291,7 +296,9 @@ case "keep-lock-busy" where arguments.count == 4 && ["file", "directory"].contai
     let end = monotonicNanoseconds() + Int(seconds * 1e9)
     var round = 0
     while round == 0 || monotonicNanoseconds() < end {
-        let descriptor = onDirectory ? open(lockPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : open(lockPath, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor =
+            onDirectory
+            ? open(lockPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : open(lockPath, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else { fail("cannot lock \(lockPath)") }
         if round == 0 { emit("locked") }
         usleep(20_000)
@@ -299,7 +306,8 @@ case "keep-lock-busy" where arguments.count == 4 && ["file", "directory"].contai
         // The same contents in a new file: progress the lock's waiters can see, and nothing of theirs lost.
         let contents = FileManager.default.contents(atPath: changed) ?? Data("{}\n".utf8)
         guard (try? contents.write(to: URL(fileURLWithPath: temporary))) != nil,
-              rename(temporary, changed) == 0 else { fail("cannot replace \(changed)") }
+            rename(temporary, changed) == 0
+        else { fail("cannot replace \(changed)") }
         close(descriptor)
         round += 1
     }
@@ -336,9 +344,13 @@ case "set-with-umask" where arguments.count == 6:
     flushOrFail(suite)
 
 case "many-suites" where arguments.count == 4:
-    guard let count = Int(arguments[2]), let files = rlim_t(arguments[3]) else { fail("COUNT and NOFILE must be integers") }
+    guard let count = Int(arguments[2]), let files = rlim_t(arguments[3]) else {
+        fail("COUNT and NOFILE must be integers")
+    }
     var limit = rlimit(rlim_cur: files, rlim_max: files)
-    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { fail("cannot lower RLIMIT_NOFILE") }
+    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else {
+        fail("cannot lower RLIMIT_NOFILE")
+    }
     let directory = URL(fileURLWithPath: arguments[1], isDirectory: true)
     var suites: [DefaultsSuite] = []
     for index in 0..<count {
@@ -399,10 +411,13 @@ case "cloud-local-full-disk" where arguments.count == 3:
 
 case "cloud-local-unwritable" where arguments.count == 2:
     let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
-    for error in store.currentErrors where error.message.contains("local copy") { emit("at start: \(error.message) \(errnoText(of: error))") }
+    for error in store.currentErrors where error.message.contains("local copy") {
+        emit("at start: \(error.message) \(errnoText(of: error))")
+    }
     store.set("from uid \(getuid())", forKey: "greeting")
     emit("reads: \(store.string(forKey: "greeting") ?? "nothing")")
-    guard waitUntil(seconds: 20, { localCopySaveError(of: store) != nil }), let error = localCopySaveError(of: store) else { exit(4) }
+    guard waitUntil(seconds: 20, { localCopySaveError(of: store) != nil }), let error = localCopySaveError(of: store)
+    else { exit(4) }
     emit("saving: \(error.message) \(errnoText(of: error))")
 
 case "load" where arguments.count == 2:
@@ -450,7 +465,9 @@ case "cloud-local-count" where arguments.count == 2:
     // number printed is on disk. 40 filler keys of 300 bytes make the whole state larger than a local write
     // writes at once, so the writes go to the journal.
     let store = CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1]))
-    for index in 0..<40 where store.string(forKey: "filler\(index)") == nil { store.set(String(repeating: "f", count: 300), forKey: "filler\(index)") }
+    for index in 0..<40 where store.string(forKey: "filler\(index)") == nil {
+        store.set(String(repeating: "f", count: 300), forKey: "filler\(index)")
+    }
     var counter = store.longLong(forKey: "n")
     while true {
         counter += 1
@@ -461,7 +478,9 @@ case "cloud-local-count" where arguments.count == 2:
 
 case "cloud-local-write-many" where arguments.count == 4:
     // A local-only store's `write-many` (see CloudCommands.swift).
-    writeMany(CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1])), prefix: arguments[2], count: arguments[3], hold: false)
+    writeMany(
+        CloudKeyValueStore.localOnly(directory: URL(fileURLWithPath: arguments[1])), prefix: arguments[2],
+        count: arguments[3], hold: false)
 
 case "suite-start-without-descriptors" where arguments.count == 1:
     runSuiteStartWithoutDescriptors()
@@ -489,7 +508,9 @@ final class AgentCounter {
 final class Heard: Sendable {
     private let state = Mutex<(errors: [DefaultsError], changed: Bool)>(([], false))
 
-    func withLock<R>(_ body: (inout (errors: [DefaultsError], changed: Bool)) -> R) -> R { state.withLock { body(&$0) } }
+    func withLock<R>(_ body: (inout (errors: [DefaultsError], changed: Bool)) -> R) -> R {
+        state.withLock { body(&$0) }
+    }
 }
 
 /// Collects latencies from the watcher thread.
@@ -508,6 +529,7 @@ final class LatencyRecorder: @unchecked Sendable {
             let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
             return String(format: "%.3f ms", Double(value) / 1_000_000)
         }
-        return "samples \(sorted.count)/\(expected): p50 \(percentile(0.5)), p90 \(percentile(0.9)), p99 \(percentile(0.99)), max \(percentile(1.0))"
+        return
+            "samples \(sorted.count)/\(expected): p50 \(percentile(0.5)), p90 \(percentile(0.9)), p99 \(percentile(0.99)), max \(percentile(1.0))"
     }
 }

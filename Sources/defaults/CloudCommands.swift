@@ -20,16 +20,18 @@ struct CloudCommands {
     static let timeout: TimeInterval = 5
 
     func run(_ arguments: [String], prefixes: [String]) throws(ToolError) {
-        guard let action = arguments.first else { throw .usage("missing cloud verb; usage: \(Self.usage)", verb: "cloud") }
+        guard let action = arguments.first else {
+            throw .usage("missing cloud verb; usage: \(Self.usage)", verb: "cloud")
+        }
         let rest = Array(arguments.dropFirst())
         switch action {
         case "read":
-            try rest.expectCount(0 ... 1, verb: "cloud", usage: "defaults cloud read [key]")
+            try rest.expectCount(0...1, verb: "cloud", usage: "defaults cloud read [key]")
             try withStore { store, place throws(ToolError) in try read(rest.first, store: store, place: place) }
         case "write":
             try withStore { store, place throws(ToolError) in try write(rest, store: store, place: place) }
         case "delete":
-            try rest.expectCount(1 ... 1, verb: "cloud", usage: "defaults cloud delete key")
+            try rest.expectCount(1...1, verb: "cloud", usage: "defaults cloud delete key")
             try withStore { store, place throws(ToolError) in try delete(rest[0], store: store, place: place) }
         case "watch":
             guard prefixes.count <= 1 else { throw .usage("--prefix may be given once", verb: "cloud") }
@@ -44,9 +46,12 @@ struct CloudCommands {
     /// The configured cluster, or a clear error when none is.
     func configuration() throws(ToolError) -> EtcdConfiguration {
         guard addresses.count <= 1 else { throw .usage("--cloud may be given once", verb: "cloud") }
-        let environment = ProcessInfo.processInfo.environment["OBSERVABLE_DEFAULTS_CLOUD"].flatMap { $0.isEmpty ? nil : $0 }
+        let environment = ProcessInfo.processInfo.environment["OBSERVABLE_DEFAULTS_CLOUD"].flatMap {
+            $0.isEmpty ? nil : $0
+        }
         guard let address = addresses.first ?? environment else {
-            throw ToolError("no cloud is configured: pass --cloud etcd://host:2379/namespace or set OBSERVABLE_DEFAULTS_CLOUD")
+            throw ToolError(
+                "no cloud is configured: pass --cloud etcd://host:2379/namespace or set OBSERVABLE_DEFAULTS_CLOUD")
         }
         do { return try EtcdConfiguration(url: address) } catch { throw ToolError(error) }
     }
@@ -72,7 +77,8 @@ struct CloudCommands {
     private func open(state: URL) throws(ToolError) -> (CloudKeyValueStore, String) {
         var configuration = try configuration()
         configuration.stateDirectory = state
-        let place = "namespace '\(configuration.namespace)' at \(configuration.endpoints.map(\.absoluteString).joined(separator: ","))"
+        let place =
+            "namespace '\(configuration.namespace)' at \(configuration.endpoints.map(\.absoluteString).joined(separator: ","))"
         do { return (try CloudKeyValueStore(etcd: configuration), place) } catch { throw ToolError(error) }
     }
 
@@ -98,7 +104,9 @@ struct CloudCommands {
             let contents = DefaultsValue.dictionary(store.values())
             return Console.out(json ? JSONFormat.render(contents) : HumanFormat.render(contents, indent: 0))
         }
-        guard let value = store.value(forKey: key) else { throw ToolError("Key '\(key)' does not exist in the cloud (\(place))") }
+        guard let value = store.value(forKey: key) else {
+            throw ToolError("Key '\(key)' does not exist in the cloud (\(place))")
+        }
         Console.out(json ? JSONFormat.render(value) : HumanFormat.topLevel(value))
     }
 
@@ -109,12 +117,14 @@ struct CloudCommands {
         let key = arguments[0]
         // `cloud` and `write` come before the key in the positional arguments.
         if WriteAction.looksLikeFlag(key) && literalFrom > 2 {
-            throw .usage("'\(key)' is where the key goes, and it looks like an option (for a key that begins with '-', write: defaults cloud write -- \(key) ...)", verb: "cloud")
+            throw .usage(
+                "'\(key)' is where the key goes, and it looks like an option (for a key that begins with '-', write: defaults cloud write -- \(key) ...)",
+                verb: "cloud")
         }
         let action: WriteAction
         do throws(ToolError) {
             action = try WriteAction(arguments: Array(arguments.dropFirst()))
-        } catch where error.exitCode == 1 {
+        } catch  where error.exitCode == 1 {
             throw ToolError("\(error.message) (cloud key '\(key)'); nothing was written")
         }
         try synchronize(store, place: place, consequence: "nothing was written")
@@ -124,7 +134,8 @@ struct CloudCommands {
         case (.arrayAdd(let items), nil): newValue = .array(items)
         case (.arrayAdd(let items), .array(let existing)?): newValue = .array(existing + items)
         case (.dictAdd(let entries), nil): newValue = .dictionary(entries)
-        case (.dictAdd(let entries), .dictionary(let existing)?): newValue = .dictionary(existing.merging(entries) { _, new in new })
+        case (.dictAdd(let entries), .dictionary(let existing)?):
+            newValue = .dictionary(existing.merging(entries) { _, new in new })
         case (.arrayAdd, let other?), (.dictAdd, let other?):
             throw ToolError("cannot add to cloud key '\(key)': it holds a \(other.typeName)")
         }
@@ -133,13 +144,17 @@ struct CloudCommands {
 
     private func delete(_ key: String, store: CloudKeyValueStore, place: String) throws(ToolError) {
         try synchronize(store, place: place, consequence: "nothing was deleted")
-        guard store.value(forKey: key) != nil else { throw ToolError("Key '\(key)' does not exist in the cloud (\(place))") }
+        guard store.value(forKey: key) != nil else {
+            throw ToolError("Key '\(key)' does not exist in the cloud (\(place))")
+        }
         try change(key, to: nil, store: store, place: place)
     }
 
     /// Sets (or removes) the key and waits until the server has it; a refusal (the store's limits, a value
     /// JSON cannot hold) or no confirmation is an error.
-    private func change(_ key: String, to value: DefaultsValue?, store: CloudKeyValueStore, place: String) throws(ToolError) {
+    private func change(_ key: String, to value: DefaultsValue?, store: CloudKeyValueStore, place: String)
+        throws(ToolError)
+    {
         let refusals = Mutex<[DefaultsError]>([])
         let observation = store.observeErrors { error in
             if error.key == key { refusals.withLock { $0.append(error) } }
@@ -150,7 +165,9 @@ struct CloudCommands {
         let synchronized = store.synchronize(timeout: Self.timeout) && !store.hasPendingChanges
         let refused = refusals.withLock { $0 }
         if !refused.isEmpty {
-            throw ToolError("the cloud store refused key '\(key)', nothing was written: \(refused.map(\.description).joined(separator: "; "))")
+            throw ToolError(
+                "the cloud store refused key '\(key)', nothing was written: \(refused.map(\.description).joined(separator: "; "))"
+            )
         }
         if !synchronized { try synchronize(store, place: place, consequence: "the server may not have the change") }
     }
@@ -169,7 +186,9 @@ struct CloudCommands {
 
     /// Opens the watch's store, observes it and syncs once; returns the held store (this function's own
     /// reference ends when it returns) and the observations to cancel.
-    private func startWatching(keys: Set<String>?, prefix: String?, state: URL) throws(ToolError) -> (HeldStore, [DefaultsObservation]) {
+    private func startWatching(keys: Set<String>?, prefix: String?, state: URL) throws(ToolError) -> (
+        HeldStore, [DefaultsObservation]
+    ) {
         let (store, place) = try open(state: state)
         let held = HeldStore(store)
         let json = self.json
@@ -180,13 +199,17 @@ struct CloudCommands {
         let observation = store.observe(keys: keys, prefix: prefix) { change in
             held.use { store in
                 for key in change.keys.sorted() {
-                    Console.out(WatchLine.text(key: key, value: store.value(forKey: key), sourceField: "reason", source: change.reason.description, json: json))
+                    Console.out(
+                        WatchLine.text(
+                            key: key, value: store.value(forKey: key), sourceField: "reason",
+                            source: change.reason.description, json: json))
                 }
             }
         }
         // Once the first round is done, every later change reaches the watch (it resumes from the revision read).
         if !store.synchronize(timeout: Self.timeout) {
-            Console.err("defaults: the cloud (\(place)) did not answer yet; watching anyway, changes appear once it does")
+            Console.err(
+                "defaults: the cloud (\(place)) did not answer yet; watching anyway, changes appear once it does")
         }
         Console.err("Watching the cloud \(place) (press Ctrl-C to stop)")
         return (held, [observation, errors])

@@ -46,7 +46,8 @@ struct DomainFile {
                 format = requested ?? .json
             }
             guard !name.isEmpty, name != ".", name != ".." else {
-                throw ToolError("'\(domain)' is a directory, not a settings file (give a file such as \(domain)/settings.json)")
+                throw ToolError(
+                    "'\(domain)' is a directory, not a settings file (give a file such as \(domain)/settings.json)")
             }
         } else {
             do { try DefaultsSuite.validate(name: domain) } catch { throw ToolError(error) }
@@ -73,11 +74,13 @@ struct DomainFile {
         guard domain.hasPrefix("-"), domain != "-" else { return nil }
         switch domain {
         case "-g", "-globalDomain", "-globaldomain":
-            return "'\(domain)' (the macOS global domain) is not supported on Linux: there is no domain shared by every program; name a suite instead"
+            return
+                "'\(domain)' (the macOS global domain) is not supported on Linux: there is no domain shared by every program; name a suite instead"
         case "-currentHost", "-host":
             return "'\(domain)' is not supported on Linux: settings are per user, not per host; name a suite instead"
         default:
-            return "'\(domain)' is not a suite: suite names cannot begin with '-' (options go after the verb's arguments, or use a path such as ./\(domain).json)"
+            return
+                "'\(domain)' is not a suite: suite names cannot begin with '-' (options go after the verb's arguments, or use a path such as ./\(domain).json)"
         }
     }
 }

@@ -45,7 +45,8 @@ enum HumanFormat {
         switch value {
         case .array(let items): return "(" + items.map(inline).joined(separator: ", ") + ")"
         case .dictionary(let entries):
-            return "{" + entries.keys.sorted().map { "\(quoted($0)) = \(inline(entries[$0]!));" }.joined(separator: " ") + "}"
+            return "{" + entries.keys.sorted().map { "\(quoted($0)) = \(inline(entries[$0]!));" }.joined(separator: " ")
+                + "}"
         default: return render(value, indent: 0)
         }
     }
@@ -53,9 +54,12 @@ enum HumanFormat {
     /// A string bare when it is made of letters, digits and `_ . $ : / -` only, else in double quotes
     /// with `"` and `\` and control characters escaped.
     static func quoted(_ text: String) -> String {
-        let bare = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "_.$:/-".unicodeScalars.contains(scalar))
-        }
+        let bare =
+            !text.isEmpty
+            && text.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (CharacterSet.alphanumerics.contains(scalar) || "_.$:/-".unicodeScalars.contains(scalar))
+            }
         if bare { return text }
         return QuotedText.quoted(text, controlEscape: "\\U")
     }

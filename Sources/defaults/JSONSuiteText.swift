@@ -12,7 +12,8 @@ enum JSONSuiteText {
     /// `value` with recognized strings turned into dates and data, at any depth.
     static func interpret(_ value: DefaultsValue) -> DefaultsValue {
         switch value {
-        case .string(let text): date(in: text).map(DefaultsValue.date) ?? data(in: text).map(DefaultsValue.data) ?? value
+        case .string(let text):
+            date(in: text).map(DefaultsValue.date) ?? data(in: text).map(DefaultsValue.data) ?? value
         case .array(let items): .array(items.map(interpret))
         case .dictionary(let entries): .dictionary(entries.mapValues(interpret))
         default: value
@@ -28,17 +29,20 @@ enum JSONSuiteText {
 
     static func date(in text: String) -> Date? {
         let shape = Array(text.utf8)
-        guard shape.count == 20 || shape.count == 24, shape.last == UInt8(ascii: "Z"), shape[10] == UInt8(ascii: "T") else {
+        guard shape.count == 20 || shape.count == 24, shape.last == UInt8(ascii: "Z"), shape[10] == UInt8(ascii: "T")
+        else {
             return nil
         }
         if shape.count == 24 && shape[19] != UInt8(ascii: ".") { return nil }
-        guard let date = DateText.parse(text), DateText.iso8601(date).hasPrefix(String(text.dropLast())) else { return nil }
+        guard let date = DateText.parse(text), DateText.iso8601(date).hasPrefix(String(text.dropLast())) else {
+            return nil
+        }
         return date
     }
 
     static func data(in text: String) -> Data? {
         guard text.hasSuffix("="), text.count % 4 == 0, let bytes = Data(base64Encoded: text),
-              bytes.base64EncodedString() == text
+            bytes.base64EncodedString() == text
         else { return nil }
         return bytes
     }

@@ -36,7 +36,7 @@ enum OutputFile {
     /// Follows symlinks one hop at a time (at most 40, like the kernel) to the entry that is written.
     private static func resolve(_ path: String, original: String) throws(ToolError) -> (path: String, kind: Kind) {
         var current = URL(fileURLWithPath: path).path
-        for _ in 0 ..< 40 {
+        for _ in 0..<40 {
             let url = URL(fileURLWithPath: current)
             let name = url.lastPathComponent
             guard let directory = realpath(url.deletingLastPathComponent().path) else {
@@ -56,8 +56,10 @@ enum OutputFile {
             case S_IFREG: return (entry, .regular(info.st_mode & 0o7777))
             case S_IFIFO, S_IFCHR: return (entry, .stream)
             case S_IFDIR: throw failure(original, "\(entry) is a directory")
-            case S_IFSOCK: throw failure(original, "\(entry) is a socket; export writes files, FIFOs and character devices")
-            default: throw failure(original, "\(entry) is a block device; export writes files, FIFOs and character devices")
+            case S_IFSOCK:
+                throw failure(original, "\(entry) is a socket; export writes files, FIFOs and character devices")
+            default:
+                throw failure(original, "\(entry) is a block device; export writes files, FIFOs and character devices")
             }
         }
         throw failure(original, "too many levels of symbolic links")
@@ -70,10 +72,13 @@ enum OutputFile {
         try writeAll(bytes, to: descriptor, original: original)
     }
 
-    private static func replaceAtomically(_ path: String, with bytes: Data, mode: mode_t?, original: String) throws(ToolError) {
+    private static func replaceAtomically(_ path: String, with bytes: Data, mode: mode_t?, original: String)
+        throws(ToolError)
+    {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).export-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+            .appendingPathComponent(".\(url.lastPathComponent).export-\(getpid())-\(UInt32.random(in: 0 ... .max))")
+            .path
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode ?? 0o644)
         guard descriptor >= 0 else { throw failure(original, String(cString: strerror(errno))) }
         do throws(ToolError) {

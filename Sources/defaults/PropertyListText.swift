@@ -40,17 +40,21 @@ enum PropertyListText {
 
     private static func xml(_ text: String) throws(ToolError) -> DefaultsValue {
         // The fragment becomes the one value of a document the library's reader parses.
-        let document = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>value</key>\n"
+        let document =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>value</key>\n"
             + text + "\n</dict></plist>\n"
         do {
             let decoded = try SuiteFormat.propertyList.decodeSuite(
                 Data(document.utf8), fileURL: URL(fileURLWithPath: "/dev/null"))
-            guard let value = decoded["value"], decoded.count == 1 else { throw ToolError("expected exactly one value") }
+            guard let value = decoded["value"], decoded.count == 1 else {
+                throw ToolError("expected exactly one value")
+            }
             return value
         } catch {
             let reason = (error as? DefaultsError).map { Self.reason($0) } ?? "\(error)"
             throw ToolError(
-                "malformed XML property list value '\(text)': \(reason); write it with -string to store the text as it is")
+                "malformed XML property list value '\(text)': \(reason); write it with -string to store the text as it is"
+            )
         }
     }
 
@@ -100,7 +104,9 @@ struct OldStyleParser {
             } else if character == "/", index + 1 < characters.count, characters[index + 1] == "*" {
                 let start = index
                 index += 2
-                while index + 1 < characters.count, !(characters[index] == "*" && characters[index + 1] == "/") { index += 1 }
+                while index + 1 < characters.count, !(characters[index] == "*" && characters[index + 1] == "/") {
+                    index += 1
+                }
                 guard index + 1 < characters.count else { index = start; throw fail("unterminated comment") }
                 index += 2
             } else {
@@ -210,8 +216,10 @@ struct OldStyleParser {
             case "r": text.append("\r")
             case "U", "u":
                 var value: UInt32 = 0
-                for _ in 0 ..< 4 {
-                    guard let digit = current?.hexDigitValue else { throw fail("expected four hexadecimal digits after \\\(escaped)") }
+                for _ in 0..<4 {
+                    guard let digit = current?.hexDigitValue else {
+                        throw fail("expected four hexadecimal digits after \\\(escaped)")
+                    }
                     value = value << 4 | UInt32(digit)
                     index += 1
                 }

@@ -8,12 +8,13 @@ struct ReadCommands {
 
     /// `defaults read [suite [key]]`
     func read(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(0 ... 2, verb: "read", usage: "defaults read [suite [key]]")
+        try arguments.expectCount(0...2, verb: "read", usage: "defaults read [suite [key]]")
         guard let name = arguments.first else { return try readEverything() }
         let suite = try access.openExisting(name)
         guard arguments.count == 2 else {
             let contents = DefaultsValue.dictionary(suite.values())
-            return Console.out(json ? JSONFormat.render(contents) : HumanFormat.render(Self.forPeople(contents, in: suite), indent: 0))
+            return Console.out(
+                json ? JSONFormat.render(contents) : HumanFormat.render(Self.forPeople(contents, in: suite), indent: 0))
         }
         let value = try Self.value(of: arguments[1], in: suite, name: name)
         Console.out(json ? JSONFormat.render(value) : HumanFormat.topLevel(Self.forPeople(value, in: suite)))
@@ -38,7 +39,7 @@ struct ReadCommands {
 
     /// `defaults read-type suite key`
     func readType(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(2 ... 2, verb: "read-type", usage: "defaults read-type suite key")
+        try arguments.expectCount(2...2, verb: "read-type", usage: "defaults read-type suite key")
         let suite = try access.openExisting(arguments[0])
         let value = try Self.value(of: arguments[1], in: suite, name: arguments[0])
         // macOS calls every floating-point number "float"; the value model has one kind of them, `.double`.
@@ -54,7 +55,7 @@ struct ReadCommands {
     /// `defaults domains`: the suite names on one comma-separated line, as macOS prints them (a JSON
     /// array with `--json`).
     func domains(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(0 ... 0, verb: "domains", usage: "defaults domains")
+        try arguments.expectCount(0...0, verb: "domains", usage: "defaults domains")
         let names = try access.suiteNames()
         if json {
             Console.out(JSONFormat.render(.array(names.map(DefaultsValue.string))))
@@ -66,7 +67,7 @@ struct ReadCommands {
     /// `defaults find word`: keys and values containing `word` (case-insensitive) in every suite; a suite
     /// whose name contains it is shown whole.
     func find(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(1 ... 1, verb: "find", usage: "defaults find word")
+        try arguments.expectCount(1...1, verb: "find", usage: "defaults find word")
         let word = arguments[0]
         var results: [String: DefaultsValue] = [:]
         var failures: [String] = []
@@ -78,7 +79,8 @@ struct ReadCommands {
                 failures.append(error.message)
                 continue
             }
-            let matches = name.localizedCaseInsensitiveContains(word)
+            let matches =
+                name.localizedCaseInsensitiveContains(word)
                 ? values
                 : values.filter { $0.key.localizedCaseInsensitiveContains(word) || Self.contains(word, in: $0.value) }
             if !matches.isEmpty { results[name] = .dictionary(matches) }
@@ -90,7 +92,9 @@ struct ReadCommands {
         } else {
             for name in results.keys.sorted() {
                 guard case .dictionary(let matches) = results[name]! else { continue }
-                Console.out("Found \(matches.count) \(matches.count == 1 ? "key" : "keys") in suite '\(name)': \(HumanFormat.render(results[name]!, indent: 0))")
+                Console.out(
+                    "Found \(matches.count) \(matches.count == 1 ? "key" : "keys") in suite '\(name)': \(HumanFormat.render(results[name]!, indent: 0))"
+                )
             }
         }
         if !failures.isEmpty { throw ToolError(failures.joined(separator: "\n")) }
@@ -98,7 +102,7 @@ struct ReadCommands {
 
     /// `defaults path suite`: the suite's file, or where it will be created.
     func path(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(1 ... 1, verb: "path", usage: "defaults path suite")
+        try arguments.expectCount(1...1, verb: "path", usage: "defaults path suite")
         let url = try access.resolve(arguments[0]).url
         if json {
             let exists = SuiteAccess.entryExists(url)

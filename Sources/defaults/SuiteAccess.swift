@@ -83,7 +83,8 @@ struct SuiteAccess {
             let name = url.deletingPathExtension().lastPathComponent
             guard (try? DefaultsSuite.validate(name: name)) != nil else { continue }
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue
+            else { continue }
             names.insert(name)
         }
         return names.sorted()

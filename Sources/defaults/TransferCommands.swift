@@ -9,10 +9,11 @@ struct TransferCommands {
     /// `.json` file name asks for JSON (`--format` wins over the extension). `-` is stdout; a file is
     /// written through ``OutputFile``, which never replaces a symlink, FIFO or device.
     func export(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(2 ... 2, verb: "export", usage: "defaults export suite file|-")
+        try arguments.expectCount(2...2, verb: "export", usage: "defaults export suite file|-")
         let (name, destination) = (arguments[0], arguments[1])
         let suite = try access.openExisting(name)
-        let format = access.options.format
+        let format =
+            access.options.format
             ?? (destination == "-" ? nil : SuiteFormat(fileExtension: URL(fileURLWithPath: destination).pathExtension))
             ?? .propertyList
         let bytes: Data
@@ -29,7 +30,7 @@ struct TransferCommands {
     /// hear only the keys whose value changed). The format is detected from the content, never from the
     /// name: `bplist` or `<` first (after white space) is a property list, anything else JSON.
     func `import`(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(2 ... 2, verb: "import", usage: "defaults import suite file|-")
+        try arguments.expectCount(2...2, verb: "import", usage: "defaults import suite file|-")
         let (name, source) = (arguments[0], arguments[1])
         try access.validate(name)
         let bytes: Data

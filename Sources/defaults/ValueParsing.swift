@@ -45,7 +45,9 @@ enum ScalarType: String, CaseIterable {
             return .integer(value)
         case .float:
             let trimmed = text.trimmingCharacters(in: .whitespaces)
-            guard let value = Double(trimmed), value.isFinite else { throw malformed("a finite number such as 1.5 or -2e3") }
+            guard let value = Double(trimmed), value.isFinite else {
+                throw malformed("a finite number such as 1.5 or -2e3")
+            }
             return .double(value)
         case .boolean:
             switch text.lowercased() {
@@ -59,7 +61,9 @@ enum ScalarType: String, CaseIterable {
             }
             return .date(date)
         case .data:
-            guard let data = Self.parseHex(text) else { throw malformed("hexadecimal bytes such as 0a1bff (an even number of hex digits)") }
+            guard let data = Self.parseHex(text) else {
+                throw malformed("hexadecimal bytes such as 0a1bff (an even number of hex digits)")
+            }
             return .data(data)
         }
     }
@@ -116,7 +120,9 @@ enum WriteAction: Equatable {
             var cursor = ArraySlice(arguments)
             let value = try Self.scalar(&cursor)
             if let extra = cursor.first {
-                throw .usage("unexpected argument '\(extra)' after the value (use -array or -dict for several values)", verb: "write")
+                throw .usage(
+                    "unexpected argument '\(extra)' after the value (use -array or -dict for several values)",
+                    verb: "write")
             }
             self = .set(value)
         }
@@ -130,7 +136,8 @@ enum WriteAction: Equatable {
             return try type.parse(text)
         }
         if Self.looksLikeFlag(token) {
-            throw .usage("unknown type flag '\(token)' (use -string to store a string starting with '-')", verb: "write")
+            throw .usage(
+                "unknown type flag '\(token)' (use -string to store a string starting with '-')", verb: "write")
         }
         return .string(token)
     }
@@ -140,7 +147,9 @@ enum WriteAction: Equatable {
         var items: [DefaultsValue] = []
         while !cursor.isEmpty {
             if let token = cursor.first, ["-array", "-array-add", "-dict", "-dict-add"].contains(token) {
-                throw .usage("\(token) cannot be nested inside \(flag); write nested collections with 'defaults import'", verb: "write")
+                throw .usage(
+                    "\(token) cannot be nested inside \(flag); write nested collections with 'defaults import'",
+                    verb: "write")
             }
             items.append(try scalar(&cursor))
         }
@@ -151,16 +160,24 @@ enum WriteAction: Equatable {
         var cursor = ArraySlice(arguments)
         var entries: [String: DefaultsValue] = [:]
         while let key = cursor.popFirst() {
-            if looksLikeFlag(key) { throw .usage("\(flag) expects a key where '\(key)' is (keys are strings)", verb: "write") }
+            if looksLikeFlag(key) {
+                throw .usage("\(flag) expects a key where '\(key)' is (keys are strings)", verb: "write")
+            }
             entries[key] = try value(after: key, &cursor, flag: flag)
         }
         return entries
     }
 
-    private static func value(after key: String, _ cursor: inout ArraySlice<String>, flag: String) throws(ToolError) -> DefaultsValue {
-        guard !cursor.isEmpty else { throw .usage("\(flag): key '\(key)' has no value (give key value pairs)", verb: "write") }
+    private static func value(after key: String, _ cursor: inout ArraySlice<String>, flag: String) throws(ToolError)
+        -> DefaultsValue
+    {
+        guard !cursor.isEmpty else {
+            throw .usage("\(flag): key '\(key)' has no value (give key value pairs)", verb: "write")
+        }
         if let token = cursor.first, ["-array", "-array-add", "-dict", "-dict-add"].contains(token) {
-            throw .usage("\(token) cannot be nested inside \(flag); write nested collections with 'defaults import'", verb: "write")
+            throw .usage(
+                "\(token) cannot be nested inside \(flag); write nested collections with 'defaults import'",
+                verb: "write")
         }
         return try scalar(&cursor)
     }
@@ -178,7 +195,9 @@ enum DateText {
     /// (`2024-05-01 12:30:00 +0000`), or a day (`2024-05-01`, midnight UTC).
     static func parse(_ text: String) -> Date? {
         let text = text.trimmingCharacters(in: .whitespaces)
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            return date
+        }
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
         return formatters.withLock { formatters in
             [formatters.fraction, formatters.whole, formatters.day].lazy.compactMap { $0.date(from: text) }.first
@@ -200,7 +219,8 @@ enum DateText {
         var parts = tm()
         guard localtime_r(&seconds, &parts) != nil else { return "--:--:--.---" }
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        let fraction =
+            milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
         return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)"
     }
 

@@ -22,7 +22,8 @@ struct WatchCommand {
         }
         let observation = suite.observe(keys: keys, prefix: prefixes.first, scope: .allProcesses) { change in
             for key in change.keys.sorted() {
-                Console.out(Self.line(key: key, value: suite.storedValue(forKey: key), origin: change.origin, json: json))
+                Console.out(
+                    Self.line(key: key, value: suite.storedValue(forKey: key), origin: change.origin, json: json))
             }
         }
         if let error = suite.fileError { Console.err("defaults: \(error.description)") }
@@ -35,8 +36,12 @@ struct WatchCommand {
     }
 
     /// `12:30:00.250 outside theme = value` (`key deleted` for a removal), or one JSON object.
-    static func line(key: String, value: DefaultsValue?, origin: DefaultsChangeOrigin, json: Bool, now: Date = Date()) -> String {
-        WatchLine.text(key: key, value: value, sourceField: "origin", source: origin == .outside ? "outside" : "this-process", json: json, now: now)
+    static func line(key: String, value: DefaultsValue?, origin: DefaultsChangeOrigin, json: Bool, now: Date = Date())
+        -> String
+    {
+        WatchLine.text(
+            key: key, value: value, sourceField: "origin", source: origin == .outside ? "outside" : "this-process",
+            json: json, now: now)
     }
 }
 
@@ -44,9 +49,13 @@ struct WatchCommand {
 /// (`source`, a JSON field named `sourceField`), the key and its value.
 enum WatchLine {
     /// `12:30:00.250 SOURCE key = value` (`key deleted` for a removal), or one JSON object.
-    static func text(key: String, value: DefaultsValue?, sourceField: String, source: String, json: Bool, now: Date = Date()) -> String {
+    static func text(
+        key: String, value: DefaultsValue?, sourceField: String, source: String, json: Bool, now: Date = Date()
+    ) -> String {
         if json {
-            var fields: [(String, DefaultsValue)] = [("time", .string(DateText.iso8601(now))), (sourceField, .string(source)), ("key", .string(key))]
+            var fields: [(String, DefaultsValue)] = [
+                ("time", .string(DateText.iso8601(now))), (sourceField, .string(source)), ("key", .string(key))
+            ]
             if let value {
                 fields.append(("value", value))
                 fields.append(("type", .string(value.typeName)))

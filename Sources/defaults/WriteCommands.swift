@@ -25,7 +25,7 @@ struct WriteCommands {
         let action: WriteAction
         do throws(ToolError) {
             action = try WriteAction(arguments: Array(arguments.dropFirst(2)))
-        } catch where error.exitCode == 1 {
+        } catch  where error.exitCode == 1 {
             throw ToolError("\(error.message) (key '\(key)' of suite '\(name)'); nothing was written")
         }
         let suite = try access.openForWriting(name)
@@ -38,14 +38,16 @@ struct WriteCommands {
             case nil: newValue = .array(items)
             case .array(let existing)?: newValue = .array(existing + items)
             case let other?:
-                throw ToolError("cannot add to key '\(key)' in suite '\(name)': it holds a \(other.typeName), not an array")
+                throw ToolError(
+                    "cannot add to key '\(key)' in suite '\(name)': it holds a \(other.typeName), not an array")
             }
         case .dictAdd(let entries):
             switch suite.storedValue(forKey: key) {
             case nil: newValue = .dictionary(entries)
             case .dictionary(let existing)?: newValue = .dictionary(existing.merging(entries) { _, new in new })
             case let other?:
-                throw ToolError("cannot add to key '\(key)' in suite '\(name)': it holds a \(other.typeName), not a dictionary")
+                throw ToolError(
+                    "cannot add to key '\(key)' in suite '\(name)': it holds a \(other.typeName), not a dictionary")
             }
         }
         suite.set(newValue, forKey: key)
@@ -73,7 +75,7 @@ struct WriteCommands {
 
     /// `defaults delete suite [key]`: removes one key, or the whole suite file.
     func delete(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(1 ... 2, verb: "delete", usage: "defaults delete suite [key]")
+        try arguments.expectCount(1...2, verb: "delete", usage: "defaults delete suite [key]")
         let name = arguments[0]
         guard arguments.count == 2 else {
             let domain = try access.resolve(name)
@@ -94,7 +96,7 @@ struct WriteCommands {
 
     /// `defaults rename suite old new`: moves a value to a new key in one write.
     func rename(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(3 ... 3, verb: "rename", usage: "defaults rename suite old-key new-key")
+        try arguments.expectCount(3...3, verb: "rename", usage: "defaults rename suite old-key new-key")
         let (name, old, new) = (arguments[0], arguments[1], arguments[2])
         let suite = try access.openExisting(name)
         guard let value = suite.storedValue(forKey: old) else {

@@ -35,8 +35,10 @@ func runDefaults(_ arguments: [String]) -> Int32 {
         case "import": try TransferCommands(access: access).import(arguments)
         case "export": try TransferCommands(access: access).export(arguments)
         case "cloud":
-            try CloudCommands(json: parsed.options.json, addresses: parsed.verbOptions["cloud"] ?? [], literalFrom: parsed.literalFrom)
-                .run(arguments, prefixes: parsed.verbOptions["prefix"] ?? [])
+            try CloudCommands(
+                json: parsed.options.json, addresses: parsed.verbOptions["cloud"] ?? [], literalFrom: parsed.literalFrom
+            )
+            .run(arguments, prefixes: parsed.verbOptions["prefix"] ?? [])
         case "watch": try WatchCommand(access: access).run(arguments, prefixes: parsed.verbOptions["prefix"] ?? [])
         default: throw .usage("unknown verb '\(verb)'")
         }

@@ -11,12 +11,15 @@ import TestSupport
 @Suite(.serialized) struct CloudBenchTests {
     /// Like the library's etcd tests: skipped without etcd, run (and failing) under `CI=true`.
     static var etcdRequired: ConditionTrait {
-        .enabled(if: EtcdBinary.find() != nil || ProcessInfo.processInfo.environment["CI"] == "true",
-                 "etcd is not installed; install it with `\(EtcdBinary.installCommand)` to run the cloud benchmark test")
+        .enabled(
+            if: EtcdBinary.find() != nil || ProcessInfo.processInfo.environment["CI"] == "true",
+            "etcd is not installed; install it with `\(EtcdBinary.installCommand)` to run the cloud benchmark test")
     }
 
     /// Runs the bench with `arguments`, `TMPDIR` set to `temporary` and `PATH` replaced when given.
-    static func run(_ arguments: [String], temporary: URL, path: String? = nil) throws -> (status: Int32, output: String, errors: String) {
+    static func run(_ arguments: [String], temporary: URL, path: String? = nil) throws -> (
+        status: Int32, output: String, errors: String
+    ) {
         let process = Process()
         process.executableURL = DefaultsBenchSmokeTests.executableURL
         process.arguments = arguments
@@ -40,7 +43,10 @@ import TestSupport
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         errorsRead.wait()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: data, as: UTF8.self),
+            String(decoding: errorData.withLock { $0 }, as: UTF8.self)
+        )
     }
 
     /// Processes whose command line mentions `text` (the bench's etcd and observer processes name paths
@@ -59,7 +65,8 @@ import TestSupport
         let scratch = TemporaryDirectory()
         let temporary = scratch.url
         defer { withExtendedLifetime(scratch) {} }
-        let jsonURL = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("defaults-bench-cloud-\(getpid()).json")
+        let jsonURL = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "defaults-bench-cloud-\(getpid()).json")
         defer { try? FileManager.default.removeItem(at: jsonURL) }
 
         let result = try Self.run(["--quick", "--only", "9", "--json", jsonURL.path], temporary: temporary)
@@ -70,17 +77,22 @@ import TestSupport
         let groups = json?["groups"] as? [[String: Any]] ?? []
         try #require(groups.count == 1)
         #expect(groups[0]["number"] as? Int == 9)
-        let rows = Dictionary((groups[0]["rows"] as? [[String: Any]] ?? []).map { ($0["id"] as? String ?? "", $0) }) { first, _ in first }
+        let rows = Dictionary((groups[0]["rows"] as? [[String: Any]] ?? []).map { ($0["id"] as? String ?? "", $0) }) {
+            first, _ in first
+        }
 
         // --quick: 20 propagation samples, 5 fan-out writes to 10 processes.
-        let expectedCounts = ["read.plain": nil, "read.cloud-macro": nil, "read.store": nil, "write.plain": nil, "write.cloud-macro": nil,
-                              "write.plain.full": nil, "write.cloud-macro.full": nil,
-                              "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.txn-floor-watched": 20, "propagation.library": 20, "propagation.library-write": 20,
-                              "propagation.library-observe": 20, "propagation.store": 20,
-                              "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
-                              "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
-                              "fanout.store.all": 50, "fanout.store.last": 5,
-                              "fanout.floor.cpu": 10, "fanout.library.cpu": 10, "fanout.store.cpu": 10]
+        let expectedCounts = [
+            "read.plain": nil, "read.cloud-macro": nil, "read.store": nil, "write.plain": nil, "write.cloud-macro": nil,
+            "write.plain.full": nil, "write.cloud-macro.full": nil,
+            "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.txn-floor-watched": 20,
+            "propagation.library": 20, "propagation.library-write": 20,
+            "propagation.library-observe": 20, "propagation.store": 20,
+            "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
+            "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
+            "fanout.store.all": 50, "fanout.store.last": 5,
+            "fanout.floor.cpu": 10, "fanout.library.cpu": 10, "fanout.store.cpu": 10
+        ]
         for (id, expectedCount) in expectedCounts {
             let row = try #require(rows[id], "row \(id) is missing: \(rows.keys.sorted())")
             #expect(row["isMissing"] as? Bool == false, "\(id): \(row["note"] ?? "")")
@@ -89,43 +101,71 @@ import TestSupport
             #expect(p50 > 0, "\(id): p50 \(p50)")
             #expect(p99 >= p50, "\(id): p99 \(p99) < p50 \(p50)")
             if let expectedCount {
-                #expect(statistics["count"] as? Int == expectedCount, "\(id): \(statistics["count"] ?? "?") samples, note: \(row["note"] ?? "")")
+                #expect(
+                    statistics["count"] as? Int == expectedCount,
+                    "\(id): \(statistics["count"] ?? "?") samples, note: \(row["note"] ?? "")")
                 // A cross-process latency over loopback etcd is more than 50 µs, typically under 5 s, and every
                 // write arrives: a slow one (a loaded machine running the other suites) within the bench's 60 s.
                 if id.hasSuffix(".cpu") {
                     // CPU per change of one observer process: more than a microsecond, far less than a second.
                     #expect(p50 > 1_000 && p99 < 1_000_000_000, "\(id): p50 \(p50) p99 \(p99)")
                 } else {
-                    #expect((id.hasSuffix(".call") || p50 > 50_000) && p50 < 5_000_000_000 && p99 < 60_000_000_000, "\(id): p50 \(p50) p99 \(p99)")
+                    #expect(
+                        (id.hasSuffix(".call") || p50 > 50_000) && p50 < 5_000_000_000 && p99 < 60_000_000_000,
+                        "\(id): p50 \(p50) p99 \(p99)")
                 }
             }
         }
-        #expect(rows.count == expectedCounts.count, "unexpected rows: \(Set(rows.keys).subtracting(expectedCounts.keys).sorted())")
+        #expect(
+            rows.count == expectedCounts.count,
+            "unexpected rows: \(Set(rows.keys).subtracting(expectedCounts.keys).sorted())")
         // The library rows (the targets' subject) are the `@ObservableCloud` property write and observer; the store rows
         // are the store's own `set` and `observe(keys:)`.
         func name(_ id: String) -> String { rows[id]?["name"] as? String ?? "" }
-        for id in ["propagation.library", "fanout.library.all", "read.cloud-macro", "write.cloud-macro", "write.cloud-macro.full"] {
+        for id in [
+            "propagation.library", "fanout.library.all", "read.cloud-macro", "write.cloud-macro",
+            "write.cloud-macro.full"
+        ] {
             #expect(name(id).contains("`@ObservableCloud` property"), "\(id): \(name(id))")
         }
         #expect(name("propagation.library").contains("withObservationTracking"), "\(name("propagation.library"))")
-        #expect(name("propagation.txn-floor").contains("raw compare-and-swap txn → raw watch event"), "\(name("propagation.txn-floor"))")
-        #expect(name("propagation.txn-floor-watched").contains("the writer also watching"), "\(name("propagation.txn-floor-watched"))")
-        #expect(name("propagation.store").contains("`CloudKeyValueStore.set` → `observe(keys:)`"), "\(name("propagation.store"))")
+        #expect(
+            name("propagation.txn-floor").contains("raw compare-and-swap txn → raw watch event"),
+            "\(name("propagation.txn-floor"))")
+        #expect(
+            name("propagation.txn-floor-watched").contains("the writer also watching"),
+            "\(name("propagation.txn-floor-watched"))")
+        #expect(
+            name("propagation.store").contains("`CloudKeyValueStore.set` → `observe(keys:)`"),
+            "\(name("propagation.store"))")
 
         let targets = json?["targets"] as? [[String: Any]] ?? []
-        func status(_ prefix: String) -> String? { targets.first { ($0["target"] as? String ?? "").hasPrefix(prefix) }?["status"] as? String }
+        func status(_ prefix: String) -> String? {
+            targets.first { ($0["target"] as? String ?? "").hasPrefix(prefix) }?["status"] as? String
+        }
         #expect(["met", "not met"].contains(status("Cloud propagation p50") ?? ""), "\(targets)")
         #expect(["met", "not met"].contains(status("Cloud property read") ?? ""), "\(targets)")
-        let readEvidence = targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud property read") }?["evidence"] as? String ?? ""
+        let readEvidence =
+            targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud property read") }?["evidence"] as? String
+            ?? ""
         #expect(readEvidence.contains(" vs ") && readEvidence.contains("×"), "\(readEvidence)")
         #expect(status("Cloud fan-out") == "reported (no target)")
         #expect(status("Cloud propagation beside the raw etcd put floor") == "reported (no target)", "\(targets)")
-        let propagationTarget = targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud propagation p50") }?["target"] as? String ?? ""
-        #expect(propagationTarget.contains("1.15×") && propagationTarget.contains("compare-and-swap floor with the writer's own watch"))
+        let propagationTarget =
+            targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud propagation p50") }?["target"] as? String
+            ?? ""
+        #expect(
+            propagationTarget.contains("1.15×")
+                && propagationTarget.contains("compare-and-swap floor with the writer's own watch"))
         let notes = groups[0]["notes"] as? [String] ?? []
-        #expect(notes.contains { $0.hasPrefix("Against the compare-and-swap floor") && $0.contains("library ") && $0.contains("×") }, "\(notes)")
+        #expect(
+            notes.contains {
+                $0.hasPrefix("Against the compare-and-swap floor") && $0.contains("library ") && $0.contains("×")
+            }, "\(notes)")
 
-        #expect(Self.processes(mentioning: temporary.path).isEmpty, "left running: \(Self.processes(mentioning: temporary.path))")
+        #expect(
+            Self.processes(mentioning: temporary.path).isEmpty,
+            "left running: \(Self.processes(mentioning: temporary.path))")
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
         #expect(leftovers.isEmpty, "left in TMPDIR: \(leftovers)")
     }
@@ -140,9 +180,14 @@ import TestSupport
         let result = try Self.run(["--quick", "--only", "9"], temporary: temporary, path: emptyPath.path)
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output.contains("## 9. Cloud (etcd)"))
-        #expect(result.output.contains("skipped: etcd is not installed; install it with `apt-get install -y etcd-server`"), "\(result.output)")
+        #expect(
+            result.output.contains("skipped: etcd is not installed; install it with `apt-get install -y etcd-server`"),
+            "\(result.output)")
         #expect(result.errors.contains("9. cloud (etcd): skipped: etcd is not installed"), "\(result.errors)")
-        #expect(result.output.contains("| Cloud propagation p50 within 1.15× of the compare-and-swap floor with the writer's own watch | not measured |"))
+        #expect(
+            result.output.contains(
+                "| Cloud propagation p50 within 1.15× of the compare-and-swap floor with the writer's own watch | not measured |"
+            ))
 
         try FileManager.default.removeItem(at: emptyPath)
         #expect(Self.processes(mentioning: temporary.path).isEmpty)

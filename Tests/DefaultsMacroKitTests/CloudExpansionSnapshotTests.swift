@@ -18,7 +18,8 @@ import Testing
     static let locator = SourceLocator(nodeOffset: 0, triviaLength: 0)
 
     func members(_ attribute: String, _ decl: String = classBody) -> String {
-        let result = ClassExpansion.members(decl: decl, declLocator: Self.locator, attribute: attribute, attributeLocator: Self.locator, family: .cloud)
+        let result = ClassExpansion.members(
+            decl: decl, declLocator: Self.locator, attribute: attribute, attributeLocator: Self.locator, family: .cloud)
         #expect(!result.hasErrors, "\(result.diagnostics)")
         return result.source ?? "<nil>"
     }
@@ -44,7 +45,8 @@ import Testing
                 @Ignore var scratch = 0
             }
             """
-        assertSnapshot(members(#"@ObservableCloud(prefix: "app_", syncImmediately: true)"#, decl), named: "cloud-member-contract")
+        assertSnapshot(
+            members(#"@ObservableCloud(prefix: "app_", syncImmediately: true)"#, decl), named: "cloud-member-contract")
     }
 
     static let parameterCases: [(String, String)] = [
@@ -55,7 +57,10 @@ import Testing
         ("cloud-member-autoInit-false", "@ObservableCloud(autoInit: false)"),
         ("cloud-member-observeFirst", "@ObservableCloud(observeFirst: true)"),
         ("cloud-member-defaultIsolationIsMainActor", "@ObservableCloud(defaultIsolationIsMainActor: true)"),
-        ("cloud-member-all", #"@ObservableCloud(autoInit: true, prefix: nil, observeFirst: false, syncImmediately: true, developmentMode: true, defaultIsolationIsMainActor: false)"#),
+        (
+            "cloud-member-all",
+            #"@ObservableCloud(autoInit: true, prefix: nil, observeFirst: false, syncImmediately: true, developmentMode: true, defaultIsolationIsMainActor: false)"#
+        )
     ]
 
     @Test(arguments: parameterCases)
@@ -106,16 +111,20 @@ import Testing
                 @CloudBacked(keyValueStoreKey: nil) @CloudKey(keyValueStoreKey: "from-key") var g = 7
             }
             """#
-        let slots = members("@ObservableCloud", decl).split(separator: "\n").filter { $0.hasPrefix("private let _od_") && $0 != "private let _od_registrar = Observation::ObservationRegistrar()" && !$0.hasPrefix("private let _od_binding") }
-        #expect(slots == [
-            #"private let _od_a = ObservableDefaults::_defaultsSlot(key: "key-only", 1)"#,
-            #"private let _od_b = ObservableDefaults::_defaultsSlot(key: "backed-only", 2)"#,
-            #"private let _od_c = ObservableDefaults::_defaultsSlot(key: "wins", 3)"#,
-            #"private let _od_d = ObservableDefaults::_defaultsSlot(key: "raw\\d", 4)"#,
-            #"private let _od_e = ObservableDefaults::_defaultsSlot(key: "e", 5.0)"#,
-            #"private let _od_f = ObservableDefaults::_defaultsSlot(key: "f", 6)"#,
-            #"private let _od_g = ObservableDefaults::_defaultsSlot(key: "from-key", 7)"#,
-        ])
+        let slots = members("@ObservableCloud", decl).split(separator: "\n").filter {
+            $0.hasPrefix("private let _od_") && $0 != "private let _od_registrar = Observation::ObservationRegistrar()"
+                && !$0.hasPrefix("private let _od_binding")
+        }
+        #expect(
+            slots == [
+                #"private let _od_a = ObservableDefaults::_defaultsSlot(key: "key-only", 1)"#,
+                #"private let _od_b = ObservableDefaults::_defaultsSlot(key: "backed-only", 2)"#,
+                #"private let _od_c = ObservableDefaults::_defaultsSlot(key: "wins", 3)"#,
+                #"private let _od_d = ObservableDefaults::_defaultsSlot(key: "raw\\d", 4)"#,
+                #"private let _od_e = ObservableDefaults::_defaultsSlot(key: "e", 5.0)"#,
+                #"private let _od_f = ObservableDefaults::_defaultsSlot(key: "f", 6)"#,
+                #"private let _od_g = ObservableDefaults::_defaultsSlot(key: "from-key", 7)"#
+            ])
         // The defaults family's label is not a cloud key (the compiler rejects the argument label itself).
         let wrongLabel = members("@ObservableCloud", #"final class K { @CloudKey(userDefaultsKey: "x") var a = 1 }"#)
         #expect(wrongLabel.contains(#"_defaultsSlot(key: "a", 1)"#))
@@ -123,7 +132,8 @@ import Testing
 
     @Test func memberAttributeRole() {
         func attribute(_ member: String, _ macro: String = "@ObservableCloud") -> String? {
-            ClassExpansion.memberAttributes(member: member, parent: Self.classBody, attribute: macro, family: .cloud).source
+            ClassExpansion.memberAttributes(member: member, parent: Self.classBody, attribute: macro, family: .cloud)
+                .source
         }
         #expect(attribute("var x = 1") == "@CloudBacked")
         #expect(attribute("var x = 1", "@ObservableCloud(observeFirst: true)") == "@ObservableOnly")
@@ -143,22 +153,39 @@ import Testing
 
     @Test func extensionRoleIsTheDefaultsFamilys() throws {
         let request = PluginMessages.ExpandAttached(
-            macro: .init(moduleName: "ObservableDefaultsMacros", typeName: "ObservableCloudMacro", name: "ObservableCloud"), macroRole: "extension",
-            attributeSyntax: .init(kind: "attribute", source: "@ObservableCloud", location: .init(fileName: "f", offset: 0)),
-            declSyntax: .init(kind: "declaration", source: "@ObservableCloud final class Fleet {}", location: .init(fileName: "f", offset: 0)),
+            macro: .init(
+                moduleName: "ObservableDefaultsMacros", typeName: "ObservableCloudMacro", name: "ObservableCloud"),
+            macroRole: "extension",
+            attributeSyntax: .init(
+                kind: "attribute", source: "@ObservableCloud", location: .init(fileName: "f", offset: 0)),
+            declSyntax: .init(
+                kind: "declaration", source: "@ObservableCloud final class Fleet {}",
+                location: .init(fileName: "f", offset: 0)),
             extendedTypeSyntax: .init(kind: "type", source: "Fleet", location: .init(fileName: "f", offset: 0)))
-        #expect(MacroDispatcher.expand(request).source == "extension Fleet: ObservableDefaults::_DefaultsObservable {\n}")
+        #expect(
+            MacroDispatcher.expand(request).source == "extension Fleet: ObservableDefaults::_DefaultsObservable {\n}")
     }
 
     /// `@CloudBacked`'s accessors and peers are exactly `@DefaultsBacked`'s, through the dispatcher.
-    @Test(arguments: ["var host = \"localhost\"", "var count: Int = 0 {\n    willSet { print(newValue) }\n    didSet(old) { print(old) }\n}", "var token: String?"])
+    @Test(arguments: [
+        "var host = \"localhost\"",
+        "var count: Int = 0 {\n    willSet { print(newValue) }\n    didSet(old) { print(old) }\n}", "var token: String?"
+    ])
     func cloudBackedExpandsLikeDefaultsBacked(decl: String) {
         func expand(_ typeName: String, _ attribute: String, _ role: String, _ classMacro: String) -> ExpansionResult {
-            MacroDispatcher.expand(PluginMessages.ExpandAttached(
-                macro: .init(moduleName: "ObservableDefaultsMacros", typeName: typeName, name: attribute), macroRole: role,
-                attributeSyntax: .init(kind: "attribute", source: "@" + attribute, location: .init(fileName: "f", offset: 0)),
-                declSyntax: .init(kind: "declaration", source: "@\(attribute) " + decl, location: .init(fileName: "f", offset: 0)),
-                lexicalContext: [.init(kind: "declaration", source: "@\(classMacro)\nfinal class C {}", location: .init(fileName: "f", offset: 0))]))
+            MacroDispatcher.expand(
+                PluginMessages.ExpandAttached(
+                    macro: .init(moduleName: "ObservableDefaultsMacros", typeName: typeName, name: attribute),
+                    macroRole: role,
+                    attributeSyntax: .init(
+                        kind: "attribute", source: "@" + attribute, location: .init(fileName: "f", offset: 0)),
+                    declSyntax: .init(
+                        kind: "declaration", source: "@\(attribute) " + decl, location: .init(fileName: "f", offset: 0)),
+                    lexicalContext: [
+                        .init(
+                            kind: "declaration", source: "@\(classMacro)\nfinal class C {}",
+                            location: .init(fileName: "f", offset: 0))
+                    ]))
         }
         for role in ["accessor", "peer"] {
             let cloud = expand("CloudBackedMacro", "CloudBacked", role, "ObservableCloud")
@@ -166,6 +193,8 @@ import Testing
             #expect(cloud == defaults, "\(role)")
             #expect(cloud.diagnostics.isEmpty)
         }
-        #expect(expand("CloudBackedMacro", "CloudBacked", "accessor", "ObservableCloud").source?.contains("_od_binding.set(newValue, slot: _od_") == true)
+        #expect(
+            expand("CloudBackedMacro", "CloudBacked", "accessor", "ObservableCloud").source?.contains(
+                "_od_binding.set(newValue, slot: _od_") == true)
     }
 }

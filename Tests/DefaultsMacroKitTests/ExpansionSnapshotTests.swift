@@ -15,7 +15,8 @@ import Testing
     static let locator = SourceLocator(nodeOffset: 0, triviaLength: 0)
 
     func members(_ attribute: String, _ decl: String = classBody) -> String {
-        let result = ClassExpansion.members(decl: decl, declLocator: Self.locator, attribute: attribute, attributeLocator: Self.locator)
+        let result = ClassExpansion.members(
+            decl: decl, declLocator: Self.locator, attribute: attribute, attributeLocator: Self.locator)
         #expect(!result.hasErrors)
         return result.source ?? "<nil>"
     }
@@ -29,7 +30,10 @@ import Testing
         ("member-observeFirst", "@ObservableDefaults(observeFirst: true)"),
         ("member-limitToInstance", "@ObservableDefaults(limitToInstance: true)"),
         ("member-defaultIsolationIsMainActor", "@ObservableDefaults(defaultIsolationIsMainActor: true)"),
-        ("member-all", #"@ObservableDefaults(autoInit: true, ignoreExternalChanges: false, suiteName: "s", prefix: "p.", observeFirst: false, limitToInstance: false, defaultIsolationIsMainActor: false)"#),
+        (
+            "member-all",
+            #"@ObservableDefaults(autoInit: true, ignoreExternalChanges: false, suiteName: "s", prefix: "p.", observeFirst: false, limitToInstance: false, defaultIsolationIsMainActor: false)"#
+        )
     ]
 
     @Test(arguments: parameterCases)
@@ -83,13 +87,20 @@ import Testing
         #expect(attribute("var x = 1 { didSet { } }") == "@DefaultsBacked")
         #expect(attribute("func f() {}") == "")
         #expect(attribute("init() {}") == "")
-        #expect(ClassExpansion.memberAttributes(member: "var x = 1", parent: "struct S {}", attribute: "@ObservableDefaults").source == "")
+        #expect(
+            ClassExpansion.memberAttributes(
+                member: "var x = 1", parent: "struct S {}", attribute: "@ObservableDefaults"
+            ).source == "")
     }
 
     @Test func extensionRole() {
-        #expect(ClassExpansion.extensions(decl: Self.classBody, extendedType: "Settings", conformances: "struct P: Observable {}").source
-            == "extension Settings: ObservableDefaults::_DefaultsObservable {\n}")
-        #expect(ClassExpansion.extensions(decl: Self.classBody, extendedType: "Settings", conformances: "").source == "")
+        #expect(
+            ClassExpansion.extensions(
+                decl: Self.classBody, extendedType: "Settings", conformances: "struct P: Observable {}"
+            ).source
+                == "extension Settings: ObservableDefaults::_DefaultsObservable {\n}")
+        #expect(
+            ClassExpansion.extensions(decl: Self.classBody, extendedType: "Settings", conformances: "").source == "")
         #expect(ClassExpansion.extensions(decl: "struct S {}", extendedType: "S", conformances: nil).source == "")
     }
 
@@ -100,14 +111,20 @@ import Testing
         ("backed-optional-no-initializer", "@DefaultsBacked", "var token: Optional<String>"),
         ("backed-key", #"@DefaultsBacked(userDefaultsKey: "custom")"#, "var value = 1.5"),
         ("backed-key-raw", ##"@DefaultsBacked(userDefaultsKey: #"raw\key"#)"##, "var volume = 3"),
-        ("backed-defaultskey-multiline", "@DefaultsBacked", "@DefaultsKey(userDefaultsKey: \"\"\"\n    ui.\\\n    scale\n    \"\"\") var scale = 1.0"),
+        (
+            "backed-defaultskey-multiline", "@DefaultsBacked",
+            "@DefaultsKey(userDefaultsKey: \"\"\"\n    ui.\\\n    scale\n    \"\"\") var scale = 1.0"
+        ),
         ("backed-defaultskey", "@DefaultsBacked", #"@DefaultsKey(userDefaultsKey: "port") var port: Int = 8080"#),
-        ("backed-observers", "@DefaultsBacked", "var count = 0 {\n    willSet { print(newValue) }\n    didSet(old) { print(old, count) }\n}"),
+        (
+            "backed-observers", "@DefaultsBacked",
+            "var count = 0 {\n    willSet { print(newValue) }\n    didSet(old) { print(old, count) }\n}"
+        ),
         ("backed-backticked", "@DefaultsBacked", "var `default` = \"d\""),
         ("only-untyped", "@ObservableOnly", "var connected = false"),
         ("only-typed", "@ObservableOnly", "var items: [String] = []"),
         ("only-no-initializer", "@ObservableOnly", "var value: T"),
-        ("only-observers", "@ObservableOnly", "var n: Int = 0 { didSet { print(oldValue) } }"),
+        ("only-observers", "@ObservableOnly", "var n: Int = 0 { didSet { print(oldValue) } }")
     ]
 
     @Test(arguments: propertyCases)
@@ -116,7 +133,8 @@ import Testing
         let peers: ExpansionResult
         var slot: String?
         if attribute.hasPrefix("@DefaultsBacked") {
-            accessors = PropertyExpansion.defaultsBackedAccessors(decl: decl, locator: Self.locator, attribute: attribute)
+            accessors = PropertyExpansion.defaultsBackedAccessors(
+                decl: decl, locator: Self.locator, attribute: attribute)
             peers = PropertyExpansion.defaultsBackedPeers(decl: decl)
             var parser = DeclParser(attribute + " " + decl)
             slot = parser.parseMember().flatMap { PropertyExpansion.slotDeclaration($0) }
@@ -132,9 +150,11 @@ import Testing
 
     @Test func markerMacrosExpandToNothing() {
         let request = PluginMessages.ExpandAttached(
-            macro: .init(moduleName: "ObservableDefaultsMacros", typeName: "IgnoreMacro", name: "Ignore"), macroRole: "peer",
+            macro: .init(moduleName: "ObservableDefaultsMacros", typeName: "IgnoreMacro", name: "Ignore"),
+            macroRole: "peer",
             attributeSyntax: .init(kind: "attribute", source: "@Ignore", location: .init(fileName: "f", offset: 0)),
-            declSyntax: .init(kind: "declaration", source: "@Ignore var x = 1", location: .init(fileName: "f", offset: 0)))
+            declSyntax: .init(
+                kind: "declaration", source: "@Ignore var x = 1", location: .init(fileName: "f", offset: 0)))
         #expect(MacroDispatcher.expand(request) == .empty)
     }
 }

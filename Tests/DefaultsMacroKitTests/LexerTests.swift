@@ -51,7 +51,8 @@ import Testing
     }
 
     @Test func attributesAndDirectives() {
-        #expect(kinds("@DefaultsKey(userDefaultsKey: \"k\") #if os(Linux) #endif").prefix(2) == [.attribute, .punctuation])
+        #expect(
+            kinds("@DefaultsKey(userDefaultsKey: \"k\") #if os(Linux) #endif").prefix(2) == [.attribute, .punctuation])
         #expect(texts("@MainActor #if DEBUG\n#else\n#endif") == ["@MainActor", "#if", "DEBUG", "#else", "#endif"])
         #expect(kinds("#if") == [.pound])
     }

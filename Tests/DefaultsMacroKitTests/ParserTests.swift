@@ -12,12 +12,14 @@ import Testing
     }
 
     @Test func classHeader() throws {
-        let type = try #require(parseType("""
-            // leading comment
-            @MainActor @ObservableDefaults(suiteName: "s")
-            public final class Box<T: Codable>: Base, Sendable where T: Sendable {
-            }
-            """))
+        let type = try #require(
+            parseType(
+                """
+                // leading comment
+                @MainActor @ObservableDefaults(suiteName: "s")
+                public final class Box<T: Codable>: Base, Sendable where T: Sendable {
+                }
+                """))
         #expect(type.keyword == "class")
         #expect(type.name == "Box")
         #expect(type.genericParameters == "<T: Codable>")
@@ -46,7 +48,9 @@ import Testing
         #expect(header.attributes == full.attributes)
         #expect(header.keyword == "class" && header.name == "Box" && header.genericParameters == "<T>")
         #expect(header.inheritance == full.inheritance)
-        let bodyBrace = source.utf8.distance(from: source.startIndex, to: try #require(source.range(of: "Sendable {")).upperBound) - 1
+        let bodyBrace =
+            source.utf8.distance(from: source.startIndex, to: try #require(source.range(of: "Sendable {")).upperBound)
+            - 1
         #expect(Lexer.tokenizeHeader(source).last.map { [$0.text, String($0.start)] } == ["{", String(bodyBrace)])
     }
 
@@ -59,27 +63,33 @@ import Testing
     }
 
     @Test func memberList() throws {
-        let type = try #require(parseType("""
-            class C {
-                var a = 1
-                let b: String
-                static var s = 0
-                class var c: Int { 1 }
-                lazy var l = [1]
-                var computed: Int { a * 2 }
-                var accessors: Int {
-                    get { a }
-                    set { a = newValue }
+        let type = try #require(
+            parseType(
+                """
+                class C {
+                    var a = 1
+                    let b: String
+                    static var s = 0
+                    class var c: Int { 1 }
+                    lazy var l = [1]
+                    var computed: Int { a * 2 }
+                    var accessors: Int {
+                        get { a }
+                        set { a = newValue }
+                    }
+                    func f() -> Int { let x = 1; return x }
+                    init() { b = "" }
+                    struct Nested { var z = 1 }
+                    var last = "end"
                 }
-                func f() -> Int { let x = 1; return x }
-                init() { b = "" }
-                struct Nested { var z = 1 }
-                var last = "end"
-            }
-            """))
+                """))
         #expect(type.members.count == 11)
         let names = type.members.map { $0.bindings.first?.name ?? "<\($0.kind)>" }
-        #expect(names == ["a", "b", "s", "c", "l", "computed", "accessors", "<other(\"func\")>", "<other(\"init\")>", "<other(\"struct\")>", "last"])
+        #expect(
+            names == [
+                "a", "b", "s", "c", "l", "computed", "accessors", "<other(\"func\")>", "<other(\"init\")>",
+                "<other(\"struct\")>", "last"
+            ])
         #expect(type.members[2].isStatic && type.members[3].isStatic)
         #expect(type.members[4].hasModifier("lazy"))
         #expect(!type.members[5].bindings[0].isStored)
@@ -95,23 +105,25 @@ import Testing
     }
 
     @Test func initializersEndAtTheNextDeclaration() throws {
-        let type = try #require(parseType("""
-            class C {
-                var chained = "a"
-                    .uppercased()
-                    + "b"
-                var closure: [Int] = {
-                    var v = [1]
-                    return v
-                }()
-                var trailing = [1, 2].map { $0 * 2 }
-                var dict = [
-                    "a": 1, // } comment
-                ]
-                var s = "{ \\(x.map { "}" }) }" ; var t = 2
-                @Attr var u = 3
-            }
-            """))
+        let type = try #require(
+            parseType(
+                """
+                class C {
+                    var chained = "a"
+                        .uppercased()
+                        + "b"
+                    var closure: [Int] = {
+                        var v = [1]
+                        return v
+                    }()
+                    var trailing = [1, 2].map { $0 * 2 }
+                    var dict = [
+                        "a": 1, // } comment
+                    ]
+                    var s = "{ \\(x.map { "}" }) }" ; var t = 2
+                    @Attr var u = 3
+                }
+                """))
         let initializers = type.members.map { $0.bindings.first?.initializer }
         #expect(initializers[0] == "\"a\"\n        .uppercased()\n        + \"b\"")
         #expect(initializers[1]?.hasPrefix("{") == true && initializers[1]?.hasSuffix("}()") == true)
@@ -124,12 +136,14 @@ import Testing
     }
 
     @Test func observersAfterAnInitializer() throws {
-        let member = try #require(parseMember("""
-            var value: Int = 0 {
-                willSet(next) { print(next) }
-                didSet { print("{", oldValue) }
-            }
-            """))
+        let member = try #require(
+            parseMember(
+                """
+                var value: Int = 0 {
+                    willSet(next) { print(next) }
+                    didSet { print("{", oldValue) }
+                }
+                """))
         let binding = member.bindings[0]
         #expect(binding.isStored)
         #expect(binding.initializer == "0")
@@ -158,39 +172,48 @@ import Testing
     }
 
     @Test func ifConfigClauses() throws {
-        let type = try #require(parseType("""
-            class C {
-                #if os(Linux)
-                var a = 1
-                #elseif DEBUG
-                var b = 2
-                #else
-                #if X
-                var c = 3
-                #endif
-                #endif
-                var d = 4
-            }
-            """))
+        let type = try #require(
+            parseType(
+                """
+                class C {
+                    #if os(Linux)
+                    var a = 1
+                    #elseif DEBUG
+                    var b = 2
+                    #else
+                    #if X
+                    var c = 3
+                    #endif
+                    #endif
+                    var d = 4
+                }
+                """))
         #expect(type.members.map { $0.bindings[0].name } == ["a", "b", "c", "d"])
         #expect(type.members[0].ifConfig == [IfConfigClause(previousHeaders: [], header: "#if os(Linux)")])
-        #expect(type.members[1].ifConfig == [IfConfigClause(previousHeaders: ["#if os(Linux)"], header: "#elseif DEBUG")])
-        #expect(type.members[2].ifConfig == [
-            IfConfigClause(previousHeaders: ["#if os(Linux)", "#elseif DEBUG"], header: "#else"),
-            IfConfigClause(previousHeaders: [], header: "#if X"),
-        ])
+        #expect(
+            type.members[1].ifConfig == [IfConfigClause(previousHeaders: ["#if os(Linux)"], header: "#elseif DEBUG")])
+        #expect(
+            type.members[2].ifConfig == [
+                IfConfigClause(previousHeaders: ["#if os(Linux)", "#elseif DEBUG"], header: "#else"),
+                IfConfigClause(previousHeaders: [], header: "#if X")
+            ])
         #expect(type.members[3].ifConfig.isEmpty)
     }
 
     @Test func attributesWithArgumentsAndQualifiedNames() throws {
-        let member = try #require(parseMember(#"@ObservableDefaults.DefaultsKey(userDefaultsKey: "a,b") @available(*, deprecated) var x = 1"#))
+        let member = try #require(
+            parseMember(#"@ObservableDefaults.DefaultsKey(userDefaultsKey: "a,b") @available(*, deprecated) var x = 1"#)
+        )
         #expect(member.attributes.map(\.name) == ["DefaultsKey", "available"])
         #expect(member.attributes[0].argument("userDefaultsKey")?.valueText == #""a,b""#)
         #expect(member.attributes[1].arguments?.count == 2)
     }
 
     @Test func malformedInputNeverCrashes() {
-        for source in ["class", "class C {", "class C { var", "class C { var x: ", "class C { var x = ", "var (a, b) = (1, 2)", "var x { get", "@", "}}}", "class C<T { }"] {
+        for source in [
+            "class", "class C {", "class C { var", "class C { var x: ", "class C { var x = ", "var (a, b) = (1, 2)",
+            "var x { get", "@", "}}}", "class C<T { }"
+        ] {
             _ = parseType(source)
             _ = parseMember(source)
         }
@@ -209,7 +232,8 @@ import Testing
         // The closing delimiter's indentation is removed from every line, with the first and last line breaks.
         #expect(StringLiteral.value(of: "\"\"\"\n    a\n      b\n    \"\"\"") == "a\n  b")
         #expect(StringLiteral.value(of: "\"\"\"\n\"\"\"") == "")
-        #expect(StringLiteral.value(of: "\"\"\"\n  a\n\n  b\n  \"\"\"") == "a\n\nb", "a blank line may be less indented")
+        #expect(
+            StringLiteral.value(of: "\"\"\"\n  a\n\n  b\n  \"\"\"") == "a\n\nb", "a blank line may be less indented")
         #expect(StringLiteral.value(of: "\"\"\"\r\n  a\r\n  \"\"\"") == "a")
         // An escaped line break joins lines (spaces may follow the backslash); escapes work as usual.
         #expect(StringLiteral.value(of: "\"\"\"\n  a\\\n  b\\  \n  c\\t\n  \"\"\"") == "abc\t")

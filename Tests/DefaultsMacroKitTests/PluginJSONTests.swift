@@ -11,7 +11,8 @@ import Testing
     }
 
     @Test func readsEveryKindOfValue() throws {
-        let value = try #require(parse(#" { "a" : [ 1 , -2.5e3 , true , false , null ] , "b" : { } , "c" : [ ] , "d" : "x" } "#))
+        let value = try #require(
+            parse(#" { "a" : [ 1 , -2.5e3 , true , false , null ] , "b" : { } , "c" : [ ] , "d" : "x" } "#))
         #expect(value["a"] == .array([.number("1"), .number("-2.5e3"), .bool(true), .bool(false), .null]))
         #expect(value["b"] == .object([:]))
         #expect(value["c"] == .array([]))
@@ -24,7 +25,7 @@ import Testing
     @Test func stringEscapesDecodeAsFoundationDecodesThem() throws {
         let documents = [
             #""plain""#, #""quote \" backslash \\ slash \/""#, #""\b\f\n\r\t""#, #""\u00e9\u0041\u20AC""#,
-            #""pair \ud83d\ude00 end""#, "\"raw UTF-8: é € 😀\"", #""\u0000 nul""#, #""""#,
+            #""pair \ud83d\ude00 end""#, "\"raw UTF-8: é € 😀\"", #""\u0000 nul""#, #""""#
         ]
         for document in documents {
             let ours = try #require(parse(document)?.string, "\(document)")
@@ -36,7 +37,7 @@ import Testing
         let documents = [
             "", " ", "{", "}", "[", "[1,]", "[1 2]", "{\"a\":}", "{\"a\" 1}", "{a:1}", "{\"a\":1,}", "01", "-", "1.",
             "1e", "+1", "tru", "nul", "\"unterminated", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\ud800\\u0041\"",
-            "\"\\udc00\"", "\"raw\ncontrol\"", "1 2", "{} x", "\"\\", "[\"a\" \"b\"]",
+            "\"\\udc00\"", "\"raw\ncontrol\"", "1 2", "{} x", "\"\\", "[\"a\" \"b\"]"
         ]
         for document in documents {
             #expect(parse(document) == nil, "\(document)")
@@ -56,7 +57,7 @@ import Testing
         let value: PluginJSON = .object([
             "b": .array([.number("12"), .bool(true), .bool(false), .null]),
             "a": .string(text),
-            "c": .object(["z": .string(""), "y": .number("-3")]),
+            "c": .object(["z": .string(""), "y": .number("-3")])
         ])
         let bytes = value.serialized
         let back = try #require(try foundation(bytes) as? [String: Any])
@@ -80,7 +81,9 @@ import Testing
     }
 
     @Test func aMalformedKnownFieldFailsTheMessage() {
-        #expect(MacroDispatcher.respond(to: Array(#"{"getCapability":{"capability":{"protocolVersion":"7"}}}"#.utf8)) == nil)
+        #expect(
+            MacroDispatcher.respond(to: Array(#"{"getCapability":{"capability":{"protocolVersion":"7"}}}"#.utf8)) == nil
+        )
         #expect(MacroDispatcher.respond(to: Array(#"{"getCapability":[]}"#.utf8)) == nil)
         #expect(MacroDispatcher.respond(to: Array(#"{"expandAttachedMacro":{"macro":{}}}"#.utf8)) == nil)
         #expect(MacroDispatcher.respond(to: Array(#"[]"#.utf8)) == nil)

@@ -18,7 +18,9 @@ import Testing
             let start = Int.random(in: 0..<bytes.count, using: &generator)
             let end = min(bytes.count, start + Int.random(in: 0..<600, using: &generator))
             let text = String(decoding: bytes[start..<end], as: UTF8.self)
-            _ = ClassExpansion.members(decl: text, declLocator: locator, attribute: "@ObservableDefaults(prefix: \"p\")", attributeLocator: locator)
+            _ = ClassExpansion.members(
+                decl: text, declLocator: locator, attribute: "@ObservableDefaults(prefix: \"p\")",
+                attributeLocator: locator)
             _ = ClassExpansion.memberAttributes(member: text, parent: text, attribute: "@ObservableDefaults")
             _ = ClassExpansion.extensions(decl: text, extendedType: "C", conformances: nil)
             _ = PropertyExpansion.defaultsBackedAccessors(decl: text, locator: locator)
@@ -39,9 +41,11 @@ import Testing
         let type = classParser.parseTypeDecl()
         #expect(type?.name == "TrickySettings")
         let names = type?.members.compactMap { $0.bindings.first?.name } ?? []
-        for expected in ["braces", "multiLine", "raw", "rawInterpolated", "nestedInterpolation", "afterComment", "closure",
-                         "multiLineInitializer", "chained", "ternary", "default", "größe", "名前", "restricted", "linuxOnly",
-                         "otherOS", "neverCompiled", "linuxElse", "mode"] {
+        for expected in [
+            "braces", "multiLine", "raw", "rawInterpolated", "nestedInterpolation", "afterComment", "closure",
+            "multiLineInitializer", "chained", "ternary", "default", "größe", "名前", "restricted", "linuxOnly",
+            "otherOS", "neverCompiled", "linuxElse", "mode"
+        ] {
             #expect(names.contains(expected), "missing member \(expected)")
         }
     }

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `defaults cloud …` against a real etcd node: every command is its own process, as two machines' shells.
@@ -15,11 +15,15 @@ import Glibc
 
     /// Runs `defaults cloud ARGUMENTS` with `OBSERVABLE_DEFAULTS_CLOUD=address`.
     private func cloud(_ address: String, _ arguments: String...) throws -> RunResult {
-        try Built.run("defaults", ["cloud"] + arguments, directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": address, "TMPDIR": temporary.path])
+        try Built.run(
+            "defaults", ["cloud"] + arguments, directory: nil,
+            environment: ["OBSERVABLE_DEFAULTS_CLOUD": address, "TMPDIR": temporary.path])
     }
 
     /// What the tool left in its `TMPDIR` (nothing, when it cleans up).
-    private func leftovers() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] }
+    private func leftovers() -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+    }
 
     @Test func writeInOneProcessReadInAnother() throws {
         let address = try ToolEtcd.freshAddress()
@@ -48,12 +52,16 @@ import Glibc
     @Test func watchInAChildProcessSeesAWriteFromAnotherProcess() throws {
         let address = try ToolEtcd.freshAddress()
         // --cloud instead of the environment variable: both name the cluster.
-        let watch = try StreamingProcess("defaults", ["cloud", "watch", "theme", "--json", "--cloud", address], directory: nil, environment: ["TMPDIR": temporary.path])
+        let watch = try StreamingProcess(
+            "defaults", ["cloud", "watch", "theme", "--json", "--cloud", address], directory: nil,
+            environment: ["TMPDIR": temporary.path])
         #expect(watch.waitUntil { $0.stderr.contains("Watching the cloud") }, "watch did not start: \(watch.stderr)")
 
         #expect(try cloud(address, "write", "other", "x").status == 0)
         #expect(try cloud(address, "write", "theme", "dark").status == 0)
-        #expect(watch.waitForLine(containing: "\"key\":\"theme\""), "no line for the write: \(watch.stdout) \(watch.stderr)")
+        #expect(
+            watch.waitForLine(containing: "\"key\":\"theme\""), "no line for the write: \(watch.stdout) \(watch.stderr)"
+        )
         #expect(try cloud(address, "delete", "theme").status == 0)
         #expect(watch.waitForLine(containing: "\"removed\":true"), "no line for the delete: \(watch.stdout)")
 
@@ -77,7 +85,8 @@ import Glibc
         // the tool says why.
         let write = try cloud(address, "write", "k", "v")
         #expect(write.status == 1, "\(write)")
-        #expect(write.stderr.contains("cannot sync with the cloud (namespace 'nobody' at http://127.0.0.1:"), "\(write)")
+        #expect(
+            write.stderr.contains("cannot sync with the cloud (namespace 'nobody' at http://127.0.0.1:"), "\(write)")
         #expect(write.stderr.contains("cannot be reached"), "\(write)")
         let read = try cloud(address, "read")
         #expect(read.status == 1 && read.stderr.contains("nothing was read"), "\(read)")
@@ -98,9 +107,13 @@ import Glibc
 /// The cloud verb's command-line errors need no etcd.
 @Suite struct CloudToolUsageTests {
     @Test func noCloudConfigured() throws {
-        let result = try Built.run("defaults", ["cloud", "read"], directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": ""])
+        let result = try Built.run(
+            "defaults", ["cloud", "read"], directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": ""])
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderr.contains("no cloud is configured: pass --cloud etcd://host:2379/namespace or set OBSERVABLE_DEFAULTS_CLOUD"), "\(result)")
+        #expect(
+            result.stderr.contains(
+                "no cloud is configured: pass --cloud etcd://host:2379/namespace or set OBSERVABLE_DEFAULTS_CLOUD"),
+            "\(result)")
     }
 
     @Test func badAddressAndUnknownCloudVerb() throws {
@@ -114,15 +127,19 @@ import Glibc
     /// port), nor for a cluster that does not answer, given with `--cloud` or in the environment.
     @Test func thePasswordOfAnAddressIsNeverPrinted() throws {
         for address in ["etcd://root:SECRET@127.0.0.1/ns", "etcd://root:SECRET@127.0.0.1:1/ns"] {
-            let given = try Built.run("defaults", ["cloud", "read", "--cloud", address], directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": ""])
-            let exported = try Built.run("defaults", ["cloud", "read"], directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": address])
+            let given = try Built.run(
+                "defaults", ["cloud", "read", "--cloud", address], directory: nil,
+                environment: ["OBSERVABLE_DEFAULTS_CLOUD": ""])
+            let exported = try Built.run(
+                "defaults", ["cloud", "read"], directory: nil, environment: ["OBSERVABLE_DEFAULTS_CLOUD": address])
             for result in [given, exported] {
                 #expect(result.status == 1, "\(result)")
                 #expect(!result.stderr.contains("SECRET") && !result.stdout.contains("SECRET"), "\(result)")
                 #expect(result.stderr.contains("127.0.0.1"), "the error no longer names the address: \(result)")
             }
         }
-        let bad = try Built.run("defaults", ["cloud", "read", "--cloud", "etcd://root:SECRET@127.0.0.1/ns"], directory: nil)
+        let bad = try Built.run(
+            "defaults", ["cloud", "read", "--cloud", "etcd://root:SECRET@127.0.0.1/ns"], directory: nil)
         #expect(bad.stderr.contains("'etcd://root:***@127.0.0.1/ns' is not a cloud address"), "\(bad)")
     }
 }
@@ -135,20 +152,23 @@ import Glibc
         // User root (password "secret") with the root role, then authentication on.
         for (path, body) in [
             ("/v3/auth/user/add", #"{"name":"root","password":"secret"}"#), ("/v3/auth/role/add", #"{"name":"root"}"#),
-            ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}"),
+            ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}")
         ] {
             #expect(etcdPost(node.endpoint, path, body) != nil, "\(path) failed")
         }
         let hostPort = "\(node.endpoint.host!):\(node.endpoint.port!)"
-        let wrong = try Built.run("defaults", ["cloud", "write", "k", "v", "--cloud", "etcd://root:guess@\(hostPort)/auth"], directory: nil)
+        let wrong = try Built.run(
+            "defaults", ["cloud", "write", "k", "v", "--cloud", "etcd://root:guess@\(hostPort)/auth"], directory: nil)
         #expect(wrong.status == 1, "\(wrong)")
         #expect(!wrong.stderr.contains("guess"), "the password was printed: \(wrong)")
         #expect(wrong.stderr.contains("cannot sync with the cloud (namespace 'auth'"), "\(wrong)")
         #expect(wrong.stderr.contains("etcd refused the login of user 'root'"), "\(wrong)")
 
-        let right = try Built.run("defaults", ["cloud", "write", "k", "v", "--cloud", "etcd://root:secret@\(hostPort)/auth"], directory: nil)
+        let right = try Built.run(
+            "defaults", ["cloud", "write", "k", "v", "--cloud", "etcd://root:secret@\(hostPort)/auth"], directory: nil)
         #expect(right.status == 0, "\(right)")
-        let read = try Built.run("defaults", ["cloud", "read", "k", "--cloud", "etcd://root:secret@\(hostPort)/auth"], directory: nil)
+        let read = try Built.run(
+            "defaults", ["cloud", "read", "k", "--cloud", "etcd://root:secret@\(hostPort)/auth"], directory: nil)
         #expect(read.status == 0 && read.stdout == "v\n", "\(read)")
     }
 }

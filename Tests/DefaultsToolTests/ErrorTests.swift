@@ -8,8 +8,10 @@ import TestSupport
     @Test func unknownSuite() throws {
         let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
-        for arguments in [["read", "ghost"], ["read", "ghost", "k"], ["read-type", "ghost", "k"], ["delete", "ghost"],
-                          ["delete", "ghost", "k"], ["rename", "ghost", "a", "b"], ["export", "ghost", "-"]] {
+        for arguments in [
+            ["read", "ghost"], ["read", "ghost", "k"], ["read-type", "ghost", "k"], ["delete", "ghost"],
+            ["delete", "ghost", "k"], ["rename", "ghost", "a", "b"], ["export", "ghost", "-"]
+        ] {
             let result = try defaults.run(arguments)
             #expect(result.status == 1, "\(arguments): \(result)")
             #expect(result.stderr.contains("Suite 'ghost' does not exist"), "\(arguments): \(result)")
@@ -31,7 +33,9 @@ import TestSupport
         try defaults.ok("write", "app", "kept", "v", "--format", "plist")
         let result = try defaults.run(["write", "app", "k", "-string", "a\u{1}b"])
         #expect(result.status == 1, "\(result)")
-        #expect(result.stderr.contains("key 'k': the string contains U+0001, which an XML property list cannot hold"), "\(result)")
+        #expect(
+            result.stderr.contains("key 'k': the string contains U+0001, which an XML property list cannot hold"),
+            "\(result)")
         #expect(try directory.contents("app.plist") == ["kept": .string("v")])
     }
 
@@ -39,7 +43,10 @@ import TestSupport
         let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "k", "v")
-        for arguments in [["read", "app", "nope"], ["read-type", "app", "nope"], ["delete", "app", "nope"], ["rename", "app", "nope", "x"]] {
+        for arguments in [
+            ["read", "app", "nope"], ["read-type", "app", "nope"], ["delete", "app", "nope"],
+            ["rename", "app", "nope", "x"]
+        ] {
             let result = try defaults.run(arguments)
             #expect(result.status == 1, "\(arguments): \(result)")
             #expect(result.stderr.contains("Key 'nope' does not exist in suite 'app'"), "\(arguments): \(result)")
@@ -51,15 +58,17 @@ import TestSupport
     @Test(arguments: [
         ("-int", "12abc"), ("-integer", "99999999999999999999"), ("-float", "fast"), ("-double", "inf"),
         ("-bool", "maybe"), ("-boolean", "2"), ("-date", "yesterday"), ("-date", "2024-13-45"),
-        ("-data", "abc"), ("-data", "zz"),
+        ("-data", "abc"), ("-data", "zz")
     ])
     func malformedValueForATypeFlag(flag: String, value: String) throws {
         let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)
         try defaults.ok("write", "app", "k", "original")
         let before = directory.bytes("app.json")
-        for arguments in [["write", "app", "k", flag, value], ["write", "app", "k", "-array", flag, value],
-                          ["write", "app", "k", "-dict", "inner", flag, value]] {
+        for arguments in [
+            ["write", "app", "k", flag, value], ["write", "app", "k", "-array", flag, value],
+            ["write", "app", "k", "-dict", "inner", flag, value]
+        ] {
             let result = try defaults.run(arguments)
             #expect(result.status == 1, "\(arguments): \(result)")
             #expect(result.stderr.contains("malformed value '\(value)' for"), "\(arguments): \(result)")
@@ -74,7 +83,8 @@ import TestSupport
         try defaults.ok("write", "app", "n", "-int", "1")
         let arrayAdd = try defaults.run(["write", "app", "n", "-array-add", "x"])
         #expect(arrayAdd.status == 1)
-        #expect(arrayAdd.stderr.contains("it holds a integer, not an array") || arrayAdd.stderr.contains("not an array"))
+        #expect(
+            arrayAdd.stderr.contains("it holds a integer, not an array") || arrayAdd.stderr.contains("not an array"))
         let dictAdd = try defaults.run(["write", "app", "n", "-dict-add", "a", "b"])
         #expect(dictAdd.status == 1)
         #expect(dictAdd.stderr.contains("not a dictionary"))
@@ -86,15 +96,19 @@ import TestSupport
         let broken = Data("{\n  \"a\": 1,\n  \"b\": \n}\n".utf8)
         try broken.write(to: directory.file("bad.json"))
         let location = directory.file("bad.json").path + ":4:1"
-        for arguments in [["read", "bad"], ["read", "bad", "a"], ["read-type", "bad", "a"], ["write", "bad", "c", "v"],
-                          ["delete", "bad", "a"], ["rename", "bad", "a", "z"], ["export", "bad", "-"],
-                          ["import", "bad", "-"], ["read"], ["find", "a"]] {
+        for arguments in [
+            ["read", "bad"], ["read", "bad", "a"], ["read-type", "bad", "a"], ["write", "bad", "c", "v"],
+            ["delete", "bad", "a"], ["rename", "bad", "a", "z"], ["export", "bad", "-"],
+            ["import", "bad", "-"], ["read"], ["find", "a"]
+        ] {
             let result = try defaults.run(arguments, stdin: Data("{}".utf8))
             #expect(result.status == 1, "\(arguments): \(result)")
             #expect(result.stderr.contains(location), "\(arguments): \(result)")
             #expect(directory.bytes("bad.json") == broken, "\(arguments) changed the broken file")
         }
-        let plist = Data("<?xml version=\"1.0\"?>\n<plist version=\"1.0\">\n<dict><key>a</key><integer>x</integer></dict>\n</plist>\n".utf8)
+        let plist = Data(
+            "<?xml version=\"1.0\"?>\n<plist version=\"1.0\">\n<dict><key>a</key><integer>x</integer></dict>\n</plist>\n"
+                .utf8)
         try plist.write(to: directory.file("badlist.plist"))
         let result = try defaults.run(["read", "badlist"])
         #expect(result.status == 1)
@@ -118,14 +132,18 @@ import TestSupport
         let defaults = Defaults(directory: directory)
         // A name with a `/` is a path (MacOSHabitsTests); these are neither names nor paths.
         for name in ["..", ".", ""] {
-            for arguments in [["write", name, "k", "v"], ["read", name], ["path", name], ["watch", name], ["import", name, "-"]] {
+            for arguments in [
+                ["write", name, "k", "v"], ["read", name], ["path", name], ["watch", name], ["import", name, "-"]
+            ] {
                 let result = try defaults.run(arguments, stdin: Data("{}".utf8))
                 #expect(result.status == 1, "\(arguments): \(result)")
                 #expect(result.stderr.contains("invalid suite name"), "\(arguments): \(result)")
             }
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: directory.url.deletingLastPathComponent().appendingPathComponent("escape.json").path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: directory.url.deletingLastPathComponent().appendingPathComponent("escape.json").path))
     }
 
     @Test func usageErrorsExitWithStatusTwo() throws {
@@ -145,7 +163,7 @@ import TestSupport
             (["read", "--colour"], "unknown option '--colour'"),
             (["read", "--format", "yaml"], "unknown format 'yaml'"),
             (["watch"], "missing suite"),
-            (["read", "--prefix", "x"], "unknown option '--prefix'"),
+            (["read", "--prefix", "x"], "unknown option '--prefix'")
         ]
         for (arguments, message) in cases {
             let result = try defaults.run(arguments)
@@ -162,7 +180,9 @@ import TestSupport
         try defaults.ok("write", "app", "k", "v")
         let result = try defaults.run(["export", "app", directory.file("no/such/dir/out.json").path])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("cannot export to \(directory.file("no/such/dir/out.json").path): its directory"), "\(result)")
+        #expect(
+            result.stderr.contains("cannot export to \(directory.file("no/such/dir/out.json").path): its directory"),
+            "\(result)")
         let missing = try defaults.run(["import", "app", directory.file("absent.json").path])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("cannot read"))

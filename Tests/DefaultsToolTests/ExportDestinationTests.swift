@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `export` to symlinks, FIFOs, devices and descriptor paths writes through them and never replaces
@@ -55,7 +55,8 @@ import Glibc
         let directory = TemporaryDirectory()
         let (defaults, expected) = try seeded(directory)
         let link = directory.file("dangling")
-        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: directory.file("created.plist").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: link.path, withDestinationPath: directory.file("created.plist").path)
         try defaults.ok("export", "app", link.path)
         #expect(entry(link.path).type == S_IFLNK)
         #expect(entry(directory.file("created.plist").path).type == S_IFREG)
@@ -100,13 +101,16 @@ import Glibc
         for path in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
             let direct = try defaults.run(["export", "app", path, "--format", "json"])
             #expect(direct.status == 0, "\(path): \(direct)")
-            #expect(direct.stdoutData == (try SuiteFormat.json.encodeSuite(["theme": .string("dark"), "size": .integer(12)])), "\(path)")
+            #expect(
+                direct.stdoutData
+                    == (try SuiteFormat.json.encodeSuite(["theme": .string("dark"), "size": .integer(12)])), "\(path)")
         }
         #expect(entry("/dev/stdout").type == systemLink.type)
         #expect(entry("/dev/stdout").link == systemLink.link)
         // The hidden subdirectory is where the seeding writes put their temporary files; none is left there.
         #expect(try listing(directory) == ["app.json", ".app.json.lock", ".observable-defaults", "out"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file(".observable-defaults").path).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.file(".observable-defaults").path).isEmpty)
     }
 
     @Test func characterDeviceIsWrittenInPlace() throws {
@@ -132,7 +136,9 @@ import Glibc
         let before = try listing(directory)
         let refused = try defaults.run(["export", "app", subdirectory.path])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("cannot export to \(subdirectory.path): \(subdirectory.path) is a directory"), "\(refused)")
+        #expect(
+            refused.stderr.contains("cannot export to \(subdirectory.path): \(subdirectory.path) is a directory"),
+            "\(refused)")
         #expect(try listing(directory) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: subdirectory.path).isEmpty)
     }

@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @Suite struct HelpTests {
-    static let verbs = ["read", "read-type", "domains", "find", "path", "write", "delete", "rename", "import", "export", "watch", "cloud"]
+    static let verbs = [
+        "read", "read-type", "domains", "find", "path", "write", "delete", "rename", "import", "export", "watch",
+        "cloud"
+    ]
 
     @Test func overviewNamesEveryVerbAndOption() throws {
         for arguments in [["--help"], ["-h"], ["help"]] {
@@ -26,7 +29,10 @@ import Testing
 
     @Test func writeHelpDocumentsEveryTypeFlag() throws {
         let result = try Built.run("defaults", ["write", "--help"], directory: nil)
-        for flag in ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data", "-array", "-array-add", "-dict", "-dict-add"] {
+        for flag in [
+            "-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data", "-array", "-array-add",
+            "-dict", "-dict-add"
+        ] {
             #expect(result.stdout.contains(flag), "\(flag) undocumented")
         }
     }

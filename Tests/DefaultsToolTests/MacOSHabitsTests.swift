@@ -16,15 +16,19 @@ import TestSupport
         try defaults.ok("write", "app", "count", "<integer>5</integer>")
         try defaults.ok("write", "app", "ratio", "<real>2</real>")
         try defaults.ok("write", "app", "on", "<true/>")
-        try defaults.ok("write", "app", "xmlDict", "<dict><key>k</key><array><string>v</string><integer>1</integer></array></dict>")
+        try defaults.ok(
+            "write", "app", "xmlDict", "<dict><key>k</key><array><string>v</string><integer>1</integer></array></dict>")
         try defaults.ok("write", "app", "plain", "hello world")
         try defaults.ok("write", "app", "number", "5")
         try defaults.ok("write", "app", "literal", "-string", "{ a = 1; }")
         let contents = try directory.contents("app.json")
         // As on macOS, the leaves of old-style text are strings.
-        #expect(contents["dict"] == .dictionary([
-            "a": .string("1"), "b": .array([.string("x"), .string("y z")]), "c d": .dictionary(["e": .string("f")]),
-        ]))
+        #expect(
+            contents["dict"]
+                == .dictionary([
+                    "a": .string("1"), "b": .array([.string("x"), .string("y z")]),
+                    "c d": .dictionary(["e": .string("f")])
+                ]))
         #expect(contents["list"] == .array([.string("1"), .string("2")]))
         #expect(contents["empty"] == .array([]))
         #expect(contents["bytes"] == .string(Data([0x0a, 0xff]).base64EncodedString()))
@@ -45,7 +49,7 @@ import TestSupport
         for (text, message) in [
             ("{ a = 1; b }", "expected '=' after the key 'b' at character 12"),
             ("( 1, 2", "expected ',' or ')' after an array item at character 7"),
-            ("<integer>x</integer>", "malformed XML property list value"),
+            ("<integer>x</integer>", "malformed XML property list value")
         ] {
             let result = try defaults.run(["write", "app", "k", text])
             #expect(result.status == 1, "\(text): \(result)")
@@ -83,8 +87,10 @@ import TestSupport
         try defaults.ok("write", "app", "--", "-dashed", "v")
         #expect(try directory.contents("app.json") == ["-dashed": .string("v")])
 
-        for arguments in [["read", "-g"], ["write", "-g", "k", "v"], ["read", "-globalDomain", "k"], ["-currentHost", "read", "app"],
-                          ["write", "-currentHost", "k", "v"], ["-g", "read"]] {
+        for arguments in [
+            ["read", "-g"], ["write", "-g", "k", "v"], ["read", "-globalDomain", "k"], ["-currentHost", "read", "app"],
+            ["write", "-currentHost", "k", "v"], ["-g", "read"]
+        ] {
             let result = try defaults.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result)")
             #expect(result.stderr.contains("is not supported on Linux"), "\(arguments): \(result)")
@@ -92,7 +98,10 @@ import TestSupport
         let dashed = try defaults.run(["read", "-app"])
         #expect(dashed.status == 2)
         #expect(dashed.stderr.contains("suite names cannot begin with '-'"), "\(dashed)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [".app.json.lock", ".observable-defaults", "app.json"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+                ".app.json.lock", ".observable-defaults", "app.json"
+            ])
     }
 
     @Test func pathAsDomain() throws {
@@ -108,22 +117,28 @@ import TestSupport
         // Without the extension, PATH.json or PATH.plist is used, as macOS adds .plist.
         #expect(try defaults.ok("read", elsewhere.appendingPathComponent("settings").path, "port") == "80\n")
         try defaults.ok("write", settings.path, "host", "example.org")
-        #expect(try SuiteFormat.propertyList.decodeSuite(Data(contentsOf: settings), fileURL: settings)
-            == ["port": .integer(80), "host": .string("example.org")])
+        #expect(
+            try SuiteFormat.propertyList.decodeSuite(Data(contentsOf: settings), fileURL: settings)
+                == ["port": .integer(80), "host": .string("example.org")])
 
         // Relative paths are relative to the working directory; a new file is created in its extension's format.
         let relative = try defaults.run(["write", "./x.json", "key", "-int", "1"], workingDirectory: elsewhere)
         #expect(relative.status == 0, "\(relative)")
         let created = elsewhere.appendingPathComponent("x.json")
         #expect(try SuiteFormat.json.decodeSuite(Data(contentsOf: created), fileURL: created) == ["key": .integer(1)])
-        #expect(try defaults.run(["read-type", "./x.json", "key"], workingDirectory: elsewhere).stdout == "Type is integer\n")
+        #expect(
+            try defaults.run(["read-type", "./x.json", "key"], workingDirectory: elsewhere).stdout
+                == "Type is integer\n")
         #expect(try defaults.run(["path", "./x.json"], workingDirectory: elsewhere).stdout == created.path + "\n")
         #expect(try defaults.run(["delete", "./x.json", "key"], workingDirectory: elsewhere).status == 0)
         #expect(try SuiteFormat.json.decodeSuite(Data(contentsOf: created), fileURL: created).isEmpty)
 
         let missing = try defaults.run(["read", "./absent.plist"], workingDirectory: elsewhere)
         #expect(missing.status == 1)
-        #expect(missing.stderr.contains("Settings file './absent.plist' does not exist (looked for \(elsewhere.path)/absent.plist)"), "\(missing)")
+        #expect(
+            missing.stderr.contains(
+                "Settings file './absent.plist' does not exist (looked for \(elsewhere.path)/absent.plist)"),
+            "\(missing)")
         let noDirectory = try defaults.run(["write", "no/such/dir/x.json", "k", "v"], workingDirectory: elsewhere)
         #expect(noDirectory.status == 1)
         #expect(noDirectory.stderr.contains("directory does not exist"), "\(noDirectory)")
@@ -178,7 +193,10 @@ import TestSupport
         #expect(whole.contains("d = \"2024-05-01 12:30:00 +0000\";"), "\(whole)")
         #expect(whole.contains("x = {length = 2, bytes = 0x00ff};"), "\(whole)")
         #expect(whole.contains("word = dark;"), "\(whole)")
-        #expect(whole.contains("list = (\n        \"2024-05-01 12:30:00 +0000\",\n        {length = 2, bytes = 0x00ff}\n    );"), "\(whole)")
+        #expect(
+            whole.contains(
+                "list = (\n        \"2024-05-01 12:30:00 +0000\",\n        {length = 2, bytes = 0x00ff}\n    );"),
+            "\(whole)")
         if format == "json" {
             #expect(try defaults.ok("read-type", "app", "d") == "Type is string (an ISO 8601 date)\n")
             #expect(try defaults.ok("read-type", "app", "x") == "Type is string (base64 data, 2 bytes)\n")

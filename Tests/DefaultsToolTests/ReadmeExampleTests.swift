@@ -7,11 +7,11 @@ import TestSupport
 // compiles.
 @ObservableDefaults(suiteName: "com.example.daemon")
 final class Settings: Sendable {
-    var logLevel = "info"                     // stored under the key "logLevel"
+    var logLevel = "info"  // stored under the key "logLevel"
     var workers: Int = 4
-    var endpoint: URL? = nil                  // nil removes the key
+    var endpoint: URL? = nil  // nil removes the key
     @DefaultsKey(userDefaultsKey: "net.port") var port = 8080
-    @ObservableOnly var lastReload = Date()   // observable, not stored
+    @ObservableOnly var lastReload = Date()  // observable, not stored
 }
 
 /// The README's guide, run: the macro class, the `defaults` tool changing it from outside, and the JSON file.
@@ -22,9 +22,10 @@ final class Settings: Sendable {
         let settings = Settings(userDefaults: suite)
         settings.workers = 8
         settings.endpoint = URL(string: "https://example.com/api")
-        #expect(try directory.contents("com.example.daemon.json") == [
-            "workers": .integer(8), "endpoint": .string("https://example.com/api"),
-        ])
+        #expect(
+            try directory.contents("com.example.daemon.json") == [
+                "workers": .integer(8), "endpoint": .string("https://example.com/api")
+            ])
         settings.endpoint = nil
         #expect(try directory.contents("com.example.daemon.json") == ["workers": .integer(8)])
 
@@ -38,6 +39,7 @@ final class Settings: Sendable {
         let deadline = ContinuousClock.now.advanced(by: .seconds(10))
         while settings.port != 9090 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         #expect(settings.port == 9090)
-        #expect(try Defaults(directory: directory).ok("read-type", "com.example.daemon", "workers") == "Type is integer\n")
+        #expect(
+            try Defaults(directory: directory).ok("read-type", "com.example.daemon", "workers") == "Type is integer\n")
     }
 }

@@ -59,7 +59,9 @@ import TestSupport
             let list = try format.decodeSuiteEntries(try Data(contentsOf: file), fileURL: file)
             return Dictionary(uniqueKeysWithValues: list.map { (Array($0.key.utf8), $0.value) })
         }
-        let expected: [[UInt8]: DefaultsValue] = [Array(composed.utf8): .integer(1), Array(decomposed.utf8): .integer(2)]
+        let expected: [[UInt8]: DefaultsValue] = [
+            Array(composed.utf8): .integer(1), Array(decomposed.utf8): .integer(2)
+        ]
         let exported = directory.file("exported.\(format)")
         try defaults.ok("export", "source", exported.path)
         #expect(try entries(exported) == expected)
@@ -97,7 +99,8 @@ import TestSupport
         try defaults.ok("write", "app", "kept", "-int", "1")
         let json = Data(#"{"kept": 2, "added": [true, 1.5]}"#.utf8)
         try defaults.ok("import", "app", "-", stdin: json)
-        #expect(try directory.contents("app.json") == ["kept": .integer(2), "added": .array([.bool(true), .double(1.5)])])
+        #expect(
+            try directory.contents("app.json") == ["kept": .integer(2), "added": .array([.bool(true), .double(1.5)])])
     }
 
     @Test func importReadsAPlistFromStdinAndBinaryPlists() throws {
@@ -110,7 +113,8 @@ import TestSupport
         try defaults.ok("import", "fromxml", "-", stdin: Data(xml.utf8))
         #expect(try directory.contents("fromxml.json") == ["n": .integer(3), "r": .double(2)])
 
-        let binary = try PropertyListSerialization.data(fromPropertyList: ["word": "hi", "count": 5], format: .binary, options: 0)
+        let binary = try PropertyListSerialization.data(
+            fromPropertyList: ["word": "hi", "count": 5], format: .binary, options: 0)
         let binaryFile = directory.file("input.plist")
         try binary.write(to: binaryFile)
         try defaults.ok("import", "frombinary", binaryFile.path)
@@ -138,7 +142,9 @@ extension Defaults {
     @discardableResult
     func ok(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let result = try run(arguments)
-        #expect(result.status == 0, "defaults \(arguments.joined(separator: " ")) failed: \(result)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0, "defaults \(arguments.joined(separator: " ")) failed: \(result)",
+            sourceLocation: sourceLocation)
         return result.stdout
     }
 }

@@ -4,14 +4,15 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `defaults watch` sees writes from another `defaults` process and hand edits, and stops cleanly.
 @Suite struct WatchTests {
     /// Starts `defaults watch ARGUMENTS` and waits until it is watching (it says so on stderr).
     private func startWatch(_ directory: TemporaryDirectory, _ arguments: [String]) throws -> StreamingProcess {
-        let watch = try StreamingProcess("defaults", ["watch"] + arguments + ["--directory", directory.path], directory: directory)
+        let watch = try StreamingProcess(
+            "defaults", ["watch"] + arguments + ["--directory", directory.path], directory: directory)
         let ready = watch.waitUntil { $0.stderr.contains("Watching ") }
         #expect(ready, "watch did not start: \(watch.stderr)")
         return watch

@@ -49,7 +49,7 @@ import TestSupport
         let defaults = Defaults(directory: directory)
         let spellings: [(String, Bool)] = [
             ("YES", true), ("NO", false), ("yes", true), ("no", false), ("true", true), ("false", false),
-            ("TRUE", true), ("1", true), ("0", false),
+            ("TRUE", true), ("1", true), ("0", false)
         ]
         for (index, (spelling, expected)) in spellings.enumerated() {
             let flag = index.isMultiple(of: 2) ? "-bool" : "-boolean"
@@ -102,29 +102,32 @@ import TestSupport
         #expect(try defaults.ok("read", "app", "tags") == "(\n    a,\n    \"b c\"\n)\n")
         #expect(try defaults.ok("read", "app", "name", "--json") == "\"web server\"\n")
         #expect(try defaults.ok("read", "app", "ratio", "--json") == "0.5\n")
-        #expect(try defaults.ok("read", "app") == """
-            {
-                limits = {
-                    cpu = 2;
-                };
-                name = "web server";
-                on = 1;
-                port = 8080;
-                ratio = 0.5;
-                tags = (
-                    a,
-                    "b c"
-                );
-            }
+        #expect(
+            try defaults.ok("read", "app") == """
+                {
+                    limits = {
+                        cpu = 2;
+                    };
+                    name = "web server";
+                    on = 1;
+                    port = 8080;
+                    ratio = 0.5;
+                    tags = (
+                        a,
+                        "b c"
+                    );
+                }
 
-            """)
+                """)
         let json = try defaults.ok("read", "app", "--json")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         #expect(object["port"] as? Int == 8080)
         #expect(object["name"] as? String == "web server")
 
-        for (key, type) in [("name", "string"), ("port", "integer"), ("ratio", "float"), ("on", "boolean"),
-                            ("tags", "array"), ("limits", "dictionary")] {
+        for (key, type) in [
+            ("name", "string"), ("port", "integer"), ("ratio", "float"), ("on", "boolean"),
+            ("tags", "array"), ("limits", "dictionary")
+        ] {
             #expect(try defaults.ok("read-type", "app", key) == "Type is \(type)\n")
         }
         let everything = try defaults.ok("read", "--json")
@@ -165,7 +168,8 @@ import TestSupport
         let object = try #require(try JSONSerialization.jsonObject(with: Data(byName.utf8)) as? [String: [String: Any]])
         #expect(Set(object.keys) == ["web", "themes"])
         #expect(object["themes"]?["k"] as? String == "v")
-        #expect(try defaults.ok("find", "nothing-like-this") == "No suite, key, nor value containing 'nothing-like-this'\n")
+        #expect(
+            try defaults.ok("find", "nothing-like-this") == "No suite, key, nor value containing 'nothing-like-this'\n")
     }
 
     @Test func pathDeleteAndRename() throws {
@@ -173,7 +177,9 @@ import TestSupport
         let defaults = Defaults(directory: directory)
         #expect(try defaults.ok("path", "fresh") == directory.file("fresh.json").path + "\n")
         #expect(try defaults.ok("path", "fresh", "--format", "plist") == directory.file("fresh.plist").path + "\n")
-        #expect(try defaults.ok("path", "fresh", "--json") == "{\"path\":\"\(directory.file("fresh.json").path)\",\"exists\":false}\n")
+        #expect(
+            try defaults.ok("path", "fresh", "--json")
+                == "{\"path\":\"\(directory.file("fresh.json").path)\",\"exists\":false}\n")
 
         try defaults.ok("write", "app", "old", "-int", "1")
         try defaults.ok("write", "app", "keep", "yes")
@@ -188,7 +194,9 @@ import TestSupport
 
     @Test func optionSpellingsAndTheEndOfOptions() throws {
         let directory = TemporaryDirectory()
-        let inline = try Built.run("defaults", ["write", "--directory=\(directory.path)", "app", "k", "-int", "1", "--format=plist"], directory: nil)
+        let inline = try Built.run(
+            "defaults", ["write", "--directory=\(directory.path)", "app", "k", "-int", "1", "--format=plist"],
+            directory: nil)
         #expect(inline.status == 0, "\(inline)")
         #expect(try directory.contents("app.plist") == ["k": .integer(1)])
         let defaults = Defaults(directory: directory)

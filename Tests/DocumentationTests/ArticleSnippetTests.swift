@@ -23,7 +23,8 @@ struct ArticleSnippetTests {
     /// own file and line.
     @Test func blockWithMissingAPIFailsAtItsArticleLine() throws {
         let article = URL(fileURLWithPath: "/docs/Example.md")
-        let text = "# Example\n\nIntro.\n\n```swift\nlet suite = try DefaultsSuite(name: \"x\")\nsuite.noSuchMethod()\n```\n"
+        let text =
+            "# Example\n\nIntro.\n\n```swift\nlet suite = try DefaultsSuite(name: \"x\")\nsuite.noSuchMethod()\n```\n"
         let blocks = SnippetProgram.swiftBlocks(of: text)
         #expect(blocks.map(\.firstLine) == [6])
         let work = TemporaryDirectory()
@@ -32,7 +33,9 @@ struct ArticleSnippetTests {
         let result = try Script.typecheck(main)
         #expect(result.status != 0, "\(result)")
         let errors = result.output.split(separator: "\n").filter { $0.contains(": error: ") }
-        #expect(errors.count == 1 && errors[0].hasPrefix("/docs/Example.md:7:") && errors[0].contains("noSuchMethod"), "\(result)")
+        #expect(
+            errors.count == 1 && errors[0].hasPrefix("/docs/Example.md:7:") && errors[0].contains("noSuchMethod"),
+            "\(result)")
     }
 }
 
@@ -46,7 +49,11 @@ struct SnippetProgram {
         /// The 1-based line in the article of the block's first line of code.
         var firstLine: Int
         var code: String
-        var declaresClass: Bool { code.split(separator: "\n").contains { $0.hasPrefix("@ObservableDefaults") || $0.hasPrefix("@ObservableCloud") } }
+        var declaresClass: Bool {
+            code.split(separator: "\n").contains {
+                $0.hasPrefix("@ObservableDefaults") || $0.hasPrefix("@ObservableCloud")
+            }
+        }
     }
 
     let article: URL

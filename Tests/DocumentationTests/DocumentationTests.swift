@@ -17,10 +17,11 @@ struct DocumentationTests {
         try #require(result.status == 0, "\(result)")
         // The archive holds the landing page, every article and the pages of the symbols.
         let pages = output.url.appendingPathComponent("ObservableDefaults.doccarchive/data/documentation")
-        let expected = [
-            "observabledefaults.json", "observabledefaults/defaultssuite.json",
-            "observabledefaults/defaultssuite/observe(keys:prefix:scope:_:).json",
-        ] + Script.articles.map { "observabledefaults/\($0.lowercased()).json" }
+        let expected =
+            [
+                "observabledefaults.json", "observabledefaults/defaultssuite.json",
+                "observabledefaults/defaultssuite/observe(keys:prefix:scope:_:).json"
+            ] + Script.articles.map { "observabledefaults/\($0.lowercased()).json" }
         for page in expected {
             #expect(FileManager.default.fileExists(atPath: pages.appendingPathComponent(page).path), "missing \(page)")
         }
@@ -32,9 +33,11 @@ struct DocumentationTests {
         try FileManager.default.copyItem(at: Script.catalog, to: catalog)
         let article = catalog.appendingPathComponent("GettingStarted.md")
         let text = try String(contentsOf: article, encoding: .utf8)
-        try (text + "\nSee ``DefaultsSuite/noSuchMember(forKey:)``.\n").write(to: article, atomically: true, encoding: .utf8)
+        try (text + "\nSee ``DefaultsSuite/noSuchMember(forKey:)``.\n").write(
+            to: article, atomically: true, encoding: .utf8)
 
-        let result = try Script.buildDocs("--catalog", catalog.path, "--output", work.url.appendingPathComponent("out").path)
+        let result = try Script.buildDocs(
+            "--catalog", catalog.path, "--output", work.url.appendingPathComponent("out").path)
         #expect(result.status != 0, "\(result)")
         #expect(result.output.contains("noSuchMember(forKey:)"), "\(result)")
         #expect(result.output.contains("GettingStarted.md"), "\(result)")
@@ -44,7 +47,9 @@ struct DocumentationTests {
         let graphs = TemporaryDirectory()
         func symbol(_ path: String, line: Int?, comment: [String]?, from module: String = "Example") -> [String: Any] {
             var symbol: [String: Any] = ["pathComponents": path.split(separator: ".").map(String.init)]
-            if let line { symbol["location"] = ["uri": "file:///src/Example.swift", "position": ["line": line, "character": 4]] }
+            if let line {
+                symbol["location"] = ["uri": "file:///src/Example.swift", "position": ["line": line, "character": 4]]
+            }
             if let comment { symbol["docComment"] = ["module": module, "lines": comment.map { ["text": $0] }] }
             return symbol
         }
@@ -57,32 +62,38 @@ struct DocumentationTests {
                 // A witness without a comment shows the protocol's text, which is not a doc comment of ours.
                 symbol("Suite.hash(into:)", line: 7, comment: ["Hashes the essential components."], from: "Swift"),
                 // Synthesized by the compiler: no declaration, nothing to comment.
-                symbol("Kind.init(rawValue:)", line: nil, comment: ["Creates a new instance."], from: "Swift"),
-            ],
+                symbol("Kind.init(rawValue:)", line: nil, comment: ["Creates a new instance."], from: "Swift")
+            ]
         ]
-        try JSONSerialization.data(withJSONObject: graph).write(to: graphs.url.appendingPathComponent("Example.symbols.json"))
+        try JSONSerialization.data(withJSONObject: graph).write(
+            to: graphs.url.appendingPathComponent("Example.symbols.json"))
 
         let result = try Script.checkDocComments(graphs.url)
         #expect(result.status == 1, "\(result)")
         let errors = result.output.split(separator: "\n").filter { $0.contains("error:") }.map(String.init)
-        #expect(errors == [
-            "/src/Example.swift:4: error: public symbol 'Suite.undocumented' has no doc comment",
-            "/src/Example.swift:6: error: public symbol 'Suite.blank' has no doc comment",
-            "/src/Example.swift:8: error: public symbol 'Suite.hash(into:)' has no doc comment",
-        ].sorted(), "\(result)")
+        #expect(
+            errors
+                == [
+                    "/src/Example.swift:4: error: public symbol 'Suite.undocumented' has no doc comment",
+                    "/src/Example.swift:6: error: public symbol 'Suite.blank' has no doc comment",
+                    "/src/Example.swift:8: error: public symbol 'Suite.hash(into:)' has no doc comment"
+                ].sorted(), "\(result)")
     }
 
     @Test func documentedDeclarationsPassTheCheck() throws {
         let graphs = TemporaryDirectory()
         let graph: [String: Any] = [
             "module": ["name": "Example"],
-            "symbols": [[
-                "pathComponents": ["Suite"],
-                "location": ["uri": "file:///src/Example.swift", "position": ["line": 0, "character": 0]],
-                "docComment": ["module": "Example", "lines": [["text": "A suite."]]],
-            ]],
+            "symbols": [
+                [
+                    "pathComponents": ["Suite"],
+                    "location": ["uri": "file:///src/Example.swift", "position": ["line": 0, "character": 0]],
+                    "docComment": ["module": "Example", "lines": [["text": "A suite."]]]
+                ]
+            ]
         ]
-        try JSONSerialization.data(withJSONObject: graph).write(to: graphs.url.appendingPathComponent("Example.symbols.json"))
+        try JSONSerialization.data(withJSONObject: graph).write(
+            to: graphs.url.appendingPathComponent("Example.symbols.json"))
         let result = try Script.checkDocComments(graphs.url)
         #expect(result.status == 0, "\(result)")
         #expect(result.output.contains("all 1 public declarations are documented"), "\(result)")
@@ -103,7 +114,7 @@ enum Script {
     /// The articles the landing page links, by file name.
     static let articles = [
         "GettingStarted", "SuitesAndFiles", "ObservingChanges", "Modes", "EditingByHand", "Durability",
-        "HandlingErrors", "ComingFromTheAppleLibrary",
+        "HandlingErrors", "ComingFromTheAppleLibrary", "TheTwoHalves", "Architecture"
     ]
     /// The build's products directory: where the running test bundle is. `swift test` built the library's
     /// module there, and holds the build lock a `swift build` of the script's own would wait for.
@@ -117,12 +128,14 @@ enum Script {
     static func typecheck(_ file: URL) throws -> Run {
         let plugin = binPath.appendingPathComponent("ObservableDefaultsMacros-tool").path
         try #require(FileManager.default.isExecutableFile(atPath: plugin), "the macro plugin is not built at \(plugin)")
-        return try Run("/usr/bin/env", [
-            "swiftc", "-swift-version", "6", "-typecheck", file.path,
-            "-I", binPath.appendingPathComponent("Modules").path,
-            "-module-cache-path", binPath.appendingPathComponent("ModuleCache").path,
-            "-load-plugin-executable", "\(plugin)#ObservableDefaultsMacros",
-        ])
+        return try Run(
+            "/usr/bin/env",
+            [
+                "swiftc", "-swift-version", "6", "-typecheck", file.path,
+                "-I", binPath.appendingPathComponent("Modules").path,
+                "-module-cache-path", binPath.appendingPathComponent("ModuleCache").path,
+                "-load-plugin-executable", "\(plugin)#ObservableDefaultsMacros"
+            ])
     }
 
     static func checkDocComments(_ directory: URL) throws -> Run {

@@ -68,7 +68,8 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         fleet.name = "written"
         #expect(fleet.count == 1 && fleet.name == "written")
         #expect(fleet.storeInUse.longLong(forKey: prefix + "count") == 1)
-        try fleet.storeInUse.simulateExternalChange([prefix + "count": .integer(2), prefix + "name": .string("outside")])
+        try fleet.storeInUse.simulateExternalChange([prefix + "count": .integer(2), prefix + "name": .string("outside")]
+        )
         #expect(await eventually { fleet.log.entries.count == 2 })
         #expect(fleet.count == 2 && fleet.name == "outside")
         #expect(fleet.log.entries.last == true, "the outside change is applied on the main queue")
@@ -97,8 +98,10 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
             let fleet = FlagMainActorCloudCustomInit(prefix: prefix)
             fleet.transient = 9
             fleet.count = 5
-            return (fleet.storeInUse.longLong(forKey: prefix + "count") == 5 ? fleet.count : -1,
-                    fleet.storeInUse.value(forKey: prefix + "transient"))
+            return (
+                fleet.storeInUse.longLong(forKey: prefix + "count") == 5 ? fleet.count : -1,
+                fleet.storeInUse.value(forKey: prefix + "transient")
+            )
         }
         #expect(onMainActor == 5)
         #expect(transientStored == nil, "observeFirst: only @CloudBacked is stored")

@@ -26,7 +26,7 @@ final class TrickySettings {
     }()
     var multiLineInitializer = [
         "a": 1,
-        "b": 2, // a comment inside
+        "b": 2  // a comment inside
     ]
     var chained = "a,b,c"
         .split(separator: ",")
@@ -65,15 +65,15 @@ final class TrickySettings {
     @ObservableOnly var didSetCount = 0
 
     #if os(Linux)
-    var linuxOnly = "linux"
+        var linuxOnly = "linux"
     #else
-    var otherOS = "other"
+        var otherOS = "other"
     #endif
 
     #if DEBUG_NEVER_SET
-    var neverCompiled = 1
+        var neverCompiled = 1
     #elseif os(Linux)
-    var linuxElse = 2
+        var linuxElse = 2
     #endif
 
     struct Nested {
@@ -184,6 +184,6 @@ final class MemberVariety: Sendable {
     typealias Alias = [String: [Int]]
     var aliased: Alias = [:]
     var tuple: [String] = ["(", ")", "{", "}"]
-    var regexLike = "a/b/c" // not a regex literal
+    var regexLike = "a/b/c"  // not a regex literal
     deinit {}
 }

@@ -86,7 +86,7 @@ final class MutationCounter: Sendable {
         [
             "count": MutationCounter { _ = model.count }, "name": MutationCounter { _ = model.name },
             "limit": MutationCounter { _ = model.limit }, "ratio": MutationCounter { _ = model.ratio },
-            "level": MutationCounter { _ = model.level }, "transient": MutationCounter { _ = model.transient },
+            "level": MutationCounter { _ = model.level }, "transient": MutationCounter { _ = model.transient }
         ]
     }
 
@@ -108,7 +108,10 @@ final class MutationCounter: Sendable {
         // The store's announcements of these writes and the watcher's reading of the file have all arrived.
         #expect(await marker.settle())
         #expect(notifications(observed) == ["count": 3])
-        #expect(model.log.events == ["willSet 0->1", "didSet 0->1", "willSet 1->2", "didSet 1->2", "willSet 2->3", "didSet 2->3"])
+        #expect(
+            model.log.events == [
+                "willSet 0->1", "didSet 0->1", "willSet 1->2", "didSet 1->2", "willSet 2->3", "didSet 2->3"
+            ])
         // Another object on the suite hears them as changes made elsewhere.
         #expect(other.count == 3)
         #expect(notifications(otherObserved) == ["count": 3])
@@ -237,7 +240,9 @@ final class MutationCounter: Sendable {
         let suite = try makeSuite()
         let model = UpdateCounters(userDefaults: suite)
         let error = #expect(throws: DefaultsError.self) { try model.update(\.transient) { $0 + 1 } }
-        #expect(error?.message.contains("is not a persisted property of UpdateCounters") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("is not a persisted property of UpdateCounters") == true,
+            "\(String(describing: error))")
         #expect(model.transient == 0)
     }
 

@@ -42,7 +42,10 @@ import TestSupport
     #expect(suite.value(forKey: "k.multi.line") == .integer(3))
     #expect(suite.value(forKey: "k.bare") == .integer(1))
     #expect(suite.value(forKey: "k.bareParentheses") == .integer(2))
-    #expect(Set(suite.storedKeys) == ["k.audio.volume", #"k.ui\scale"#, "k.ui.theme", "k.named", "k.multi.line", "k.bare", "k.bareParentheses"])
+    #expect(
+        Set(suite.storedKeys) == [
+            "k.audio.volume", #"k.ui\scale"#, "k.ui.theme", "k.named", "k.multi.line", "k.bare", "k.bareParentheses"
+        ])
     let marker = OutsideMarker(suite)
     writeOutside(suite, ["k.audio.volume": .integer(9)])
     #expect(await marker.settle())

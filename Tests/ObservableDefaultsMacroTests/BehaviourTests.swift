@@ -7,18 +7,19 @@ import TestSupport
     @Test func valuesAreStoredByTheirRule() throws {
         let suite = try makeSuite()
         let model = StorageModel(userDefaults: suite)
-        model.theme = .dark                                   // RawRepresentable & Codable: raw value
-        model.themeOptional = nil                             // Optional nil: key removed
-        model.profile = Profile(name: "p", retries: 2)        // Codable only: natural structure
+        model.theme = .dark  // RawRepresentable & Codable: raw value
+        model.themeOptional = nil  // Optional nil: key removed
+        model.profile = Profile(name: "p", retries: 2)  // Codable only: natural structure
         model.profileOptional = Profile(name: "o", retries: 1)
-        model.wrapped = Wrapped(rawValue: "raw")              // RawRepresentable & plist & Codable: raw value
+        model.wrapped = Wrapped(rawValue: "raw")  // RawRepresentable & plist & Codable: raw value
         model.strings = ["x", "y"]
         model.dictionary = ["k": 2]
         model.optionalInt = nil
         #expect(suite.storedValue(forKey: "theme") == .string("dark"))
         #expect(suite.storedValue(forKey: "themeOptional") == nil)
         #expect(suite.storedValue(forKey: "profile") == .dictionary(["name": .string("p"), "retries": .integer(2)]))
-        #expect(suite.storedValue(forKey: "profileOptional") == .dictionary(["name": .string("o"), "retries": .integer(1)]))
+        #expect(
+            suite.storedValue(forKey: "profileOptional") == .dictionary(["name": .string("o"), "retries": .integer(1)]))
         #expect(suite.storedValue(forKey: "wrapped") == .string("raw"))
         #expect(suite.storedValue(forKey: "strings") == .array([.string("x"), .string("y")]))
         #expect(suite.storedValue(forKey: "dictionary") == .dictionary(["k": .integer(2)]))
@@ -102,10 +103,13 @@ import TestSupport
         #expect(!levelFlag.fired)
         #expect(!countFlag.fired)
         let path = suite.fileURL.path
-        #expect(errors.events.contains(
-            "\(path):3:19: error: key 'daemon.level': 'verbose' is not a case of LogLevel: light, dark, system; keeping the current value"))
-        #expect(errors.events.contains(
-            "\(path):2:19: error: key 'daemon.count': \"many\" is not an Int; keeping the current value"))
+        #expect(
+            errors.events.contains(
+                "\(path):3:19: error: key 'daemon.level': 'verbose' is not a case of LogLevel: light, dark, system; keeping the current value"
+            ))
+        #expect(
+            errors.events.contains(
+                "\(path):2:19: error: key 'daemon.count': \"many\" is not an Int; keeping the current value"))
         let fresh = DaemonSettings(userDefaults: suite)
         #expect(fresh.level == .system)
         #expect(fresh.count == 1)
@@ -126,8 +130,9 @@ import TestSupport
         writeOutside(suite, ["net_port": .string("many")])
         #expect(await marker.settle())
         #expect(settings.port == 7070)
-        #expect(errors.events.contains { $0.contains("key 'net_port': \"many\" is not an Int; keeping the current value") },
-                "\(errors.events)")
+        #expect(
+            errors.events.contains { $0.contains("key 'net_port': \"many\" is not an Int; keeping the current value") },
+            "\(errors.events)")
         #expect(suite.lastError?.key == "net_port")
     }
 }
@@ -201,10 +206,11 @@ import TestSupport
         model.local = 2
         model.profile = Profile(name: "q", retries: 1)
         let events = Array(observerLog.events.dropFirst(before))
-        #expect(events == [
-            "willSet 0->1", "didSet 0->1", "willSet 1->5", "didSet 1->5",
-            "named will y", "named did x", "named will z", "named did y", "local did 0->2", "profile did p->q",
-        ])
+        #expect(
+            events == [
+                "willSet 0->1", "didSet 0->1", "willSet 1->5", "didSet 1->5",
+                "named will y", "named did x", "named will z", "named did y", "local did 0->2", "profile did p->q"
+            ])
     }
 }
 
@@ -386,7 +392,8 @@ import TestSupport
         try runAgent(["set", suite.fileURL.path, "m_a", "int:41"])
         #expect(await eventually { model.a == 41 })
         #expect(aFlag.fired)
-        #expect(try await marker.settle { key, value in try runAgent(["set", suite.fileURL.path, key, "int:\(value)"]) })
+        #expect(
+            try await marker.settle { key, value in try runAgent(["set", suite.fileURL.path, key, "int:\(value)"]) })
         #expect(!bFlag.fired && !cFlag.fired)
         #expect(model.b == "mine")
     }

@@ -74,8 +74,10 @@ final class RacedValue: Sendable {
             heard += new.count
             if notifications.count != heard { fine = false }
             if !fine {
-                broken.append("round \(round): from \(value), told \(new.map { "\($0.old)->\($0.new)" }), "
-                              + "copy \(model.value), suite \(String(describing: stored)), Observation \(notifications.count - heard + new.count)")
+                broken.append(
+                    "round \(round): from \(value), told \(new.map { "\($0.old)->\($0.new)" }), "
+                        + "copy \(model.value), suite \(String(describing: stored)), Observation \(notifications.count - heard + new.count)"
+                )
             }
             heard = notifications.count
             value = model.value

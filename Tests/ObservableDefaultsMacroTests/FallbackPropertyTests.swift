@@ -66,7 +66,10 @@ import TestSupport
                 }
                 let fresh = DaemonSettings(userDefaults: suite)
                 let same = model.limit == fresh.limit && model.count == fresh.count && model.level == fresh.level
-                #expect(same, "seed \(seed): after \(history): object reads \(model.limit as Any), \(model.count), \(model.level); a new object \(fresh.limit as Any), \(fresh.count), \(fresh.level)")
+                #expect(
+                    same,
+                    "seed \(seed): after \(history): object reads \(model.limit as Any), \(model.count), \(model.level); a new object \(fresh.limit as Any), \(fresh.count), \(fresh.level)"
+                )
                 if !same { break }
             }
         }

@@ -184,10 +184,11 @@ final class LiteralKeys: Sendable {
     @DefaultsKey(userDefaultsKey: #"ui\scale"#) var scale = 1.0
     @DefaultsBacked(userDefaultsKey: "ui\u{2E}theme") var theme = "light"
     @DefaultsBacked(userDefaultsKey: nil) var named = "n"
-    @DefaultsKey(userDefaultsKey: """
-        multi.\
-        line
-        """) var multiLine = 0
+    @DefaultsKey(
+        userDefaultsKey: """
+            multi.\
+            line
+            """) var multiLine = 0
     @DefaultsKey var bare = 0
     @DefaultsKey() var bareParentheses = 0
 }

@@ -7,13 +7,16 @@ import TestSupport
 /// nobody. A tracker per property fails the test both when an expected notification is missing and when an
 /// unexpected one fires.
 @Suite struct ObservationMatrixTests {
-    typealias Property = (name: String, key: String, read: @Sendable (Matrix) -> Void, write: @Sendable (Matrix) -> Void, outside: DefaultsValue, equal: @Sendable (Matrix) -> Void)
+    typealias Property = (
+        name: String, key: String, read: @Sendable (Matrix) -> Void, write: @Sendable (Matrix) -> Void,
+        outside: DefaultsValue, equal: @Sendable (Matrix) -> Void
+    )
 
     static let properties: [Property] = [
         ("a", "m_a", { _ = $0.a }, { $0.a += 1 }, .integer(42), { $0.a = $0.a }),
         ("b", "m_b", { _ = $0.b }, { $0.b += "!" }, .string("outside"), { $0.b = $0.b }),
         ("c", "m_c", { _ = $0.c }, { $0.c.append(1) }, .array([.integer(7)]), { $0.c = $0.c }),
-        ("d", "m_d", { _ = $0.d }, { $0.d = ($0.d ?? 0) + 1 }, .double(2.5), { $0.d = $0.d }),
+        ("d", "m_d", { _ = $0.d }, { $0.d = ($0.d ?? 0) + 1 }, .double(2.5), { $0.d = $0.d })
     ]
 
     enum Source: CaseIterable { case local, otherObject, outside }
@@ -38,7 +41,9 @@ import TestSupport
             // an outside change, or the watcher's reading of our own write, notified nobody else either.
             #expect(await marker.settle(), "marker not delivered after a \(source) change of '\(changed.name)'")
             for (index, property) in Self.properties.enumerated() where property.name != changed.name {
-                #expect(!flags[index].fired, "unexpected notification for '\(property.name)' after a \(source) change of '\(changed.name)'")
+                #expect(
+                    !flags[index].fired,
+                    "unexpected notification for '\(property.name)' after a \(source) change of '\(changed.name)'")
             }
             #expect(!onlyFlag.fired, "unexpected notification for the observable-only property")
         }

@@ -33,7 +33,7 @@ final class OwnWriteModel: Sendable {
 final class SharedKeyModel: Sendable {
     @DefaultsKey(userDefaultsKey: "value") var first = 0
     #if true
-    @DefaultsKey(userDefaultsKey: "value") var second = 0
+        @DefaultsKey(userDefaultsKey: "value") var second = 0
     #endif
 }
 
@@ -92,7 +92,9 @@ final class SharedKeyModel: Sendable {
                     }
                 }
                 let stored = suite.integer(forKey: "own.plain")
-                if model.plain != stored { mismatches.append("round \(round): property \(model.plain), suite \(stored)") }
+                if model.plain != stored {
+                    mismatches.append("round \(round): property \(model.plain), suite \(stored)")
+                }
             }
         }
         #expect(mismatches == [])
@@ -119,7 +121,9 @@ final class SharedKeyModel: Sendable {
                     }
                 }
                 let stored = suite.integer(forKey: "own.plain")
-                if model.plain != stored { mismatches.append("round \(round): property \(model.plain), suite \(stored)") }
+                if model.plain != stored {
+                    mismatches.append("round \(round): property \(model.plain), suite \(stored)")
+                }
                 // A copy that moved was announced (exact counts are left to the single-threaded tests: two
                 // announcements from two threads can fall between a notification and Observation's re-arming).
                 if model.plain != 2 * round && notifications.count == before {

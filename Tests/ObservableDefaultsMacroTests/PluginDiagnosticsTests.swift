@@ -4,7 +4,8 @@ import Testing
 /// End to end: each bad fixture in `Fixtures/macros` is type-checked by the real compiler with the built
 /// plugin, and the compiler's output must contain the diagnostics listed in its `// expect:` lines.
 @Suite struct PluginDiagnosticsTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     static var fixtures: [String] {
         let directory = packageRoot.appendingPathComponent("Fixtures/macros")
@@ -14,7 +15,8 @@ import Testing
 
     /// The build directory holding this test binary, the plugin and the module files.
     static var buildDirectory: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: executable).deletingLastPathComponent()
     }
 
@@ -25,8 +27,11 @@ import Testing
         try #require(FileManager.default.fileExists(atPath: plugin), "plugin not built at \(plugin)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-swift-version", "6", "-typecheck", file.path, "-I", modules,
-                             "-load-plugin-executable", "\(plugin)#ObservableDefaultsMacros"] + extraArguments
+        process.arguments =
+            [
+                "swiftc", "-swift-version", "6", "-typecheck", file.path, "-I", modules,
+                "-load-plugin-executable", "\(plugin)#ObservableDefaultsMacros"
+            ] + extraArguments
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = Pipe()
@@ -38,7 +43,9 @@ import Testing
 
     /// The valid fixtures (`Fixtures/macros-valid`) compile without an error or a warning; those named
     /// `*default-isolation-main-actor*` in a module whose default isolation is the main actor.
-    @Test(arguments: ["default-isolation-main-actor.swift", "cloud-default-isolation-main-actor.swift", "cloud-classes.swift"])
+    @Test(arguments: [
+        "default-isolation-main-actor.swift", "cloud-default-isolation-main-actor.swift", "cloud-classes.swift"
+    ])
     func validFixtureCompilesCleanly(fixture: String) throws {
         let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-valid/\(fixture)")
         let isolation = fixture.contains("default-isolation-main-actor") ? ["-default-isolation", "MainActor"] : []
@@ -65,8 +72,9 @@ import Testing
     /// adds no second error about the same thing. A fixture lists each of its errors in an `// expect:` line
     /// (one mistake each), and the compiler reports exactly those.
     @Test(arguments: [
-        "non-string-key.swift", "non-string-backed-key.swift", "non-string-cloud-key.swift", "non-string-cloud-key-attribute.swift",
-        "non-literal-keys.swift", "non-literal-prefixes.swift",
+        "non-string-key.swift", "non-string-backed-key.swift", "non-string-cloud-key.swift",
+        "non-string-cloud-key-attribute.swift",
+        "non-literal-keys.swift", "non-literal-prefixes.swift"
     ])
     func compilerReportsExactlyOneError(fixture: String) throws {
         let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-one-error/\(fixture)")
@@ -78,7 +86,9 @@ import Testing
         let errors = output.split(separator: "\n").filter { $0.contains(": error: ") }
         #expect(errors.count == expectations.count, "\(output)")
         for expectation in expectations {
-            #expect(errors.filter { $0.hasPrefix("\(file.path):\(expectation)") }.count == 1, "missing: \(expectation)\n\(output)")
+            #expect(
+                errors.filter { $0.hasPrefix("\(file.path):\(expectation)") }.count == 1,
+                "missing: \(expectation)\n\(output)")
         }
     }
 }

@@ -27,7 +27,9 @@ final class PortedSettings {
         observerStarter()
     }
 
-    var configuration: (suite: DefaultsSuite, prefix: String, quiet: Bool) { (_userDefaults, _prefix, _isExternalNotificationDisabled) }
+    var configuration: (suite: DefaultsSuite, prefix: String, quiet: Bool) {
+        (_userDefaults, _prefix, _isExternalNotificationDisabled)
+    }
 }
 
 /// `suiteName: " "` is the standard suite.

@@ -5,7 +5,10 @@ import Testing
 /// plugin, as a program's main file.
 @Suite struct ReadmeCodeTests {
     static var readme: String {
-        get throws { try String(contentsOf: PluginDiagnosticsTests.packageRoot.appendingPathComponent("README.md"), encoding: .utf8) }
+        get throws {
+            try String(
+                contentsOf: PluginDiagnosticsTests.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        }
     }
 
     /// The ```swift blocks of the README, in order.
@@ -56,7 +59,8 @@ import Testing
         let first = try #require(blocks.first { $0.contains("@ObservableDefaults") })
         let errors = try #require(blocks.first { $0.contains("observeErrors") })
         // The first example ends with an endless loop; the error example would follow the class in a program.
-        let program = first.components(separatedBy: "\nlet settings = Settings()").first! + "\n" + errors + "\n_ = errors\n"
+        let program =
+            first.components(separatedBy: "\nlet settings = Settings()").first! + "\n" + errors + "\n_ = errors\n"
         let (status, output) = try Self.typecheck(program)
         #expect(status == 0, "\(output)")
     }

@@ -1,7 +1,7 @@
 @testable import ObservableDefaults
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Synchronization
 import Testing
@@ -12,13 +12,17 @@ import TestEnvironment
 /// one `TestEnvironment` created and exported as `OBSERVABLE_DEFAULTS_DIRECTORY` when the test binary was
 /// loaded, so nothing touches the user's configuration directory whatever test runs first.
 let testDirectory: URL = {
-    guard let path = od_test_suites_directory() else { fatalError("TestEnvironment did not set up the suites directory") }
+    guard let path = od_test_suites_directory() else {
+        fatalError("TestEnvironment did not set up the suites directory")
+    }
     return URL(fileURLWithPath: String(cString: path), isDirectory: true)
 }()
 
 /// A fresh, uniquely named suite per test.
 func makeSuite(_ function: String = #function) throws -> DefaultsSuite {
-    try DefaultsSuite(name: "macro-tests-\(function.filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString)", directory: testDirectory)
+    try DefaultsSuite(
+        name: "macro-tests-\(function.filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString)",
+        directory: testDirectory)
 }
 
 /// A change made outside this process: the suite's file edited the way an editor does it (read as it is on

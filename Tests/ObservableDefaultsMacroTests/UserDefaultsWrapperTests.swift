@@ -39,8 +39,9 @@ final class WrapperSettings {
         #expect(UserDefaultsWrapper<WrapperTheme>.getValue("theme", .light, suite) == .dark)
 
         settings.endpoint = WrapperEndpoint(host: "db", port: 5432)
-        #expect(UserDefaultsWrapper<WrapperEndpoint>.getValue("endpoint", WrapperEndpoint(host: "x", port: 1), suite)
-            == WrapperEndpoint(host: "db", port: 5432))
+        #expect(
+            UserDefaultsWrapper<WrapperEndpoint>.getValue("endpoint", WrapperEndpoint(host: "x", port: 1), suite)
+                == WrapperEndpoint(host: "db", port: 5432))
         UserDefaultsWrapper<WrapperEndpoint>.setValue("endpoint", WrapperEndpoint(host: "cache", port: 6379), suite)
         #expect(suite.value(forKey: "endpoint") == .dictionary(["host": .string("cache"), "port": .integer(6379)]))
 
@@ -57,7 +58,10 @@ final class WrapperSettings {
         UserDefaultsWrapper.setValue("tags", ["a", "b"], suite)
 
         // The object hears the writes as changes made in this process.
-        #expect(await eventually { settings.theme == .dark && settings.endpoint.host == "cache" && settings.tags == ["a", "b"] })
+        #expect(
+            await eventually {
+                settings.theme == .dark && settings.endpoint.host == "cache" && settings.tags == ["a", "b"]
+            })
     }
 
     @Test func optionalsTakeNilAsARemovalAndReadTheirDefaultWhenAbsent() throws {

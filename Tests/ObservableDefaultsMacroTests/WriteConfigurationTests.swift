@@ -35,7 +35,8 @@ final class ReconfiguredInInit {
 
     @Test func eachChangeIsPublishedToTheSetter() throws {
         let suite = try makeSuite(), other = try makeSuite()
-        let binding = _DefaultsObjectBinding(suiteName: nil, prefix: "", ignoreExternalChanges: false, limitToInstance: false, mainActor: false)
+        let binding = _DefaultsObjectBinding(
+            suiteName: nil, prefix: "", ignoreExternalChanges: false, limitToInstance: false, mainActor: false)
         binding.configure(suite: suite, ignoreExternalChanges: nil, prefix: nil)
         let first = binding.currentWriteConfiguration
         #expect(first.suite === suite && first.prefix == "" && first.observer == nil)
@@ -46,8 +47,10 @@ final class ReconfiguredInInit {
         #expect(second.suite === other && second.prefix == "x.")
 
         let properties = _DefaultsPropertyList()  // one property, so that start registers the observer
-        properties.append(_DefaultsPropertyBinding(
-            key: "k", keyPath: \String.count, slot: binding, load: { _, _ in }, follow: { _, _ in }, apply: { _, _ in }))
+        properties.append(
+            _DefaultsPropertyBinding(
+                key: "k", keyPath: \String.count, slot: binding, load: { _, _ in }, follow: { _, _ in },
+                apply: { _, _ in }))
         binding.start(properties, ignoring: [])
         let started = binding.currentWriteConfiguration
         let token = binding.state.withLock { $0.observerToken }

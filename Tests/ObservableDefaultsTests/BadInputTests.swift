@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Broken files, bad names and file-system failures: a clear error, no crash, nothing lost.
@@ -45,7 +45,10 @@ import Glibc
         // Once the person fixes the file, their values load and the pending write lands in the file.
         try HandEdit.renameOver(file, "{\n  \"host\": \"example.org\",\n  \"port\": 9090\n}\n")
         #expect(eventually { !suite.hasPendingChanges })
-        #expect(try contentsOnDisk(file) == ["host": .string("example.org"), "port": .integer(9090), "level": .string("debug")])
+        #expect(
+            try contentsOnDisk(file) == [
+                "host": .string("example.org"), "port": .integer(9090), "level": .string("debug")
+            ])
         #expect(suite.fileError == nil)
         #expect(suite.string(forKey: "host") == "example.org")
         #expect(errors.errors.count == 1, "one broken version is reported once")
@@ -145,7 +148,8 @@ import Glibc
         let file = directory.file("full.json")
         try Data(#"{"kept": 1}"#.utf8).write(to: file)
         // The agent writes under RLIMIT_FSIZE, the same ENOSPC-like failure a full disk gives a writer.
-        let status = try TestAgent.run(["set-with-file-limit", file.path, "big", String(repeating: "x", count: 100_000)])
+        let status = try TestAgent.run(["set-with-file-limit", file.path, "big", String(repeating: "x", count: 100_000)]
+        )
         #expect(status == 3, "the agent exits 3 when flush reported the write error")
         #expect(try contentsOnDisk(file) == ["kept": .integer(1)])
     }
@@ -158,7 +162,9 @@ import Glibc
         let (agent, output) = try TestAgent.start(["watch-after-descriptor-limit", file.path])
         agent.waitUntilExit()
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(agent.terminationStatus == 0, "exit 4: no error heard, 5: the later write was not seen; printed: \(printed)")
+        #expect(
+            agent.terminationStatus == 0, "exit 4: no error heard, 5: the later write was not seen; printed: \(printed)"
+        )
         #expect(printed.contains("cannot watch the directory \(directory.url.path)"), "\(printed)")
         #expect(printed.contains("Too many open files"), "\(printed)")
         #expect(printed.hasSuffix("freed\nchanged\n"), "\(printed)")

@@ -14,28 +14,31 @@ import Testing
 
     @Test func jsonSettings() throws {
         let values = try load("json/settings.json", .json)
-        #expect(values == [
-            "appearance": .dictionary(["accent": .string("#3478F6"), "fontSize": .double(13.5), "theme": .string("dark")]),
-            "endpoint": .string("https://api.example.com/v2/"),
-            "greeting": .string("Grüß dich, 世界 👋 \"quoted\"\tand\\backslash"),
-            "lastReload": .string("2024-05-01T12:30:00.123Z"),
-            "launchCount": .integer(42),
-            "logLevel": .string("info"),
-            "maxInt": .integer(.max),
-            "minInt": .integer(.min),
-            "notANumber": .double(.nan),
-            "ratio": .double(5),
-            "recentFiles": .array([.string("/home/me/notes.txt"), .string("/tmp/a b.log")]),
-            "showHidden": .bool(false),
-            "signature": .string("3q2+7w=="),
-            "threshold": .double(-.infinity),
-            "verbose": .bool(true),
-            "window": .dictionary([
-                "frame": .array([.integer(0), .integer(0), .double(1280), .double(800.5)]),
-                "title": .string("Main"), "zoomed": .bool(false),
-            ]),
-            "workers": .integer(4),
-        ])
+        #expect(
+            values == [
+                "appearance": .dictionary([
+                    "accent": .string("#3478F6"), "fontSize": .double(13.5), "theme": .string("dark")
+                ]),
+                "endpoint": .string("https://api.example.com/v2/"),
+                "greeting": .string("Grüß dich, 世界 👋 \"quoted\"\tand\\backslash"),
+                "lastReload": .string("2024-05-01T12:30:00.123Z"),
+                "launchCount": .integer(42),
+                "logLevel": .string("info"),
+                "maxInt": .integer(.max),
+                "minInt": .integer(.min),
+                "notANumber": .double(.nan),
+                "ratio": .double(5),
+                "recentFiles": .array([.string("/home/me/notes.txt"), .string("/tmp/a b.log")]),
+                "showHidden": .bool(false),
+                "signature": .string("3q2+7w=="),
+                "threshold": .double(-.infinity),
+                "verbose": .bool(true),
+                "window": .dictionary([
+                    "frame": .array([.integer(0), .integer(0), .double(1280), .double(800.5)]),
+                    "title": .string("Main"), "zoomed": .bool(false)
+                ]),
+                "workers": .integer(4)
+            ])
         #expect(values["timeout"] == nil)
         #expect(Date(defaultsValue: values["lastReload"]!) != nil)
         #expect(Data(defaultsValue: values["signature"]!) == Data([0xDE, 0xAD, 0xBE, 0xEF]))
@@ -49,7 +52,8 @@ import Testing
         // Its NaN and -Infinity (written by earlier versions) are kept as they are, with the spellings the
         // reader found; the writer alone never writes them.
         var spellings = JSONNumberSpellings()
-        let values = try SuiteFormat.json.decode(try Fixtures.data("json/settings.json"), fileURL: Fixtures.url("json/settings.json"), spellings: &spellings)
+        let values = try SuiteFormat.json.decode(
+            try Fixtures.data("json/settings.json"), fileURL: Fixtures.url("json/settings.json"), spellings: &spellings)
         var entries = SuiteFormat.sortedEntries(of: values)
         let bytes = try SuiteFormat.json.encodeBytes(&entries, reusing: nil, capacity: 0, spellings: spellings)
         #expect(String(decoding: bytes, as: UTF8.self) == expected)
@@ -70,7 +74,7 @@ import Testing
         "signature": .data(Data([0xDE, 0xAD, 0xBE, 0xEF])),
         "empty": .dictionary([:]),
         "verbose": .bool(true),
-        "workers": .integer(4),
+        "workers": .integer(4)
     ]
 
     @Test func xmlPropertyListSettings() throws {

@@ -16,20 +16,24 @@ import Testing
         .date(Date(timeIntervalSince1970: -1.5)), .date(Date(timeIntervalSinceReferenceDate: 100.999_999_999_999_99)),
         .date(Date(timeIntervalSince1970: 1_714_566_600.9996)),
         .data(Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })),
-        .string("naïve café 日本語 🎉👩‍👩‍👧 e\u{301} a\u{308}"), .dictionary(["ключ 🎉": .string("значение"), "e\u{301}": .integer(1)]),
+        .string("naïve café 日本語 🎉👩‍👩‍👧 e\u{301} a\u{308}"),
+        .dictionary(["ключ 🎉": .string("значение"), "e\u{301}": .integer(1)]),
         .string("quote \" backslash \\ slash / tab \t nl \n cr \r nul \u{0} bell \u{7} del \u{7F}"),
         .string("<dict>&amp;</dict> ]]> \"'"), .string("  leading and trailing  "), .string("\n"),
-        .array([.integer(1), .double(1), .bool(true), .string("1")]),
+        .array([.integer(1), .double(1), .bool(true), .string("1")])
     ]
 
     static let nonFinite: [DefaultsValue] = [.double(.nan), .double(.infinity), .double(-.infinity)]
 
-    func checkRoundTrip(_ value: DefaultsValue, format: SuiteFormat, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func checkRoundTrip(_ value: DefaultsValue, format: SuiteFormat, sourceLocation: SourceLocation = #_sourceLocation)
+        throws
+    {
         let normalized = format.normalize(value)
         #expect(format.normalize(normalized) == normalized, sourceLocation: sourceLocation)
         let encoded = try format.encode(["k": value])
         #expect(try format.encode(["k": normalized]) == encoded, sourceLocation: sourceLocation)
-        let decoded = try format.decode(encoded, fileURL: URL(fileURLWithPath: "/tmp/roundtrip.\(format.fileExtension)"))
+        let decoded = try format.decode(
+            encoded, fileURL: URL(fileURLWithPath: "/tmp/roundtrip.\(format.fileExtension)"))
         #expect(decoded == ["k": normalized], "\(value)", sourceLocation: sourceLocation)
     }
 
@@ -37,7 +41,10 @@ import Testing
     func edgeCasesRoundTrip(format: SuiteFormat) throws {
         for value in Self.edgeCases { try checkRoundTrip(value, format: format) }
         for value in Self.nonFinite { try checkRoundTrip(value, format: format) }
-        try checkRoundTrip(.dictionary(Dictionary(uniqueKeysWithValues: Self.edgeCases.enumerated().map { ("\($0.offset)", $0.element) })), format: format)
+        try checkRoundTrip(
+            .dictionary(
+                Dictionary(uniqueKeysWithValues: Self.edgeCases.enumerated().map { ("\($0.offset)", $0.element) })),
+            format: format)
     }
 
     @Test(arguments: SuiteFormat.allCases)
@@ -54,7 +61,9 @@ import Testing
         for _ in 0..<20 {
             var suite: [String: DefaultsValue] = [:]
             for _ in 0..<50 { suite[generator.key()] = generator.value(depth: 1) }
-            let decoded = try format.decode(try format.encode(suite.exactKeyed), fileURL: URL(fileURLWithPath: "/tmp/s")).stringKeyed
+            let decoded = try format.decode(
+                try format.encode(suite.exactKeyed), fileURL: URL(fileURLWithPath: "/tmp/s")
+            ).stringKeyed
             #expect(decoded == suite.mapValues(format.normalize))
         }
     }
@@ -62,16 +71,25 @@ import Testing
     @Test func jsonNormalisesDatesToMillisecondStringsAndDataToBase64() {
         let date = Date(timeIntervalSince1970: 1_714_566_600.1236)
         #expect(SuiteFormat.json.normalize(.date(date)) == .string("2024-05-01T12:30:00.124Z"))
-        #expect(SuiteFormat.json.normalize(.date(Date(timeIntervalSince1970: 1_714_566_600.9996))) == .string("2024-05-01T12:30:01.000Z"))
-        #expect(SuiteFormat.json.normalize(.date(Date(timeIntervalSince1970: -0.5))) == .string("1969-12-31T23:59:59.500Z"))
+        #expect(
+            SuiteFormat.json.normalize(.date(Date(timeIntervalSince1970: 1_714_566_600.9996)))
+                == .string("2024-05-01T12:30:01.000Z"))
+        #expect(
+            SuiteFormat.json.normalize(.date(Date(timeIntervalSince1970: -0.5))) == .string("1969-12-31T23:59:59.500Z"))
         #expect(SuiteFormat.json.normalize(.data(Data("hi!?".utf8))) == .string("aGkhPw=="))
-        #expect(SuiteFormat.json.normalize(.array([.dictionary(["d": .data(Data([1]))])])) == .array([.dictionary(["d": .string("AQ==")])]))
+        #expect(
+            SuiteFormat.json.normalize(.array([.dictionary(["d": .data(Data([1]))])]))
+                == .array([.dictionary(["d": .string("AQ==")])]))
         #expect(SuiteFormat.json.normalize(.double(5)) == .double(5))
     }
 
     @Test func propertyListNormalisesDatesToWholeSecondsRoundingDown() {
-        #expect(SuiteFormat.propertyList.normalize(.date(Date(timeIntervalSince1970: 10.9))) == .date(Date(timeIntervalSince1970: 10)))
-        #expect(SuiteFormat.propertyList.normalize(.date(Date(timeIntervalSince1970: -1.5))) == .date(Date(timeIntervalSince1970: -2)))
+        #expect(
+            SuiteFormat.propertyList.normalize(.date(Date(timeIntervalSince1970: 10.9)))
+                == .date(Date(timeIntervalSince1970: 10)))
+        #expect(
+            SuiteFormat.propertyList.normalize(.date(Date(timeIntervalSince1970: -1.5)))
+                == .date(Date(timeIntervalSince1970: -2)))
         #expect(SuiteFormat.propertyList.normalize(.data(Data([1]))) == .data(Data([1])))
     }
 }

@@ -9,12 +9,12 @@ struct ValueGenerator {
 
     static let specialDoubles: [Double] = [
         0, -0.0, 5, 5.5, -1, 0.1, 1e300, -1e300, .leastNonzeroMagnitude, 1e-5, 1e16, 1e21, 1.2345678901234568e20,
-        .greatestFiniteMagnitude, .leastNormalMagnitude, .pi,
+        .greatestFiniteMagnitude, .leastNormalMagnitude, .pi
     ]
     static let specialIntegers: [Int] = [0, 1, -1, .min, .max, .min + 1, .max - 1, 9_007_199_254_740_993]
     static let specialStrings: [String] = [
         "", " ", "plain", "with \"quotes\"", "back\\slash", "tab\there", "line\nbreak", "cr\r\nlf", "\u{1}\u{1F}\u{7F}",
-        "é", "e\u{301}", "👩‍👩‍👧", "日本語", "<tag>&amp;", "]]>", "/slash", "\u{2028}", "  padded  ", "NaN", "true", "null",
+        "é", "e\u{301}", "👩‍👩‍👧", "日本語", "<tag>&amp;", "]]>", "/slash", "\u{2028}", "  padded  ", "NaN", "true", "null"
     ]
     static let keyAlphabet: [Character] = Array("abcXYZ019_.-é日🎉 \"\\/")
 
@@ -29,7 +29,10 @@ struct ValueGenerator {
         let kinds = depth >= 4 ? 6 : 8
         switch int(0..<kinds) {
         case 0: return .string(string())
-        case 1: return .integer(int(0..<3) == 0 ? Self.specialIntegers.randomElement(using: &random)! : Int(truncatingIfNeeded: random.next()))
+        case 1:
+            return .integer(
+                int(0..<3) == 0
+                    ? Self.specialIntegers.randomElement(using: &random)! : Int(truncatingIfNeeded: random.next()))
         case 2: return .double(double())
         case 3: return .bool(int(0..<2) == 0)
         case 4:

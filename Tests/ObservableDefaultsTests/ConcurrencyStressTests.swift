@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Many threads on shared handles of one suite, another process writing the same file, observers of
@@ -26,9 +26,10 @@ import Glibc
         var observations = [main.observe { everything.record($0) }]  // watches the file
         for thread in 0..<threadCount {
             let recorder = perThread[thread]
-            observations.append(handles[(thread + 1) % threadCount].observe(prefix: "t\(thread)-", scope: .thisProcess) {
-                recorder.record($0)
-            })
+            observations.append(
+                handles[(thread + 1) % threadCount].observe(prefix: "t\(thread)-", scope: .thisProcess) {
+                    recorder.record($0)
+                })
         }
         defer { observations.forEach { $0.cancel() } }
 
@@ -51,7 +52,9 @@ import Glibc
                         }
                         // Read your own write; read keys other threads are writing.
                         if suite.value(forKey: key) != .integer(value) {
-                            failures.withLock { $0.append("\(key) read \(String(describing: suite.value(forKey: key))), wrote \(value)") }
+                            failures.withLock {
+                                $0.append("\(key) read \(String(describing: suite.value(forKey: key))), wrote \(value)")
+                            }
                         }
                         _ = suite.object(forKey: "shared")
                         _ = suite.values().count
@@ -76,7 +79,11 @@ import Glibc
         }
         for index in 0..<childKeys { expected["child-\(index)"] = .integer(index) }
         // The watcher delivers the child's last writes asynchronously.
-        #expect(eventually { main.storedValues.count == expected.count + 1 && (try? contentsOnDisk(file)) == main.storedValues.stringKeyed })
+        #expect(
+            eventually {
+                main.storedValues.count == expected.count + 1
+                    && (try? contentsOnDisk(file)) == main.storedValues.stringKeyed
+            })
         let onDisk = try contentsOnDisk(file)
         #expect(onDisk == main.storedValues.stringKeyed)
         #expect(onDisk.filter { $0.key != "shared" } == expected)
@@ -100,7 +107,10 @@ import Glibc
         #expect(eventually { outsideKeys().isSuperset(of: childKeyNames) })
         #expect(outsideKeys() == childKeyNames)
         let local = Set(everything.changes.filter { $0.origin == .thisProcess }.flatMap(\.keys))
-        #expect(local == Set(expected.keys.filter { $0.hasPrefix("t") }).union(["shared"]).union((0..<threadCount).map { "t\($0)-k0" }))
+        #expect(
+            local
+                == Set(expected.keys.filter { $0.hasPrefix("t") }).union(["shared"]).union(
+                    (0..<threadCount).map { "t\($0)-k0" }))
     }
 
     /// A handler that writes when it hears an outside change must not deadlock when that change was found
@@ -168,9 +178,11 @@ import Glibc
             start.signal()
             done.wait()
             done.wait()
-            try #require(FileWatcher.shared.watchedDirectories.contains(path), "round \(round): an observer but no watch")
+            try #require(
+                FileWatcher.shared.watchedDirectories.contains(path), "round \(round): an observer but no watch")
             replacement.withLock { $0?.cancel() }
-            try #require(!FileWatcher.shared.watchedDirectories.contains(path), "round \(round): a watch but no observer")
+            try #require(
+                !FileWatcher.shared.watchedDirectories.contains(path), "round \(round): a watch but no observer")
         }
     }
 }

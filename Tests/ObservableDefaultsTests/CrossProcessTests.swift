@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Real child processes writing the real file; the observer in this process must hear exactly the keys
@@ -43,17 +43,19 @@ import Glibc
         #expect(everything.waitFor(key: "outside"))
         suite.set(2, forKey: "inside")
         #expect(local.changes == [DefaultsChange(keys: ["inside"], origin: .thisProcess)])
-        #expect(everything.changes == [
-            DefaultsChange(keys: ["outside"], origin: .outside),
-            DefaultsChange(keys: ["inside"], origin: .thisProcess),
-        ])
+        #expect(
+            everything.changes == [
+                DefaultsChange(keys: ["outside"], origin: .outside),
+                DefaultsChange(keys: ["inside"], origin: .thisProcess)
+            ])
     }
 
     @Test func concurrentWritersOfDistinctKeysLoseNothing() throws {
         let file = directory.file("contended.json")
         let processes = 4
         let writes = 40
-        let statuses = try TestAgent.runTogether((0..<processes).map { ["write-many", file.path, "p\($0)-", String(writes)] })
+        let statuses = try TestAgent.runTogether(
+            (0..<processes).map { ["write-many", file.path, "p\($0)-", String(writes)] })
         #expect(statuses == Array(repeating: 0, count: processes))
         let contents = try contentsOnDisk(file)
         #expect(contents.count == processes * writes)
@@ -97,8 +99,12 @@ import Glibc
         suite.set(1, forKey: "after")
         // Temporary files are written in the hidden subdirectory (see SuiteFileTemporaryDirectory), so both are checked.
         let hidden = directory.file(SuiteFileTemporaryDirectory.name).path
-        #expect(eventually {
-            [directory.url.path, hidden].allSatisfy { ((try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? []).filter { $0.hasSuffix(".tmp") } == [] }
-        })
+        #expect(
+            eventually {
+                [directory.url.path, hidden].allSatisfy {
+                    ((try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? []).filter { $0.hasSuffix(".tmp") }
+                        == []
+                }
+            })
     }
 }

@@ -7,7 +7,9 @@ import TestSupport
 @Suite struct DirectoryRecreateTests {
     let root = TemporaryDirectory()
 
-    private func observedSuite(in directory: URL) throws -> (DefaultsSuite, ChangeRecorder, ErrorRecorder, [DefaultsObservation]) {
+    private func observedSuite(in directory: URL) throws -> (
+        DefaultsSuite, ChangeRecorder, ErrorRecorder, [DefaultsObservation]
+    ) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let suite = try DefaultsSuite(name: "app", directory: directory)
         suite.set(1, forKey: "start")
@@ -26,7 +28,9 @@ import TestSupport
         defer { observations.forEach { $0.cancel() } }
 
         try FileManager.default.removeItem(at: directory)
-        #expect(eventually { errors.errors.contains { $0.errorNumber == ENOENT } }, "the lost watch is reported: \(errors.errors) \(FileWatcher.shared.watchedDirectories)")
+        #expect(
+            eventually { errors.errors.contains { $0.errorNumber == ENOENT } },
+            "the lost watch is reported: \(errors.errors) \(FileWatcher.shared.watchedDirectories)")
         let lost = try #require(errors.errors.first { $0.errorNumber == ENOENT })
         #expect(lost.fileURL == suite.fileURL)
         #expect(lost.message.contains(directory.path))

@@ -12,7 +12,8 @@ import TestSupport
         try Data("{\"a\": 1}".utf8).write(to: file)
         let suite = try DefaultsSuite(fileURL: file)
         let events = ErrorEventRecorder()
-        let observations = [suite.observeErrorEvents { events.record($0) }, suite.observe { _ in }]  // watched while observed
+        // watched while observed
+        let observations = [suite.observeErrorEvents { events.record($0) }, suite.observe { _ in }]
         defer { observations.forEach { $0.cancel() } }
         try HandEdit.renameOver(file, "{\"a\": 2,")
         #expect(eventually { events.occurred.count == 1 })
@@ -41,7 +42,8 @@ import TestSupport
     }
 
     @Test func aCloudStoresErrorPublishedBeforeAnyoneListensIsToldToTheFirstObserver() {
-        let store = CloudKeyValueStore.inMemory(limits: CloudLimits(maximumKeyCount: 1, maximumTotalBytes: 100, maximumValueBytes: 10, maximumKeyBytes: 64))
+        let store = CloudKeyValueStore.inMemory(
+            limits: CloudLimits(maximumKeyCount: 1, maximumTotalBytes: 100, maximumValueBytes: 10, maximumKeyBytes: 64))
         store.set(String(repeating: "v", count: 20), forKey: "big")
         let errors = ErrorRecorder()
         let observation = store.observeErrors { errors.record($0) }
@@ -57,8 +59,10 @@ import TestSupport
         }
         _ = channel.report(DefaultsError(.cloud, message: "down"), topic: .connection)
         let (_, delivery) = channel.add { _ in }
-        #expect(delivery.events.map(\.error.message) == ["down"] + (1...ErrorChannel.unheardLimit).map { "error \($0)" })
-        #expect(channel.add { _ in }.delivery.events.map(\.error.message) == ["down"], "the next hears what persists only")
+        #expect(
+            delivery.events.map(\.error.message) == ["down"] + (1...ErrorChannel.unheardLimit).map { "error \($0)" })
+        #expect(
+            channel.add { _ in }.delivery.events.map(\.error.message) == ["down"], "the next hears what persists only")
     }
 
     @Test func observeErrorsStillHearsOnlyErrors() throws {
@@ -67,7 +71,10 @@ import TestSupport
         let suite = try DefaultsSuite(fileURL: file)
         let errors = ErrorRecorder()
         let events = ErrorEventRecorder()
-        let observations = [suite.observeErrors { errors.record($0) }, suite.observeErrorEvents { events.record($0) }, suite.observe { _ in }]
+        let observations = [
+            suite.observeErrors { errors.record($0) }, suite.observeErrorEvents { events.record($0) },
+            suite.observe { _ in }
+        ]
         defer { observations.forEach { $0.cancel() } }
         try HandEdit.renameOver(file, "{")
         #expect(eventually { errors.errors.count == 1 })
@@ -93,7 +100,9 @@ import TestSupport
         etcd.kill(0)
         #expect(eventually(timeout: .seconds(20)) { events.occurred.count == 1 })
         // Later attempts fail too (refused now: the watch's end came first), and are not published again.
-        #expect(eventually(timeout: .seconds(20)) { store.currentErrors.contains { $0.errorNumber == ECONNREFUSED } }, "\(store.currentErrors)")
+        #expect(
+            eventually(timeout: .seconds(20)) { store.currentErrors.contains { $0.errorNumber == ECONNREFUSED } },
+            "\(store.currentErrors)")
         #expect(!store.synchronize(timeout: 2))
         #expect(events.occurred.count == 1, "\(events.events)")
 

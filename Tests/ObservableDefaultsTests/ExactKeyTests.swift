@@ -17,20 +17,22 @@ import TestSupport
     /// A suite file holding both forms of the key, as a person or another tool might write it.
     func makeFile(_ name: String, _ format: SuiteFormat, composed: Int = 1, decomposed: Int = 2) throws -> URL {
         let file = directory.file("\(name).\(format.fileExtension)")
-        let text = switch format {
-        case .json: #"{ "\#(Self.composed)": \#(composed), "\#(Self.decomposed)": \#(decomposed) }"#
-        case .propertyList: """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0">
-            <dict>
-            \t<key>\(Self.composed)</key>
-            \t<integer>\(composed)</integer>
-            \t<key>\(Self.decomposed)</key>
-            \t<integer>\(decomposed)</integer>
-            </dict>
-            </plist>
-            """
-        }
+        let text =
+            switch format {
+            case .json: #"{ "\#(Self.composed)": \#(composed), "\#(Self.decomposed)": \#(decomposed) }"#
+            case .propertyList:
+                """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <plist version="1.0">
+                <dict>
+                \t<key>\(Self.composed)</key>
+                \t<integer>\(composed)</integer>
+                \t<key>\(Self.decomposed)</key>
+                \t<integer>\(decomposed)</integer>
+                </dict>
+                </plist>
+                """
+            }
         try Data(text.utf8).write(to: file)
         return file
     }
@@ -75,7 +77,10 @@ import TestSupport
         #expect(suite.value(forKey: Self.decomposed) == .integer(2))
         suite.set(7, forKey: "unrelated")
         try suite.flush()
-        #expect(try onDisk(suite) == [ExactKey(Self.composed): .integer(1), ExactKey(Self.decomposed): .integer(2), "unrelated": .integer(7)])
+        #expect(
+            try onDisk(suite) == [
+                ExactKey(Self.composed): .integer(1), ExactKey(Self.decomposed): .integer(2), "unrelated": .integer(7)
+            ])
     }
 
     @Test func bothKeysOfABinaryPropertyListAreRead() throws {
@@ -84,7 +89,7 @@ import TestSupport
             return [0x60 | UInt8(units.count)] + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
         }
         let data = BinaryPropertyListReaderTests.bplist([
-            [0xD2, 1, 2, 3, 4], utf16(Self.composed), utf16(Self.decomposed), [0x10, 1], [0x10, 2],
+            [0xD2, 1, 2, 3, 4], utf16(Self.composed), utf16(Self.decomposed), [0x10, 1], [0x10, 2]
         ])
         let values = try SuiteFormat.propertyList.decode(data, fileURL: directory.file("b.plist"))
         #expect(values == [ExactKey(Self.composed): .integer(1), ExactKey(Self.decomposed): .integer(2)])
@@ -159,7 +164,9 @@ import TestSupport
         decomposed.set(2, forKey: "which")
         #expect(composed.value(forKey: "which") == .integer(1))
         #expect(decomposed.value(forKey: "which") == .integer(2))
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".json") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter {
+            $0.hasSuffix(".json")
+        }
         #expect(Self.bytes(names) == Self.bytes(["\(Self.composed).json", "\(Self.decomposed).json"]))
         // A second handle on either name shares that suite's storage.
         #expect(try DefaultsSuite(name: Self.decomposed, directory: directory.url).storage === decomposed.storage)

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `FileWatcher` as a service of its own: it knows paths and callbacks, no suite.
@@ -41,13 +41,16 @@ import Glibc
         #expect(try TestAgent.run(["set", file.path, "k", "int:1"]) == 0)
         #expect(eventually { events.kinds.contains(.changed) })
         // A new watch counts as restored (its file is checked, as nothing watched before); nothing failed.
-        #expect(events.kinds.allSatisfy { $0 == .changed || $0 == .restored }, "nothing lost or failed: \(events.kinds)")
+        #expect(
+            events.kinds.allSatisfy { $0 == .changed || $0 == .restored }, "nothing lost or failed: \(events.kinds)")
     }
 
     @Test func aMissingDirectoryIsLostThenRestored() throws {
         let missing = directory.file("later")
         let events = Events()
-        let token = FileWatcher.shared.watch(file: missing.appendingPathComponent("plain.json").path) { events.record($0) }
+        let token = FileWatcher.shared.watch(file: missing.appendingPathComponent("plain.json").path) {
+            events.record($0)
+        }
         defer { FileWatcher.shared.unwatch(token) }
         #expect(events.kinds == [.lost(ENOENT)], "told at once, naming ENOENT")
         try FileManager.default.createDirectory(at: missing, withIntermediateDirectories: false)

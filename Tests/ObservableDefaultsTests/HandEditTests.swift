@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A person edits the file with a text editor: each way editors save must deliver exactly the changed
@@ -122,7 +122,8 @@ import Glibc
         let (suite, recorder, observation) = try makeSuite("echo")
         defer { observation.cancel() }
         suite.set("changed", forKey: "level")
-        try HandEdit.renameOver(suite.fileURL, #"{ "host": "localhost", "port": 8080, "level": "changed", "marker": 1 }"#)
+        try HandEdit.renameOver(
+            suite.fileURL, #"{ "host": "localhost", "port": 8080, "level": "changed", "marker": 1 }"#)
         #expect(recorder.waitFor(key: "marker"))
         #expect(recorder.changes(before: "marker") == [DefaultsChange(keys: ["level"], origin: .thisProcess)])
     }

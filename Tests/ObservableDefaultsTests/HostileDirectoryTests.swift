@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Directories other users can write: planted symlinks are not followed where the kernel's
@@ -22,7 +22,9 @@ import Glibc
 
     /// A directory owned by root with `mode`, holding a file of another user and, at `link`, that
     /// user's symlink to it.
-    private func plantLink(directoryMode: mode_t, directoryOwner: uid_t = 0) throws -> (suites: URL, link: URL, target: URL) {
+    private func plantLink(directoryMode: mode_t, directoryOwner: uid_t = 0) throws -> (
+        suites: URL, link: URL, target: URL
+    ) {
         let suites = directory.file("shared")
         try FileManager.default.createDirectory(at: suites, withIntermediateDirectories: false)
         let target = directory.file("attacker.json")
@@ -53,14 +55,21 @@ import Glibc
 
         let unreadable = try TestAgent.runReadingErrors(set)
         #expect(unreadable.status != 0)
-        #expect(unreadable.errors.contains("cannot open the suite file for reading (open \(file.path)) (Permission denied)"), "\(unreadable.errors)")
+        #expect(
+            unreadable.errors.contains(
+                "cannot open the suite file for reading (open \(file.path)) (Permission denied)"),
+            "\(unreadable.errors)")
 
         #expect(chmod(file.path, 0o644) == 0)
         let unwritable = try TestAgent.runReadingErrors(set)
         #expect(unwritable.status != 0)
         let lock = suites.appendingPathComponent(".settings.json.lock").path
-        #expect(unwritable.errors.contains("1 change to \(file.path) could not be written and is lost (key 'k')"), "\(unwritable.errors)")
-        #expect(unwritable.errors.contains("cannot open the lock file \(lock) (open) (Permission denied)"), "\(unwritable.errors)")
+        #expect(
+            unwritable.errors.contains("1 change to \(file.path) could not be written and is lost (key 'k')"),
+            "\(unwritable.errors)")
+        #expect(
+            unwritable.errors.contains("cannot open the lock file \(lock) (open) (Permission denied)"),
+            "\(unwritable.errors)")
 
         #expect(try contentsOnDisk(file) == ["a": .integer(1)])
         #expect(try FileManager.default.contentsOfDirectory(atPath: suites.path) == ["settings.json"])

@@ -32,7 +32,9 @@ import TestSupport
         }
     }
 
-    @Test(arguments: ["&#0;", "&#x1;", "&#xFFFE;", "&#xFFFF;", "&#xD800;", "&#x110000;", "&#99999999999;", "&#xFFFFFFFFFF;"])
+    @Test(arguments: [
+        "&#0;", "&#x1;", "&#xFFFE;", "&#xFFFF;", "&#xD800;", "&#x110000;", "&#99999999999;", "&#xFFFFFFFFFF;"
+    ])
     func characterReferencesXMLForbidsAreErrors(reference: String) throws {
         let text = "<plist><dict><key>a</key><string>x\(reference)</string></dict></plist>"
         let error = try #require(throws: DefaultsError.self) {
@@ -63,14 +65,18 @@ import TestSupport
         #expect(errors.errors.first?.message.contains("character reference '&#x100000000;'") == true)
         #expect(suite.string(forKey: "a") == "before")
         // The watcher still works: a good file is picked up.
-        try HandEdit.renameOver(file, String(decoding: PropertyListWriter.encodeSuite(["a": .string("after")]), as: UTF8.self))
+        try HandEdit.renameOver(
+            file, String(decoding: PropertyListWriter.encodeSuite(["a": .string("after")]), as: UTF8.self))
         #expect(changes.waitFor(key: "a"))
         #expect(suite.string(forKey: "a") == "after")
     }
 
     @Test func binaryPlistWithASetIsAnErrorNotACrash() throws {
         let suite = try openFixture("hostile/set.plist", as: "set.plist")
-        #expect(suite.fileError?.message == "binary property list, byte offset 8: object 0: unsupported value: set (marker 0xC1); property-list suites hold arrays, not sets")
+        #expect(
+            suite.fileError?.message
+                == "binary property list, byte offset 8: object 0: unsupported value: set (marker 0xC1); property-list suites hold arrays, not sets"
+        )
         let nested = try openFixture("hostile/set-in-dict.plist", as: "set-in-dict.plist")
         #expect(nested.fileError?.message.contains("object 2: unsupported value: set (marker 0xC1)") == true)
         // Nothing is overwritten: a set is kept pending.
@@ -86,8 +92,12 @@ import TestSupport
     }
 
     @Test func cyclicAndCorruptBinaryPlistsAreNamed() throws {
-        #expect(try openFixture("hostile/cycle.plist", as: "cycle.plist").fileError?.message.contains("reference cycle") == true)
-        #expect(try openFixture("hostile/bad-reference.plist", as: "ref.plist").fileError?.message.contains("reference to object 9, but the file has 2 objects") == true)
+        #expect(
+            try openFixture("hostile/cycle.plist", as: "cycle.plist").fileError?.message.contains("reference cycle")
+                == true)
+        #expect(
+            try openFixture("hostile/bad-reference.plist", as: "ref.plist").fileError?.message.contains(
+                "reference to object 9, but the file has 2 objects") == true)
         let truncated = try #require(try openFixture("hostile/truncated.plist", as: "cut.plist").fileError)
         #expect(truncated.message.hasPrefix("binary property list, byte offset "))
         #expect(!truncated.message.contains("Unexpected character"))
@@ -107,7 +117,8 @@ import TestSupport
     /// Bytes that are neither XML nor a binary property list never reach Foundation's old text format.
     @Test func nonXMLTextIsRejectedBeforeFoundation() throws {
         let error = try #require(throws: DefaultsError.self) {
-            try SuiteFormat.propertyList.decode(Data("{ a = (1, 2); }".utf8), fileURL: URL(fileURLWithPath: "/tmp/o.plist"))
+            try SuiteFormat.propertyList.decode(
+                Data("{ a = (1, 2); }".utf8), fileURL: URL(fileURLWithPath: "/tmp/o.plist"))
         }
         #expect(error.message.hasPrefix("not a property list: expected an XML document"))
     }
@@ -208,19 +219,25 @@ import TestSupport
         suite.set(2, forKey: "other")
         #expect(suite.lastError == nil)
         var text = try String(contentsOf: file, encoding: .utf8)
-        for kept in ["\"big\": 12345678901234567891,", "\"huge\": 1e400,", "1e400,", "1.50,", "-12345678901234567891", "\"precise\": 0.1000000000000000055511151231257827"] {
+        for kept in [
+            "\"big\": 12345678901234567891,", "\"huge\": 1e400,", "1e400,", "1.50,", "-12345678901234567891",
+            "\"precise\": 0.1000000000000000055511151231257827"
+        ] {
             #expect(text.contains(kept), "\(kept) missing from:\n\(text)")
         }
         #expect(!text.contains("Infinity") && !text.contains("e19"))
 
         // A number edited in by hand and read incrementally keeps its text too.
-        try HandEdit.renameOver(file, text.replacingOccurrences(of: "\"other\": 2", with: "\"other\": 2,\n  \"later\": 98765432109876543210"))
+        try HandEdit.renameOver(
+            file,
+            text.replacingOccurrences(of: "\"other\": 2", with: "\"other\": 2,\n  \"later\": 98765432109876543210"))
         suite.reload()
         suite.set(3, forKey: "other")
         text = try String(contentsOf: file, encoding: .utf8)
         #expect(text.contains("\"later\": 98765432109876543210,"), "\(text)")
         // And one that the write finds changed on disk (read under the lock, without a reload).
-        try HandEdit.renameOver(file, text.replacingOccurrences(of: "\"other\": 3", with: "\"other\": 3,\n  \"unseen\": -1e999"))
+        try HandEdit.renameOver(
+            file, text.replacingOccurrences(of: "\"other\": 3", with: "\"other\": 3,\n  \"unseen\": -1e999"))
         suite.set(4, forKey: "other")
         text = try String(contentsOf: file, encoding: .utf8)
         #expect(text.contains("\"unseen\": -1e999"), "\(text)")
@@ -239,7 +256,9 @@ import TestSupport
         let error = try #require(suite.lastError)
         #expect(error.kind == .unsupportedValue)
         #expect(error.key == "y")
-        #expect(error.message.hasPrefix("at [\"inner\"][1]: \(double) cannot be stored in a JSON suite (JSON has no NaN or infinity)"))
+        #expect(
+            error.message.hasPrefix(
+                "at [\"inner\"][1]: \(double) cannot be stored in a JSON suite (JSON has no NaN or infinity)"))
         #expect(suite.object(forKey: "x") == nil && suite.object(forKey: "y") == nil)
         #expect(try Data(contentsOf: suite.fileURL) == bytes)
     }
@@ -281,7 +300,7 @@ import TestSupport
     /// them into XML other tools reject, keeps the change pending and names the key.
     @Test(arguments: [
         ("text", DefaultsValue.string("a\u{1}b"), "the string contains U+0001"),
-        ("when", .date(Date(timeIntervalSince1970: 1e15)), "outside the years 0000 to 9999"),
+        ("when", .date(Date(timeIntervalSince1970: 1e15)), "outside the years 0000 to 9999")
     ])
     func binaryValuesXMLCannotHoldBlockTheWriteWithAnError(key: String, value: DefaultsValue, message: String) throws {
         let file = directory.file("carried.plist")
@@ -307,7 +326,9 @@ import TestSupport
         let suite = try DefaultsSuite(fileURL: directory.file("ws.plist"))
         suite.set("a\tb\nc\r\nd \u{FFFD} \u{10FFFF}", forKey: "s")
         #expect(suite.lastError == nil)
-        #expect(try contentsOnDisk(suite.fileURL, format: .propertyList)["s"] == .string("a\tb\nc\r\nd \u{FFFD} \u{10FFFF}"))
+        #expect(
+            try contentsOnDisk(suite.fileURL, format: .propertyList)["s"] == .string("a\tb\nc\r\nd \u{FFFD} \u{10FFFF}")
+        )
     }
 
     @Test(arguments: [SuiteFormat.json, .propertyList])

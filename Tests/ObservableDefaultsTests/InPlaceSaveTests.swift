@@ -29,9 +29,12 @@ import TestSupport
         #expect(process.terminationStatus == 0)
         #expect(eventually { suite.integer(forKey: "counter") == saves })
 
-        #expect(!changes.changes.contains { $0.keys.contains("constant") || $0.keys.contains("other") },
-                "no key was ever seen removed")
-        #expect(!errors.errors.contains { $0.kind == .malformedFile }, "a half-written file is not reported as broken: \(errors.errors)")
+        #expect(
+            !changes.changes.contains { $0.keys.contains("constant") || $0.keys.contains("other") },
+            "no key was ever seen removed")
+        #expect(
+            !errors.errors.contains { $0.kind == .malformedFile },
+            "a half-written file is not reported as broken: \(errors.errors)")
         let seen = counters.withLock { $0 }
         #expect(seen == seen.sorted() && Set(seen).count == seen.count, "each save delivered once, in order: \(seen)")
         #expect(suite.storedValue(forKey: "constant") == .string("kept"))

@@ -55,8 +55,11 @@ import TestSupport
         let oldBytes = Array(old.utf8), newBytes = Array(new.utf8)
         // The storage keeps only files that parse, with one member per key.
         var spellings = JSONNumberSpellings(), fullSpellings = JSONNumberSpellings()
-        guard let previous = try? JSONReader.parseSuite(Data(oldBytes), fileURL: nil, spellings: &spellings) else { return false }
-        let full: [ExactKey: DefaultsValue]? = try? JSONReader.parseSuite(Data(newBytes), fileURL: nil, spellings: &fullSpellings)
+        guard let previous = try? JSONReader.parseSuite(Data(oldBytes), fileURL: nil, spellings: &spellings) else {
+            return false
+        }
+        let full: [ExactKey: DefaultsValue]? = try? JSONReader.parseSuite(
+            Data(newBytes), fileURL: nil, spellings: &fullSpellings)
         return oldBytes.withUnsafeBufferPointer { oldBuffer in
             newBytes.withUnsafeBufferPointer { newBuffer in
                 guard let previousMembers = JSONSuiteIndex.scan(oldBuffer) else {
@@ -71,7 +74,8 @@ import TestSupport
                 var values = previous
                 guard let scan = helped,
                     let changed = JSONSuiteIndex.reread(
-                        previousBytes: oldBuffer, previousMembers: previousMembers, values: &values, spellings: &spellings,
+                        previousBytes: oldBuffer, previousMembers: previousMembers, values: &values,
+                        spellings: &spellings,
                         newBytes: newBuffer, newMembers: scan.members,
                         sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
                 else {
@@ -83,9 +87,11 @@ import TestSupport
                     return true
                 }
                 #expect(values == full, "old:\n\(old)\nnew:\n\(new)")
-                #expect(spellings == fullSpellings, "number spellings differ from a full parse; old:\n\(old)\nnew:\n\(new)")
+                #expect(
+                    spellings == fullSpellings, "number spellings differ from a full parse; old:\n\(old)\nnew:\n\(new)")
                 #expect(changed.count == Set(changed).count, "a key reported twice")
-                #expect(Set(changed) == SuiteStorage.changedKeys(from: previous, to: full), "old:\n\(old)\nnew:\n\(new)")
+                #expect(
+                    Set(changed) == SuiteStorage.changedKeys(from: previous, to: full), "old:\n\(old)\nnew:\n\(new)")
                 return true
             }
         }
@@ -108,7 +114,8 @@ import TestSupport
     static func value(_ random: inout SeededGenerator, depth: Int) -> String {
         switch random.int(0...(depth < 3 ? 13 : 11)) {
         case 0: return String(random.int(-5...5))
-        case 1: return ["1.0", "1.00", "1e0", "-0.0", "0", "9223372036854775808", "-9223372036854775808"][random.int(0...6)]
+        case 1:
+            return ["1.0", "1.00", "1e0", "-0.0", "0", "9223372036854775808", "-9223372036854775808"][random.int(0...6)]
         case 2: return ["true", "false"][random.int(0...1)]
         case 3: return ["NaN", "Infinity", "-Infinity"][random.int(0...2)]
         case 4: return "0"
@@ -117,14 +124,21 @@ import TestSupport
         case 7: return #""\u0078""#  // "x", spelled differently
         case 8: return "\"value \(random.int(0...9))\""
         case 9, 10, 11: return "\"s\(random.int(0...3))\""
-        case 12: return "[" + (0..<random.int(0...3)).map { _ in value(&random, depth: depth + 1) }.joined(separator: random.chance(0.5) ? "," : " , ") + "]"
+        case 12:
+            return "["
+                + (0..<random.int(0...3)).map { _ in value(&random, depth: depth + 1) }.joined(
+                    separator: random.chance(0.5) ? "," : " , ") + "]"
         default:
-            return "{" + (0..<random.int(0...3)).map { _ in key(&random) + ":" + value(&random, depth: depth + 1) }.joined(separator: ", ") + "}"
+            return "{"
+                + (0..<random.int(0...3)).map { _ in key(&random) + ":" + value(&random, depth: depth + 1) }.joined(
+                    separator: ", ") + "}"
         }
     }
 
     /// Broken files: the full parse rejects them, and so must the incremental re-read (by declining).
-    static let breakages = ["", "\"unterminated", "tru", "truex", "01", "[1,]", "{\"a\" 1}", "[1}", "\"\u{01}\"", "1.", "nul", "[null]"]
+    static let breakages = [
+        "", "\"unterminated", "tru", "truex", "01", "[1,]", "{\"a\" 1}", "[1}", "\"\u{01}\"", "1.", "nul", "[null]"
+    ]
 
     /// Applies a random edit; returns whether it is one to undo after the check (a broken file, a
     /// duplicate key, a `null`).
@@ -141,12 +155,15 @@ import TestSupport
         case 8 where count > 0:
             // The same key and value, spelled differently.
             let position = random.int(0...count - 1)
-            document.members[position].key = document.members[position].key.replacingOccurrences(of: "\"a\"", with: #""\u0061""#)
-            document.members[position].value = document.members[position].value.replacingOccurrences(of: "1.0", with: "1.00")
+            document.members[position].key = document.members[position].key.replacingOccurrences(
+                of: "\"a\"", with: #""\u0061""#)
+            document.members[position].value = document.members[position].value.replacingOccurrences(
+                of: "1.0", with: "1.00")
         case 9 where count > 0:
             // A duplicate key: the last one wins.
             let member = document.members[random.int(0...count - 1)]
-            document.members.insert((member.key, random.chance(0.3) ? "null" : value(&random, depth: 0)), at: random.int(0...count))
+            document.members.insert(
+                (member.key, random.chance(0.3) ? "null" : value(&random, depth: 0)), at: random.int(0...count))
             return true
         case 10 where count > 0 && random.chance(0.5):
             if random.chance(0.3) {
@@ -156,7 +173,8 @@ import TestSupport
             document.members[random.int(0...count - 1)].value = breakages[random.int(0...breakages.count - 1)]
             return true
         case 11 where count > 0 && random.chance(0.3):
-            document.members[random.int(0...count - 1)].key = ["\"open", "x", "\"bad\\q\"", "\"\u{01}\""][random.int(0...3)]
+            document.members[random.int(0...count - 1)].key =
+                ["\"open", "x", "\"bad\\q\"", "\"\u{01}\""][random.int(0...3)]
             return true
         default:
             document.members.append((key(&random), value(&random, depth: 0)))
@@ -189,7 +207,8 @@ import TestSupport
             suite.reload()
             let expected = try JSONReader.parseSuite(Data(text.utf8), fileURL: nil)
             let changed = SuiteStorage.changedKeys(from: contents, to: expected)
-            #expect(changed.contains("key17") && changed.contains(ExactKey("added\(round)")) && !changed.contains("ratio"))
+            #expect(
+                changed.contains("key17") && changed.contains(ExactKey("added\(round)")) && !changed.contains("ratio"))
             #expect(suite.storage.storedValues == expected)
             #expect(eventually { Set(recorder.changes.flatMap(\.keys)) == Set(changed.map(\.string)) })
             contents = expected
@@ -204,10 +223,14 @@ import TestSupport
             var entries = SuiteFormat.sortedEntries(of: contents)
             var bytes = JSONWriter.encodeSuiteBytes(&entries, reusing: nil)
             // Once more, with most fragments copied from the previous bytes.
-            if let first = entries.indices.first { entries[first].value = .integer(round)
-                entries[first].fragment = nil }
+            if let first = entries.indices.first {
+                entries[first].value = .integer(round)
+                entries[first].fragment = nil
+            }
             bytes = JSONWriter.encodeSuiteBytes(&entries, reusing: bytes)
-            let fromFragments = bytes.withUnsafeBufferPointer { JSONSuiteIndex.members(ofWritten: $0, entries: entries) }
+            let fromFragments = bytes.withUnsafeBufferPointer {
+                JSONSuiteIndex.members(ofWritten: $0, entries: entries)
+            }
             let scanned = bytes.withUnsafeBufferPointer { JSONSuiteIndex.scan($0) }
             #expect(fromFragments != nil && fromFragments == scanned)
         }
@@ -217,7 +240,9 @@ import TestSupport
         let text = #"{ "a" : [1, "]", {"b": "}"}] ,"c\"":"x\\" , "n": -1.5e3 }"#
         let bytes = Array(text.utf8)
         let members = try #require(bytes.withUnsafeBufferPointer { JSONSuiteIndex.scan($0) })
-        let parts = members.map { (String(decoding: bytes[$0.key], as: UTF8.self), String(decoding: bytes[$0.value], as: UTF8.self)) }
+        let parts = members.map {
+            (String(decoding: bytes[$0.key], as: UTF8.self), String(decoding: bytes[$0.value], as: UTF8.self))
+        }
         #expect(parts.map(\.0) == [#""a""#, #""c\"""#, #""n""#])
         #expect(parts.map(\.1) == [#"[1, "]", {"b": "}"}]"#, #""x\\""#, "-1.5e3"])
         for broken in ["{", "{\"a\":1,}", "{\"a\":1} x", "[]", "{\"a\" 1}", "{\"a\":}", "{\"a\":[1}"] {

@@ -12,7 +12,7 @@ import Testing
             "tags": .array([.string("a"), .integer(-1)]),
             "empty": .dictionary([:]),
             "none": .array([]),
-            "nested": .dictionary(["z": .double(0.5), "a": .bool(false)]),
+            "nested": .dictionary(["z": .double(0.5), "a": .bool(false)])
         ]
         let expected = """
             {
@@ -41,9 +41,10 @@ import Testing
     }
 
     @Test(arguments: [
-        (5.0, "5.0"), (-0.0, "-0.0"), (0.1, "0.1"), (1e300, "1e300"), (1e-5, "1e-5"), (.leastNonzeroMagnitude, "5e-324"),
+        (5.0, "5.0"), (-0.0, "-0.0"), (0.1, "0.1"), (1e300, "1e300"), (1e-5, "1e-5"),
+        (.leastNonzeroMagnitude, "5e-324"),
         (1e16, "1e16"), (1.5e-7, "1.5e-7"), (-2.5e+20, "-2.5e20"), (.nan, "NaN"), (.infinity, "1e999"),
-        (-.infinity, "-1e999"),
+        (-.infinity, "-1e999")
     ])
     func doubleText(double: Double, text: String) {
         #expect(JSONWriter.text(for: double) == text)
@@ -51,17 +52,20 @@ import Testing
 
     @Test func stringsEscapeQuotesBackslashesAndControlCharactersButNotUnicode() throws {
         let text = try jsonText(["k": .string("\"\\\n\r\t\u{8}\u{C}\u{1}\u{1F}é🎉/")])
-        #expect(text == #"""
-            {
-              "k": "\"\\\n\r\t\b\f\u0001\u001Fé🎉/"
-            }
+        #expect(
+            text == #"""
+                {
+                  "k": "\"\\\n\r\t\b\f\u0001\u001Fé🎉/"
+                }
 
-            """#)
+                """#)
     }
 
     @Test func datesAndDataAreWrittenInTheirNormalisedForm() throws {
         let date = Date(timeIntervalSince1970: 1_714_566_600.1234)
-        let values: [String: DefaultsValue] = ["d": .date(date), "b": .data(Data([0, 1, 2, 250])), "a": .array([.date(date)])]
+        let values: [String: DefaultsValue] = [
+            "d": .date(date), "b": .data(Data([0, 1, 2, 250])), "a": .array([.date(date)])
+        ]
         let encoded = try SuiteFormat.json.encode(values.exactKeyed)
         let normalized = try SuiteFormat.json.encode(values.mapValues(SuiteFormat.json.normalize).exactKeyed)
         #expect(encoded == normalized)
@@ -78,14 +82,20 @@ import Testing
             .date(Date(timeIntervalSince1970: 1_714_566_600.123)), .data(Data([0, 1, 2, 250])),
             .array([]), .dictionary([:]),
             .array([.integer(1), .array([.string("a"), .dictionary([:])]), .dictionary(["k": .array([])])]),
-            .dictionary(["b": .array([.integer(1), .double(2)]), "a": .string("x"), "c": .dictionary(["z": .bool(true), "y": .dictionary(["q": .integer(0)])])]),
+            .dictionary([
+                "b": .array([.integer(1), .double(2)]), "a": .string("x"),
+                "c": .dictionary(["z": .bool(true), "y": .dictionary(["q": .integer(0)])])
+            ])
         ]
         for value in values {
             let suite = String(decoding: JSONWriter.encodeSuite(["v": value]), as: UTF8.self)
-            var lines = suite.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().dropLast(2).map(String.init)
+            var lines = suite.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().dropLast(2).map(
+                String.init)
             lines[0] = String(lines[0].dropFirst(#"  "v": "#.count))
             for index in lines.indices.dropFirst() { lines[index] = String(lines[index].dropFirst(2)) }
-            #expect(String(decoding: JSONWriter.encodeValue(value), as: UTF8.self) == lines.joined(separator: "\n"), "\(value)")
+            #expect(
+                String(decoding: JSONWriter.encodeValue(value), as: UTF8.self) == lines.joined(separator: "\n"),
+                "\(value)")
         }
     }
 }

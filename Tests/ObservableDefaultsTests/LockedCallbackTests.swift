@@ -6,7 +6,9 @@ import Testing
 /// frames as the first (a function kept as a generic container's own value gained two per access).
 struct LockedCallbackTests {
     /// The stack depth inside `callback` on each of `calls` calls made through `callThrough`.
-    static func depths(calls: Int, _ install: (@escaping @Sendable (Int) -> Void) -> Void, callThrough: (Int) -> Void) -> [Int] {
+    static func depths(calls: Int, _ install: (@escaping @Sendable (Int) -> Void) -> Void, callThrough: (Int) -> Void)
+        -> [Int]
+    {
         let depths = Locked<[Int]>([])
         install { _ in
             let depth = Thread.callStackReturnAddresses.count
@@ -47,7 +49,8 @@ struct LockedCallbackTests {
         let observer = NotificationCenter.default.addObserver(
             forName: CloudKeyValueStore.didChangeExternallyNotification, object: store, queue: nil
         ) { notification in
-            guard (notification.userInfo?[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String])?.contains(key) == true else { return }
+            guard (notification.userInfo?[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String])?.contains(key) == true
+            else { return }
             let depth = Thread.callStackReturnAddresses.count
             depths.withLock { $0.append(depth) }
         }

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The writers' lock under attack and contention: removed or replaced while writers run, held by a
@@ -153,12 +153,16 @@ import Glibc
             returned.withLock { $0 = true }
         }
         // It gives up while the other suite is still being written (the writer runs until killed, below).
-        #expect(eventually(timeout: .seconds(30)) { returned.withLock { $0 } }, "set still blocked while the other suite was busy")
+        #expect(
+            eventually(timeout: .seconds(30)) { returned.withLock { $0 } },
+            "set still blocked while the other suite was busy")
         #expect(busy.isRunning)
         kill(busy.processIdentifier, SIGKILL)
         #expect(eventually { returned.withLock { $0 } })
         #expect(suite.hasPendingChanges)
-        #expect(suite.writeError?.message.contains("held by process \(holder.processIdentifier)") == true, "\(String(describing: suite.writeError))")
+        #expect(
+            suite.writeError?.message.contains("held by process \(holder.processIdentifier)") == true,
+            "\(String(describing: suite.writeError))")
     }
 
     @Test func idleSuitesHoldNoDescriptors() throws {

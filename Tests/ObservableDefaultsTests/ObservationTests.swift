@@ -14,7 +14,7 @@ import TestSupport
             suite.observe(keys: ["net_host", "level"], scope: .thisProcess) { byKeys.record($0) },
             suite.observe(prefix: "net_", scope: .thisProcess) { byPrefix.record($0) },
             suite.observe(keys: ["net_host", "level"], prefix: "net_", scope: .thisProcess) { byBoth.record($0) },
-            suite.observe(scope: .thisProcess) { all.record($0) },
+            suite.observe(scope: .thisProcess) { all.record($0) }
         ]
         defer { observations.forEach { $0.cancel() } }
 
@@ -25,7 +25,8 @@ import TestSupport
         }
         let local = DefaultsChangeOrigin.thisProcess
         #expect(byKeys.changes == [.init(keys: ["net_host"], origin: local), .init(keys: ["level"], origin: local)])
-        #expect(byPrefix.changes == [.init(keys: ["net_host"], origin: local), .init(keys: ["net_port"], origin: local)])
+        #expect(
+            byPrefix.changes == [.init(keys: ["net_host"], origin: local), .init(keys: ["net_port"], origin: local)])
         #expect(byBoth.changes == [.init(keys: ["net_host"], origin: local)])
         #expect(all.changes.count == 3)
     }
@@ -40,7 +41,8 @@ import TestSupport
         suite.removeObject(forKey: "never-set")
         #expect(recorder.changes.isEmpty)
         suite.set(5, forKey: "ratio")
-        #expect(recorder.changes == [.init(keys: ["ratio"], origin: .thisProcess)], "5 (integer) differs from 5.0 (double)")
+        #expect(
+            recorder.changes == [.init(keys: ["ratio"], origin: .thisProcess)], "5 (integer) differs from 5.0 (double)")
     }
 
     @Test func anotherHandleInThisProcessIsThisProcess() throws {
@@ -112,20 +114,26 @@ import TestSupport
 
     @Test func directoryResolutionOrder() {
         let explicit = SuiteLocation.defaultDirectory(environment: [
-            "OBSERVABLE_DEFAULTS_DIRECTORY": "/srv/settings", "XDG_CONFIG_HOME": "/xdg", "HOME": "/home/me",
+            "OBSERVABLE_DEFAULTS_DIRECTORY": "/srv/settings", "XDG_CONFIG_HOME": "/xdg", "HOME": "/home/me"
         ])
         #expect(explicit.path == "/srv/settings")
         let xdg = SuiteLocation.defaultDirectory(environment: ["XDG_CONFIG_HOME": "/xdg", "HOME": "/home/me"])
         #expect(xdg.path == "/xdg/observable-defaults")
-        let relativeXDGIsIgnored = SuiteLocation.defaultDirectory(environment: ["XDG_CONFIG_HOME": "xdg", "HOME": "/home/me"])
+        let relativeXDGIsIgnored = SuiteLocation.defaultDirectory(environment: [
+            "XDG_CONFIG_HOME": "xdg", "HOME": "/home/me"
+        ])
         #expect(relativeXDGIsIgnored.path == "/home/me/.config/observable-defaults")
         let home = SuiteLocation.defaultDirectory(environment: ["HOME": "/home/me"])
         #expect(home.path == "/home/me/.config/observable-defaults")
     }
 
     @Test func standardSuiteNameComesFromTheEnvironmentOrTheProcess() {
-        #expect(SuiteLocation.standardSuiteName(environment: ["OBSERVABLE_DEFAULTS_STANDARD_SUITE": "com.example.app"]) == "com.example.app")
-        #expect(SuiteLocation.standardSuiteName(environment: ["OBSERVABLE_DEFAULTS_STANDARD_SUITE": "../bad"]) == SuiteLocation.standardSuiteName(environment: [:]))
+        #expect(
+            SuiteLocation.standardSuiteName(environment: ["OBSERVABLE_DEFAULTS_STANDARD_SUITE": "com.example.app"])
+                == "com.example.app")
+        #expect(
+            SuiteLocation.standardSuiteName(environment: ["OBSERVABLE_DEFAULTS_STANDARD_SUITE": "../bad"])
+                == SuiteLocation.standardSuiteName(environment: [:]))
         #expect(!SuiteLocation.standardSuiteName(environment: [:]).isEmpty)
     }
 }

@@ -45,7 +45,9 @@ struct ObserverRegistryTests {
                 var found: [Int] = []
                 registry.forEach(hearing: key, except: skipped) { token, _ in found.append(token) }
                 let wanted = expected.filter { $0.key != skipped && $0.value.matches(key) }.map(\.key)
-                #expect(found.sorted() == wanted.sorted(), "\(count) observers, key \(key), skipping \(skipped.map(String.init) ?? "none")")
+                #expect(
+                    found.sorted() == wanted.sorted(),
+                    "\(count) observers, key \(key), skipping \(skipped.map(String.init) ?? "none")")
             }
         }
         for size in [1, 2, 5, Self.keys.count] {

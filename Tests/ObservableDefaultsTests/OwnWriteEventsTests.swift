@@ -23,10 +23,12 @@ import TestSupport
             var events: [Inotify.Event] = []
             try inotify.drainEvents(into: buffer) { events.append($0) }
             let onSuite = events.filter { $0.name == suite.fileURL.lastPathComponent }
-            #expect(onSuite.count == 1 && onSuite[0].mask.contains(.movedTo),
-                    "write \(value): the suite's name is touched once, by the rename: \(onSuite.map(\.mask))")
-            #expect(!events.contains { $0.mask.contains(.attributesChanged) },
-                    "write \(value): no attribute change when the mode is already right: \(events.map(\.name))")
+            #expect(
+                onSuite.count == 1 && onSuite[0].mask.contains(.movedTo),
+                "write \(value): the suite's name is touched once, by the rename: \(onSuite.map(\.mask))")
+            #expect(
+                !events.contains { $0.mask.contains(.attributesChanged) },
+                "write \(value): no attribute change when the mode is already right: \(events.map(\.name))")
         }
     }
 
@@ -51,10 +53,14 @@ import TestSupport
 
         // Called as the watcher calls it for the rename's event.
         let checked = Atomic(false)
-        let checker = Thread { suite.storage.fileMayHaveChanged(gate: { _ in true }); checked.store(true, ordering: .releasing) }
+        let checker = Thread {
+            suite.storage.fileMayHaveChanged(gate: { _ in true }); checked.store(true, ordering: .releasing)
+        }
         checker.start()
         // It returns while the write is still held in its merge (released only below).
-        #expect(eventually { checked.load(ordering: .acquiring) }, "the check of our own rename waited for the write's merge")
+        #expect(
+            eventually { checked.load(ordering: .acquiring) },
+            "the check of our own rename waited for the write's merge")
         held.release()
         #expect(eventually { held.isFinished && checked.load(ordering: .acquiring) })
         #expect(suite.integer(forKey: "k") == 2)
@@ -92,7 +98,8 @@ private final class HeldWrite: Sendable {
             // The steps of SuiteStorage's write, held before the merge.
             let written = storage.file.withDocument { document -> SuiteStorage.Announcement? in
                 let request = storage.state.withLock {
-                    SuiteFile.WriteRequest(pending: $0.memory.pendingChanges, update: nil, options: .init(lockWaitLimit: .seconds(5)))
+                    SuiteFile.WriteRequest(
+                        pending: $0.memory.pendingChanges, update: nil, options: .init(lockWaitLimit: .seconds(5)))
                 }
                 guard let version = try? storage.file.write(request, into: &document) else { return nil }
                 merging.store(true, ordering: .releasing)

@@ -28,7 +28,7 @@ import TestSupport
     static let prologs = [
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n<plist version=\"1.0\">\n",
         "<plist version=\"1.0\">",
-        "<?xml version=\"1.0\"?>\n<plist>\n",
+        "<?xml version=\"1.0\"?>\n<plist>\n"
     ]
 
     @Test func incrementalRereadEqualsFullParseAndDiff() throws {
@@ -64,25 +64,30 @@ import TestSupport
                 if let previousMembers = PropertyListXMLSuiteIndex.scan(oldBuffer) {
                     // The scan helped by the previous file finds the same members as a plain scan.
                     let plain = PropertyListXMLSuiteIndex.scan(newBuffer)
-                    let helped = PropertyListXMLSuiteIndex.scan(newBuffer, previous: oldBuffer, previousMembers: previousMembers)
+                    let helped = PropertyListXMLSuiteIndex.scan(
+                        newBuffer, previous: oldBuffer, previousMembers: previousMembers)
                     #expect(helped?.members == plain, "old:\n\(old)\nnew:\n\(new)")
                 }
                 var values = previous
                 var spellings = JSONNumberSpellings()
-                guard let reread = SuiteFormat.propertyList.reread(
-                    previous: oldBuffer, previousMembers: nil, entries: nil, values: &values, spellings: &spellings,
-                    current: newBuffer)
+                guard
+                    let reread = SuiteFormat.propertyList.reread(
+                        previous: oldBuffer, previousMembers: nil, entries: nil, values: &values, spellings: &spellings,
+                        current: newBuffer)
                 else {
                     #expect(values == previous, "a declined re-read must leave the values as they were")
                     return false
                 }
                 guard let full else {
-                    Issue.record("the incremental re-read accepted a file the full parse rejects:\nold:\n\(old)\nnew:\n\(new)")
+                    Issue.record(
+                        "the incremental re-read accepted a file the full parse rejects:\nold:\n\(old)\nnew:\n\(new)")
                     return true
                 }
                 #expect(values == full, "old:\n\(old)\nnew:\n\(new)")
                 #expect(reread.changed.count == Set(reread.changed).count, "a key reported twice")
-                #expect(Set(reread.changed) == SuiteStorage.changedKeys(from: previous, to: full), "old:\n\(old)\nnew:\n\(new)")
+                #expect(
+                    Set(reread.changed) == SuiteStorage.changedKeys(from: previous, to: full),
+                    "old:\n\(old)\nnew:\n\(new)")
                 #expect(reread.members == PropertyListXMLSuiteIndex.scan(newBuffer))
                 return true
             }
@@ -107,7 +112,11 @@ import TestSupport
     static func value(_ random: inout SeededGenerator, depth: Int) -> String {
         switch random.int(0...(depth < 3 ? 17 : 14)) {
         case 0: return "<integer>\(random.int(-5...5))</integer>"
-        case 1: return ["<real>1.5</real>", "<real>1</real>", "<real>1.0</real>", "<real>-0.0</real>", "<real>nan</real>", "<real>+infinity</real>"][random.int(0...5)]
+        case 1:
+            return [
+                "<real>1.5</real>", "<real>1</real>", "<real>1.0</real>", "<real>-0.0</real>", "<real>nan</real>",
+                "<real>+infinity</real>"
+            ][random.int(0...5)]
         case 2: return ["<true/>", "<false/>"][random.int(0...1)]
         case 3: return ["<string/>", "<string></string>"][random.int(0...1)]
         case 4: return "<string>x</string>"
@@ -120,9 +129,12 @@ import TestSupport
         case 13: return ["<array/>", "<dict/>"][random.int(0...1)]
         case 14: return "<string>value \(random.int(0...9))</string>"
         case 15, 16:
-            return "<array>" + (0..<random.int(0...3)).map { _ in "\n\t\t" + value(&random, depth: depth + 1) }.joined() + "</array>"
+            return "<array>" + (0..<random.int(0...3)).map { _ in "\n\t\t" + value(&random, depth: depth + 1) }.joined()
+                + "</array>"
         default:
-            return "<dict>" + (0..<random.int(0...3)).map { _ in key(&random) + value(&random, depth: depth + 1) }.joined() + "</dict>"
+            return "<dict>"
+                + (0..<random.int(0...3)).map { _ in key(&random) + value(&random, depth: depth + 1) }.joined()
+                + "</dict>"
         }
     }
 
@@ -131,7 +143,7 @@ import TestSupport
         "<integer>x</integer>", "<integer>99999999999999999999</integer>", "<string>open", "<!-- note --><true/>",
         "<real>1.</real>", "<foo/>", "<string>&bogus;</string>", "<string>&#0;</string>", "<![CDATA[x]]>",
         "<string>cr\r</string>", "<date>2024-05-01</date>", "<integer attr=\"1\">1</integer>", "<array>", "</dict>",
-        "<data>!!</data>", "<true>",
+        "<data>!!</data>", "<true>"
     ]
 
     /// Applies a random edit; returns whether to undo it after the check (a file the storage would not
@@ -155,18 +167,25 @@ import TestSupport
             document.members[random.int(0...count - 1)].value = unusual[random.int(0...unusual.count - 1)]
             return true
         case 10 where count > 0:
-            document.members[random.int(0...count - 1)].key = ["<key>open", "<key>a<b</key>", "<key>&#1;</key>", "<string>k</string>", "<!-- c -->"][random.int(0...4)]
+            document.members[random.int(0...count - 1)].key =
+                ["<key>open", "<key>a<b</key>", "<key>&#1;</key>", "<string>k</string>", "<!-- c -->"][
+                    random.int(0...4)]
             return true
         case 11:
             // Something between members, or a broken end.
             if random.chance(0.5), count > 0 {
                 document.members[random.int(0...count - 1)].key += ["<!-- c -->", "text", "<?pi?>"][random.int(0...2)]
             } else {
-                document.trailer = ["\n</plist>", "</plist>x", "", "\n</plist>\n<plist/>", " </plist> \n\n"][random.int(0...4)]
+                document.trailer =
+                    ["\n</plist>", "</plist>x", "", "\n</plist>\n<plist/>", " </plist> \n\n"][random.int(0...4)]
             }
             return true
         case 12:
-            document.prolog = ["<?xml version=\"1.0\" encoding=\"UTF-16\"?><plist>", "\u{FEFF}<plist>", "<plist><!-- c -->", "bplist00"][random.int(0...3)]
+            document.prolog =
+                [
+                    "<?xml version=\"1.0\" encoding=\"UTF-16\"?><plist>", "\u{FEFF}<plist>", "<plist><!-- c -->",
+                    "bplist00"
+                ][random.int(0...3)]
             return true
         default:
             document.members.append((key(&random), value(&random, depth: 0)))
@@ -178,8 +197,9 @@ import TestSupport
 
     @Test func membersFromTheWritersFragmentsEqualAScan() throws {
         var entries = SuiteFormat.sortedEntries(of: [
-            "b": .string("a < b & c"), "a": .integer(1), "nested": .dictionary(["x": .array([.bool(true), .data(Data([1, 2]))])]),
-            "empty": .array([]), "d": .date(Date(timeIntervalSince1970: 1_700_000_000)), "r": .double(0.5),
+            "b": .string("a < b & c"), "a": .integer(1),
+            "nested": .dictionary(["x": .array([.bool(true), .data(Data([1, 2]))])]),
+            "empty": .array([]), "d": .date(Date(timeIntervalSince1970: 1_700_000_000)), "r": .double(0.5)
         ])
         let bytes = PropertyListWriter.encodeSuiteBytes(&entries, reusing: nil)
         bytes.withUnsafeBufferPointer { buffer in
@@ -193,7 +213,8 @@ import TestSupport
         let binary = try PropertyListSerialization.data(fromPropertyList: ["a": 1], format: .binary, options: 0)
         #expect(Array(binary).withUnsafeBufferPointer { PropertyListXMLSuiteIndex.scan($0) } == nil)
         #expect(Array("  \n".utf8).withUnsafeBufferPointer { PropertyListXMLSuiteIndex.scan($0) } == [])
-        #expect(Array("<plist><array/></plist>".utf8).withUnsafeBufferPointer { PropertyListXMLSuiteIndex.scan($0) } == nil)
+        #expect(
+            Array("<plist><array/></plist>".utf8).withUnsafeBufferPointer { PropertyListXMLSuiteIndex.scan($0) } == nil)
     }
 
     // MARK: Through the storage
@@ -228,18 +249,25 @@ import TestSupport
         for round in 0..<3 {
             var text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
             text = text.replacingOccurrences(of: "<string>value 17</string>", with: "<string>edited \(round)</string>")
-            text = text.replacingOccurrences(of: "<string>edited \(round - 1)</string>", with: "<string>edited \(round)</string>")
+            text = text.replacingOccurrences(
+                of: "<string>edited \(round - 1)</string>", with: "<string>edited \(round)</string>")
             text = text.replacingOccurrences(of: "<real>1</real>", with: "<real>1.0</real>")  // same value
             text = text.replacingOccurrences(of: "\t<key>key42</key>\n\t<string>value 42</string>\n", with: "")
-            text = text.replacingOccurrences(of: "<dict>\n", with: "<dict>\n\t<key>added\(round)</key>\n\t<array><integer>1</integer><dict><key>x</key><string>&#xE9;</string></dict></array>\n")
+            text = text.replacingOccurrences(
+                of: "<dict>\n",
+                with:
+                    "<dict>\n\t<key>added\(round)</key>\n\t<array><integer>1</integer><dict><key>x</key><string>&#xE9;</string></dict></array>\n"
+            )
             try edit(text, expecting: round == 0 ? ["key17", "key42", "added0"] : ["key17", "added\(round)"])
         }
         // A nested value changed (in each of the added arrays).
         var text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
-        text = text.replacingOccurrences(of: "<key>x</key><string>&#xE9;</string>", with: "<key>x</key><string>e</string>")
+        text = text.replacingOccurrences(
+            of: "<key>x</key><string>&#xE9;</string>", with: "<key>x</key><string>e</string>")
         try edit(text, expecting: ["added0", "added1", "added2"])
         // The same contents as a binary property list, then changed back to XML with one key removed.
-        let binary = try PropertyListSerialization.data(fromPropertyList: contents.stringKeyed.mapValues(\.foundationObject), format: .binary, options: 0)
+        let binary = try PropertyListSerialization.data(
+            fromPropertyList: contents.stringKeyed.mapValues(\.foundationObject), format: .binary, options: 0)
         recorder.clear()
         try binary.write(to: file)
         suite.reload()
@@ -247,11 +275,14 @@ import TestSupport
         text = text.replacingOccurrences(of: "\t<key>key99</key>\n\t<string>value 99</string>\n", with: "")
         try edit(text, expecting: ["key99"])
         // A broken file keeps the values and is reported.
-        try HandEdit.renameOver(file, text.replacingOccurrences(of: "<string>value 5</string>", with: "<string>value 5</strin>"))
+        try HandEdit.renameOver(
+            file, text.replacingOccurrences(of: "<string>value 5</string>", with: "<string>value 5</strin>"))
         suite.reload()
         #expect(suite.storage.storedValues == contents)
         #expect(suite.storage.fileError?.kind == .malformedFile)
-        try edit(text.replacingOccurrences(of: "<string>value 6</string>", with: "<integer>6</integer>"), expecting: ["key6"])
+        try edit(
+            text.replacingOccurrences(of: "<string>value 6</string>", with: "<integer>6</integer>"), expecting: ["key6"]
+        )
         #expect(suite.storage.fileError == nil)
     }
 }

@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct PropertyListTests {
     func parse(_ text: String) throws -> [String: DefaultsValue] {
-        try SuiteFormat.propertyList.decode(Data(text.utf8), fileURL: URL(fileURLWithPath: "/tmp/test.plist")).stringKeyed
+        try SuiteFormat.propertyList.decode(Data(text.utf8), fileURL: URL(fileURLWithPath: "/tmp/test.plist"))
+            .stringKeyed
     }
 
     func plist(_ body: String) -> String {
@@ -18,50 +19,55 @@ import Testing
     }
 
     @Test func booleansIntegersAndRealsStayApart() throws {
-        let values = try parse(plist("""
-            <dict>
-            <key>t</key><true/><key>f</key><false/><key>one</key><integer>1</integer><key>zero</key><integer>0</integer>
-            <key>five</key><real>5</real><key>half</key><real>0.5</real><key>max</key><integer>9223372036854775807</integer>
-            <key>min</key><integer>-9223372036854775808</integer>
-            </dict>
-            """))
-        #expect(values == [
-            "t": .bool(true), "f": .bool(false), "one": .integer(1), "zero": .integer(0), "five": .double(5),
-            "half": .double(0.5), "max": .integer(.max), "min": .integer(.min),
-        ])
+        let values = try parse(
+            plist(
+                """
+                <dict>
+                <key>t</key><true/><key>f</key><false/><key>one</key><integer>1</integer><key>zero</key><integer>0</integer>
+                <key>five</key><real>5</real><key>half</key><real>0.5</real><key>max</key><integer>9223372036854775807</integer>
+                <key>min</key><integer>-9223372036854775808</integer>
+                </dict>
+                """))
+        #expect(
+            values == [
+                "t": .bool(true), "f": .bool(false), "one": .integer(1), "zero": .integer(0), "five": .double(5),
+                "half": .double(0.5), "max": .integer(.max), "min": .integer(.min)
+            ])
     }
 
     @Test func writesSortedXMLWithTabs() throws {
         let data = try SuiteFormat.propertyList.encode([
-            "b": .integer(1), "a": .array([.bool(true), .double(5)]), "c": .dictionary([:]), "d": .date(Date(timeIntervalSince1970: 1_714_566_600.7)),
-            "e": .string("<&>"), "f": .data(Data([0, 1, 2])), "g": .array([]),
+            "b": .integer(1), "a": .array([.bool(true), .double(5)]), "c": .dictionary([:]),
+            "d": .date(Date(timeIntervalSince1970: 1_714_566_600.7)),
+            "e": .string("<&>"), "f": .data(Data([0, 1, 2])), "g": .array([])
         ])
-        #expect(String(decoding: data, as: UTF8.self) == """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-            <dict>
-            \t<key>a</key>
-            \t<array>
-            \t\t<true/>
-            \t\t<real>5.0</real>
-            \t</array>
-            \t<key>b</key>
-            \t<integer>1</integer>
-            \t<key>c</key>
-            \t<dict/>
-            \t<key>d</key>
-            \t<date>2024-05-01T12:30:00Z</date>
-            \t<key>e</key>
-            \t<string>&lt;&amp;&gt;</string>
-            \t<key>f</key>
-            \t<data>AAEC</data>
-            \t<key>g</key>
-            \t<array/>
-            </dict>
-            </plist>
+        #expect(
+            String(decoding: data, as: UTF8.self) == """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+                <plist version="1.0">
+                <dict>
+                \t<key>a</key>
+                \t<array>
+                \t\t<true/>
+                \t\t<real>5.0</real>
+                \t</array>
+                \t<key>b</key>
+                \t<integer>1</integer>
+                \t<key>c</key>
+                \t<dict/>
+                \t<key>d</key>
+                \t<date>2024-05-01T12:30:00Z</date>
+                \t<key>e</key>
+                \t<string>&lt;&amp;&gt;</string>
+                \t<key>f</key>
+                \t<data>AAEC</data>
+                \t<key>g</key>
+                \t<array/>
+                </dict>
+                </plist>
 
-            """)
+                """)
     }
 
     @Test func emptyFileIsAnEmptySuite() throws {
@@ -89,10 +95,11 @@ import Testing
         let object: [String: Any] = ["b": true, "i": 7, "d": 5.0, "s": "é", "a": [1, 2], "x": Data([9])]
         let binary = try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
         let values = try SuiteFormat.propertyList.decode(binary, fileURL: URL(fileURLWithPath: "/tmp/b.plist"))
-        #expect(values == [
-            "b": .bool(true), "i": .integer(7), "d": .double(5), "s": .string("é"),
-            "a": .array([.integer(1), .integer(2)]), "x": .data(Data([9])),
-        ])
+        #expect(
+            values == [
+                "b": .bool(true), "i": .integer(7), "d": .double(5), "s": .string("é"),
+                "a": .array([.integer(1), .integer(2)]), "x": .data(Data([9]))
+            ])
     }
 
     /// What Foundation reads from the document, through the same conversion as before the fast reader.
@@ -108,7 +115,8 @@ import Testing
 
     /// Every form the fast XML reader accepts reads exactly as PropertyListSerialization reads it.
     @Test func fastReaderAgreesWithFoundation() throws {
-        let document = plist("""
+        let document = plist(
+            """
             <dict>
             	<key>string</key>
             	<string>plain text</string>
@@ -210,7 +218,7 @@ import Testing
         "<dict><key>a</key><string>&unknown;</string></dict>",
         "<dict><key>a</key><integer>1</integer>",
         "<dict><key>a</key></dict>",
-        "<array><integer>1</integer></array>",
+        "<array><integer>1</integer></array>"
     ])
     func unusualFormsReadAsFoundationReadsThem(body: String) throws {
         let document = plist(body)

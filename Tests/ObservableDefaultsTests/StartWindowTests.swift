@@ -172,7 +172,9 @@ private final class WindowChange: Sendable {
 
     /// Observers hear nothing more: a later change of another key arrives (changes are delivered in order)
     /// while `level` stays as it is and Observation hears nothing of it.
-    private func expectNoFurtherNotification(_ settings: StartWindowSettings, log: StartWindowLog, writer: DefaultsSuite) throws {
+    private func expectNoFurtherNotification(
+        _ settings: StartWindowSettings, log: StartWindowLog, writer: DefaultsSuite
+    ) throws {
         let events = log.events
         let flag = track { _ = settings.level }
         writer.set(7, forKey: prefix + "marker")

@@ -69,7 +69,9 @@ import TestSupport
         #expect(eventually { !suite.hasPendingChanges })
         #expect(try contentsOnDisk(file) == ["host": .string("example.org"), "level": .string("debug")])
         #expect(suite.currentErrors.isEmpty)
-        #expect(eventually { !FileWatcher.shared.watchedDirectories.contains(directory.url.path) }, "watching ends with the wait")
+        #expect(
+            eventually { !FileWatcher.shared.watchedDirectories.contains(directory.url.path) },
+            "watching ends with the wait")
     }
 
     private func runAgent(_ arguments: [String]) throws -> (status: Int32, standardError: String) {

@@ -160,5 +160,3 @@ import TestSupport
         observation.cancel()
     }
 }
-
-

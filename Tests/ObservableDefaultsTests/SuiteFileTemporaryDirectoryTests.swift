@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where a save writes its temporary file (``SuiteFileTemporaryDirectory``): in the hidden subdirectory
@@ -67,8 +67,9 @@ import Glibc
             suite.set(value, forKey: "k")
             // Events are queued by the system calls themselves, so they are all there when `set` returns.
             let events = try watch.events()
-            #expect(events.count == 1 && events[0].name == "quiet.json" && events[0].mask.contains(.movedTo),
-                    "write \(value): \(events.map { ($0.name, $0.mask) })")
+            #expect(
+                events.count == 1 && events[0].name == "quiet.json" && events[0].mask.contains(.movedTo),
+                "write \(value): \(events.map { ($0.name, $0.mask) })")
         }
     }
 
@@ -89,10 +90,13 @@ import Glibc
     }
 
     /// The save writes beside the suite instead, and leaves what is there as it was.
-    @Test(arguments: Occupant.allCases) func aSubdirectoryNameThatIsNotOursPrivatelyIsLeftAlone(_ occupant: Occupant) throws {
+    @Test(arguments: Occupant.allCases) func aSubdirectoryNameThatIsNotOursPrivatelyIsLeftAlone(_ occupant: Occupant)
+        throws
+    {
         // Private and ours, so only the `lstat` (not following the link) keeps a save out of it.
         let elsewhere = directory.file("elsewhere")
-        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: elsewhere, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         switch occupant {
         case .symlinkToADirectory:
             #expect(symlink(elsewhere.path, subdirectory.path) == 0)
@@ -116,8 +120,9 @@ import Glibc
 
         #expect(suite.writeError == nil)
         #expect(try contentsOnDisk(suite.fileURL) == ["k": .integer(2)])
-        #expect(events.contains { $0.name.hasPrefix(".beside.json.") && $0.mask.contains(.created) },
-                "the temporary file was written beside the suite: \(events.map(\.name))")
+        #expect(
+            events.contains { $0.name.hasPrefix(".beside.json.") && $0.mask.contains(.created) },
+            "the temporary file was written beside the suite: \(events.map(\.name))")
         let after = try #require(status(subdirectory))
         #expect(after.st_ino == before.st_ino && after.st_mode == before.st_mode && after.st_uid == before.st_uid)
         #expect(try listing(elsewhere).isEmpty)

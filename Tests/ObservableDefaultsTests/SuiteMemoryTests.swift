@@ -26,7 +26,9 @@ import TestSupport
         }
 
         mutating func landed(_ written: [ExactKey: DefaultsValue?]) {
-            for (key, value) in written where pending[key].map({ $0 == value }) == true { pending.removeValue(forKey: key) }
+            for (key, value) in written where pending[key].map({ $0 == value }) == true {
+                pending.removeValue(forKey: key)
+            }
         }
 
         mutating func replace(with contents: [ExactKey: DefaultsValue]) -> Set<ExactKey> {
@@ -60,18 +62,24 @@ import TestSupport
                     #expect(memory.set(value, forKey: key) == model.set(value, forKey: key))
                 case 1:
                     let value = value(&random)
-                    var handle: PendingHandle? = switch random.int(0...3) {
-                    case 0: kept[keys[random.int(0...keys.count - 1)]]
-                    case 1:
-                        { var foreign: PendingHandle?; _ = other.set(.integer(9), forKey: key, handle: &foreign); return foreign }()
-                    default: kept[key]
-                    }
+                    var handle: PendingHandle? =
+                        switch random.int(0...3) {
+                        case 0: kept[keys[random.int(0...keys.count - 1)]]
+                        case 1:
+                            {
+                                var foreign: PendingHandle?; _ = other.set(.integer(9), forKey: key, handle: &foreign);
+                                return foreign
+                            }()
+                        default: kept[key]
+                        }
                     #expect(memory.set(value, forKey: key, handle: &handle) == model.set(value, forKey: key))
                     // The handle handed back points at the key's change while it is pending, and none otherwise.
                     #expect((handle == nil) == (model.pending[key] == nil))
                     if let current = handle {
                         var again: PendingHandle? = current
-                        #expect(!memory.set(memory[key], forKey: key, handle: &again) && again?.position == current.position)
+                        #expect(
+                            !memory.set(memory[key], forKey: key, handle: &again) && again?.position == current.position
+                        )
                     }
                     kept[key] = handle
                 case 2:
@@ -98,7 +106,9 @@ import TestSupport
                 #expect(memory.values == model.values)
                 #expect(memory.pendingChanges == model.pending)
                 #expect(memory.hasPendingChanges == !model.pending.isEmpty)
-                #expect(Set(memory.pendingKeys) == Set(model.pending.keys) && memory.pendingKeys.count == model.pending.count)
+                #expect(
+                    Set(memory.pendingKeys) == Set(model.pending.keys)
+                        && memory.pendingKeys.count == model.pending.count)
                 for key in keys {
                     #expect(memory[key] == model.values[key])
                     #expect(memory.isPending(key) == (model.pending[key] != nil))

@@ -30,11 +30,14 @@ import TestSupport
         _ = eventually(timeout: .seconds(60)) { !agent.isRunning }
         _ = lines.waitFor(timeout: .seconds(5)) { $0.hasPrefix("values ") }  // read to the end
         agent.waitUntilExit()
-        #expect(agent.terminationStatus == 0, "exit 4: the file's value never came, 5: the write did not land: \(lines.lines)")
+        #expect(
+            agent.terminationStatus == 0,
+            "exit 4: the file's value never came, 5: the write did not land: \(lines.lines)")
 
         #expect(lines.lines.first == "started level=info count=0", "\(lines.lines)")
         let problem = lines.lines.first { $0.hasPrefix("problem ") }
-        #expect(problem?.contains(fileURL.path) == true && problem?.hasSuffix("errno \(EMFILE)") == true, "\(lines.lines)")
+        #expect(
+            problem?.contains(fileURL.path) == true && problem?.hasSuffix("errno \(EMFILE)") == true, "\(lines.lines)")
         #expect(lines.lines.contains("values level=debug count=7"), "\(lines.lines)")
         let suite = try DefaultsSuite(fileURL: fileURL)
         #expect(suite.values() == ["late.level": .string("debug"), "late.count": .integer(7), "other": .integer(1)])

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The typed system-call layer (`System/`) on real files and a real inotify instance.
@@ -90,10 +90,11 @@ import Glibc
         var events: [Inotify.Event] = []
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 4)
         defer { buffer.deallocate() }
-        #expect(eventually {
-            _ = try? inotify.drainEvents(into: buffer) { events.append($0) }
-            return events.count >= 4
-        })
+        #expect(
+            eventually {
+                _ = try? inotify.drainEvents(into: buffer) { events.append($0) }
+                return events.count >= 4
+            })
         #expect(events.map(\.name) == names + ["a"])
         #expect(events.allSatisfy { $0.watch == watch })
         #expect(events.prefix(3).allSatisfy { $0.mask.contains(.created) })
@@ -111,15 +112,19 @@ import Glibc
         defer { large.deallocate() }
         var names: [String] = []
         // inotify queues an event during the system call that causes it: no waiting needed.
-        for name in ["one", "two", "three"] { #expect(close(open(directory.file(name).path, O_CREAT | O_WRONLY, 0o600)) == 0) }
+        for name in ["one", "two", "three"] {
+            #expect(close(open(directory.file(name).path, O_CREAT | O_WRONLY, 0o600)) == 0)
+        }
         #expect(try inotify.drainEvents(into: large) { names.append($0.name) } == 1)
         #expect(names == ["one", "two", "three"])
-        #expect(try inotify.drainEvents(into: large) { Issue.record("unexpected event \($0)") } == 1, "an empty queue: one read (EAGAIN)")
+        #expect(
+            try inotify.drainEvents(into: large) { Issue.record("unexpected event \($0)") } == 1,
+            "an empty queue: one read (EAGAIN)")
 
         // Room for two of these events per read, less than the largest event left over: reads go on.
         let small = UnsafeMutableRawBufferPointer.allocate(byteCount: Inotify.largestEventSize + 300, alignment: 4)
         defer { small.deallocate() }
-        let many = (0 ..< 40).map { String(format: "%03d", $0) + String(repeating: "x", count: 200) }
+        let many = (0..<40).map { String(format: "%03d", $0) + String(repeating: "x", count: 200) }
         for name in many { #expect(close(open(directory.file(name).path, O_CREAT | O_WRONLY, 0o600)) == 0) }
         names = []
         let reads = try inotify.drainEvents(into: small) { names.append($0.name) }
@@ -131,7 +136,9 @@ import Glibc
         let inotify = try Inotify()
         let file = directory.file("plain")
         #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
-        let failure = try #require(throws: SystemCallError.self) { try inotify.addWatch(file.path, mask: [.created, .onlyDirectory]) }
+        let failure = try #require(throws: SystemCallError.self) {
+            try inotify.addWatch(file.path, mask: [.created, .onlyDirectory])
+        }
         #expect(failure.call == "inotify_add_watch" && failure.errno == .notDirectory)
     }
 
@@ -145,8 +152,13 @@ import Glibc
             moved.append(try FileSystem.moveAside(file, to: aside))
         }
         #expect(moved == [aside, aside + ".2", aside + ".3"])
-        #expect(try moved.map { String(decoding: try Data(contentsOf: URL(fileURLWithPath: $0)), as: UTF8.self) } == ["first", "second", "third"])
-        let missing = try #require(throws: SystemCallError.self) { try FileSystem.moveAside(directory.file("none").path, to: aside) }
+        #expect(
+            try moved.map { String(decoding: try Data(contentsOf: URL(fileURLWithPath: $0)), as: UTF8.self) } == [
+                "first", "second", "third"
+            ])
+        let missing = try #require(throws: SystemCallError.self) {
+            try FileSystem.moveAside(directory.file("none").path, to: aside)
+        }
         #expect(missing.call == "rename" && missing.errno == .noSuchFile)
     }
 }

@@ -10,7 +10,7 @@ import TestSupport
         .integer(0), .integer(.min), .bool(true), .data(Data([0, 1, 0xFF])), .string(""), .string("plain"),
         .string("control \u{1} character"), .string("\u{FFFE}"), .double(1.5), .double(.nan), .double(.infinity),
         .date(Date(timeIntervalSince1970: 0)), .date(Date(timeIntervalSince1970: 1e15)),
-        .array([.integer(1), .string("\u{1}")]), .dictionary(["a": .double(.nan)]), .dictionary(["\u{1}": .integer(1)]),
+        .array([.integer(1), .string("\u{1}")]), .dictionary(["a": .double(.nan)]), .dictionary(["\u{1}": .integer(1)])
     ]
     static let keys = ["count", "", "control \u{1} key", "\u{FFFF}"]
 

@@ -83,10 +83,13 @@ import Testing
     }
 
     @Test func decodesAHandWrittenDictionaryLeniently() throws {
-        let values = try parseJSON("""
+        let values = try parseJSON(
+            """
             {"width": 3.0, "height": 4}
             """)
-        #expect(try DefaultsValueDecoder().decode(Window.self, from: .dictionary(values)) == Window(width: 3, height: 4, title: nil))
+        #expect(
+            try DefaultsValueDecoder().decode(Window.self, from: .dictionary(values))
+                == Window(width: 3, height: 4, title: nil))
 
         struct Mixed: Codable, Equatable {
             var ratio: Double
@@ -94,15 +97,23 @@ import Testing
             var bytes: Data
             var link: URL
         }
-        let mixed = try DefaultsValueDecoder().decode(Mixed.self, from: .dictionary([
-            "ratio": .integer(2), "when": .string("2024-05-01T12:30:00.250Z"), "bytes": .string("AQID"),
-            "link": .string("file:///tmp/x"),
-        ]))
-        #expect(mixed == Mixed(ratio: 2, when: Date(timeIntervalSince1970: 1_714_566_600.25), bytes: Data([1, 2, 3]), link: URL(string: "file:///tmp/x")!))
+        let mixed = try DefaultsValueDecoder().decode(
+            Mixed.self,
+            from: .dictionary([
+                "ratio": .integer(2), "when": .string("2024-05-01T12:30:00.250Z"), "bytes": .string("AQID"),
+                "link": .string("file:///tmp/x")
+            ]))
+        #expect(
+            mixed
+                == Mixed(
+                    ratio: 2, when: Date(timeIntervalSince1970: 1_714_566_600.25), bytes: Data([1, 2, 3]),
+                    link: URL(string: "file:///tmp/x")!))
     }
 
     @Test func typeMismatchNamesTheCodingPath() throws {
-        let value: DefaultsValue = .dictionary(["windows": .array([.dictionary(["width": .string("wide"), "height": .integer(1)])])])
+        let value: DefaultsValue = .dictionary([
+            "windows": .array([.dictionary(["width": .string("wide"), "height": .integer(1)])])
+        ])
         struct Holder: Codable { var windows: [Window] }
         do {
             _ = try DefaultsValueDecoder().decode(Holder.self, from: value)
@@ -114,10 +125,16 @@ import Testing
     }
 
     @Test func missingKeyAndOutOfRangeIntegerThrow() throws {
-        #expect(throws: DecodingError.self) { try DefaultsValueDecoder().decode(Window.self, from: .dictionary(["width": .integer(1)])) }
+        #expect(throws: DecodingError.self) {
+            try DefaultsValueDecoder().decode(Window.self, from: .dictionary(["width": .integer(1)]))
+        }
         struct Small: Codable { var small: UInt8 }
-        #expect(throws: DecodingError.self) { try DefaultsValueDecoder().decode(Small.self, from: .dictionary(["small": .integer(256)])) }
-        #expect(throws: DecodingError.self) { try DefaultsValueDecoder().decode(Small.self, from: .dictionary(["small": .bool(true)])) }
+        #expect(throws: DecodingError.self) {
+            try DefaultsValueDecoder().decode(Small.self, from: .dictionary(["small": .integer(256)]))
+        }
+        #expect(throws: DecodingError.self) {
+            try DefaultsValueDecoder().decode(Small.self, from: .dictionary(["small": .bool(true)]))
+        }
         #expect(throws: DecodingError.self) { try DefaultsValueDecoder().decode(Small.self, from: .array([])) }
     }
 
@@ -169,9 +186,15 @@ import Testing
 
     @Test func readsTheAppleLibraryFormOfJSONData() throws {
         let json = try JSONEncoder().encode(Window(width: 3, height: 4, title: "w"))
-        #expect(try DefaultsValueDecoder().decode(Window.self, from: .data(json)) == Window(width: 3, height: 4, title: "w"))
-        #expect(try DefaultsValueDecoder().decode(Window.self, from: .string(json.base64EncodedString())) == Window(width: 3, height: 4, title: "w"))
-        #expect(throws: DecodingError.self) { try DefaultsValueDecoder().decode(Window.self, from: .data(Data("nope".utf8))) }
+        #expect(
+            try DefaultsValueDecoder().decode(Window.self, from: .data(json)) == Window(width: 3, height: 4, title: "w")
+        )
+        #expect(
+            try DefaultsValueDecoder().decode(Window.self, from: .string(json.base64EncodedString()))
+                == Window(width: 3, height: 4, title: "w"))
+        #expect(throws: DecodingError.self) {
+            try DefaultsValueDecoder().decode(Window.self, from: .data(Data("nope".utf8)))
+        }
         // A tree that decodes is never reinterpreted.
         #expect(try DefaultsValueDecoder().decode(Data.self, from: .string("AQID")) == Data([1, 2, 3]))
     }

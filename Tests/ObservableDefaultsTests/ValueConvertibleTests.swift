@@ -53,7 +53,9 @@ import Testing
         #expect(Date(defaultsValue: .string("yesterday")) == nil)
         #expect(Date(defaultsValue: .integer(0)) == nil)
         // The JSON form of a date reads back as the date it was rounded to.
-        guard case .string(let text) = SuiteFormat.json.normalize(.date(date)) else { Issue.record("not a string"); return }
+        guard case .string(let text) = SuiteFormat.json.normalize(.date(date)) else {
+            Issue.record("not a string"); return
+        }
         #expect(text == "2024-05-01T12:30:00.123Z")
         #expect(ISO8601Text.millisecondString(for: try #require(Date(defaultsValue: .string(text)))) == text)
     }

@@ -47,9 +47,12 @@ import Testing
 
     @Test func collectionsConvertRecursivelyAndRejectForeignValues() {
         #expect(DefaultsValue(any: [1, "a", true] as [Any]) == .array([.integer(1), .string("a"), .bool(true)]))
-        #expect(DefaultsValue(any: ["a": [1.5], "b": ["c": false]] as [String: Any])
-            == .dictionary(["a": .array([.double(1.5)]), "b": .dictionary(["c": .bool(false)])]))
-        #expect(DefaultsValue(any: NSDictionary(dictionary: ["a": NSNumber(value: true)])) == .dictionary(["a": .bool(true)]))
+        #expect(
+            DefaultsValue(any: ["a": [1.5], "b": ["c": false]] as [String: Any])
+                == .dictionary(["a": .array([.double(1.5)]), "b": .dictionary(["c": .bool(false)])]))
+        #expect(
+            DefaultsValue(any: NSDictionary(dictionary: ["a": NSNumber(value: true)]))
+                == .dictionary(["a": .bool(true)]))
         #expect(DefaultsValue(any: NSArray(array: [NSNumber(value: 2)])) == .array([.integer(2)]))
         #expect(DefaultsValue(any: [1: "x"] as [Int: String]) == nil)
         #expect(DefaultsValue(any: [NSObject()] as [Any]) == nil)
@@ -61,12 +64,15 @@ import Testing
         #expect(DefaultsValue.integer(3).foundationObject as? Int == 3)
         #expect(DefaultsValue.double(2.5).foundationObject as? Double == 2.5)
         #expect(DefaultsValue.bool(true).foundationObject as? Bool == true)
-        #expect(DefaultsValue.date(Date(timeIntervalSince1970: 5)).foundationObject as? Date == Date(timeIntervalSince1970: 5))
+        #expect(
+            DefaultsValue.date(Date(timeIntervalSince1970: 5)).foundationObject as? Date
+                == Date(timeIntervalSince1970: 5))
         #expect(DefaultsValue.data(Data([1])).foundationObject as? Data == Data([1]))
         let array = try #require(DefaultsValue.array([.integer(1), .string("a")]).foundationObject as? [Any])
         #expect(array.count == 2)
         #expect(array[0] as? Int == 1)
-        let dictionary = try #require(DefaultsValue.dictionary(["k": .dictionary(["n": .bool(false)])]).foundationObject as? [String: Any])
+        let dictionary = try #require(
+            DefaultsValue.dictionary(["k": .dictionary(["n": .bool(false)])]).foundationObject as? [String: Any])
         #expect((dictionary["k"] as? [String: Any])?["n"] as? Bool == false)
     }
 

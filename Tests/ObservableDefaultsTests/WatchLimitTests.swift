@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A directory the system refuses to watch (the inotify watch limit): the error reaches only that
@@ -32,7 +32,7 @@ import Glibc
             refused.observeErrors { refusedErrors.record($0) },
             refused.observe { changes.record($0) },
             healthy.observeErrors { healthyErrors.record($0) },
-            healthy.observe { _ in },
+            healthy.observe { _ in }
         ]
         defer { observations.forEach { $0.cancel() } }
 
@@ -40,7 +40,8 @@ import Glibc
         #expect(error.errorNumber == ENOSPC)
         #expect(error.fileURL == refused.fileURL)
         #expect(error.message.contains(refusedPath))
-        #expect(!healthyErrors.errors.contains { $0.errorNumber == ENOSPC }, "another suite's directory is not its problem")
+        #expect(
+            !healthyErrors.errors.contains { $0.errorNumber == ENOSPC }, "another suite's directory is not its problem")
         #expect(refused.currentErrors == [error])
 
         // The limit is raised: the retry watches the directory, the error clears, changes arrive.

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The store's write path keeps the file's entries sorted between writes and changes them in place;
@@ -39,7 +39,11 @@ import Glibc
         suite.removeObject(forKey: "")
         suite.removeObject(forKey: "not there")
         try check("removals")
-        suite.set(DefaultsValue.dictionary(["z": .integer(1), "a": .array([.bool(true), .dictionary([:])]), "m": .dictionary(["b": .double(1.5), "a": .string("s")])]), forKey: "nested")
+        suite.set(
+            DefaultsValue.dictionary([
+                "z": .integer(1), "a": .array([.bool(true), .dictionary([:])]),
+                "m": .dictionary(["b": .double(1.5), "a": .string("s")])
+            ]), forKey: "nested")
         try check("nested")
         suite.performBatchUpdates {
             suite.set(1, forKey: "batch-b")

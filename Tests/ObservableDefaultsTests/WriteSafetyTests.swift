@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a write keeps and refuses: read-only files, owners and modes, name lengths, temporaries left by
@@ -138,7 +138,9 @@ import Glibc
             #expect(suite.writeError == nil)
             #expect(try contentsOnDisk(suite.fileURL, format: format) == ["a": .integer(1)])
         }
-        let error = #expect(throws: DefaultsError.self) { try DefaultsSuite(name: longest + "n", directory: directory.url) }
+        let error = #expect(throws: DefaultsError.self) {
+            try DefaultsSuite(name: longest + "n", directory: directory.url)
+        }
         #expect(error?.kind == .invalidSuiteName)
         #expect(error?.message.contains("at most 225 fit") == true)
 
@@ -160,16 +162,20 @@ import Glibc
         let notOurs = directory.file(".a.json.notes.tmp")
         // Saves write their temporary files in the hidden subdirectory (SuiteFileTemporaryDirectory).
         let hidden = directory.file(SuiteFileTemporaryDirectory.name)
-        try FileManager.default.createDirectory(at: hidden, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: hidden, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         let staleInside = hidden.appendingPathComponent(".a.json.\(gone.processIdentifier).10.tmp")
         let liveInside = hidden.appendingPathComponent(".a.json.\(getpid()).11.tmp")
-        for url in [stale, otherSuite, live, notOurs, staleInside, liveInside] { try Data("{\"half".utf8).write(to: url) }
+        for url in [stale, otherSuite, live, notOurs, staleInside, liveInside] {
+            try Data("{\"half".utf8).write(to: url)
+        }
 
         let suite = try DefaultsSuite(name: "a", directory: directory.url)
         suite.set(1, forKey: "a")
-        #expect(eventually {
-            [stale, otherSuite, staleInside].allSatisfy { !FileManager.default.fileExists(atPath: $0.path) }
-        })
+        #expect(
+            eventually {
+                [stale, otherSuite, staleInside].allSatisfy { !FileManager.default.fileExists(atPath: $0.path) }
+            })
         #expect(FileManager.default.fileExists(atPath: live.path))
         #expect(FileManager.default.fileExists(atPath: liveInside.path))
         #expect(FileManager.default.fileExists(atPath: notOurs.path))

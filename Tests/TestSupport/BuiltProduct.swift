@@ -16,7 +16,8 @@ package enum BuiltProduct {
             candidates.append(URL(fileURLWithPath: first).deletingLastPathComponent().appendingPathComponent(name))
         }
         // Tests/TestSupport/BuiltProduct.swift -> package root -> .build/debug
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         candidates.append(root.appendingPathComponent(".build/debug/\(name)"))
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Polls `condition` every millisecond until it holds or `timeout` passes; returns whether it held.

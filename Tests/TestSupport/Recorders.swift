@@ -70,7 +70,9 @@ extension Recorder<DefaultsChange> {
 extension Recorder<CloudChange> {
     /// Waits until a change containing `key` (with `reason`, if given) has arrived.
     package func waitFor(key: String, reason: CloudChangeReason? = nil, timeout: Duration = .seconds(15)) -> Bool {
-        eventually(timeout: timeout) { items.contains { $0.keys.contains(key) && (reason == nil || $0.reason == reason) } }
+        eventually(timeout: timeout) {
+            items.contains { $0.keys.contains(key) && (reason == nil || $0.reason == reason) }
+        }
     }
 }
 
@@ -85,8 +87,12 @@ extension Recorder<DefaultsError> {
 
 extension Recorder<DefaultsErrorEvent> {
     package var events: [DefaultsErrorEvent] { items }
-    package var occurred: [DefaultsError] { items.compactMap { if case .occurred(let error) = $0 { error } else { nil } } }
-    package var recovered: [DefaultsError] { items.compactMap { if case .recovered(let error) = $0 { error } else { nil } } }
+    package var occurred: [DefaultsError] {
+        items.compactMap { if case .occurred(let error) = $0 { error } else { nil } }
+    }
+    package var recovered: [DefaultsError] {
+        items.compactMap { if case .recovered(let error) = $0 { error } else { nil } }
+    }
 }
 
 /// Whether (and how often, and whether on the main queue) an Observation change handler fired.
@@ -102,7 +108,9 @@ package final class ChangeFlag: Sendable {
 
     package func fire() {
         let onMain = DispatchQueue.getSpecific(key: mainQueueKey) == true
-        state.withLock { $0.count += 1; $0.onMain.append(onMain) }
+        state.withLock {
+            $0.count += 1; $0.onMain.append(onMain)
+        }
     }
 }
 

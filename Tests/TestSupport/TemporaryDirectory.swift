@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A fresh directory under the system temporary directory (`TMPDIR`, which `TestEnvironment` points at a

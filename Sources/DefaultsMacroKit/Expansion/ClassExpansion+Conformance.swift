@@ -7,10 +7,15 @@ extension ClassExpansion {
     ///   - family: The macro family of the class macro.
     /// - Returns: The extension, or ``ExpansionResult/empty`` when nothing is to be added (also for a second
     ///   class macro on the class: the first one adds the conformance).
-    public static func extensions(decl: String, extendedType: String, conformances: String?, family: MacroFamily = .defaults) -> ExpansionResult {
+    public static func extensions(
+        decl: String, extendedType: String, conformances: String?, family: MacroFamily = .defaults
+    ) -> ExpansionResult {
         var parser = DeclParser(decl)
-        guard let type = parser.parseTypeDecl(), type.keyword == "class", MacroFamily.of(type).map({ $0 == family }) ?? true else { return .empty }
+        guard let type = parser.parseTypeDecl(), type.keyword == "class",
+            MacroFamily.of(type).map({ $0 == family }) ?? true
+        else { return .empty }
         if let conformances, !conformances.contains("Observable") { return .empty }
-        return ExpansionResult(source: "extension \(extendedType.trimmed): ObservableDefaults::_DefaultsObservable {\n}")
+        return ExpansionResult(
+            source: "extension \(extendedType.trimmed): ObservableDefaults::_DefaultsObservable {\n}")
     }
 }

@@ -18,7 +18,9 @@ public enum ClassExpansion {
         }
     }
 
-    static func context(decl: String, attribute: String, attributeLocator: SourceLocator, family: MacroFamily) -> Context? {
+    static func context(decl: String, attribute: String, attributeLocator: SourceLocator, family: MacroFamily)
+        -> Context?
+    {
         var parser = DeclParser(decl)
         guard let type = parser.parseTypeDecl() else { return nil }
         var attributeParser = DeclParser(attribute)
@@ -41,25 +43,40 @@ public enum ClassExpansion {
     /// - Returns: The generated members and the diagnostics; no source when the declaration is not a class,
     ///   or when another family's class macro comes first on it.
     public static func members(
-        decl: String, declLocator: SourceLocator, attribute: String, attributeLocator: SourceLocator, family: MacroFamily = .defaults
+        decl: String, declLocator: SourceLocator, attribute: String, attributeLocator: SourceLocator,
+        family: MacroFamily = .defaults
     ) -> ExpansionResult {
         let macroName = family.classAttribute
-        guard let context = context(decl: decl, attribute: attribute, attributeLocator: attributeLocator, family: family) else {
-            return ExpansionResult(source: nil, diagnostics: [
-                MacroDiagnostic(.error, "'@\(macroName)' can only be applied to a class", at: attributeLocator.file(attributeLocator.triviaLength)),
-            ])
+        guard
+            let context = context(decl: decl, attribute: attribute, attributeLocator: attributeLocator, family: family)
+        else {
+            return ExpansionResult(
+                source: nil,
+                diagnostics: [
+                    MacroDiagnostic(
+                        .error, "'@\(macroName)' can only be applied to a class",
+                        at: attributeLocator.file(attributeLocator.triviaLength))
+                ])
         }
         let type = context.type
         var diagnostics = context.optionDiagnostics
         guard type.keyword == "class" else {
             let article = type.keyword == "enum" || type.keyword == "actor" || type.keyword == "extension" ? "an" : "a"
-            diagnostics.append(MacroDiagnostic(
-                .error, "'@\(macroName)' can only be applied to a class, not to \(article) \(type.keyword)",
-                at: declLocator.file(type.keywordStart),
-                highlights: [declLocator.file(type.keywordStart)..<declLocator.file(type.keywordEnd)],
-                fixIts: type.keyword == "struct" ? [.init(message: "make it a class", changes: [
-                    .init(start: declLocator.file(type.keywordStart), end: declLocator.file(type.keywordEnd), newText: "final class"),
-                ])] : []))
+            diagnostics.append(
+                MacroDiagnostic(
+                    .error, "'@\(macroName)' can only be applied to a class, not to \(article) \(type.keyword)",
+                    at: declLocator.file(type.keywordStart),
+                    highlights: [declLocator.file(type.keywordStart)..<declLocator.file(type.keywordEnd)],
+                    fixIts: type.keyword == "struct"
+                        ? [
+                            .init(
+                                message: "make it a class",
+                                changes: [
+                                    .init(
+                                        start: declLocator.file(type.keywordStart),
+                                        end: declLocator.file(type.keywordEnd), newText: "final class")
+                                ])
+                        ] : []))
             return ExpansionResult(source: nil, diagnostics: diagnostics)
         }
         if let conflict = classMacroConflict(type, family: family, locator: declLocator) {
@@ -71,7 +88,8 @@ public enum ClassExpansion {
             guard role != .notApplicable && role != .ignored else { continue }
             diagnostics.append(severalBindings(member, source: decl, locator: declLocator, macroName: macroName))
         }
-        diagnostics += keyWarnings(type, observeFirst: context.options.observeFirst, family: family, locator: declLocator)
+        diagnostics += keyWarnings(
+            type, observeFirst: context.options.observeFirst, family: family, locator: declLocator)
         // Argument and member errors still produce the members, so the compiler reports only the real problem.
         return ExpansionResult(source: context.options.memberText(context), diagnostics: diagnostics)
     }

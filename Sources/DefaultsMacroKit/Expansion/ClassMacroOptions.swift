@@ -19,7 +19,9 @@ protocol ClassMacroOptions: Sendable {
 
 extension ClassMacroOptions {
     /// ``read(_:locator:)`` for a family whose options type is known only at run time.
-    static func readOptions(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (any ClassMacroOptions, [MacroDiagnostic]) {
+    static func readOptions(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (
+        any ClassMacroOptions, [MacroDiagnostic]
+    ) {
         let (options, diagnostics) = read(attribute, locator: locator)
         return (options, diagnostics)
     }

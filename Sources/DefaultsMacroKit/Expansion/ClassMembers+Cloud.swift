@@ -13,7 +13,8 @@ extension ObservableCloudOptions {
         let access = ClassExpansion.accessModifier(context.type)
         let selfType = context.type.name
         let isolation = context.hasMainActorAttribute ? "@MainActor " : ""
-        var blocks = ["""
+        var blocks = [
+            """
             private let _od_registrar = Observation::ObservationRegistrar()
 
             private let _od_binding = ObservableDefaults::_CloudObjectBinding(prefix: \(StringLiteral.quote(prefix ?? "")), syncImmediately: \(syncImmediately), developmentMode: \(developmentMode), mainActor: \(context.isMainActor))
@@ -49,19 +50,22 @@ extension ObservableCloudOptions {
                     observation = host._od_startCloudObservation()
                 }
             }
-            """]
+            """
+        ]
         let properties = ClassExpansion.persistedProperties(context)
         let slots = ClassExpansion.slotDeclarations(context, properties).joined()
         if !slots.isEmpty { blocks.append(String(slots.dropLast())) }
         if ClassExpansion.generatesInit(context) {
-            blocks.append("""
+            blocks.append(
+                """
                 \(access)init(prefix: Swift::String? = nil, syncImmediately: Swift::Bool = \(syncImmediately), developmentMode: Swift::Bool = \(developmentMode), store: ObservableDefaults::CloudKeyValueStore? = nil) {
                     _od_binding.configure(prefix: prefix, syncImmediately: syncImmediately, developmentMode: developmentMode, store: store)
                     _cloudObserver = CloudObservation(host: self, prefix: _prefix)
                 }
                 """)
         }
-        blocks.append("""
+        blocks.append(
+            """
             /// Atomically replaces the value of a persisted property across every machine sharing the store:
             /// `transform` gets the value the store holds (the default when the key is absent) and returns the
             /// new one (`nil` on an Optional removes the key); when another machine changed the key first, it
@@ -79,7 +83,8 @@ extension ObservableCloudOptions {
                 try _od_binding.store.performBatchUpdates(body)
             }
             """)
-        blocks.append("""
+        blocks.append(
+            """
             private func _od_startCloudObservation() -> ObservableDefaults::DefaultsObservation? {
                 let _od_properties = ObservableDefaults::_CloudPropertyList()
             \(ClassExpansion.registrationLines(context, properties))    return _od_binding.start(_od_properties, isolation: #isolation)

@@ -43,7 +43,8 @@ extension ObservableDefaultsOptions {
         for slot in ClassExpansion.slotDeclarations(context, properties) {
             text += "\n" + slot
         }
-        let body = "    let _od_properties = ObservableDefaults::_DefaultsPropertyList()\n"
+        let body =
+            "    let _od_properties = ObservableDefaults::_DefaultsPropertyList()\n"
             + ClassExpansion.registrationLines(context, properties)
             + "    _od_binding.start(_od_properties, ignoring: observableKeysBlacklist.map { $0 as Swift::AnyKeyPath }, isolation: #isolation)\n"
         text += """

@@ -20,7 +20,8 @@ extension ClassExpansion {
     static func persistedProperties(_ context: Context) -> [PropertyExpansion.Property] {
         context.type.members.compactMap { member in
             guard PropertyRole.of(member, observeFirst: context.options.observeFirst).role == .persisted,
-                  PropertyRole.isExpandable(member, needsInitializer: true) else { return nil }
+                PropertyRole.isExpandable(member, needsInitializer: true)
+            else { return nil }
             return PropertyExpansion.property(member)
         }
     }
@@ -31,7 +32,9 @@ extension ClassExpansion {
     /// the registration would then name a slot that does not exist (a second error for one mistake).
     static func slotDeclarations(_ context: Context, _ properties: [PropertyExpansion.Property]) -> [String] {
         properties.compactMap { property in
-            PropertyExpansion.slotDeclaration(property.member, family: context.family).map { wrap($0, in: property.member.ifConfig, indent: "") }
+            PropertyExpansion.slotDeclaration(property.member, family: context.family).map {
+                wrap($0, in: property.member.ifConfig, indent: "")
+            }
         }
     }
 
@@ -41,19 +44,28 @@ extension ClassExpansion {
         let register = context.isMainActor ? "mainActorProperty" : "property"
         var lines = ""
         for property in properties {
-            var arguments = "\(PropertyExpansion.storageName(property.name)), keyPath: \\\(context.type.name).\(property.binding.nameText), on: self, registrar: _od_registrar"
+            var arguments =
+                "\(PropertyExpansion.storageName(property.name)), keyPath: \\\(context.type.name).\(property.binding.nameText), on: self, registrar: _od_registrar"
             if property.observerType != nil {
-                if property.hasWillSet { arguments += ", willSet: { $0.\(PropertyExpansion.willSetName(property.name))($1) }" }
-                if property.hasDidSet { arguments += ", didSet: { $0.\(PropertyExpansion.didSetName(property.name))($1) }" }
+                if property.hasWillSet {
+                    arguments += ", willSet: { $0.\(PropertyExpansion.willSetName(property.name))($1) }"
+                }
+                if property.hasDidSet {
+                    arguments += ", didSet: { $0.\(PropertyExpansion.didSetName(property.name))($1) }"
+                }
             }
-            lines += wrap("_od_properties.append(_od_binding.\(register)(\(arguments)))", in: property.member.ifConfig, indent: "    ")
+            lines += wrap(
+                "_od_properties.append(_od_binding.\(register)(\(arguments)))", in: property.member.ifConfig,
+                indent: "    ")
         }
         return lines
     }
 
     /// A stored instance property without an initial value (an Optional `var` counts as initialized).
     static func needsInitialization(_ member: MemberSyntax) -> Bool {
-        guard member.kind == .variable || member.kind == .constant, !member.isStatic, !member.hasModifier("lazy") else { return false }
+        guard member.kind == .variable || member.kind == .constant, !member.isStatic, !member.hasModifier("lazy") else {
+            return false
+        }
         return member.bindings.contains { binding in
             binding.isStored && binding.initializer == nil
                 && !(member.kind == .variable && binding.type.map(PropertyExpansion.isOptional) == true)

@@ -53,7 +53,9 @@ public struct MacroDiagnostic: Equatable, Sendable {
     ///   - offset: The file offset it points at.
     ///   - highlights: File ranges to highlight.
     ///   - fixIts: Suggested fixes.
-    public init(_ severity: Severity, _ message: String, at offset: Int, highlights: [Range<Int>] = [], fixIts: [FixIt] = []) {
+    public init(
+        _ severity: Severity, _ message: String, at offset: Int, highlights: [Range<Int>] = [], fixIts: [FixIt] = []
+    ) {
         self.severity = severity
         self.message = message
         self.offset = offset

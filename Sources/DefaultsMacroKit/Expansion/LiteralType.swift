@@ -4,10 +4,12 @@ enum LiteralType {
     /// `Type(…)`, `Module.Type(…)` or `Type<Args>(…)` as the whole initializer: the type, by the convention that
     /// type names start with an uppercase letter.
     static func initializerCallType(_ tokens: [Token], source: String) -> String? {
-        guard let first = tokens.first, first.kind == .identifier, first.identifierName.first?.isUppercase == true else { return nil }
+        guard let first = tokens.first, first.kind == .identifier, first.identifierName.first?.isUppercase == true
+        else { return nil }
         var index = 1
         while index + 1 < tokens.count, tokens[index].isOperator("."), tokens[index + 1].kind == .identifier,
-              tokens[index + 1].identifierName.first?.isUppercase == true {
+            tokens[index + 1].identifierName.first?.isUppercase == true
+        {
             index += 2
         }
         if index < tokens.count, tokens[index].kind == .operator, tokens[index].text.hasPrefix("<") {

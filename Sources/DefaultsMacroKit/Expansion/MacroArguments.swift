@@ -33,14 +33,18 @@ struct ArgumentReader {
 
     /// Reports an argument that is not the literal it must be, highlighting its value.
     private mutating func reject(_ argument: ArgumentSyntax, _ message: String) {
-        diagnostics.append(MacroDiagnostic(
-            .error, message,
-            at: locator.file(argument.start), highlights: [locator.file(argument.start)..<locator.file(argument.end)]))
+        diagnostics.append(
+            MacroDiagnostic(
+                .error, message,
+                at: locator.file(argument.start),
+                highlights: [locator.file(argument.start)..<locator.file(argument.end)]))
     }
 
     mutating func bool(_ label: String, default value: Bool) -> Bool {
         guard let argument = attribute?.argument(label) else { return value }
-        if argument.value.count == 1, argument.value[0].kind == .identifier, ["true", "false"].contains(argument.value[0].text) {
+        if argument.value.count == 1, argument.value[0].kind == .identifier,
+            ["true", "false"].contains(argument.value[0].text)
+        {
             return argument.value[0].text == "true"
         }
         reject(argument, "'\(label)' must be a Boolean literal ('true' or 'false')")
@@ -78,21 +82,28 @@ public struct ObservableDefaultsOptions: Equatable, Sendable, ClassMacroOptions 
     /// The options of `@ObservableDefaults` without arguments.
     public init() {}
 
-    static func read(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (ObservableDefaultsOptions, [MacroDiagnostic]) {
+    static func read(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (
+        ObservableDefaultsOptions, [MacroDiagnostic]
+    ) {
         var reader = ArgumentReader(attribute, locator: locator)
         var options = ObservableDefaultsOptions()
         options.autoInit = reader.bool("autoInit", default: true)
         options.ignoreExternalChanges = reader.bool("ignoreExternalChanges", default: false)
         // As in the Apple library: surrounding whitespace is trimmed, and an empty suite name is the standard suite.
-        options.suiteName = reader.string("suiteName", subject: "suite name").map(\.trimmed).flatMap { $0.isEmpty ? nil : $0 }
+        options.suiteName = reader.string("suiteName", subject: "suite name").map(\.trimmed).flatMap {
+            $0.isEmpty ? nil : $0
+        }
         options.prefix = reader.string("prefix", subject: "prefix")?.trimmed
         options.observeFirst = reader.bool("observeFirst", default: false)
         options.limitToInstance = reader.bool("limitToInstance", default: false)
         options.defaultIsolationIsMainActor = reader.bool("defaultIsolationIsMainActor", default: false)
         var diagnostics = reader.diagnostics
-        if let name = options.suiteName, let problem = ClassExpansion.suiteNameProblem(name), let argument = attribute?.argument("suiteName") {
+        if let name = options.suiteName, let problem = ClassExpansion.suiteNameProblem(name),
+            let argument = attribute?.argument("suiteName")
+        {
             let start = locator.file(argument.start), end = locator.file(argument.end)
-            diagnostics.append(MacroDiagnostic(.error, "invalid suite name: \(problem)", at: start, highlights: [start..<end]))
+            diagnostics.append(
+                MacroDiagnostic(.error, "invalid suite name: \(problem)", at: start, highlights: [start..<end]))
         }
         return (options, diagnostics)
     }

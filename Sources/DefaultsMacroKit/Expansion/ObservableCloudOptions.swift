@@ -16,7 +16,9 @@ public struct ObservableCloudOptions: Equatable, Sendable, ClassMacroOptions {
     /// The options of `@ObservableCloud` without arguments.
     public init() {}
 
-    static func read(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (ObservableCloudOptions, [MacroDiagnostic]) {
+    static func read(_ attribute: AttributeSyntax?, locator: SourceLocator) -> (
+        ObservableCloudOptions, [MacroDiagnostic]
+    ) {
         var reader = ArgumentReader(attribute, locator: locator)
         var options = ObservableCloudOptions()
         options.autoInit = reader.bool("autoInit", default: true)

@@ -19,9 +19,14 @@ extension PropertyExpansion {
     ) -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let member = parser.parseMember() else { return ExpansionResult(source: nil) }
-        var diagnostics = PropertyChecks(member: member, locator: locator, macroName: attributeName).diagnostics(requireInitializer: true)
-        if let problem = keyProblem(attribute: attribute, locator: attributeLocator ?? locator, family: family) { diagnostics.append(problem) }
-        if diagnostics.contains(where: { $0.severity == .error }) { return ExpansionResult(source: nil, diagnostics: diagnostics) }
+        var diagnostics = PropertyChecks(member: member, locator: locator, macroName: attributeName).diagnostics(
+            requireInitializer: true)
+        if let problem = keyProblem(attribute: attribute, locator: attributeLocator ?? locator, family: family) {
+            diagnostics.append(problem)
+        }
+        if diagnostics.contains(where: { $0.severity == .error }) {
+            return ExpansionResult(source: nil, diagnostics: diagnostics)
+        }
         guard let property = property(member) else { return ExpansionResult(source: nil, diagnostics: diagnostics) }
         let storage = storageName(property.name)
         var observers: [String] = []
@@ -48,7 +53,9 @@ extension PropertyExpansion {
     ///   - locator: Maps offsets in `attribute` to file offsets.
     ///   - family: The family of the attribute (its key label).
     /// - Returns: ``ExpansionResult/empty``, or no source and the error.
-    public static func keyAttributePeers(attribute: String, locator: SourceLocator, family: MacroFamily = .defaults) -> ExpansionResult {
+    public static func keyAttributePeers(attribute: String, locator: SourceLocator, family: MacroFamily = .defaults)
+        -> ExpansionResult
+    {
         guard let problem = keyProblem(attribute: attribute, locator: locator, family: family) else { return .empty }
         return ExpansionResult(source: nil, diagnostics: [problem])
     }
@@ -74,14 +81,15 @@ extension PropertyExpansion {
     /// `nil` when the property cannot be persisted.
     static func slotDeclaration(_ member: MemberSyntax, family: MacroFamily = .defaults) -> String? {
         guard let property = property(member),
-              let initializer = property.binding.initializer ?? (property.type.map(isOptional) == true ? "nil" : nil)
+            let initializer = property.binding.initializer ?? (property.type.map(isOptional) == true ? "nil" : nil)
         else { return nil }
         let key = StringLiteral.quote(PropertyKey.literal(of: member, family: family))
         let storage = storageName(property.name)
         let value = initializer.trimmed
         if let type = property.type {
             let factory = isOptional(type) ? "_defaultsOptionalSlot" : "_defaultsSlot"
-            return "private let \(storage): ObservableDefaults::_DefaultsSlot<\(type)> = ObservableDefaults::\(factory)(key: \(key), \(value))"
+            return
+                "private let \(storage): ObservableDefaults::_DefaultsSlot<\(type)> = ObservableDefaults::\(factory)(key: \(key), \(value))"
         }
         return "private let \(storage) = ObservableDefaults::_defaultsSlot(key: \(key), \(value))"
     }

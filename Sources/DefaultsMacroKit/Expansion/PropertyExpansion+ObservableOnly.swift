@@ -8,12 +8,19 @@ extension PropertyExpansion {
     public static func observableOnlyAccessors(decl: String, locator: SourceLocator) -> ExpansionResult {
         var parser = DeclParser(decl)
         guard let member = parser.parseMember() else { return ExpansionResult(source: nil) }
-        let diagnostics = PropertyChecks(member: member, locator: locator, macroName: MacroName.observableOnly.attributeName).diagnostics(requireInitializer: false)
-        if diagnostics.contains(where: { $0.severity == .error }) { return ExpansionResult(source: nil, diagnostics: diagnostics) }
+        let diagnostics = PropertyChecks(
+            member: member, locator: locator, macroName: MacroName.observableOnly.attributeName
+        ).diagnostics(requireInitializer: false)
+        if diagnostics.contains(where: { $0.severity == .error }) {
+            return ExpansionResult(source: nil, diagnostics: diagnostics)
+        }
         guard let property = property(member) else { return ExpansionResult(source: nil, diagnostics: diagnostics) }
         let storage = storageName(property.name)
         // An `init` accessor only when there is no declaration default to initialize the box with inline.
-        let initAccessor = property.binding.initializer != nil ? "" : """
+        let initAccessor =
+            property.binding.initializer != nil
+            ? ""
+            : """
             @storageRestrictions(accesses: \(storage))
             init(initialValue) {
                 \(storage).initialize(initialValue)
@@ -24,15 +31,16 @@ extension PropertyExpansion {
         if property.hasWillSet { observers.append("willSet: { self.\(willSetName(property.name))($0) }") }
         if property.hasDidSet { observers.append("didSet: { self.\(didSetName(property.name))($0) }") }
         let observerArguments = observers.isEmpty ? "" : ", " + observers.joined(separator: ", ")
-        let text = initAccessor + """
-            get {
-                _od_registrar.access(self, keyPath: \(property.keyPath))
-                return \(storage).value
-            }
-            set {
-                \(storage).set(newValue, notify: ObservableDefaults::_defaultsShouldNotify(\(storage).value, newValue), keyPath: \(property.keyPath), on: self, registrar: _od_registrar\(observerArguments))
-            }
-            """
+        let text =
+            initAccessor + """
+                get {
+                    _od_registrar.access(self, keyPath: \(property.keyPath))
+                    return \(storage).value
+                }
+                set {
+                    \(storage).set(newValue, notify: ObservableDefaults::_defaultsShouldNotify(\(storage).value, newValue), keyPath: \(property.keyPath), on: self, registrar: _od_registrar\(observerArguments))
+                }
+                """
         return ExpansionResult(source: text, diagnostics: diagnostics)
     }
 

@@ -25,7 +25,8 @@ public enum PropertyExpansion {
 
     static func property(_ member: MemberSyntax) -> Property? {
         guard member.kind == .variable, member.bindings.count == 1, let binding = member.bindings.first,
-              let name = binding.name, binding.isStored else { return nil }
+            let name = binding.name, binding.isStored
+        else { return nil }
         return Property(member: member, binding: binding, name: name)
     }
 
@@ -40,7 +41,8 @@ public enum PropertyExpansion {
     ///   - families: The families whose class the macro belongs in, for the message (`@ObservableOnly`: all).
     /// - Returns: The error, or `nil` when the enclosing declaration is a class with a class macro.
     public static func contextProblem(
-        macroName: String, enclosingType: String, attribute: PluginMessages.Syntax, families: [MacroFamily] = [.defaults]
+        macroName: String, enclosingType: String, attribute: PluginMessages.Syntax,
+        families: [MacroFamily] = [.defaults]
     ) -> MacroDiagnostic? {
         var parser = DeclParser(enclosingType)
         guard let type = parser.parseTypeDecl() else { return nil }
@@ -57,7 +59,8 @@ public enum PropertyExpansion {
     /// Whether a type annotation names an Optional (`T?`, `T!`, `Optional<T>`).
     static func isOptional(_ type: String) -> Bool {
         let text = type.trimmed
-        return text.hasSuffix("?") || text.hasSuffix("!") || text.hasPrefix("Optional<") || text.hasPrefix("Swift.Optional<")
+        return text.hasSuffix("?") || text.hasSuffix("!") || text.hasPrefix("Optional<")
+            || text.hasPrefix("Swift.Optional<")
             || text.hasPrefix("Swift::Optional<")
     }
 

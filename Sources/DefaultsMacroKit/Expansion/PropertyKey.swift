@@ -13,7 +13,8 @@ enum PropertyKey {
     static func literal(of member: MemberSyntax, family: MacroFamily = .defaults) -> String {
         for candidate in [member.attribute(family.persistedAttribute), member.attribute(family.keyAttribute)] {
             guard let argument = candidate?.argument(family.keyLabel), !argument.isNilLiteral,
-                  let key = argument.stringLiteralValue else { continue }
+                let key = argument.stringLiteralValue
+            else { continue }
             return key
         }
         return member.bindings.first?.name ?? ""
@@ -31,9 +32,12 @@ enum PropertyKey {
     /// The error for the key argument of `attribute` (`@DefaultsBacked`, `@DefaultsKey`, `@CloudBacked`,
     /// `@CloudKey`: the family's label) when it is neither a plain string literal nor `nil`:
     /// `'userDefaultsKey' must be a string literal: the key is fixed at compile time`, at the argument.
-    static func stringLiteralProblem(_ attribute: AttributeSyntax?, family: MacroFamily, locator: SourceLocator) -> MacroDiagnostic? {
+    static func stringLiteralProblem(_ attribute: AttributeSyntax?, family: MacroFamily, locator: SourceLocator)
+        -> MacroDiagnostic?
+    {
         guard let argument = attribute?.argument(family.keyLabel), !argument.isNilLiteral,
-              argument.stringLiteralValue == nil else { return nil }
+            argument.stringLiteralValue == nil
+        else { return nil }
         return argument.stringLiteralRequired(subject: "key", locator: locator)
     }
 }

@@ -16,16 +16,20 @@ public enum PropertyRole: Equatable, Sendable {
     public static func of(_ member: MemberSyntax, observeFirst: Bool) -> (role: PropertyRole, explicit: Bool) {
         // Most members have no attribute; this is called several times per member of large classes.
         if !member.attributes.isEmpty {
-            if member.hasAttribute(MacroName.ignore.attributeName) || member.hasAttribute("ObservationIgnored") { return (.ignored, true) }
+            if member.hasAttribute(MacroName.ignore.attributeName) || member.hasAttribute("ObservationIgnored") {
+                return (.ignored, true)
+            }
             if member.hasAttribute(MacroName.observableOnly.attributeName) { return (.observableOnly, true) }
-            if member.hasAttribute(MacroFamily.defaults.persistedAttribute) || member.hasAttribute(MacroFamily.cloud.persistedAttribute) {
+            if member.hasAttribute(MacroFamily.defaults.persistedAttribute)
+                || member.hasAttribute(MacroFamily.cloud.persistedAttribute)
+            {
                 return (.persisted, true)
             }
         }
         guard member.kind == .variable, !member.isStatic, !member.hasModifier("lazy"),
-              !member.hasModifier("weak"), !member.hasModifier("unowned"),
-              !member.bindings.isEmpty, member.bindings.allSatisfy({ $0.isStored && $0.name != nil }),
-              !member.bindings.contains(where: { $0.name?.hasPrefix("_od_") == true || $0.name?.hasPrefix("$") == true })
+            !member.hasModifier("weak"), !member.hasModifier("unowned"),
+            !member.bindings.isEmpty, member.bindings.allSatisfy({ $0.isStored && $0.name != nil }),
+            !member.bindings.contains(where: { $0.name?.hasPrefix("_od_") == true || $0.name?.hasPrefix("$") == true })
         else { return (.notApplicable, false) }
         return (observeFirst ? .observableOnly : .persisted, false)
     }
@@ -33,8 +37,10 @@ public enum PropertyRole: Equatable, Sendable {
     /// Whether the expansion for this member can be generated (one named, stored `var` binding with an
     /// initial value); otherwise the property macro reports why.
     static func isExpandable(_ member: MemberSyntax, needsInitializer: Bool) -> Bool {
-        guard member.kind == .variable, !member.isStatic, member.bindings.count == 1, let binding = member.bindings.first,
-              binding.name != nil, binding.isStored else { return false }
+        guard member.kind == .variable, !member.isStatic, member.bindings.count == 1,
+            let binding = member.bindings.first,
+            binding.name != nil, binding.isStored
+        else { return false }
         return !needsInitializer || binding.initializer != nil || binding.type.map(PropertyExpansion.isOptional) == true
     }
 }

@@ -73,7 +73,9 @@ struct PluginJSONReader {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+        while index < bytes.count,
+            bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+        {
             index += 1
         }
     }
@@ -115,7 +117,8 @@ struct PluginJSONReader {
         repeat {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = parseString(),
-                  consume(UInt8(ascii: ":")), let value = parseValue(depth: depth + 1) else { return nil }
+                consume(UInt8(ascii: ":")), let value = parseValue(depth: depth + 1)
+            else { return nil }
             members[key] = value
         } while consume(UInt8(ascii: ","))
         return consume(UInt8(ascii: "}")) ? .object(members) : nil
@@ -148,7 +151,9 @@ struct PluginJSONReader {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard skipDigits() else { return nil }
         }
         return .number(String(decoding: bytes[start..<index], as: UTF8.self))

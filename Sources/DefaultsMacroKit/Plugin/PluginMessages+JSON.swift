@@ -12,8 +12,10 @@ extension PluginMessages.Location {
 
 extension PluginMessages.Syntax {
     init?(json: PluginJSON?) {
-        guard let json, let source = json["source"]?.string, let location = PluginMessages.Location(json: json["location"]),
-              let kind = PluginMessages.optional(json["kind"], \.string) else { return nil }
+        guard let json, let source = json["source"]?.string,
+            let location = PluginMessages.Location(json: json["location"]),
+            let kind = PluginMessages.optional(json["kind"], \.string)
+        else { return nil }
         self.init(kind: kind, source: source, location: location)
     }
 }
@@ -21,7 +23,8 @@ extension PluginMessages.Syntax {
 extension PluginMessages.MacroReference {
     init?(json: PluginJSON?) {
         guard let json, let moduleName = json["moduleName"]?.string, let typeName = json["typeName"]?.string,
-              let name = PluginMessages.optional(json["name"], \.string) else { return nil }
+            let name = PluginMessages.optional(json["name"], \.string)
+        else { return nil }
         self.init(moduleName: moduleName, typeName: typeName, name: name)
     }
 }
@@ -29,13 +32,16 @@ extension PluginMessages.MacroReference {
 extension PluginMessages.ExpandAttached {
     init?(json: PluginJSON?) {
         guard let json, let macro = PluginMessages.MacroReference(json: json["macro"]),
-              let macroRole = json["macroRole"]?.string,
-              let attributeSyntax = PluginMessages.Syntax(json: json["attributeSyntax"]),
-              let declSyntax = PluginMessages.Syntax(json: json["declSyntax"]),
-              let parentDeclSyntax = PluginMessages.optional(json["parentDeclSyntax"], { PluginMessages.Syntax(json: $0) }),
-              let extendedTypeSyntax = PluginMessages.optional(json["extendedTypeSyntax"], { PluginMessages.Syntax(json: $0) }),
-              let conformanceListSyntax = PluginMessages.optional(json["conformanceListSyntax"], { PluginMessages.Syntax(json: $0) }),
-              let lexicalContext = PluginMessages.optional(json["lexicalContext"], PluginMessages.syntaxList)
+            let macroRole = json["macroRole"]?.string,
+            let attributeSyntax = PluginMessages.Syntax(json: json["attributeSyntax"]),
+            let declSyntax = PluginMessages.Syntax(json: json["declSyntax"]),
+            let parentDeclSyntax = PluginMessages.optional(
+                json["parentDeclSyntax"], { PluginMessages.Syntax(json: $0) }),
+            let extendedTypeSyntax = PluginMessages.optional(
+                json["extendedTypeSyntax"], { PluginMessages.Syntax(json: $0) }),
+            let conformanceListSyntax = PluginMessages.optional(
+                json["conformanceListSyntax"], { PluginMessages.Syntax(json: $0) }),
+            let lexicalContext = PluginMessages.optional(json["lexicalContext"], PluginMessages.syntaxList)
         else { return nil }
         self.init(
             macro: macro, macroRole: macroRole, attributeSyntax: attributeSyntax, declSyntax: declSyntax,
@@ -47,7 +53,8 @@ extension PluginMessages.ExpandAttached {
 extension PluginMessages.ExpandFreestanding {
     init?(json: PluginJSON?) {
         guard let json, let macro = PluginMessages.MacroReference(json: json["macro"]),
-              let syntax = PluginMessages.Syntax(json: json["syntax"]) else { return nil }
+            let syntax = PluginMessages.Syntax(json: json["syntax"])
+        else { return nil }
         self.init(macro: macro, syntax: syntax)
     }
 }
@@ -55,9 +62,11 @@ extension PluginMessages.ExpandFreestanding {
 extension PluginMessages.GetCapability {
     init?(json: PluginJSON?) {
         guard let json, case .object = json,
-              let capability = PluginMessages.optional(json["capability"], { capability -> PluginMessages.Capability? in
-                  capability["protocolVersion"]?.int.map { PluginMessages.Capability(protocolVersion: $0) }
-              })
+            let capability = PluginMessages.optional(
+                json["capability"],
+                { capability -> PluginMessages.Capability? in
+                    capability["protocolVersion"]?.int.map { PluginMessages.Capability(protocolVersion: $0) }
+                })
         else { return nil }
         self.init(capability: capability)
     }
@@ -67,14 +76,18 @@ extension PluginMessages.HostMessage {
     /// Reads a message from the compiler; `nil` when it is not valid JSON or a known field is malformed.
     init?(json: PluginJSON) {
         guard case .object = json,
-              let getCapability = PluginMessages.optional(json["getCapability"], { PluginMessages.GetCapability(json: $0) }),
-              let expandAttachedMacro = PluginMessages.optional(json["expandAttachedMacro"], { PluginMessages.ExpandAttached(json: $0) }),
-              let expandFreestandingMacro = PluginMessages.optional(
-                  json["expandFreestandingMacro"], { PluginMessages.ExpandFreestanding(json: $0) }),
-              let loadPluginLibrary = PluginMessages.optional(json["loadPluginLibrary"], { value -> PluginMessages.Empty? in
-                  if case .object = value { return PluginMessages.Empty() }
-                  return nil
-              })
+            let getCapability = PluginMessages.optional(
+                json["getCapability"], { PluginMessages.GetCapability(json: $0) }),
+            let expandAttachedMacro = PluginMessages.optional(
+                json["expandAttachedMacro"], { PluginMessages.ExpandAttached(json: $0) }),
+            let expandFreestandingMacro = PluginMessages.optional(
+                json["expandFreestandingMacro"], { PluginMessages.ExpandFreestanding(json: $0) }),
+            let loadPluginLibrary = PluginMessages.optional(
+                json["loadPluginLibrary"],
+                { value -> PluginMessages.Empty? in
+                    if case .object = value { return PluginMessages.Empty() }
+                    return nil
+                })
         else { return nil }
         self.init(
             getCapability: getCapability, expandAttachedMacro: expandAttachedMacro,
@@ -113,7 +126,7 @@ extension PluginMessages.Range {
         .object([
             "fileName": .string(fileName),
             "startOffset": .number(String(startOffset)),
-            "endOffset": .number(String(endOffset)),
+            "endOffset": .number(String(endOffset))
         ])
     }
 }
@@ -121,7 +134,9 @@ extension PluginMessages.Range {
 extension PluginMessages.Diagnostic {
     var json: PluginJSON {
         let fixIts: [PluginJSON] = fixIts.map { fixIt in
-            let changes: [PluginJSON] = fixIt.changes.map { .object(["range": $0.range.json, "newText": .string($0.newText)]) }
+            let changes: [PluginJSON] = fixIt.changes.map {
+                .object(["range": $0.range.json, "newText": .string($0.newText)])
+            }
             return .object(["message": .string(fixIt.message), "changes": .array(changes)])
         }
         let notes: [PluginJSON] = notes.map { .object(["position": $0.position.json, "message": .string($0.message)]) }
@@ -131,7 +146,7 @@ extension PluginMessages.Diagnostic {
             "position": position.json,
             "highlights": .array(highlights.map(\.json)),
             "notes": .array(notes),
-            "fixIts": .array(fixIts),
+            "fixIts": .array(fixIts)
         ])
     }
 }
@@ -140,7 +155,8 @@ extension PluginMessages.Response {
     var json: PluginJSON {
         switch self {
         case .getCapabilityResult(let result):
-            let capability: PluginJSON = .object(["protocolVersion": .number(String(result.capability.protocolVersion))])
+            let capability: PluginJSON = .object(["protocolVersion": .number(String(result.capability.protocolVersion))]
+            )
             return .object(["getCapabilityResult": .object(["capability": capability])])
         case .expandMacroResult(let result):
             let source: PluginJSON = result.expandedSource.map(PluginJSON.string) ?? .null
@@ -148,7 +164,9 @@ extension PluginMessages.Response {
             return .object(["expandMacroResult": .object(["expandedSource": source, "diagnostics": diagnostics])])
         case .loadPluginLibraryResult(let result):
             let diagnostics: PluginJSON = .array(result.diagnostics.map(\.json))
-            return .object(["loadPluginLibraryResult": .object(["loaded": .bool(result.loaded), "diagnostics": diagnostics])])
+            return .object([
+                "loadPluginLibraryResult": .object(["loaded": .bool(result.loaded), "diagnostics": diagnostics])
+            ])
         }
     }
 }

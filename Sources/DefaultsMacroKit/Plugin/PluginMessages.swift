@@ -131,12 +131,18 @@ public enum PluginMessages {
             message = diagnostic.message
             severity = diagnostic.severity.rawValue
             position = Position(fileName: fileName, offset: diagnostic.offset)
-            highlights = diagnostic.highlights.map { Range(fileName: fileName, startOffset: $0.lowerBound, endOffset: $0.upperBound) }
+            highlights = diagnostic.highlights.map {
+                Range(fileName: fileName, startOffset: $0.lowerBound, endOffset: $0.upperBound)
+            }
             notes = []
             fixIts = diagnostic.fixIts.map { fixIt in
-                FixIt(message: fixIt.message, changes: fixIt.changes.map {
-                    Change(range: Range(fileName: fileName, startOffset: $0.start, endOffset: $0.end), newText: $0.newText)
-                })
+                FixIt(
+                    message: fixIt.message,
+                    changes: fixIt.changes.map {
+                        Change(
+                            range: Range(fileName: fileName, startOffset: $0.start, endOffset: $0.end),
+                            newText: $0.newText)
+                    })
             }
         }
     }

@@ -71,7 +71,7 @@ public struct Lexer {
             scanNumber()
             kind = .number
         case UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "["), UInt8(ascii: "]"),
-             UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: ";"):
+            UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: ";"):
             position += 1
             kind = .punctuation
         default:
@@ -91,7 +91,8 @@ public struct Lexer {
     }
 
     static func isIdentifierStart(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte >= 0x80
     }
 
@@ -102,9 +103,9 @@ public struct Lexer {
     static func isOperatorByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "/"), UInt8(ascii: "="), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "!"),
-             UInt8(ascii: "*"), UInt8(ascii: "%"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"),
-             UInt8(ascii: "|"), UInt8(ascii: "^"), UInt8(ascii: "~"), UInt8(ascii: "?"), UInt8(ascii: "."),
-             UInt8(ascii: "\\"):
+            UInt8(ascii: "*"), UInt8(ascii: "%"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"),
+            UInt8(ascii: "|"), UInt8(ascii: "^"), UInt8(ascii: "~"), UInt8(ascii: "?"), UInt8(ascii: "."),
+            UInt8(ascii: "\\"):
             return true
         default:
             return false
@@ -125,11 +126,15 @@ public struct Lexer {
         while let byte = peek() {
             if Lexer.isIdentifierByte(byte) {
                 position += 1
-            } else if byte == UInt8(ascii: "."), let after = peek(1), after >= UInt8(ascii: "0"), after <= UInt8(ascii: "9") {
+            } else if byte == UInt8(ascii: "."), let after = peek(1), after >= UInt8(ascii: "0"),
+                after <= UInt8(ascii: "9")
+            {
                 position += 1
             } else if (byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")),
-                      let before = position > 0 ? bytes[position - 1] : nil,
-                      before == UInt8(ascii: "e") || before == UInt8(ascii: "E") || before == UInt8(ascii: "p") || before == UInt8(ascii: "P") {
+                let before = position > 0 ? bytes[position - 1] : nil,
+                before == UInt8(ascii: "e") || before == UInt8(ascii: "E") || before == UInt8(ascii: "p")
+                    || before == UInt8(ascii: "P")
+            {
                 position += 1
             } else {
                 break
@@ -201,7 +206,9 @@ public struct Lexer {
             }
             if byte == UInt8(ascii: "\"") {
                 if multiLine {
-                    if peek(1) == UInt8(ascii: "\""), peek(2) == UInt8(ascii: "\""), hashesFollow(from: position + 3, count: hashes) {
+                    if peek(1) == UInt8(ascii: "\""), peek(2) == UInt8(ascii: "\""),
+                        hashesFollow(from: position + 3, count: hashes)
+                    {
                         position += 3 + hashes
                         return
                     }

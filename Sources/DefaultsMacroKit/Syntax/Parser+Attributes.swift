@@ -8,7 +8,9 @@ extension DeclParser {
             index += 1
             var name = String(token.text.dropFirst())
             // `@Module.Name`
-            while let dot = current, dot.isOperator("."), dot.start == previousEnd, let next = peek(1), next.kind == .identifier {
+            while let dot = current, dot.isOperator("."), dot.start == previousEnd, let next = peek(1),
+                next.kind == .identifier
+            {
                 name = next.identifierName
                 index += 2
             }
@@ -41,7 +43,10 @@ extension DeclParser {
                 value.append(t)
                 index += 1
             }
-            arguments.append(ArgumentSyntax(label: label, value: value, valueText: source.slice(start, previousEnd), start: start, end: previousEnd))
+            arguments.append(
+                ArgumentSyntax(
+                    label: label, value: value, valueText: source.slice(start, previousEnd), start: start,
+                    end: previousEnd))
             if let comma = current, comma.isPunctuation(",") { index += 1 }
         }
         if current != nil { index += 1 }
@@ -54,13 +59,15 @@ extension DeclParser {
             if token.text == "class" {
                 // `class` is a modifier only in members, and only before another declaration keyword or modifier.
                 guard allowClass, let next = peek(1), next.kind == .identifier, next.text != "class",
-                      ["var", "let", "func", "subscript", "init", "typealias"].contains(next.text) || Self.modifierNames.contains(next.text)
+                    ["var", "let", "func", "subscript", "init", "typealias"].contains(next.text)
+                        || Self.modifierNames.contains(next.text)
                 else { break }
             }
             index += 1
             var detail: String?
             if let open = current, open.isPunctuation("("), let word = peek(1), word.kind == .identifier,
-               let close = peek(2), close.isPunctuation(")") {
+                let close = peek(2), close.isPunctuation(")")
+            {
                 detail = word.text
                 index += 3
             }

@@ -23,9 +23,13 @@ extension DeclParser {
                 let start = current?.start ?? colon.end
                 var depth = 0
                 while let t = current {
-                    if depth == 0 && (t.isPunctuation(",") || t.isPunctuation("{") || t.isPunctuation("}") || t.isPunctuation(";")
-                        || (t.kind == .operator && t.text.hasPrefix("=") && t.text != "==")
-                        || (t.atLineStart && isDeclarationStart(t))) { break }
+                    if depth == 0
+                        && (t.isPunctuation(",") || t.isPunctuation("{") || t.isPunctuation("}") || t.isPunctuation(";")
+                            || (t.kind == .operator && t.text.hasPrefix("=") && t.text != "==")
+                            || (t.atLineStart && isDeclarationStart(t)))
+                    {
+                        break
+                    }
                     depth += Self.angleDelta(t) + Self.bracketDelta(t)
                     if depth < 0 { break }
                     index += 1
@@ -96,7 +100,9 @@ extension DeclParser {
             let start = token.start
             _ = parseAttributes()
             var kind = ""
-            while let t = current, t.kind == .identifier, t.text == "mutating" || t.text == "nonmutating" || t.text == "borrowing" || t.text == "consuming" {
+            while let t = current, t.kind == .identifier,
+                t.text == "mutating" || t.text == "nonmutating" || t.text == "borrowing" || t.text == "consuming"
+            {
                 index += 1
             }
             if let t = current, t.kind == .identifier { kind = t.text; index += 1 }
@@ -114,7 +120,8 @@ extension DeclParser {
                 body = source.slice(open.end, previousEnd - 1)
             }
             if kind.isEmpty { continue }
-            accessors.append(AccessorSyntax(kind: kind, parameter: parameter, body: body, start: start, end: previousEnd))
+            accessors.append(
+                AccessorSyntax(kind: kind, parameter: parameter, body: body, start: start, end: previousEnd))
         }
         if current != nil { index += 1 }
         return accessors

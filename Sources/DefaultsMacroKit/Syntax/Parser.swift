@@ -11,15 +11,15 @@ public struct DeclParser {
         "public", "private", "fileprivate", "internal", "package", "open", "static", "class", "final", "lazy",
         "override", "weak", "unowned", "nonisolated", "dynamic", "mutating", "nonmutating", "convenience",
         "required", "optional", "indirect", "isolated", "consuming", "borrowing", "distributed", "prefix",
-        "postfix", "infix", "unsafe",
+        "postfix", "infix", "unsafe"
     ]
     static let declarationKeywords: Set<String> = [
         "var", "let", "func", "init", "deinit", "subscript", "typealias", "associatedtype", "struct", "class",
-        "enum", "actor", "protocol", "extension", "case", "import", "operator", "precedencegroup", "macro",
+        "enum", "actor", "protocol", "extension", "case", "import", "operator", "precedencegroup", "macro"
     ]
     static let accessorNames: Set<String> = [
         "get", "set", "willSet", "didSet", "init", "_modify", "_read", "modify", "read", "yielding",
-        "unsafeAddress", "unsafeMutableAddress", "mutating", "nonmutating", "borrowing", "consuming",
+        "unsafeAddress", "unsafeMutableAddress", "mutating", "nonmutating", "borrowing", "consuming"
     ]
 
     /// Creates a parser positioned at the first token of `text`.
@@ -207,8 +207,10 @@ public struct DeclParser {
     func isDeclarationStart(_ token: Token) -> Bool {
         switch token.kind {
         case .attribute: return true
-        case .pound: return ["#if", "#elseif", "#else", "#endif", "#warning", "#error", "#sourceLocation"].contains(token.text)
-        case .identifier: return Self.declarationKeywords.contains(token.text) || Self.modifierNames.contains(token.text)
+        case .pound:
+            return ["#if", "#elseif", "#else", "#endif", "#warning", "#error", "#sourceLocation"].contains(token.text)
+        case .identifier:
+            return Self.declarationKeywords.contains(token.text) || Self.modifierNames.contains(token.text)
         default: return false
         }
     }

@@ -12,10 +12,12 @@ enum StringLiteral {
             hashes += 1
         }
         // `"""` opens a multi-line literal only when a line break follows (`#""""#` is the raw literal `""`).
-        let multiLine = body.hasPrefix("\"\"\"") && body.dropFirst(3).drop(while: isHorizontalSpace).first?.isNewline == true
+        let multiLine =
+            body.hasPrefix("\"\"\"") && body.dropFirst(3).drop(while: isHorizontalSpace).first?.isNewline == true
         let quotes = multiLine ? 3 : 1
         guard body.count >= 2 * quotes, body.hasPrefix(String(repeating: "\"", count: quotes)),
-              body.hasSuffix(String(repeating: "\"", count: quotes)) else { return nil }
+            body.hasSuffix(String(repeating: "\"", count: quotes))
+        else { return nil }
         body = body.dropFirst(quotes).dropLast(quotes)
         if multiLine {
             guard let lines = multiLineContent(body) else { return nil }
@@ -35,7 +37,8 @@ enum StringLiteral {
         var lines = normalized.split(separator: "\n", omittingEmptySubsequences: false)
         // The opening delimiter ends its line; the closing one stands on a line of its own after the indentation.
         guard lines.count >= 2, lines[0].allSatisfy(isHorizontalSpace), let indentation = lines.last,
-              indentation.allSatisfy(isHorizontalSpace) else { return nil }
+            indentation.allSatisfy(isHorizontalSpace)
+        else { return nil }
         lines.removeFirst()
         lines.removeLast()
         var content: [Substring] = []
@@ -81,7 +84,8 @@ enum StringLiteral {
                 guard rest.first == "{", let close = rest.firstIndex(of: "}") else { return nil }
                 let digits = rest[rest.index(after: rest.startIndex)..<close]
                 guard (1...8).contains(digits.count), let scalar = UInt32(digits, radix: 16),
-                      let unicode = Unicode.Scalar(scalar) else { return nil }
+                    let unicode = Unicode.Scalar(scalar)
+                else { return nil }
                 result.unicodeScalars.append(unicode)
                 rest = rest[rest.index(after: close)...]
             case " ", "\t", "\n":

@@ -163,7 +163,8 @@ public struct TypeDeclSyntax: Sendable, Equatable {
 
     /// `public`, `package`, `open`, `fileprivate`, `private` or `nil` (internal).
     public var accessLevel: String? {
-        for name in ["open", "public", "package", "internal", "fileprivate", "private"] where modifiers.contains(where: { $0.name == name && $0.detail == nil }) {
+        for name in ["open", "public", "package", "internal", "fileprivate", "private"]
+        where modifiers.contains(where: { $0.name == name && $0.detail == nil }) {
             return name
         }
         return nil

@@ -96,7 +96,9 @@ struct BinaryPropertyListReader {
             throw error("unsupported binary property list version '\(version)' (expected 'bplist00')", at: 6)
         }
         guard bytes.count >= 8 + 32 else {
-            throw error("truncated binary property list: \(bytes.count) bytes, too short for the header and the 32-byte trailer")
+            throw error(
+                "truncated binary property list: \(bytes.count) bytes, too short for the header and the 32-byte trailer"
+            )
         }
         let trailer = bytes.count - 32
         offsetSize = Int(bytes[trailer + 6])
@@ -111,15 +113,20 @@ struct BinaryPropertyListReader {
             throw error("corrupt trailer: object reference size \(referenceSize) (expected 1 to 8)", at: trailer + 7)
         }
         guard objects >= 1, objects <= UInt64(Self.maximumObjects) else {
-            throw error("corrupt trailer: object count \(objects) (expected 1 to \(Self.maximumObjects))", at: trailer + 8)
+            throw error(
+                "corrupt trailer: object count \(objects) (expected 1 to \(Self.maximumObjects))", at: trailer + 8)
         }
         objectCount = Int(objects)
         guard top < objects else {
             throw error("corrupt trailer: top object \(top) is not one of the \(objects) objects", at: trailer + 16)
         }
         // The table lies between the header and the trailer; `objects` is small, so nothing overflows.
-        guard tableStart >= 8, tableStart <= UInt64(trailer), UInt64(trailer) - tableStart >= objects * UInt64(offsetSize) else {
-            throw error("corrupt trailer: an offset table of \(objects) \(offsetSize)-byte entries at offset \(tableStart) does not fit between the header and the trailer (offset \(trailer))", at: trailer + 24)
+        guard tableStart >= 8, tableStart <= UInt64(trailer),
+            UInt64(trailer) - tableStart >= objects * UInt64(offsetSize)
+        else {
+            throw error(
+                "corrupt trailer: an offset table of \(objects) \(offsetSize)-byte entries at offset \(tableStart) does not fit between the header and the trailer (offset \(trailer))",
+                at: trailer + 24)
         }
         offsetTableStart = Int(tableStart)
         onPath = Array(repeating: false, count: objectCount)
@@ -132,7 +139,9 @@ struct BinaryPropertyListReader {
         let entry = offsetTableStart + index * offsetSize
         let offset = readUnsigned(at: entry, size: offsetSize)
         guard offset >= 8, offset < UInt64(offsetTableStart) else {
-            throw error("corrupt offset table: object \(index) is at offset \(offset), outside the object area (8..<\(offsetTableStart))", at: entry)
+            throw error(
+                "corrupt offset table: object \(index) is at offset \(offset), outside the object area (8..<\(offsetTableStart))",
+                at: entry)
         }
         return Int(offset)
     }
@@ -144,7 +153,9 @@ struct BinaryPropertyListReader {
     private mutating func readObject(_ index: Int, depth: Int) throws(DefaultsError) -> DefaultsValue {
         expandedValues += 1
         if expandedValues > Self.maximumExpandedValues(fileSize: bytes.count) {
-            throw error("the property list expands to more than \(Self.maximumExpandedValues(fileSize: bytes.count)) values (containers referenced many times over); refusing to read it", object: index, at: nil)
+            throw error(
+                "the property list expands to more than \(Self.maximumExpandedValues(fileSize: bytes.count)) values (containers referenced many times over); refusing to read it",
+                object: index, at: nil)
         }
         let start = try objectOffset(index)
         switch bytes[start] >> 4 {
@@ -170,7 +181,9 @@ struct BinaryPropertyListReader {
     }
 
     @inline(never)
-    private mutating func readDictionary(_ index: Int, at start: Int, depth: Int) throws(DefaultsError) -> [String: DefaultsValue] {
+    private mutating func readDictionary(_ index: Int, at start: Int, depth: Int) throws(DefaultsError) -> [String:
+        DefaultsValue]
+    {
         try readDictionary(index, at: start, depth: depth) { $0 }
     }
 
@@ -196,11 +209,15 @@ struct BinaryPropertyListReader {
     }
 
     @inline(never)
-    private mutating func readKey(_ position: Int, of index: Int, at start: Int, body: Int) throws(DefaultsError) -> String {
+    private mutating func readKey(_ position: Int, of index: Int, at start: Int, body: Int) throws(DefaultsError)
+        -> String
+    {
         let keyIndex = try reference(at: body + position * referenceSize, in: index)
         let keyStart = try objectOffset(keyIndex)
         guard bytes[keyStart] >> 4 == 0x5 || bytes[keyStart] >> 4 == 0x6 else {
-            throw error("dictionary key \(position) is object \(keyIndex), marker \(hex(bytes[keyStart])), not a string", object: index, at: start)
+            throw error(
+                "dictionary key \(position) is object \(keyIndex), marker \(hex(bytes[keyStart])), not a string",
+                object: index, at: start)
         }
         expandedValues += 1
         return try readString(keyIndex, at: keyStart)
@@ -215,14 +232,18 @@ struct BinaryPropertyListReader {
             switch marker {
             case 0x08: return .bool(false)
             case 0x09: return .bool(true)
-            case 0x00: throw error("unsupported value: null (marker 0x00); the value model has no null", object: index, at: start)
+            case 0x00:
+                throw error(
+                    "unsupported value: null (marker 0x00); the value model has no null", object: index, at: start)
             default: throw error("unknown object marker \(hex(marker))", object: index, at: start)
             }
         case 0x1:
             return try readInteger(at: start, sizeExponent: low, object: index)
         case 0x2:
             guard low == 2 || low == 3 else {
-                throw error("unsupported real of \(1 << min(low, 15)) bytes (marker \(hex(marker)); expected 4 or 8)", object: index, at: start)
+                throw error(
+                    "unsupported real of \(1 << min(low, 15)) bytes (marker \(hex(marker)); expected 4 or 8)",
+                    object: index, at: start)
             }
             let raw = try readFixed(at: start + 1, size: 1 << low, object: index, what: "real")
             return .double(low == 2 ? Double(Float(bitPattern: UInt32(raw))) : Double(bitPattern: raw))
@@ -230,7 +251,9 @@ struct BinaryPropertyListReader {
             guard marker == 0x33 else { throw error("unknown object marker \(hex(marker))", object: index, at: start) }
             let raw = try readFixed(at: start + 1, size: 8, object: index, what: "date")
             let seconds = Double(bitPattern: raw)
-            guard seconds.isFinite else { throw error("date is not a finite number of seconds", object: index, at: start) }
+            guard seconds.isFinite else {
+                throw error("date is not a finite number of seconds", object: index, at: start)
+            }
             return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case 0x4:
             let (count, body) = try readLength(at: start, low: low, object: index)
@@ -240,9 +263,13 @@ struct BinaryPropertyListReader {
         case 0x5, 0x6:
             return .string(try readString(index, at: start))
         case 0x8:
-            throw error("unsupported value: UID (marker \(hex(marker))), used by keyed archives, not by settings", object: index, at: start)
+            throw error(
+                "unsupported value: UID (marker \(hex(marker))), used by keyed archives, not by settings",
+                object: index, at: start)
         case 0xC:
-            throw error("unsupported value: set (marker \(hex(marker))); property-list suites hold arrays, not sets", object: index, at: start)
+            throw error(
+                "unsupported value: set (marker \(hex(marker))); property-list suites hold arrays, not sets",
+                object: index, at: start)
         default:
             throw error("unknown object marker \(hex(marker))", object: index, at: start)
         }
@@ -262,7 +289,9 @@ struct BinaryPropertyListReader {
     private func reference(at position: Int, in container: Int) throws(DefaultsError) -> Int {
         let value = readUnsigned(at: position, size: referenceSize)
         guard value < UInt64(objectCount) else {
-            throw error("reference to object \(value), but the file has \(objectCount) objects", object: container, at: position)
+            throw error(
+                "reference to object \(value), but the file has \(objectCount) objects", object: container, at: position
+            )
         }
         return Int(value)
     }
@@ -314,7 +343,8 @@ struct BinaryPropertyListReader {
             // 1, 2 and 4 bytes are unsigned.
             return .integer(Int(try readFixed(at: start + 1, size: 1 << sizeExponent, object: object, what: "integer")))
         case 3:
-            return .integer(Int(Int64(bitPattern: try readFixed(at: start + 1, size: 8, object: object, what: "integer"))))
+            return .integer(
+                Int(Int64(bitPattern: try readFixed(at: start + 1, size: 8, object: object, what: "integer"))))
         case 4:
             let high = try readFixed(at: start + 1, size: 8, object: object, what: "integer")
             let low = try readFixed(at: start + 9, size: 8, object: object, what: "integer")
@@ -323,7 +353,9 @@ struct BinaryPropertyListReader {
             }
             return low.defaultsValue
         default:
-            throw error("unsupported integer of \(1 << sizeExponent) bytes (marker \(hex(bytes[start])))", object: object, at: start)
+            throw error(
+                "unsupported integer of \(1 << sizeExponent) bytes (marker \(hex(bytes[start])))", object: object,
+                at: start)
         }
     }
 
@@ -336,7 +368,9 @@ struct BinaryPropertyListReader {
         }
         let lengthMarker = bytes[start + 1]
         guard lengthMarker >> 4 == 0x1, lengthMarker & 0x0F <= 3 else {
-            throw error("corrupt length: expected an integer marker after \(hex(bytes[start])), found \(hex(lengthMarker))", object: object, at: start + 1)
+            throw error(
+                "corrupt length: expected an integer marker after \(hex(bytes[start])), found \(hex(lengthMarker))",
+                object: object, at: start + 1)
         }
         let size = 1 << Int(lengthMarker & 0x0F)
         let count = try readFixed(at: start + 2, size: size, object: object, what: "length")
@@ -347,11 +381,14 @@ struct BinaryPropertyListReader {
     }
 
     /// The end of a body of `count` units starting at `body`, checked to lie before the offset table.
-    private func checkedEnd(_ body: Int, count: Int, unit: Int, object: Int, what: String) throws(DefaultsError) -> Int {
+    private func checkedEnd(_ body: Int, count: Int, unit: Int, object: Int, what: String) throws(DefaultsError) -> Int
+    {
         // `count` is at most the file's size, so the product cannot overflow.
         let end = body + count * unit
         guard end <= offsetTableStart else {
-            throw error("truncated \(what): \(count) \(unit == 1 ? "bytes" : "entries") from offset \(body) run past the object area (which ends at \(offsetTableStart))", object: object, at: body)
+            throw error(
+                "truncated \(what): \(count) \(unit == 1 ? "bytes" : "entries") from offset \(body) run past the object area (which ends at \(offsetTableStart))",
+                object: object, at: body)
         }
         return end
     }
@@ -360,14 +397,18 @@ struct BinaryPropertyListReader {
         expandedBytes += count
         let limit = Self.maximumExpandedBytes(fileSize: bytes.count)
         if expandedBytes > limit {
-            throw error("the property list expands to more than \(limit) bytes of strings and data (objects referenced many times over); refusing to read it", object: object, at: nil)
+            throw error(
+                "the property list expands to more than \(limit) bytes of strings and data (objects referenced many times over); refusing to read it",
+                object: object, at: nil)
         }
     }
 
     /// A big-endian unsigned number of `size` bytes inside the object area.
     private func readFixed(at position: Int, size: Int, object: Int, what: String) throws(DefaultsError) -> UInt64 {
         guard position + size <= offsetTableStart else {
-            throw error("truncated \(what): \(size) bytes at offset \(position) run past the object area (which ends at \(offsetTableStart))", object: object, at: position)
+            throw error(
+                "truncated \(what): \(size) bytes at offset \(position) run past the object area (which ends at \(offsetTableStart))",
+                object: object, at: position)
         }
         return readUnsigned(at: position, size: size)
     }

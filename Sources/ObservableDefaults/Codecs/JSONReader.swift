@@ -158,7 +158,9 @@ struct JSONReader {
     }
 
     /// The members of a non-empty object, in order (`nil`: the value was `null`), up to and past its `}`.
-    private mutating func parseMembers(depth: Int, into members: inout [(key: String, value: DefaultsValue?)]) throws(DefaultsError) {
+    private mutating func parseMembers(depth: Int, into members: inout [(key: String, value: DefaultsValue?)])
+        throws(DefaultsError)
+    {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -207,7 +209,9 @@ struct JSONReader {
             skipWhitespace()
             let start = index
             guard let value = try parseValue(depth: depth, context: "in an array") else {
-                throw error("expected a value in an array, found 'null' (null is only allowed as an object value, where it means the key is absent)", at: start)
+                throw error(
+                    "expected a value in an array, found 'null' (null is only allowed as an object value, where it means the key is absent)",
+                    at: start)
             }
             array.append(value)
             skipWhitespace()
@@ -235,7 +239,8 @@ struct JSONReader {
 
     private mutating func expectLiteral(_ literal: StaticString, context: String) throws(DefaultsError) {
         let matches = literal.withUTF8Buffer { expected in
-            index + expected.count <= bytes.count && (0..<expected.count).allSatisfy { bytes[index + $0] == expected[$0] }
+            index + expected.count <= bytes.count
+                && (0..<expected.count).allSatisfy { bytes[index + $0] == expected[$0] }
         }
         guard matches else { throw error("expected a value \(context), found \(found())") }
         index += literal.utf8CodeUnitCount
@@ -271,7 +276,8 @@ struct JSONReader {
             case UInt8(ascii: "\\"):
                 try parseEscape(into: &scalars)
             case 0..<0x20:
-                throw error("expected '\"' to end the string, found \(found()) (control characters in strings must be escaped)")
+                throw error(
+                    "expected '\"' to end the string, found \(found()) (control characters in strings must be escaped)")
             default:
                 scalars.append(byte)
                 index += 1
@@ -307,7 +313,9 @@ struct JSONReader {
         case UInt8(ascii: "t"): simple = 0x09
         case UInt8(ascii: "u"): simple = nil
         default:
-            throw error("invalid escape sequence in a string: expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX after '\\', found \(found())")
+            throw error(
+                "invalid escape sequence in a string: expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX after '\\', found \(found())"
+            )
         }
         if let simple {
             output.append(simple)
@@ -318,13 +326,18 @@ struct JSONReader {
         let unit = try parseHex4()
         var scalar: Unicode.Scalar?
         if UTF16.isLeadSurrogate(unit) {
-            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                throw error("unpaired surrogate in a string: expected a \\uXXXX low surrogate after a high surrogate", at: backslash)
+            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+            else {
+                throw error(
+                    "unpaired surrogate in a string: expected a \\uXXXX low surrogate after a high surrogate",
+                    at: backslash)
             }
             index += 2
             let low = try parseHex4()
             guard UTF16.isTrailSurrogate(low) else {
-                throw error("unpaired surrogate in a string: expected a \\uXXXX low surrogate after a high surrogate", at: backslash)
+                throw error(
+                    "unpaired surrogate in a string: expected a \\uXXXX low surrogate after a high surrogate",
+                    at: backslash)
             }
             // Typed steps: as one mixed-literal expression this line took 144 ms to type-check.
             let highBits: UInt32 = UInt32(unit) - 0xD800
@@ -342,7 +355,9 @@ struct JSONReader {
     private mutating func parseHex4() throws(DefaultsError) -> UInt16 {
         var value: UInt16 = 0
         for _ in 0..<4 {
-            guard index < bytes.count else { throw error("expected 4 hexadecimal digits after '\\u', found end of file") }
+            guard index < bytes.count else {
+                throw error("expected 4 hexadecimal digits after '\\u', found end of file")
+            }
             let byte = bytes[index]
             let digit: UInt8
             switch byte {
@@ -403,7 +418,9 @@ struct JSONReader {
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             isInteger = false
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard index < bytes.count, isDigit(bytes[index]) else {
                 throw error("expected a digit in the exponent of a number, found \(found())")
             }
@@ -456,7 +473,8 @@ struct JSONReader {
     private func isWordByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "+"), UInt8(ascii: "-"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "+"),
+            UInt8(ascii: "-"):
             return true
         default:
             return false
@@ -465,7 +483,8 @@ struct JSONReader {
 
     private func error(_ message: String, at offset: Int? = nil) -> DefaultsError {
         let position = TextPosition(of: offset ?? index, in: bytes)
-        return DefaultsError(.malformedFile, message: message, fileURL: fileURL, line: position.line, column: position.column)
+        return DefaultsError(
+            .malformedFile, message: message, fileURL: fileURL, line: position.line, column: position.column)
     }
 }
 

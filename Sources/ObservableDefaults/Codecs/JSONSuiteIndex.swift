@@ -18,7 +18,9 @@ enum JSONSuiteIndex {
 
     /// ``scan(_:)``, ending early at a member where a previous member starts in the bytes the previous
     /// version ends with (see ``SuiteIndex/CommonEnd``); `sameAtEnd` is how many members it took from there.
-    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, end: SuiteIndex.CommonEnd?) -> (members: [Member], sameAtEnd: Int)? {
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, end: SuiteIndex.CommonEnd?) -> (
+        members: [Member], sameAtEnd: Int
+    )? {
         var index = 0
         let count = bytes.count
         if count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
@@ -59,8 +61,11 @@ enum JSONSuiteIndex {
 
     /// ``scan(_:)`` of `bytes`, given the previous file and its members (which ``scan(_:)`` found): only
     /// the members between the bytes both files start and end with are scanned (see ``SuiteIndex/Scan``).
-    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, previous: UnsafeBufferPointer<UInt8>, previousMembers: [Member]) -> Scan? {
-        SuiteIndex.scan(bytes, previous: previous, previousMembers: previousMembers, scanAll: { scan($0, end: $1) }) { start, members, end in
+    static func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, previous: UnsafeBufferPointer<UInt8>, previousMembers: [Member]
+    ) -> Scan? {
+        SuiteIndex.scan(bytes, previous: previous, previousMembers: previousMembers, scanAll: { scan($0, end: $1) }) {
+            start, members, end in
             scanRest(bytes, from: start, into: &members, end: end)
         }
     }
@@ -184,7 +189,8 @@ enum JSONSuiteIndex {
             previousBytes: previousBytes, previousMembers: previousMembers, values: &values,
             newBytes: newBytes, newMembers: newMembers, sameAtStart: sameAtStart, sameAtEnd: sameAtEnd,
             key: { bytes, range in JSONReader.string(in: bytes, at: range) },
-            value: { bytes, range, key in JSONReader.memberValue(in: bytes, at: range, key: key, spellings: &spellings) },
+            value: { bytes, range, key in JSONReader.memberValue(in: bytes, at: range, key: key, spellings: &spellings)
+            },
             removed: { key in spellings.set(nil, forKey: key) })
     }
 }

@@ -51,7 +51,8 @@ struct JSONWriter: ~Copyable {
                     if let fragment = entries[position].fragment, fragment.upperBound <= previous.count {
                         writer.output.append(UnsafeBufferPointer(rebasing: previous[fragment]))
                     } else {
-                        writer.memberSpellings = writer.spellings.isEmpty ? nil : writer.spellings.spellings(forKey: entries[position].key)
+                        writer.memberSpellings =
+                            writer.spellings.isEmpty ? nil : writer.spellings.spellings(forKey: entries[position].key)
                         writer.writeMember(entries[position], indent: 0)
                     }
                     entries[position].fragment = start..<writer.output.count
@@ -163,7 +164,9 @@ struct JSONWriter: ~Copyable {
         case 0x0C: output.append(UInt8(ascii: "\\"), UInt8(ascii: "f"))
         default:
             // \u00XX, upper-case hexadecimal digits.
-            func hex(_ digit: UInt8) -> UInt8 { digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10 }
+            func hex(_ digit: UInt8) -> UInt8 {
+                digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10
+            }
             output.append(UInt8(ascii: "\\"), UInt8(ascii: "u"))
             output.append(UInt8(ascii: "0"), UInt8(ascii: "0"))
             output.append(hex(byte >> 4), hex(byte & 0x0F))

@@ -31,7 +31,8 @@ enum PropertyListReader {
             guard startsWithMarkup(data) else {
                 throw DefaultsError(
                     .malformedFile,
-                    message: "not a property list: expected an XML document ('<?xml' or '<plist') or a binary property list ('bplist00')",
+                    message:
+                        "not a property list: expected an XML document ('<?xml' or '<plist') or a binary property list ('bplist00')",
                     fileURL: fileURL, line: 1, column: 1)
             }
             return try parseWithFoundation(data, fileURL: fileURL)
@@ -47,7 +48,9 @@ enum PropertyListReader {
             throw malformed(error, fileURL: fileURL)
         }
         guard let converted = DefaultsValue(any: object) else {
-            throw DefaultsError(.malformedFile, message: "the property list holds a value that is not a property-list type", fileURL: fileURL)
+            throw DefaultsError(
+                .malformedFile, message: "the property list holds a value that is not a property-list type",
+                fileURL: fileURL)
         }
         return try topLevelDictionary(converted, fileURL: fileURL)
     }
@@ -60,11 +63,14 @@ enum PropertyListReader {
         return bytes.first(where: { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }) == UInt8(ascii: "<")
     }
 
-    static func topLevelDictionary(_ converted: DefaultsValue, fileURL: URL?) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
+    static func topLevelDictionary(_ converted: DefaultsValue, fileURL: URL?) throws(DefaultsError) -> [ExactKey:
+        DefaultsValue]
+    {
         guard case .dictionary(let dictionary) = converted else {
             throw DefaultsError(
                 .malformedFile,
-                message: "expected a dictionary at the top level of a suite file, found \(articled(converted.typeName))",
+                message:
+                    "expected a dictionary at the top level of a suite file, found \(articled(converted.typeName))",
                 fileURL: fileURL)
         }
         return dictionary.exactKeyed
@@ -80,7 +86,8 @@ enum PropertyListReader {
         let nsError = error as NSError
         let detail = (nsError.userInfo[NSDebugDescriptionErrorKey] as? String) ?? nsError.localizedDescription
         return DefaultsError(
-            .malformedFile, message: "not a valid property list: \(detail)", fileURL: fileURL, line: lineNumber(in: detail))
+            .malformedFile, message: "not a valid property list: \(detail)", fileURL: fileURL,
+            line: lineNumber(in: detail))
     }
 
     private static func lineNumber(in text: String) -> Int? {

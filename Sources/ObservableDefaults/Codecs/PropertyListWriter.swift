@@ -18,10 +18,13 @@ struct PropertyListWriter {
     /// Serialises a suite's top-level entries, already sorted by key. An entry with a `fragment` is
     /// copied from `previous` instead of encoded; every entry's `fragment` is set to where its text is in
     /// the result. `capacity` is the expected size.
-    static func encodeSuiteBytes(_ entries: inout [SuiteFormat.Entry], reusing previous: [UInt8]?, capacity: Int = 0) -> [UInt8] {
+    static func encodeSuiteBytes(_ entries: inout [SuiteFormat.Entry], reusing previous: [UInt8]?, capacity: Int = 0)
+        -> [UInt8]
+    {
         var writer = PropertyListWriter()
         writer.output.reserveCapacity(max(capacity, 64 * entries.count + 256))
-        writer.append("""
+        writer.append(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
             <plist version="1.0">

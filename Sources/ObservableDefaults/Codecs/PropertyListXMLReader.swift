@@ -81,7 +81,8 @@ struct PropertyListXMLReader {
     private mutating func fail<T>(_ message: String, at offset: Int) -> T? {
         if failure == nil {
             let position = TextPosition(of: offset, in: bytes)
-            failure = DefaultsError(.malformedFile, message: message, fileURL: fileURL, line: position.line, column: position.column)
+            failure = DefaultsError(
+                .malformedFile, message: message, fileURL: fileURL, line: position.line, column: position.column)
         }
         return nil
     }
@@ -92,8 +93,11 @@ struct PropertyListXMLReader {
         skipWhitespace()
         if startsWith("<?xml") {
             guard let end = position(of: "?>") else { return nil }
-            let declaration = String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self).lowercased()
-            if declaration.contains("encoding") && !declaration.contains("encoding=\"utf-8\"") && !declaration.contains("encoding='utf-8'") {
+            let declaration = String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
+                .lowercased()
+            if declaration.contains("encoding") && !declaration.contains("encoding=\"utf-8\"")
+                && !declaration.contains("encoding='utf-8'")
+            {
                 return nil
             }
             index = end + 2
@@ -110,7 +114,8 @@ struct PropertyListXMLReader {
             skipWhitespace()
         }
         guard startsWith("<plist"), index + 6 < bytes.count,
-              bytes[index + 6] == UInt8(ascii: ">") || isWhitespace(bytes[index + 6]) else { return nil }
+            bytes[index + 6] == UInt8(ascii: ">") || isWhitespace(bytes[index + 6])
+        else { return nil }
         while index < bytes.count, bytes[index] != UInt8(ascii: ">") { index += 1 }
         guard index < bytes.count, bytes[index - 1] != UInt8(ascii: "/") else { return nil }
         index += 1
@@ -126,7 +131,9 @@ struct PropertyListXMLReader {
     // MARK: - Values
 
     private mutating func parseValue(depth: Int) -> DefaultsValue? {
-        if depth > Self.maximumDepth { return fail("containers are nested more than \(Self.maximumDepth) levels deep", at: index) }
+        if depth > Self.maximumDepth {
+            return fail("containers are nested more than \(Self.maximumDepth) levels deep", at: index)
+        }
         guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else { return nil }
         index += 1
         let nameStart = index
@@ -159,7 +166,9 @@ struct PropertyListXMLReader {
     }
 
     /// A dictionary whose keys are made by `makeKey`; `nil` when two keys are equal (by `Key`'s equality).
-    private mutating func parseDictionary<Key: Hashable>(depth: Int, keyedBy makeKey: (String) -> Key) -> [Key: DefaultsValue]? {
+    private mutating func parseDictionary<Key: Hashable>(depth: Int, keyedBy makeKey: (String) -> Key) -> [Key:
+        DefaultsValue]?
+    {
         // Collected first, then inserted into a dictionary of the final size (no rehash per doubling).
         var members: [(key: String, value: DefaultsValue)] = []
         while true {
@@ -272,7 +281,9 @@ struct PropertyListXMLReader {
         }
         if value == 0x0D { return nil }
         guard Self.isXMLCharacter(value), let scalar = Unicode.Scalar(value) else {
-            return fail("character reference '&\(text);' is not a character XML allows (expected U+9, U+A, U+D, U+20–U+D7FF, U+E000–U+FFFD or U+10000–U+10FFFF)", at: ampersand)
+            return fail(
+                "character reference '&\(text);' is not a character XML allows (expected U+9, U+A, U+D, U+20–U+D7FF, U+E000–U+FFFD or U+10000–U+10FFFF)",
+                at: ampersand)
         }
         return scalar
     }
@@ -333,7 +344,9 @@ struct PropertyListXMLReader {
         }
         if position < text.count, text[position] == UInt8(ascii: "e") || text[position] == UInt8(ascii: "E") {
             position += 1
-            if position < text.count, text[position] == UInt8(ascii: "+") || text[position] == UInt8(ascii: "-") { position += 1 }
+            if position < text.count, text[position] == UInt8(ascii: "+") || text[position] == UInt8(ascii: "-") {
+                position += 1
+            }
             guard digits() else { return nil }
         }
         guard position == text.count, let double = Double(string) else { return nil }
@@ -343,11 +356,11 @@ struct PropertyListXMLReader {
     /// `YYYY-MM-DDTHH:MM:SSZ`, the form writers emit.
     private mutating func parseDate() -> DefaultsValue? {
         guard let text = parsePlainText(closing: "</date>"), text.count == 20,
-              text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
-              text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"), text[19] == UInt8(ascii: "Z"),
-              // A leap second, and years far from today, are Foundation's to interpret.
-              text[17] < UInt8(ascii: "6"), text[0] == UInt8(ascii: "1") || text[0] == UInt8(ascii: "2"),
-              let date = ISO8601Text.date(from: String(decoding: text, as: UTF8.self))
+            text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
+            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"), text[19] == UInt8(ascii: "Z"),
+            // A leap second, and years far from today, are Foundation's to interpret.
+            text[17] < UInt8(ascii: "6"), text[0] == UInt8(ascii: "1") || text[0] == UInt8(ascii: "2"),
+            let date = ISO8601Text.date(from: String(decoding: text, as: UTF8.self))
         else { return nil }
         return .date(date)
     }
@@ -379,7 +392,9 @@ struct PropertyListXMLReader {
     static func memberValue(in bytes: UnsafeBufferPointer<UInt8>, at range: Range<Int>) -> DefaultsValue? {
         var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
         reader.index = range.lowerBound
-        guard let value = reader.parseValue(depth: 2), reader.index == range.upperBound, reader.failure == nil else { return nil }
+        guard let value = reader.parseValue(depth: 2), reader.index == range.upperBound, reader.failure == nil else {
+            return nil
+        }
         return value
     }
 
@@ -411,7 +426,8 @@ struct PropertyListXMLReader {
     /// document; see ``SuiteIndex/scan(_:previous:previousMembers:scanAll:scanRest:)``. Returns how many
     /// members were taken from the common end, or `nil`.
     static func scanSuiteMembers(
-        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, into members: inout [SuiteIndex.Member], end: SuiteIndex.CommonEnd
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, into members: inout [SuiteIndex.Member],
+        end: SuiteIndex.CommonEnd
     ) -> Int? {
         var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
         reader.index = start
@@ -485,7 +501,8 @@ struct PropertyListXMLReader {
     }
 
     private func isNameByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
     }
 
     private func digitValue(_ byte: UInt8, radix: UInt32) -> UInt32? {

@@ -18,10 +18,15 @@ enum PropertyListXMLSuiteIndex {
 
     /// ``scan(_:)`` of `bytes`, given the previous file and its members: only the members between the
     /// bytes both files start and end with are scanned (see ``SuiteIndex/Scan``).
-    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, previous: UnsafeBufferPointer<UInt8>, previousMembers: [Member]) -> SuiteIndex.Scan? {
-        SuiteIndex.scan(bytes, previous: previous, previousMembers: previousMembers, scanAll: { bytes, end in
-            PropertyListXMLReader.scanSuiteMembers(bytes, end: end)
-        }) { start, members, end in
+    static func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, previous: UnsafeBufferPointer<UInt8>, previousMembers: [Member]
+    ) -> SuiteIndex.Scan? {
+        SuiteIndex.scan(
+            bytes, previous: previous, previousMembers: previousMembers,
+            scanAll: { bytes, end in
+                PropertyListXMLReader.scanSuiteMembers(bytes, end: end)
+            }
+        ) { start, members, end in
             PropertyListXMLReader.scanSuiteMembers(bytes, from: start, into: &members, end: end)
         }
     }
@@ -42,7 +47,9 @@ enum PropertyListXMLSuiteIndex {
             // Key text holds no `<` (the writer escapes it).
             var index = fragment.lowerBound + keyOpen.count
             while index < fragment.upperBound, bytes[index] != UInt8(ascii: "<") { index += 1 }
-            guard starts(bytes, at: index, with: keyClose), index + keyClose.count < fragment.upperBound - 1 else { return nil }
+            guard starts(bytes, at: index, with: keyClose), index + keyClose.count < fragment.upperBound - 1 else {
+                return nil
+            }
             let keyEnd = index + keyClose.count - 2
             members.append(Member(key: fragment.lowerBound + 1..<keyEnd, value: keyEnd + 2..<fragment.upperBound - 1))
         }

@@ -21,7 +21,9 @@ extension SuiteFormat {
 extension SuiteFormat {
     /// ``decodeSuite(_:fileURL:)`` as a list sorted by the keys' bytes, in which keys that differ only by
     /// Unicode normalisation (`"caf\u{E9}"`, `"cafe\u{301}"`) are separate entries, as in the file.
-    public func decodeSuiteEntries(_ bytes: Data, fileURL: URL) throws(DefaultsError) -> [(key: String, value: DefaultsValue)] {
+    public func decodeSuiteEntries(_ bytes: Data, fileURL: URL) throws(DefaultsError) -> [(
+        key: String, value: DefaultsValue
+    )] {
         SuiteFormat.sortedEntries(of: try decode(bytes, fileURL: fileURL)).map { ($0.key, $0.value) }
     }
 

@@ -20,29 +20,35 @@ extension SuiteFormat {
     ///   - spellings: JSON's number spellings of `previous`, brought to those of `current`.
     func reread(
         previous: UnsafeBufferPointer<UInt8>, previousMembers known: [SuiteIndex.Member]?, entries: [Entry]?,
-        values: inout [ExactKey: DefaultsValue], spellings: inout JSONNumberSpellings, current: UnsafeBufferPointer<UInt8>
+        values: inout [ExactKey: DefaultsValue], spellings: inout JSONNumberSpellings,
+        current: UnsafeBufferPointer<UInt8>
     ) -> Reread? {
         switch self {
         case .json:
-            guard let previousMembers = known
-                ?? entries.flatMap({ JSONSuiteIndex.members(ofWritten: previous, entries: $0) })
-                ?? JSONSuiteIndex.scan(previous),
+            guard
+                let previousMembers = known
+                    ?? entries.flatMap({ JSONSuiteIndex.members(ofWritten: previous, entries: $0) })
+                    ?? JSONSuiteIndex.scan(previous),
                 previousMembers.count == values.count,
                 let scan = JSONSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
                 let changed = JSONSuiteIndex.reread(
                     previousBytes: previous, previousMembers: previousMembers, values: &values, spellings: &spellings,
-                    newBytes: current, newMembers: scan.members, sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
+                    newBytes: current, newMembers: scan.members, sameAtStart: scan.sameAtStart,
+                    sameAtEnd: scan.sameAtEnd)
             else { return nil }
             return Reread(changed: changed, members: scan.members)
         case .propertyList:
-            guard let previousMembers = known
-                ?? entries.flatMap({ PropertyListXMLSuiteIndex.members(ofWritten: previous, entries: $0) })
-                ?? Self.membersOfReadPropertyList(previous),
+            guard
+                let previousMembers = known
+                    ?? entries.flatMap({ PropertyListXMLSuiteIndex.members(ofWritten: previous, entries: $0) })
+                    ?? Self.membersOfReadPropertyList(previous),
                 previousMembers.count == values.count,
-                let scan = PropertyListXMLSuiteIndex.scan(current, previous: previous, previousMembers: previousMembers),
+                let scan = PropertyListXMLSuiteIndex.scan(
+                    current, previous: previous, previousMembers: previousMembers),
                 let changed = PropertyListXMLSuiteIndex.reread(
                     previousBytes: previous, previousMembers: previousMembers, values: &values,
-                    newBytes: current, newMembers: scan.members, sameAtStart: scan.sameAtStart, sameAtEnd: scan.sameAtEnd)
+                    newBytes: current, newMembers: scan.members, sameAtStart: scan.sameAtStart,
+                    sameAtEnd: scan.sameAtEnd)
             else { return nil }
             return Reread(changed: changed, members: scan.members)
         }

@@ -27,7 +27,9 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
 
     /// ``decode(_:fileURL:)``, also giving the text of JSON numbers the writer would spell differently,
     /// for ``encodeBytes(_:reusing:capacity:spellings:fileURL:)`` to keep (always empty for property lists).
-    func decode(_ bytes: Data, fileURL: URL, spellings: inout JSONNumberSpellings) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
+    func decode(_ bytes: Data, fileURL: URL, spellings: inout JSONNumberSpellings) throws(DefaultsError) -> [ExactKey:
+        DefaultsValue]
+    {
         switch self {
         case .json: return try JSONReader.parseSuite(bytes, fileURL: fileURL, spellings: &spellings)
         case .propertyList:
@@ -97,7 +99,9 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
         case .json:
             return JSONWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity, spellings: spellings)
         case .propertyList:
-            for entry in entries where entry.fragment == nil { try validate(entry.value, forKey: entry.key, fileURL: fileURL) }
+            for entry in entries where entry.fragment == nil {
+                try validate(entry.value, forKey: entry.key, fileURL: fileURL)
+            }
             return PropertyListWriter.encodeSuiteBytes(&entries, reusing: previous, capacity: capacity)
         }
     }

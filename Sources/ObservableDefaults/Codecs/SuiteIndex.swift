@@ -47,9 +47,10 @@ enum SuiteIndex {
             let position = SuiteIndex.partitionPoint(previous.count) { previous[$0].key.lowerBound >= index - shift }
             guard position < previous.count, previous[position].key.lowerBound == index - shift else { return nil }
             for member in previous[position...] {
-                members.append(Member(
-                    key: member.key.lowerBound + shift..<member.key.upperBound + shift,
-                    value: member.value.lowerBound + shift..<member.value.upperBound + shift))
+                members.append(
+                    Member(
+                        key: member.key.lowerBound + shift..<member.key.upperBound + shift,
+                        value: member.value.lowerBound + shift..<member.value.upperBound + shift))
             }
             return previous.count - position
         }
@@ -71,7 +72,8 @@ enum SuiteIndex {
         // A member is the same if its bytes and the one after them (which ends a JSON number or literal)
         // are in the common prefix.
         let kept = partitionPoint(previousMembers.count) { previousMembers[$0].value.upperBound >= prefix }
-        let end = CommonEnd(start: bytes.count - suffix, shift: bytes.count - previous.count, previousMembers: previousMembers)
+        let end = CommonEnd(
+            start: bytes.count - suffix, shift: bytes.count - previous.count, previousMembers: previousMembers)
         guard kept > 0 else {
             return scanAll(bytes, end).map { Scan(members: $0.members, sameAtStart: 0, sameAtEnd: $0.sameAtEnd) }
         }
@@ -133,7 +135,9 @@ enum SuiteIndex {
         func compare(_ member: Member, with position: Int) -> Bool {
             let previous = previousMembers[position]
             if equal(newBytes, member.value, previousBytes, previous.value) { return true }
-            guard let key = readKey(newBytes, member.key), let value = readValue(newBytes, member.value, key) else { return false }
+            guard let key = readKey(newBytes, member.key), let value = readValue(newBytes, member.value, key) else {
+                return false
+            }
             set(key, value)
             return true
         }
@@ -190,7 +194,9 @@ enum SuiteIndex {
     static func commonPrefix(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, limit: Int) -> Int {
         var length = 0
         let block = 256
-        while length + block <= limit, memcmp(a.baseAddress! + length, b.baseAddress! + length, block) == 0 { length += block }
+        while length + block <= limit, memcmp(a.baseAddress! + length, b.baseAddress! + length, block) == 0 {
+            length += block
+        }
         while length < limit, a[length] == b[length] { length += 1 }
         return length
     }
@@ -211,6 +217,7 @@ enum SuiteIndex {
         _ a: UnsafeBufferPointer<UInt8>, _ aRange: Range<Int>, _ b: UnsafeBufferPointer<UInt8>, _ bRange: Range<Int>
     ) -> Bool {
         aRange.count == bRange.count
-            && (aRange.isEmpty || memcmp(a.baseAddress! + aRange.lowerBound, b.baseAddress! + bRange.lowerBound, aRange.count) == 0)
+            && (aRange.isEmpty
+                || memcmp(a.baseAddress! + aRange.lowerBound, b.baseAddress! + bRange.lowerBound, aRange.count) == 0)
     }
 }

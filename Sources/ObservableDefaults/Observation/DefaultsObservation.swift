@@ -29,7 +29,9 @@ extension AsyncStream where Element: Sendable {
     /// the handler to call; none is dropped, and the observation is cancelled when iteration ends or the
     /// consuming task is cancelled. (The one bridge both stores' `changes()`, `errors()` and
     /// `errorEvents()` use.)
-    static func observing(_ start: (@escaping @Sendable (Element) -> Void) -> DefaultsObservation) -> AsyncStream<Element> {
+    static func observing(_ start: (@escaping @Sendable (Element) -> Void) -> DefaultsObservation) -> AsyncStream<
+        Element
+    > {
         AsyncStream { continuation in
             let observation = start { continuation.yield($0) }
             continuation.onTermination = { _ in observation.cancel() }
@@ -40,7 +42,9 @@ extension AsyncStream where Element: Sendable {
 extension DefaultsErrorEvent {
     /// An event handler that passes each error that occurred to `handler`, and ignores recoveries: how both
     /// stores' `observeErrors(_:)` reads the error events.
-    static func occurrences(_ handler: @escaping @Sendable (DefaultsError) -> Void) -> @Sendable (DefaultsErrorEvent) -> Void {
+    static func occurrences(_ handler: @escaping @Sendable (DefaultsError) -> Void)
+        -> @Sendable (DefaultsErrorEvent) -> Void
+    {
         { event in
             if case .occurred(let error) = event { handler(error) }
         }

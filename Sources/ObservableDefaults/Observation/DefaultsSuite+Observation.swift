@@ -20,7 +20,8 @@ extension DefaultsSuite {
         _ handler: @escaping @Sendable (DefaultsChange) -> Void
     ) -> DefaultsObservation {
         let storage = self.storage
-        let token = storage.addObserver(.init(filter: DefaultsKeyFilter(keys: keys, prefix: prefix), scope: scope, handler: handler))
+        let token = storage.addObserver(
+            .init(filter: DefaultsKeyFilter(keys: keys, prefix: prefix), scope: scope, handler: handler))
         return DefaultsObservation { storage.removeObserver(token) }
     }
 

@@ -130,7 +130,8 @@ struct ErrorChannel: Sendable {
     /// Ends every problem whose topic `isOver` says is over, in the order of their topics.
     mutating func clear(where isOver: (ErrorTopic) -> Bool) -> ErrorDelivery {
         let ended = problems.keys.filter(isOver).sorted().compactMap { problems.removeValue(forKey: $0) }
-        return ErrorDelivery(events: ended.map { .recovered($0) }, handlers: ended.isEmpty ? [] : Array(handlers.values))
+        return ErrorDelivery(
+            events: ended.map { .recovered($0) }, handlers: ended.isEmpty ? [] : Array(handlers.values))
     }
 }
 

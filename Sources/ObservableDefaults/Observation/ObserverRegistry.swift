@@ -53,7 +53,9 @@ struct ObserverRegistry<Token: Hashable, Observer: KeyFilteredObserver> {
             // By index, so the skipped observer is not copied (a copy retains and releases its references).
             var index = all.startIndex
             while index != all.endIndex {
-                if all.keys[index] != skipped, all.values[index].filter.matches(key) { body(all.keys[index], all.values[index]) }
+                if all.keys[index] != skipped, all.values[index].filter.matches(key) {
+                    body(all.keys[index], all.values[index])
+                }
                 all.formIndex(after: &index)
             }
             return

@@ -23,7 +23,9 @@ struct ExactKey: Hashable, Comparable, Sendable, CustomStringConvertible, Expres
             if a == b { return true }
         }
         return lhs.string.utf8.count == rhs.string.utf8.count
-            && lhs.withBytes { a in rhs.withBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+            && lhs.withBytes { a in
+                rhs.withBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+            }
     }
 
     func hash(into hasher: inout Hasher) {

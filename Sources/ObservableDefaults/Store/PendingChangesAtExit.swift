@@ -37,7 +37,8 @@ enum PendingChangesAtExit {
             guard !keys.isEmpty else { return }
             let quoted = keys.map { "'\($0)'" }.joined(separator: ", ")
             let count = keys.count == 1 ? "1 change" : "\(keys.count) changes"
-            let message = "ObservableDefaults: \(count) to \(storage.fileURL.path) could not be written and \(keys.count == 1 ? "is" : "are") lost (\(keys.count == 1 ? "key" : "keys") \(quoted)): \(error)\n"
+            let message =
+                "ObservableDefaults: \(count) to \(storage.fileURL.path) could not be written and \(keys.count == 1 ? "is" : "are") lost (\(keys.count == 1 ? "key" : "keys") \(quoted)): \(error)\n"
             FileHandle.standardError.write(Data(message.utf8))
         }
     }

@@ -22,7 +22,9 @@ enum StaleTemporaryFiles {
     /// writer is gone.
     static func removeStale(in directory: String) {
         removeStale(directlyIn: directory)
-        if let subdirectory = SuiteFileTemporaryDirectory.existing(in: directory) { removeStale(directlyIn: subdirectory) }
+        if let subdirectory = SuiteFileTemporaryDirectory.existing(in: directory) {
+            removeStale(directlyIn: subdirectory)
+        }
     }
 
     private static func removeStale(directlyIn directory: String) {
@@ -31,7 +33,8 @@ enum StaleTemporaryFiles {
             let fields = name.dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
             // "", <file name parts...>, <pid>, <n>
             guard fields.count >= 4, let pid = Int32(fields[fields.count - 2]), UInt32(fields[fields.count - 1]) != nil,
-                  pid > 0 else { continue }
+                pid > 0
+            else { continue }
             // Another process may remove it first; nothing else needs to know.
             if CurrentProcess.hasEnded(pid) { try? FileSystem.removeFile(directory + "/" + name) }
         }

@@ -21,7 +21,8 @@ enum SuiteDirectoryPolicy {
             let mode = String(info.permissions, radix: 8)
             throw DefaultsError(
                 .fileSystem,
-                message: "the suite's directory \(directory) is writable by other users and not sticky (mode \(mode)); refusing to write there (remove write access for others, or set the sticky bit)",
+                message:
+                    "the suite's directory \(directory) is writable by other users and not sticky (mode \(mode)); refusing to write there (remove write access for others, or set the sticky bit)",
                 fileURL: fileURL, errorNumber: Errno.notPermitted.rawValue)
         }
         return info
@@ -29,11 +30,17 @@ enum SuiteDirectoryPolicy {
 
     /// Throws unless the symlink `link` (its `lstat`) at `path` in a directory described by `directory`
     /// may be followed.
-    static func checkSymlink(_ link: FileStatus, at path: String, in directory: FileStatus, fileURL: URL) throws(DefaultsError) {
-        if !directory.isWritableByOthers || link.owner == CurrentProcess.effectiveUser || link.owner == directory.owner { return }
+    static func checkSymlink(_ link: FileStatus, at path: String, in directory: FileStatus, fileURL: URL)
+        throws(DefaultsError)
+    {
+        if !directory.isWritableByOthers || link.owner == CurrentProcess.effectiveUser || link.owner == directory.owner
+        {
+            return
+        }
         throw DefaultsError(
             .fileSystem,
-            message: "the suite file \(path) is a symlink owned by another user (uid \(link.owner)) in a directory others can write; refusing to follow it",
+            message:
+                "the suite file \(path) is a symlink owned by another user (uid \(link.owner)) in a directory others can write; refusing to follow it",
             fileURL: fileURL, errorNumber: Errno.notPermitted.rawValue)
     }
 }

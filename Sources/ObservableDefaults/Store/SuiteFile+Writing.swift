@@ -46,11 +46,14 @@ extension SuiteFile {
     /// process replaced it, apply the changes, encode, replace the file, and keep what the next write
     /// reuses. The document is changed in place (no copy of the whole suite, no sorting it again, and only
     /// changed entries encoded again) and put back as it was when the attempt fails.
-    private func transaction(_ document: inout Document, _ request: WriteRequest) throws(WriteFailure) -> AdoptedVersion {
+    private func transaction(_ document: inout Document, _ request: WriteRequest) throws(WriteFailure) -> AdoptedVersion
+    {
         var attempt = Attempt(taking: &document, knownIdentity: known.withLock { $0.identity })
         do throws(DefaultsError) {
             let paths = try SuiteFileIO.checkedWritePaths(for: path, fileURL: url)
-            return try SuiteLock.withLock(at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.options.lockWaitLimit) { () throws(DefaultsError) -> AdoptedVersion in
+            return try SuiteLock.withLock(
+                at: paths.lock, of: paths.file, fileURL: url, waitLimit: request.options.lockWaitLimit
+            ) { () throws(DefaultsError) -> AdoptedVersion in
                 let existing = FileStatus.ifPresent(at: paths.file)
                 try catchUp(&document, &attempt, existing: existing)
                 let updatedValue = apply(request, to: &document, &attempt)
@@ -101,7 +104,8 @@ extension SuiteFile {
         var outsideChanges: [ExactKey] {
             guard let caughtUp else { return [] }
             var changed: [ExactKey] = []
-            for key in Set(caughtUp.previous.keys).union(caughtUp.current.keys) where caughtUp.previous[key] != caughtUp.current[key] {
+            for key in Set(caughtUp.previous.keys).union(caughtUp.current.keys)
+            where caughtUp.previous[key] != caughtUp.current[key] {
                 changed.append(key)
             }
             return changed
@@ -129,7 +133,9 @@ extension SuiteFile {
 
     /// When the file on disk is not the version the document holds (another process wrote it),
     /// reads it and makes it the document's contents, so its keys are kept.
-    private func catchUp(_ document: inout Document, _ attempt: inout Attempt, existing: FileStatus?) throws(DefaultsError) {
+    private func catchUp(_ document: inout Document, _ attempt: inout Attempt, existing: FileStatus?)
+        throws(DefaultsError)
+    {
         guard existing.map(FileIdentity.init) != attempt.knownIdentity else { return }
         let current = try decodeCurrentFile(&attempt)
         attempt.caughtUp = (document.values, current)
@@ -140,7 +146,8 @@ extension SuiteFile {
 
     /// Applies the pending changes, then the update (which sees them), to the document's values
     /// and sorted entries, recording what each replaced. Returns the update's value.
-    private func apply(_ request: WriteRequest, to document: inout Document, _ attempt: inout Attempt) -> DefaultsValue? {
+    private func apply(_ request: WriteRequest, to document: inout Document, _ attempt: inout Attempt) -> DefaultsValue?
+    {
         var changes = request.pending
         var updatedValue: DefaultsValue?
         if let update = request.update {
@@ -151,7 +158,10 @@ extension SuiteFile {
         }
         attempt.replaced.reserveCapacity(changes.count)
         for (key, value) in changes {
-            let old = if let value { document.values.updateValue(value, forKey: key) } else { document.values.removeValue(forKey: key) }
+            let old =
+                if let value { document.values.updateValue(value, forKey: key) } else {
+                    document.values.removeValue(forKey: key)
+                }
             attempt.replaced.append((key, old))
             if attempt.entries != nil { Self.update(&attempt.entries!, key: key, value: value) }
         }
@@ -159,7 +169,8 @@ extension SuiteFile {
     }
 
     /// The new file's bytes, reusing the unchanged fragments of the previous ones.
-    private func encode(_ values: [ExactKey: DefaultsValue], _ attempt: inout Attempt) throws(DefaultsError) -> [UInt8] {
+    private func encode(_ values: [ExactKey: DefaultsValue], _ attempt: inout Attempt) throws(DefaultsError) -> [UInt8]
+    {
         if attempt.entries == nil {
             attempt.entries = SuiteFormat.sortedEntries(of: values)
         }

@@ -107,7 +107,8 @@ final class SuiteFile: Sendable {
         }
         if let gate, !gate(snapshot.map { Self.isBlank($0.bytes) } ?? true) { return .unchanged }
         guard let snapshot else {
-            return .adopted(adopt(&document, contents: [:], bytes: nil, spellings: JSONNumberSpellings(), identity: nil))
+            return .adopted(
+                adopt(&document, contents: [:], bytes: nil, spellings: JSONNumberSpellings(), identity: nil))
         }
         // The bytes read are kept, for the next re-read to compare with (see `rereadIncrementally`).
         var bytes: [UInt8]?
@@ -128,7 +129,8 @@ final class SuiteFile: Sendable {
         }
         // Copied after the parse on a first read (as opening did before), not before it.
         if bytes == nil { bytes = [UInt8](snapshot.bytes) }
-        return .adopted(adopt(&document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity))
+        return .adopted(
+            adopt(&document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity))
     }
 
     /// A fully read version goes into the document; every key may differ from memory.
@@ -149,7 +151,9 @@ final class SuiteFile: Sendable {
     /// parse must decide: no previous bytes, a file that does not scan, a changed member that does not
     /// parse, duplicate keys or `null`. The sorted entries a write kept are handed back to be released
     /// once observers have heard (their fragments point into the previous bytes, so they are not kept).
-    private func rereadIncrementally(_ document: inout Document, _ bytes: [UInt8], identity: FileIdentity) -> AdoptedVersion? {
+    private func rereadIncrementally(_ document: inout Document, _ bytes: [UInt8], identity: FileIdentity)
+        -> AdoptedVersion?
+    {
         guard let previousBytes = document.bytes else { return nil }
         var spellings = document.spellings
         let outcome = previousBytes.withUnsafeBufferPointer { previous in
@@ -164,7 +168,8 @@ final class SuiteFile: Sendable {
         document.bytes = bytes
         document.members = outcome.members
         document.spellings = spellings
-        return AdoptedVersion(contents: document.values, changedKeys: outcome.changed, identity: identity, released: released)
+        return AdoptedVersion(
+            contents: document.values, changedKeys: outcome.changed, identity: identity, released: released)
     }
 
     /// Whether the file holds nothing but whitespace (an empty suite, or the first moment of a save).

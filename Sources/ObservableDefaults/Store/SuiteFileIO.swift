@@ -27,7 +27,9 @@ enum SuiteFileIO {
             throw DefaultsError(error, "cannot stat the suite file", fileURL: url)
         }
         if status.kind == .directory {
-            throw DefaultsError(.fileSystem, message: "the suite file is a directory; expected a JSON or property list file", fileURL: url, errorNumber: Errno.isDirectory.rawValue)
+            throw DefaultsError(
+                .fileSystem, message: "the suite file is a directory; expected a JSON or property list file",
+                fileURL: url, errorNumber: Errno.isDirectory.rawValue)
         }
         let bytes: Data
         do {
@@ -50,7 +52,8 @@ enum SuiteFileIO {
         try SuiteDirectoryPolicy.checkSymlink(link, at: path, in: directory, fileURL: fileURL)
         guard let target = try? FileSystem.resolvedPath(path) else { return linkPaths }
         var targetPaths = SidecarPaths(file: target)
-        targetPaths.directoryStatus = targetPaths.directory == linkPaths.directory
+        targetPaths.directoryStatus =
+            targetPaths.directory == linkPaths.directory
             ? directory : try SuiteDirectoryPolicy.check(directory: targetPaths.directory, fileURL: fileURL)
         return targetPaths
     }
@@ -118,7 +121,8 @@ enum SuiteFileIO {
         do {
             return try FileDescriptor(opening: path, options, mode: 0o600)
         } catch {
-            throw DefaultsError(error, "cannot create the temporary file \(path) to write the suite", fileURL: paths.url)
+            throw DefaultsError(
+                error, "cannot create the temporary file \(path) to write the suite", fileURL: paths.url)
         }
     }
 
@@ -163,12 +167,15 @@ enum SuiteFileIO {
         do {
             afterRename = try FileDescriptor(opening: temporaryPath, [.readOnly, .noFollow])
         } catch {
-            throw DefaultsError(error, "cannot open the temporary file \(temporaryPath) again to read its identity", fileURL: paths.url)
+            throw DefaultsError(
+                error, "cannot open the temporary file \(temporaryPath) again to read its identity", fileURL: paths.url)
         }
         let written: FileStatus
         do throws(SystemCallError) {
             try file.writeAll(bytes)
-            if let existing, existing.owner != CurrentProcess.effectiveUser || existing.group != CurrentProcess.effectiveGroup {
+            if let existing,
+                existing.owner != CurrentProcess.effectiveUser || existing.group != CurrentProcess.effectiveGroup
+            {
                 // Fails harmlessly (EPERM) when we may not give the file away; it is then ours.
                 try? file.setOwner(existing.owner, group: existing.group)
             }
@@ -186,7 +193,8 @@ enum SuiteFileIO {
         // Only the lock holder writes, but someone may remove or replace the lock file while we hold
         // it; a writer that locked the new one may have replaced the file since we read it, and our
         // contents would drop its changes. Then the caller reads the file again and starts over.
-        try SuiteLock.withCommitLock(directory: paths.directory, fileURL: paths.url, waitLimit: lockWaitLimit) { () throws(DefaultsError) in
+        try SuiteLock.withCommitLock(directory: paths.directory, fileURL: paths.url, waitLimit: lockWaitLimit) {
+            () throws(DefaultsError) in
             if FileIdentity.of(path: paths.file) != existing.map(FileIdentity.init) {
                 throw changedUnderneath
             }
@@ -205,7 +213,11 @@ enum SuiteFileIO {
             if synchronize { try FileSystem.synchronizeDirectory(paths.directory) }
             return identity
         } catch {
-            throw DefaultsError(error, error.call == "fstat" ? "cannot stat the written suite file" : "cannot flush the suite's directory to disk", fileURL: paths.url)
+            throw DefaultsError(
+                error,
+                error.call == "fstat"
+                    ? "cannot stat the written suite file" : "cannot flush the suite's directory to disk",
+                fileURL: paths.url)
         }
     }
 
@@ -220,18 +232,23 @@ enum SuiteFileIO {
 
     /// Thrown by ``replace(_:with:existing:synchronize:lockWaitLimit:willRename:)`` when the file is no longer the
     /// version the new contents were made from; the write starts over.
-    static let changedUnderneath = DefaultsError(.fileSystem, message: "the suite file changed while it was being written", errorNumber: Errno.tryAgain.rawValue)
+    static let changedUnderneath = DefaultsError(
+        .fileSystem, message: "the suite file changed while it was being written", errorNumber: Errno.tryAgain.rawValue)
 
     /// Throws unless the existing file may be replaced: not a directory, and writable. The mode bits are
     /// checked explicitly because root's access checks ignore them.
     private static func checkReplaceable(_ existing: FileStatus, _ paths: SidecarPaths) throws(DefaultsError) {
         if existing.kind == .directory {
-            throw DefaultsError(.fileSystem, message: "the suite file is a directory; cannot replace it", fileURL: paths.url, errorNumber: Errno.isDirectory.rawValue)
+            throw DefaultsError(
+                .fileSystem, message: "the suite file is a directory; cannot replace it", fileURL: paths.url,
+                errorNumber: Errno.isDirectory.rawValue)
         }
         let writable = CurrentProcess.isRoot ? existing.hasWriteBit : FileSystem.isWritable(paths.file)
         if !writable {
             let mode = String(existing.permissions, radix: 8)
-            throw DefaultsError(.fileSystem, message: "the suite file is read-only (mode \(mode)); refusing to replace it", fileURL: paths.url, errorNumber: Errno.accessDenied.rawValue)
+            throw DefaultsError(
+                .fileSystem, message: "the suite file is read-only (mode \(mode)); refusing to replace it",
+                fileURL: paths.url, errorNumber: Errno.accessDenied.rawValue)
         }
     }
 }

@@ -45,7 +45,8 @@ enum SuiteFileTemporaryDirectory {
         } catch {
             if error.errno != .exists { return directory }
         }
-        return (try? FileStatus(linkAt: subdirectory)).map { isUsable($0, device: device) } == true ? subdirectory : directory
+        return (try? FileStatus(linkAt: subdirectory)).map { isUsable($0, device: device) } == true
+            ? subdirectory : directory
     }
 
     /// Whether `status` (an `lstat`) is a directory of ours, private to us, on `device`.

@@ -47,7 +47,9 @@ enum SuiteLocation {
         if name.utf8.contains(0) { throw reject("a suite name cannot contain a NUL character") }
         if name == "." || name == ".." { throw reject("'.' and '..' are not suite names") }
         if name.utf8.count > maximumNameLength {
-            throw reject("the name is \(name.utf8.count) bytes long; at most \(maximumNameLength) fit, so that its file and sidecar files (`.<name>.plist.<pid>.<n>.tmp`) stay within 255 bytes")
+            throw reject(
+                "the name is \(name.utf8.count) bytes long; at most \(maximumNameLength) fit, so that its file and sidecar files (`.<name>.plist.<pid>.<n>.tmp`) stay within 255 bytes"
+            )
         }
     }
 
@@ -60,7 +62,11 @@ enum SuiteLocation {
     static func validate(fileName: String, fileURL: URL) throws(DefaultsError) {
         let limit = maximumFileNameLength - SuiteFileIO.longestSidecarOverhead
         if fileName.utf8.count > limit {
-            throw DefaultsError(.invalidSuiteName, message: "the file name is \(fileName.utf8.count) bytes long; at most \(limit) fit, so that its sidecar files (`.<name>.<pid>.<n>.tmp`) stay within 255 bytes", fileURL: fileURL)
+            throw DefaultsError(
+                .invalidSuiteName,
+                message:
+                    "the file name is \(fileName.utf8.count) bytes long; at most \(limit) fit, so that its sidecar files (`.<name>.<pid>.<n>.tmp`) stay within 255 bytes",
+                fileURL: fileURL)
         }
     }
 
@@ -90,7 +96,7 @@ enum SuiteLocation {
         if parent.path != directory.path { try createDirectory(parent) }
         do {
             try FileSystem.makeDirectory(directory.path, permissions: 0o700)
-        } catch where error.errno == .exists && error.call == "mkdir" {
+        } catch  where error.errno == .exists && error.call == "mkdir" {
             return
         } catch {
             throw DefaultsError(error, "cannot create the suites directory", fileURL: directory)

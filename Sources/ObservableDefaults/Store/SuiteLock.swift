@@ -18,7 +18,8 @@ enum SuiteLock {
     /// - Throws: a ``DefaultsError`` naming the lock file (and the process holding it, when `/proc/locks`
     ///   tells) when the wait times out, or when the lock file cannot be opened.
     static func withLock<R>(
-        at lockPath: String, of filePath: String, fileURL: URL, waitLimit: Duration, _ body: () throws(DefaultsError) -> R
+        at lockPath: String, of filePath: String, fileURL: URL, waitLimit: Duration,
+        _ body: () throws(DefaultsError) -> R
     ) throws(DefaultsError) -> R {
         // Closing the descriptor (at the end of this scope) releases the lock.
         let lock = try acquire(lockPath, fileURL: fileURL, wait: LockWait(limit: waitLimit, progressAt: filePath))
@@ -48,7 +49,8 @@ enum SuiteLock {
         guard try Self.lock(lock, fileURL: fileURL, wait: &wait) else {
             throw DefaultsError(
                 .fileSystem,
-                message: "timed out after \(waitLimit) waiting for the lock on the directory \(directory)\(holderDescription(of: lock)); the change stays pending and is retried",
+                message:
+                    "timed out after \(waitLimit) waiting for the lock on the directory \(directory)\(holderDescription(of: lock)); the change stays pending and is retried",
                 fileURL: fileURL, errorNumber: Errno.wouldBlock.rawValue)
         }
         return try withExtendedLifetime(lock) { () throws(DefaultsError) in try body() }
@@ -62,7 +64,8 @@ enum SuiteLock {
             guard try Self.lock(lock, fileURL: fileURL, wait: &wait) else {
                 throw DefaultsError(
                     .fileSystem,
-                    message: "timed out after \(wait.limit) waiting for the lock file \(lockPath)\(holderDescription(of: lock)); the change stays pending and is retried",
+                    message:
+                        "timed out after \(wait.limit) waiting for the lock file \(lockPath)\(holderDescription(of: lock)); the change stays pending and is retried",
                     fileURL: fileURL, errorNumber: Errno.wouldBlock.rawValue)
             }
             if isStillAtPath(lock, lockPath) { return lock }
@@ -77,13 +80,18 @@ enum SuiteLock {
         do {
             lock = try openOrCreate(lockPath)
         } catch {
-            let reason = error.errno == .symlinkLoop ? "the lock file \(lockPath) is a symlink; refusing to follow it" : "cannot open the lock file \(lockPath)"
+            let reason =
+                error.errno == .symlinkLoop
+                ? "the lock file \(lockPath) is a symlink; refusing to follow it"
+                : "cannot open the lock file \(lockPath)"
             throw DefaultsError(error, reason, fileURL: fileURL)
         }
         let status = try? lock.status()
         guard let status, status.kind == .regular else {
             let isDirectory = status?.kind == .directory
-            throw DefaultsError(.fileSystem, message: "the lock file \(lockPath) is not a regular file", fileURL: fileURL, errorNumber: (isDirectory ? Errno.isDirectory : .invalidArgument).rawValue)
+            throw DefaultsError(
+                .fileSystem, message: "the lock file \(lockPath) is not a regular file", fileURL: fileURL,
+                errorNumber: (isDirectory ? Errno.isDirectory : .invalidArgument).rawValue)
         }
         return lock
     }
@@ -94,12 +102,12 @@ enum SuiteLock {
         let options: FileDescriptor.Options = [.readOnly, .noFollow, .nonBlocking]
         do {
             return try FileDescriptor(opening: lockPath, options)
-        } catch where error.errno == .noSuchFile {
+        } catch  where error.errno == .noSuchFile {
             do {
                 let created = try FileDescriptor(opening: lockPath, options.union([.create, .exclusive]), mode: 0o600)
                 try created.setPermissions(0o600)
                 return created
-            } catch where error.errno == .exists {
+            } catch  where error.errno == .exists {
                 return try FileDescriptor(opening: lockPath, options)
             }
         }
@@ -107,7 +115,9 @@ enum SuiteLock {
 
     /// Polls a non-blocking `flock` with a growing pause (1 ms to 50 ms) until `wait` is over.
     /// - Returns: whether the lock was taken.
-    private static func lock(_ descriptor: borrowing FileDescriptor, fileURL: URL, wait: inout LockWait) throws(DefaultsError) -> Bool {
+    private static func lock(_ descriptor: borrowing FileDescriptor, fileURL: URL, wait: inout LockWait)
+        throws(DefaultsError) -> Bool
+    {
         var pause: UInt32 = 1_000
         while true {
             do {
@@ -130,13 +140,16 @@ enum SuiteLock {
     /// ` (held by process 123, defaults-test-a)` from `/proc/locks`, or `""` when it cannot be known.
     static func holderDescription(of descriptor: borrowing FileDescriptor) -> String {
         guard let status = try? descriptor.status(),
-              let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return "" }
+            let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        else { return "" }
         // Matched by inode only: on overlay file systems the device in `/proc/locks` is not `st_dev`.
         let inode = ":\(status.node.inode)"
         // "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; blocked waiters are marked "->".
         for line in table.split(separator: "\n") where !line.contains("->") {
             let fields = line.split(separator: " ")
-            guard fields.count >= 6, fields[1] == "FLOCK", fields[5].hasSuffix(inode), let pid = Int32(fields[4]) else { continue }
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5].hasSuffix(inode), let pid = Int32(fields[4]) else {
+                continue
+            }
             let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             return " (held by process \(pid)\(name.map { ", \($0)" } ?? ""))"

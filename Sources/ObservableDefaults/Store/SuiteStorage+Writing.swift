@@ -42,7 +42,8 @@ extension SuiteStorage {
             // than those the other one just wrote.
             let request = state.withLock { state -> SuiteFile.WriteRequest? in
                 if !state.memory.hasPendingChanges && update == nil { return nil }
-                return SuiteFile.WriteRequest(pending: state.memory.pendingChanges, update: update, options: state.writeOptions)
+                return SuiteFile.WriteRequest(
+                    pending: state.memory.pendingChanges, update: update, options: state.writeOptions)
             }
             guard let request else { return .written(Announcement()) }
             do throws(WriteFailure) {

@@ -111,7 +111,9 @@ final class SuiteStorage: Sendable {
     /// and writes them through unless a batch is open.
     func apply(_ changes: [ExactKey: DefaultsValue?]) {
         var changes = changes
-        for case let (key, value?) in changes where !isWritable(value, forKey: key.string) { changes.removeValue(forKey: key) }
+        for case let (key, value?) in changes where !isWritable(value, forKey: key.string) {
+            changes.removeValue(forKey: key)
+        }
         let (changed, observers, writeNow) = state.withLock { state -> (Set<ExactKey>, [SuiteObserver], Bool) in
             var changed = Set<ExactKey>()
             for (key, newValue) in changes {

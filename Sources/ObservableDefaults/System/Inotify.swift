@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// One inotify instance (non-blocking): adding and removing watches and reading decoded events.
@@ -100,7 +100,7 @@ final class Inotify: Sendable {
             let nameStart = offset + headerSize
             guard nameStart + nameLength <= bytes.count else { return }
             // The name is NUL-terminated inside its `len` bytes (padding follows).
-            let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[nameStart ..< nameStart + nameLength])
+            let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<nameStart + nameLength])
             let end = nameBytes.firstIndex(of: 0) ?? nameBytes.count
             let name = String(decoding: nameBytes[..<end], as: UTF8.self)
             offset = nameStart + nameLength

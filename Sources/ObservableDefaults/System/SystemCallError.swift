@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// An `errno` value, named for the cases the library acts on.
@@ -64,7 +64,8 @@ extension DefaultsError {
     /// doing, followed by the call and its path (unless `what` names the path already) and, in the
     /// description, `strerror` of the `errno`.
     init(_ failure: SystemCallError, _ what: String, fileURL: URL?) {
-        let detail = failure.path.isEmpty || what.contains(failure.path) ? failure.call : "\(failure.call) \(failure.path)"
+        let detail =
+            failure.path.isEmpty || what.contains(failure.path) ? failure.call : "\(failure.call) \(failure.path)"
         self.init(.fileSystem, message: "\(what) (\(detail))", fileURL: fileURL, errorNumber: failure.errno.rawValue)
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A non-blocking pipe one thread polls so others can wake it: ``wake()`` writes a byte, ``drain()``

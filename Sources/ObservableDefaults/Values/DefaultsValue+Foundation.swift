@@ -116,13 +116,18 @@ extension DefaultsValue {
     /// Defaults given as Foundation objects, converted for `register(defaults:)` (a suite's or a cloud
     /// store's): an object of an unsupported type is left out, and `refuse` gets the error to report for it
     /// (naming `fileURL`, the suite's file, when there is one).
-    static func registrable(_ defaults: [String: Any], fileURL: URL? = nil, refuse: (DefaultsError) -> Void) -> [String: DefaultsValue] {
+    static func registrable(_ defaults: [String: Any], fileURL: URL? = nil, refuse: (DefaultsError) -> Void) -> [String:
+        DefaultsValue]
+    {
         var converted: [String: DefaultsValue] = [:]
         for (key, object) in defaults {
             if let value = DefaultsValue(any: object) {
                 converted[key] = value
             } else {
-                refuse(DefaultsError(.unsupportedValue, message: "cannot register a default of type \(type(of: object))", fileURL: fileURL, key: key))
+                refuse(
+                    DefaultsError(
+                        .unsupportedValue, message: "cannot register a default of type \(type(of: object))",
+                        fileURL: fileURL, key: key))
             }
         }
         return converted

@@ -53,7 +53,8 @@ extension DefaultsValue: Hashable {
         switch self {
         case .string(let value): hasher.combine(0); hasher.combine(value)
         case .integer(let value): hasher.combine(1); hasher.combine(value)
-        case .double(let value): hasher.combine(2); hasher.combine(value.isNaN ? Double.nan.bitPattern : value.bitPattern)
+        case .double(let value):
+            hasher.combine(2); hasher.combine(value.isNaN ? Double.nan.bitPattern : value.bitPattern)
         case .bool(let value): hasher.combine(3); hasher.combine(value)
         case .date(let value): hasher.combine(4); hasher.combine(value.timeIntervalSinceReferenceDate.bitPattern)
         case .data(let value): hasher.combine(5); hasher.combine(value)

@@ -24,7 +24,7 @@ public struct DefaultsValueDecoder: Sendable {
             return try ValueDecoder(value: value, codingPath: [], userInfo: userInfo).decodeValue(type)
         } catch {
             guard let json = Self.appleLibraryJSON(in: value),
-                  let decoded = try? JSONDecoder().decode(type, from: json)
+                let decoded = try? JSONDecoder().decode(type, from: json)
             else { throw error }
             return decoded
         }
@@ -37,7 +37,7 @@ public struct DefaultsValueDecoder: Sendable {
         guard let bytes = Data(defaultsValue: value) else { return nil }
         // Cheap check before handing the bytes to JSONDecoder: JSON text starts with one of these.
         guard let first = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }),
-              "{[\"-0123456789tfn".utf8.contains(first)
+            "{[\"-0123456789tfn".utf8.contains(first)
         else { return nil }
         return bytes
     }
@@ -59,7 +59,8 @@ struct ValueDecoder: Decoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .dictionary(let dictionary) = value else {
-            throw ValueDecoding.mismatch([String: Any].self, expected: "dictionary", found: value, codingPath: codingPath)
+            throw ValueDecoding.mismatch(
+                [String: Any].self, expected: "dictionary", found: value, codingPath: codingPath)
         }
         return KeyedDecodingContainer(
             ValueKeyedDecodingContainer<Key>(dictionary: dictionary, codingPath: codingPath, userInfo: options))
@@ -98,9 +99,13 @@ struct ValueDecoder: Decoder {
 
 /// Error construction shared by the containers.
 enum ValueDecoding {
-    static func mismatch(_ type: Any.Type, expected: String, found value: DefaultsValue, codingPath: [any CodingKey]) -> DecodingError {
+    static func mismatch(_ type: Any.Type, expected: String, found value: DefaultsValue, codingPath: [any CodingKey])
+        -> DecodingError
+    {
         DecodingError.typeMismatch(
-            type, DecodingError.Context(codingPath: codingPath, debugDescription: "expected \(expected), found \(describe(value))"))
+            type,
+            DecodingError.Context(
+                codingPath: codingPath, debugDescription: "expected \(expected), found \(describe(value))"))
     }
 
     static func describe(_ value: DefaultsValue) -> String {
@@ -126,7 +131,9 @@ struct ValueKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     private func decoder(for key: Key) throws -> ValueDecoder {
         guard let value = dictionary[key.stringValue] else {
             throw DecodingError.keyNotFound(
-                key, DecodingError.Context(codingPath: codingPath, debugDescription: "no value for key '\(key.stringValue)'"))
+                key,
+                DecodingError.Context(codingPath: codingPath, debugDescription: "no value for key '\(key.stringValue)'")
+            )
         }
         return ValueDecoder(value: value, codingPath: codingPath + [key], userInfo: userInfo)
     }
@@ -134,26 +141,56 @@ struct ValueKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     // A stored value is never null: an absent key is how a suite says nil.
     func decodeNil(forKey key: Key) throws -> Bool { !contains(key) }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder(for: key).convert(type, expected: "boolean") }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder(for: key).convert(type, expected: "string") }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder(for: key).convert(type, expected: "number") }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder(for: key).convert(type, expected: "number") }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder(for: key).convert(type, expected: "integer") }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder(for: key).convert(type, expected: "integer in Int8 range") }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder(for: key).convert(type, expected: "integer in Int16 range") }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decoder(for: key).convert(type, expected: "integer in Int32 range") }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decoder(for: key).convert(type, expected: "integer") }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try decoder(for: key).convert(type, expected: "non-negative integer") }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try decoder(for: key).convert(type, expected: "integer in UInt8 range") }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try decoder(for: key).convert(type, expected: "integer in UInt16 range") }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try decoder(for: key).convert(type, expected: "integer in UInt32 range") }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try decoder(for: key).convert(type, expected: "non-negative integer") }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try decoder(for: key).convert(type, expected: "boolean")
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try decoder(for: key).convert(type, expected: "string")
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try decoder(for: key).convert(type, expected: "number")
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try decoder(for: key).convert(type, expected: "number")
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        try decoder(for: key).convert(type, expected: "integer")
+    }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        try decoder(for: key).convert(type, expected: "integer in Int8 range")
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        try decoder(for: key).convert(type, expected: "integer in Int16 range")
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        try decoder(for: key).convert(type, expected: "integer in Int32 range")
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        try decoder(for: key).convert(type, expected: "integer")
+    }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        try decoder(for: key).convert(type, expected: "non-negative integer")
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        try decoder(for: key).convert(type, expected: "integer in UInt8 range")
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        try decoder(for: key).convert(type, expected: "integer in UInt16 range")
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        try decoder(for: key).convert(type, expected: "integer in UInt32 range")
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        try decoder(for: key).convert(type, expected: "non-negative integer")
+    }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try decoder(for: key).decodeValue(type)
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
         try decoder(for: key).container(keyedBy: type)
     }
 
@@ -172,7 +209,8 @@ struct ValueKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     private func superDecoder(forKey key: any CodingKey) throws -> any Decoder {
         // Like JSONDecoder: a missing entry decodes as an empty dictionary, so a superclass with only
         // optional properties still decodes.
-        ValueDecoder(value: dictionary[key.stringValue] ?? .dictionary([:]), codingPath: codingPath + [key], userInfo: userInfo)
+        ValueDecoder(
+            value: dictionary[key.stringValue] ?? .dictionary([:]), codingPath: codingPath + [key], userInfo: userInfo)
     }
 }
 
@@ -195,7 +233,8 @@ struct ValueUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         let path = codingPath + [ValueCodingKey(currentIndex)]
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
-                type, DecodingError.Context(codingPath: path, debugDescription: "the array has only \(array.count) elements"))
+                type,
+                DecodingError.Context(codingPath: path, debugDescription: "the array has only \(array.count) elements"))
         }
         defer { currentIndex += 1 }
         return ValueDecoder(value: array[currentIndex], codingPath: path, userInfo: userInfo)
@@ -227,7 +266,9 @@ struct ValueUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         try nextDecoder(type).decodeValue(type)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         try nextDecoder([String: Any].self).container(keyedBy: type)
     }
 

@@ -66,9 +66,13 @@ final class EncodingNode {
 
     /// The error for a value nested deeper than a suite file can hold.
     static func tooDeep(_ value: Any, _ codingPath: [any CodingKey]) -> EncodingError {
-        EncodingError.invalidValue(value, EncodingError.Context(
-            codingPath: codingPath,
-            debugDescription: "containers are nested more than \(DefaultsValueLimits.maximumValueDepth) levels deep, more than a suite file can hold"))
+        EncodingError.invalidValue(
+            value,
+            EncodingError.Context(
+                codingPath: codingPath,
+                debugDescription:
+                    "containers are nested more than \(DefaultsValueLimits.maximumValueDepth) levels deep, more than a suite file can hold"
+            ))
     }
 
     /// The finished value; `nil` for an encoded `nil`.
@@ -84,7 +88,9 @@ final class EncodingNode {
             var dictionary: [String: DefaultsValue] = [:]
             dictionary.reserveCapacity(children.count)
             for (key, child) in children {
-                if let value = try child.resolve(codingPath: codingPath + [ValueCodingKey(key)]) { dictionary[key] = value }
+                if let value = try child.resolve(codingPath: codingPath + [ValueCodingKey(key)]) {
+                    dictionary[key] = value
+                }
             }
             return .dictionary(dictionary)
         case .unkeyed(let children):
@@ -177,7 +183,8 @@ struct ValueEncoder: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         node.makeKeyed()
-        return KeyedEncodingContainer(ValueKeyedEncodingContainer<Key>(node: node, codingPath: codingPath, userInfo: options))
+        return KeyedEncodingContainer(
+            ValueKeyedEncodingContainer<Key>(node: node, codingPath: codingPath, userInfo: options))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -195,7 +202,9 @@ struct ValueKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     let codingPath: [any CodingKey]
     let userInfo: [CodingUserInfoKey: any Sendable]
 
-    private func store(_ value: DefaultsValue, _ key: Key) { node.set(EncodingNode(.value(value)), forKey: key.stringValue) }
+    private func store(_ value: DefaultsValue, _ key: Key) {
+        node.set(EncodingNode(.value(value)), forKey: key.stringValue)
+    }
 
     mutating func encodeNil(forKey key: Key) throws { node.set(EncodingNode(.null), forKey: key.stringValue) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { store(.bool(value), key) }
@@ -214,7 +223,9 @@ struct ValueKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     mutating func encode(_ value: UInt64, forKey key: Key) throws { store(value.defaultsValue, key) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        node.set(try EncodingNode.encoding(value, codingPath: codingPath + [key], userInfo: userInfo), forKey: key.stringValue)
+        node.set(
+            try EncodingNode.encoding(value, codingPath: codingPath + [key], userInfo: userInfo),
+            forKey: key.stringValue)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -261,14 +272,18 @@ struct ValueUnkeyedEncodingContainer: UnkeyedEncodingContainer, ValueStoringEnco
 
     mutating func encodeNil() throws {
         throw EncodingError.invalidValue(
-            Optional<Int>.none as Any, EncodingError.Context(codingPath: valuePath, debugDescription: "nil cannot be stored in an array"))
+            Optional<Int>.none as Any,
+            EncodingError.Context(codingPath: valuePath, debugDescription: "nil cannot be stored in an array"))
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         let path = valuePath
         let child = EncodingNode(.keyed([:]))
         node.append(child)
-        return KeyedEncodingContainer(ValueKeyedEncodingContainer<NestedKey>(node: child, codingPath: path, userInfo: userInfo))
+        return KeyedEncodingContainer(
+            ValueKeyedEncodingContainer<NestedKey>(node: child, codingPath: path, userInfo: userInfo))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

@@ -44,7 +44,9 @@ extension SuiteFormat {
         // Values that cannot fail (most writes: numbers, booleans, data, JSON strings) skip the stack's allocation.
         if acceptsUnderAnyKey(value) { return }
         if self == .propertyList, let bad = Self.firstCharacterXMLRejects(in: key) {
-            throw failure("the key contains \(bad), which an XML property list cannot hold (XML 1.0 allows no control characters other than tab, line feed and carriage return, nor U+FFFE or U+FFFF); nothing was written", [])
+            throw failure(
+                "the key contains \(bad), which an XML property list cannot hold (XML 1.0 allows no control characters other than tab, line feed and carriage return, nor U+FFFE or U+FFFF); nothing was written",
+                [])
         }
         switch value {
         case .integer, .bool, .data: return  // a property list's, once its key passed
@@ -56,27 +58,37 @@ extension SuiteFormat {
             switch value {
             case .string(let string):
                 if self == .propertyList, let bad = Self.firstCharacterXMLRejects(in: string) {
-                    throw failure("the string contains \(bad), which an XML property list cannot hold (XML 1.0 allows no control characters other than tab, line feed and carriage return, nor U+FFFE or U+FFFF); nothing was written", path)
+                    throw failure(
+                        "the string contains \(bad), which an XML property list cannot hold (XML 1.0 allows no control characters other than tab, line feed and carriage return, nor U+FFFE or U+FFFF); nothing was written",
+                        path)
                 }
             case .double(let double):
                 if self == .json, !double.isFinite {
-                    throw failure("\(double) cannot be stored in a JSON suite (JSON has no NaN or infinity); nothing was written", path)
+                    throw failure(
+                        "\(double) cannot be stored in a JSON suite (JSON has no NaN or infinity); nothing was written",
+                        path)
                 }
             case .date(let date):
                 let seconds = date.timeIntervalSince1970
                 if !DefaultsValueLimits.dateRange.contains(seconds) {
-                    throw failure("the date \(seconds) seconds since 1970 is outside the years 0000 to 9999 that a suite file can hold; nothing was written", path)
+                    throw failure(
+                        "the date \(seconds) seconds since 1970 is outside the years 0000 to 9999 that a suite file can hold; nothing was written",
+                        path)
                 }
             case .integer, .bool, .data:
                 break
             case .array(let array):
                 if depth + 1 > DefaultsValueLimits.maximumValueDepth { throw failure(Self.depthMessage, path) }
-                for (index, element) in array.enumerated().reversed() { stack.append((element, depth + 1, path + [.index(index)])) }
+                for (index, element) in array.enumerated().reversed() {
+                    stack.append((element, depth + 1, path + [.index(index)]))
+                }
             case .dictionary(let dictionary):
                 if depth + 1 > DefaultsValueLimits.maximumValueDepth { throw failure(Self.depthMessage, path) }
                 for (member, element) in dictionary {
                     if self == .propertyList, let bad = Self.firstCharacterXMLRejects(in: member) {
-                        throw failure("the key '\(member)' contains \(bad), which an XML property list cannot hold; nothing was written", path)
+                        throw failure(
+                            "the key '\(member)' contains \(bad), which an XML property list cannot hold; nothing was written",
+                            path)
                     }
                     stack.append((element, depth + 1, path + [.key(member)]))
                 }

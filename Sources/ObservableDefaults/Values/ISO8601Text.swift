@@ -48,15 +48,15 @@ enum ISO8601Text {
     static func date(from text: String) -> Date? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.number(digits: 4), scanner.skip("-"),
-              let month = scanner.number(digits: 2), scanner.skip("-"),
-              let day = scanner.number(digits: 2),
-              scanner.skip("T") || scanner.skip("t") || scanner.skip(" "),
-              let hour = scanner.number(digits: 2), scanner.skip(":"),
-              let minute = scanner.number(digits: 2), scanner.skip(":"),
-              let second = scanner.number(digits: 2)
+            let month = scanner.number(digits: 2), scanner.skip("-"),
+            let day = scanner.number(digits: 2),
+            scanner.skip("T") || scanner.skip("t") || scanner.skip(" "),
+            let hour = scanner.number(digits: 2), scanner.skip(":"),
+            let minute = scanner.number(digits: 2), scanner.skip(":"),
+            let second = scanner.number(digits: 2)
         else { return nil }
         guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 61
+            hour < 24, minute < 60, second < 61
         else { return nil }
         var fraction = 0.0
         if scanner.skip(".") || scanner.skip(",") {
@@ -148,7 +148,9 @@ enum ISO8601Text {
 
         mutating func digits() -> String {
             let start = index
-            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                index += 1
+            }
             return String(decoding: bytes[start..<index], as: UTF8.self)
         }
     }

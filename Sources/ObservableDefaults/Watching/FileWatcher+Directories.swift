@@ -31,7 +31,9 @@ extension FileWatcher {
         } catch {
             // No instance (the descriptor limit): every directory waits for the retry.
             for directory in needed {
-                problems[directory] = DefaultsError(error, "cannot watch the directory \(directory) for outside changes; retrying", fileURL: Self.directoryURL(directory))
+                problems[directory] = DefaultsError(
+                    error, "cannot watch the directory \(directory) for outside changes; retrying",
+                    fileURL: Self.directoryURL(directory))
             }
             return finish(&state, problems: problems, added: [], needed: needed, freed: false)
         }
@@ -59,7 +61,8 @@ extension FileWatcher {
                         continue
                     }
                     problems[directory] = DefaultsError(
-                        error, "cannot watch the directory \(path) for outside changes; retrying", fileURL: Self.directoryURL(path))
+                        error, "cannot watch the directory \(path) for outside changes; retrying",
+                        fileURL: Self.directoryURL(path))
                     break
                 }
                 state.watchDescriptors[path] = watch
@@ -78,7 +81,8 @@ extension FileWatcher {
             if problems[directory] == nil && path != directory {
                 problems[directory] = DefaultsError(
                     .fileSystem,
-                    message: "the suite's directory \(directory) does not exist (removed or moved away): outside changes are not seen until it is created again",
+                    message:
+                        "the suite's directory \(directory) does not exist (removed or moved away): outside changes are not seen until it is created again",
                     fileURL: Self.directoryURL(directory), errorNumber: Errno.noSuchFile.rawValue)
             }
         }
@@ -104,7 +108,8 @@ extension FileWatcher {
         _ state: inout State, problems: [String: DefaultsError], added: Set<String>, needed: Set<String>, freed: Bool
     ) -> WatchChanges {
         var changes = WatchChanges(generation: state.generation)
-        let restoredDirectories = Set(state.unwatched.keys.filter { problems[$0] == nil }).union(added.intersection(needed))
+        let restoredDirectories = Set(state.unwatched.keys.filter { problems[$0] == nil }).union(
+            added.intersection(needed))
         for (token, registration) in state.registrations {
             let directories = Set(registration.names.map(\.directory))
             if let problem = directories.lazy.compactMap({ problems[$0] }).first {
@@ -117,7 +122,8 @@ extension FileWatcher {
             }
         }
         state.unwatched = problems
-        scheduleRetry(&state, refused: problems.values.contains { $0.errorNumber != Errno.noSuchFile.rawValue }, freed: freed)
+        scheduleRetry(
+            &state, refused: problems.values.contains { $0.errorNumber != Errno.noSuchFile.rawValue }, freed: freed)
         return changes
     }
 
@@ -171,10 +177,11 @@ extension FileWatcher {
 
     /// Re-applies the watched set (after a directory appeared or disappeared, or a retry is due).
     func refreshWatches() -> [WatchToken] {
-        deliver(state.withLock { state in
-            state.retryAt = nil
-            return Self.updateWatches(&state)
-        })
+        deliver(
+            state.withLock { state in
+                state.retryAt = nil
+                return Self.updateWatches(&state)
+            })
     }
 
     /// Whether a refused watch is due to be tried again; the time of the next retry otherwise.

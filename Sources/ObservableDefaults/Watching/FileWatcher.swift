@@ -81,7 +81,7 @@ final class FileWatcher: Sendable {
 
     static let eventMask: Inotify.Mask = [
         .closedAfterWriting, .modified, .movedTo, .movedFrom, .created, .deleted, .attributesChanged,
-        .deletedSelf, .movedSelf, .onlyDirectory,
+        .deletedSelf, .movedSelf, .onlyDirectory
     ]
 
     /// Starts telling `onEvent` about the file at `file` (see ``WatchEvent``). `onEvent` may be called

@@ -9,7 +9,8 @@ protocol WatchEventSource: AnyObject, Sendable {
     func removeWatch(_ watch: Int32)
     /// Hands every queued event to `body`; returns how many reads that took.
     @discardableResult
-    func drainEvents(into buffer: UnsafeMutableRawBufferPointer, _ body: (Inotify.Event) -> Void) throws(SystemCallError) -> Int
+    func drainEvents(into buffer: UnsafeMutableRawBufferPointer, _ body: (Inotify.Event) -> Void)
+        throws(SystemCallError) -> Int
 }
 
 extension Inotify: WatchEventSource {}

@@ -88,10 +88,13 @@ final class WatchLoop {
     /// Milliseconds until the next settle deadline or retry; 0 when work is waiting; -1 for none.
     private func timeout(retryAt: ContinuousClock.Instant?) -> Int32 {
         if refreshNeeded || !due.isEmpty { return 0 }
-        guard let earliest = (settling.values.map(\.deadline) + [retryAt, verifyAt].compactMap { $0 }).min() else { return -1 }
+        guard let earliest = (settling.values.map(\.deadline) + [retryAt, verifyAt].compactMap { $0 }).min() else {
+            return -1
+        }
         let remaining = ContinuousClock.now.duration(to: earliest)
         if remaining <= .zero { return 0 }
-        let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
+        let milliseconds =
+            remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1
         return Int32(min(milliseconds, 1000))
     }
 
@@ -135,9 +138,11 @@ final class WatchLoop {
             refreshNeeded = true
             return
         }
-        let (directory, exact, others, waitingForDirectories) = watcher.state.withLock { state -> (String, [WatchToken], [WatchToken], Bool) in
+        let (directory, exact, others, waitingForDirectories) = watcher.state.withLock {
+            state -> (String, [WatchToken], [WatchToken], Bool) in
             guard let directory = state.directoriesByWatch[watch] else { return ("", [], [], false) }
-            let (exact, others) = state.registrations.concerned(by: FileWatcher.WatchedName(directory: directory, name: name))
+            let (exact, others) = state.registrations.concerned(
+                by: FileWatcher.WatchedName(directory: directory, name: name))
             return (directory, exact, others, !state.unwatched.isEmpty)
         }
         if waitingForDirectories && mask.contains(.isDirectory) && !mask.isDisjoint(with: [.created, .movedTo]) {
@@ -160,7 +165,9 @@ final class WatchLoop {
         let finishing: Inotify.Mask = [.closedAfterWriting, .movedTo, .attributesChanged, .deleted, .movedFrom]
         // Names no one watches (a writer's temporary file) end here, without an `lstat`.
         if exact.isEmpty && others.isEmpty { return }
-        if !mask.isDisjoint(with: finishing) || (mask.contains(.created) && FileSystem.isSymlink(directory + "/" + name)) {
+        if !mask.isDisjoint(with: finishing)
+            || (mask.contains(.created) && FileSystem.isSymlink(directory + "/" + name))
+        {
             due.formUnion(exact)
             due.formUnion(others)
         }
@@ -170,25 +177,29 @@ final class WatchLoop {
     /// Tells the owner of one watched file to check it, unless a writer is busy with it, and follows a
     /// re-pointed symlink to its new directory.
     private func check(_ token: WatchToken, acceptSuspect: Bool) {
-        guard !writing.contains(token), let onEvent = watcher.state.withLock({ $0.registrations[token]?.onEvent }) else { return }
+        guard !writing.contains(token), let onEvent = watcher.state.withLock({ $0.registrations[token]?.onEvent })
+        else { return }
         let modificationsBefore = modifications[token, default: 0]
-        onEvent(.fileMayHaveChanged { [self] suspect in
-            // Take in what happened while the file was read.
-            if let inotify = watcher.state.withLock({ $0.inotify }) {
-                // A failed read here is seen again, and recovered from, by the loop's own read.
-                try? drainEvents(inotify)
-            }
-            if modifications[token, default: 0] != modificationsBefore {
-                // Read while a writer was busy: its close (or a check already due) reads again.
-                if !writing.contains(token) { due.insert(token) }
-                return false
-            }
-            if suspect && !acceptSuspect {
-                settling[token] = (ContinuousClock.now.advanced(by: FileWatcher.settleDelay), events[token, default: 0])
-                return false
-            }
-            return true
-        })
+        onEvent(
+            .fileMayHaveChanged { [self] suspect in
+                // Take in what happened while the file was read.
+                if let inotify = watcher.state.withLock({ $0.inotify }) {
+                    // A failed read here is seen again, and recovered from, by the loop's own read.
+                    try? drainEvents(inotify)
+                }
+                if modifications[token, default: 0] != modificationsBefore {
+                    // Read while a writer was busy: its close (or a check already due) reads again.
+                    if !writing.contains(token) { due.insert(token) }
+                    return false
+                }
+                if suspect && !acceptSuspect {
+                    settling[token] = (
+                        ContinuousClock.now.advanced(by: FileWatcher.settleDelay), events[token, default: 0]
+                    )
+                    return false
+                }
+                return true
+            })
         let changes = watcher.state.withLock { state -> FileWatcher.WatchChanges? in
             guard let old = state.registrations[token], old.isSymlink || old.names.count > 1 else { return nil }
             let fresh = FileWatcher.registration(file: old.file, onEvent: old.onEvent)

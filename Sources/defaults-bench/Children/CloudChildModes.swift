@@ -21,9 +21,14 @@ enum CloudChildModes {
             return true
         }
         guard arguments.first == "cloud-observer", arguments.count == 5 else { return false }
-        guard let subject = CloudSubjects.named(arguments[1]) else { fail("cloud-observer: unknown subject \(arguments[1])") }
-        guard let endpoint = URL(string: arguments[2]), endpoint.host != nil else { fail("cloud-observer: \(arguments[2]) is not a URL") }
-        let place = CloudPlace(endpoint: endpoint, namespace: arguments[3], stateDirectory: URL(fileURLWithPath: arguments[4]))
+        guard let subject = CloudSubjects.named(arguments[1]) else {
+            fail("cloud-observer: unknown subject \(arguments[1])")
+        }
+        guard let endpoint = URL(string: arguments[2]), endpoint.host != nil else {
+            fail("cloud-observer: \(arguments[2]) is not a URL")
+        }
+        let place = CloudPlace(
+            endpoint: endpoint, namespace: arguments[3], stateDirectory: URL(fileURLWithPath: arguments[4]))
         let observer: AnyObject
         do {
             observer = try subject.observe(place) { stamp in
@@ -43,10 +48,12 @@ enum CloudChildModes {
     }
 
     private static func setLoop(_ arguments: [String]) {
-        guard let endpoint = URL(string: arguments[0]), let count = Int(arguments[3]), let pause = Int(arguments[4]) else {
+        guard let endpoint = URL(string: arguments[0]), let count = Int(arguments[3]), let pause = Int(arguments[4])
+        else {
             fail("cloud-set-loop: expected ENDPOINT NAMESPACE STATE_DIRECTORY COUNT PAUSE_MS")
         }
-        let place = CloudPlace(endpoint: endpoint, namespace: arguments[1], stateDirectory: URL(fileURLWithPath: arguments[2]))
+        let place = CloudPlace(
+            endpoint: endpoint, namespace: arguments[1], stateDirectory: URL(fileURLWithPath: arguments[2]))
         do {
             let writer = try CloudStoreSubject.writer(place)
             for _ in 0..<count {

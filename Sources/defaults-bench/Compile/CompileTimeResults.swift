@@ -12,26 +12,35 @@ enum CompileTimeResults {
     static func read(_ url: URL) throws -> GroupResult {
         let text = try String(contentsOf: url, encoding: .utf8)
         var samples: [Int: [Double]] = [:]
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+        where !line.isEmpty {
             let fields = line.split(separator: "\t")
-            guard fields.count == 3, fields[0] == "compile", let count = Int(fields[1]), let seconds = Double(fields[2]) else {
-                throw CompileTimeFileError(description:
-                    "\(url.path):\(index + 1): expected `compile<TAB>N<TAB>seconds` from time-macro-compile.sh, found \"\(line)\"")
+            guard fields.count == 3, fields[0] == "compile", let count = Int(fields[1]), let seconds = Double(fields[2])
+            else {
+                throw CompileTimeFileError(
+                    description:
+                        "\(url.path):\(index + 1): expected `compile<TAB>N<TAB>seconds` from time-macro-compile.sh, found \"\(line)\""
+                )
             }
             samples[count, default: []].append(seconds * 1e9)
         }
         let counts = samples.keys.sorted()
         guard let smallest = counts.first else {
-            throw CompileTimeFileError(description: "\(url.path): no measurements (run Sources/defaults-bench/Compile/time-macro-compile.sh)")
+            throw CompileTimeFileError(
+                description: "\(url.path): no measurements (run Sources/defaults-bench/Compile/time-macro-compile.sh)")
         }
         var group = GroupResult(
             number: number, title: title,
-            method: "`sh Sources/defaults-bench/Compile/time-macro-compile.sh` generates one class with N `Int` properties "
+            method:
+                "`sh Sources/defaults-bench/Compile/time-macro-compile.sh` generates one class with N `Int` properties "
                 + "(`var pI = I`), compiles it with `swiftc -Onone -g -c` and the package's built plugin, and prints the wall "
                 + "clock time; this report reads that output (`--compile-times FILE`). Ratio: against the smallest N; "
                 + "linear compile time gives about N ÷ \(smallest) minus the fixed start-up cost.")
         for count in counts {
-            group.append(ResultRow(id: "compile.\(count)", name: "N=\(count) properties", statistics: Statistics(samples[count] ?? [])))
+            group.append(
+                ResultRow(
+                    id: "compile.\(count)", name: "N=\(count) properties", statistics: Statistics(samples[count] ?? []))
+            )
         }
         for count in counts.dropFirst() { group.relate("compile.\(count)", to: "compile.\(smallest)") }
         return group
@@ -41,7 +50,8 @@ enum CompileTimeResults {
     static func target(_ group: GroupResult) -> TargetResult {
         let name = "A 400-property `@ObservableDefaults` class compiles in < 15 s (debug)"
         guard let row = group.row("compile.400") else {
-            return TargetResult(target: name, status: .notMeasured, evidence: "no N = 400 line in the compile-time file")
+            return TargetResult(
+                target: name, status: .notMeasured, evidence: "no N = 400 line in the compile-time file")
         }
         var evidence = "p50 \(Formatting.duration(row.statistics.p50)) over \(row.statistics.count) compiles"
         if let ratio = row.ratio { evidence += "; \(Formatting.ratio(ratio.value)) vs \(ratio.reference)" }

@@ -34,7 +34,8 @@ enum CloudBenchmarks {
         let sizes = Sizes.of(context.settings)
         var group = GroupResult(
             number: number, title: "Cloud (etcd)",
-            method: "One throwaway single-node etcd on a loopback port. This process (A) stamps `CLOCK_MONOTONIC` and writes "
+            method:
+                "One throwaway single-node etcd on a loopback port. This process (A) stamps `CLOCK_MONOTONIC` and writes "
                 + "the stamp; observer processes (B) read the same clock when the stamp reaches them. One write in flight at a "
                 + "time. The floor does the same with no library code: a put over a kept-alive plain socket and the event read "
                 + "from a raw `/v3/watch` stream; the compare-and-swap floor writes as the library uploads (a `/v3/kv/txn` on the "
@@ -64,26 +65,38 @@ enum CloudBenchmarks {
         writeRows(context, into: &group)
         propagation(context, node: node, sizes: sizes, into: &group)
         fanOut(context, node: node, sizes: sizes, into: &group)
-        group.notes.append("The library's write returns once memory is updated; the upload (a compare-and-swap transaction on a "
-            + "kept-alive connection) follows on its sync thread, which then saves the local copy "
-            + "while the member works (the store's background saver does, when the sync thread was busy). The observer saves server changes with its next save (within a second). The observer's store applies the watch event, then updates the object's property (its `onChange` runs there) or "
-            + "calls the store observer, on the watch thread itself when nothing else is being delivered (else on its delivery queue, in order).")
-        group.notes.append("Fan-out \"all arrivals\" pools every process's arrival of every write; \"last arrival\" is, per write, "
-            + "the time until the last of the processes had it (with \(sizes.fanOutProcesses) processes the nearest-rank p99 of one "
-            + "write's arrivals is its last one).")
+        group.notes.append(
+            "The library's write returns once memory is updated; the upload (a compare-and-swap transaction on a "
+                + "kept-alive connection) follows on its sync thread, which then saves the local copy "
+                + "while the member works (the store's background saver does, when the sync thread was busy). The observer saves server changes with its next save (within a second). The observer's store applies the watch event, then updates the object's property (its `onChange` runs there) or "
+                + "calls the store observer, on the watch thread itself when nothing else is being delivered (else on its delivery queue, in order)."
+        )
+        group.notes.append(
+            "Fan-out \"all arrivals\" pools every process's arrival of every write; \"last arrival\" is, per write, "
+                + "the time until the last of the processes had it (with \(sizes.fanOutProcesses) processes the nearest-rank p99 of one "
+                + "write's arrivals is its last one).")
         return group
     }
 
     /// Every row the group reports, for the skip path.
     private static func rowNames(_ sizes: Sizes) -> [(id: String, name: String)] {
-        [("read.plain", readPlainName), ("read.cloud-macro", readMacroName), ("read.store", readStoreName),
-         ("write.plain", writePlainName), ("write.cloud-macro", writeMacroName), ("write.plain.full", writePlainName),
-         ("write.cloud-macro.full", writeFullStoreName)]
+        [
+            ("read.plain", readPlainName), ("read.cloud-macro", readMacroName), ("read.store", readStoreName),
+            ("write.plain", writePlainName), ("write.cloud-macro", writeMacroName),
+            ("write.plain.full", writePlainName),
+            ("write.cloud-macro.full", writeFullStoreName)
+        ]
             + propagationPairs.map { ($0.id, $0.name) }
-            + [("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName), ("propagation.store.call", storeCallName)]
+            + [
+                ("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName),
+                ("propagation.store.call", storeCallName)
+            ]
             + fanOutSides.flatMap { side in
-                [("fanout.\(side.role).all", fanOutName(side, "all arrivals", sizes)), ("fanout.\(side.role).last", fanOutName(side, "last arrival per write", sizes)),
-                 ("fanout.\(side.role).cpu", fanOutName(side, cpuWhat, sizes))]
+                [
+                    ("fanout.\(side.role).all", fanOutName(side, "all arrivals", sizes)),
+                    ("fanout.\(side.role).last", fanOutName(side, "last arrival per write", sizes)),
+                    ("fanout.\(side.role).cpu", fanOutName(side, cpuWhat, sizes))
+                ]
             }
     }
 
@@ -96,11 +109,14 @@ enum CloudBenchmarks {
     /// The `read.cloud-macro` row: `count` of a ``CloudReadSettings`` on the development store.
     private static func cloudMacroRead() -> PropertyReadBenchmarks.Entry {
         let object = opaque(CloudReadSettings(store: .development))
-        return ("cloud-macro", readMacroName, { n in
-            var sum = 0
-            for _ in 0..<n { sum &+= object.count }
-            return sum
-        })
+        return (
+            "cloud-macro", readMacroName,
+            { n in
+                var sum = 0
+                for _ in 0..<n { sum &+= object.count }
+                return sum
+            }
+        )
     }
 
     /// The `@ObservableCloud` property read, interleaved with the same read of plain `@Observable` (as
@@ -111,17 +127,23 @@ enum CloudBenchmarks {
         let store = CloudKeyValueStore.development
         store.set(Int64(42), forKey: "bench.read.count")
         let entries: [PropertyReadBenchmarks.Entry] = [
-            ("plain", readPlainName, { n in
-                var sum = 0
-                for _ in 0..<n { sum &+= plain.count }
-                return sum
-            }),
+            (
+                "plain", readPlainName,
+                { n in
+                    var sum = 0
+                    for _ in 0..<n { sum &+= plain.count }
+                    return sum
+                }
+            ),
             cloudMacroRead(),
-            ("store", readStoreName, { n in
-                var sum = 0
-                for _ in 0..<n { sum &+= Int(store.longLong(forKey: "bench.read.count")) }
-                return sum
-            }),
+            (
+                "store", readStoreName,
+                { n in
+                    var sum = 0
+                    for _ in 0..<n { sum &+= Int(store.longLong(forKey: "bench.read.count")) }
+                    return sum
+                }
+            )
         ]
         let statistics = Sampler.interleaved(context.settings, entries.map { Sampler.Candidate(body: $0.body) })
         for (entry, stats) in zip(entries, statistics) {
@@ -133,8 +155,10 @@ enum CloudBenchmarks {
     // MARK: Write
 
     private static let writePlainName = "write: Int, plain `@Observable`"
-    private static let writeMacroName = "write: Int, `@ObservableCloud` property (development store: memory only, no upload or save)"
-    private static let writeFullStoreName = "write: Int, `@ObservableCloud` property, the store holding \(fullStoreKeys) other keys"
+    private static let writeMacroName =
+        "write: Int, `@ObservableCloud` property (development store: memory only, no upload or save)"
+    private static let writeFullStoreName =
+        "write: Int, `@ObservableCloud` property, the store holding \(fullStoreKeys) other keys"
     /// How many keys the `write.cloud-macro.full` row puts in the store first (iCloud's limit is 1,024).
     static let fullStoreKeys = 1_000
 
@@ -158,21 +182,27 @@ enum CloudBenchmarks {
         let plain = opaque(PlainSettings())
         let object = opaque(CloudWriteSettings(store: .development))
         var counter = 0
-        let plainEntry: PropertyReadBenchmarks.Entry = ("plain", writePlainName, { n in
-            for _ in 0..<n {
-                counter &+= 1
-                plain.count = counter
-            }
-            return plain.count
-        })
-        func macroEntry(_ variant: String, _ name: String) -> PropertyReadBenchmarks.Entry {
-            (variant, name, { n in
+        let plainEntry: PropertyReadBenchmarks.Entry = (
+            "plain", writePlainName,
+            { n in
                 for _ in 0..<n {
                     counter &+= 1
-                    object.count = counter
+                    plain.count = counter
                 }
-                return object.count
-            })
+                return plain.count
+            }
+        )
+        func macroEntry(_ variant: String, _ name: String) -> PropertyReadBenchmarks.Entry {
+            (
+                variant, name,
+                { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        object.count = counter
+                    }
+                    return object.count
+                }
+            )
         }
         func measure(_ entries: [PropertyReadBenchmarks.Entry], suffix: String) {
             let statistics = Sampler.interleaved(context.settings, entries.map { Sampler.Candidate(body: $0.body) })
@@ -195,27 +225,42 @@ enum CloudBenchmarks {
 
     /// The propagation pairs: writer end and observer end. The two mixed ones split the library's time
     /// between the ends; the store row tells the macro's share from the store's.
-    private static var propagationPairs: [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)] {
-        let floor = CloudSubjects.floor, swapFloor = CloudSubjects.swapFloor, library = CloudSubjects.library, store = CloudSubjects.store
+    private static var propagationPairs:
+        [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)]
+    {
+        let floor = CloudSubjects.floor, swapFloor = CloudSubjects.swapFloor, library = CloudSubjects.library,
+            store = CloudSubjects.store
         let watchedSwapFloor = CloudSubjects.watchedSwapFloor
         return [
             ("propagation.floor", "propagation, floor: " + floor.name, floor, floor),
             ("propagation.txn-floor", "propagation, compare-and-swap floor: " + swapFloor.name, swapFloor, swapFloor),
-            ("propagation.txn-floor-watched", "propagation, compare-and-swap floor with the writer's own watch: " + watchedSwapFloor.name,
-             watchedSwapFloor, watchedSwapFloor),
+            (
+                "propagation.txn-floor-watched",
+                "propagation, compare-and-swap floor with the writer's own watch: " + watchedSwapFloor.name,
+                watchedSwapFloor, watchedSwapFloor
+            ),
             ("propagation.library", "propagation, library: " + library.name, library, library),
-            ("propagation.library-write", "propagation, library write → raw watch event (the writing end's share)", library, floor),
-            ("propagation.library-observe", "propagation, raw put → library observer (the observing end's share)", floor, library),
-            ("propagation.store", "propagation, store only: " + store.name, store, store),
+            (
+                "propagation.library-write", "propagation, library write → raw watch event (the writing end's share)",
+                library, floor
+            ),
+            (
+                "propagation.library-observe", "propagation, raw put → library observer (the observing end's share)",
+                floor, library
+            ),
+            ("propagation.store", "propagation, store only: " + store.name, store, store)
         ]
     }
 
-    private static func propagation(_ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult) {
+    private static func propagation(
+        _ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult
+    ) {
         context.progress("9. cloud (etcd): propagation, starting")
         let pairs = propagationPairs
         let sides = pairs.map {
-            CloudSide(context, writer: $0.writer, observer: $0.observer, role: $0.id.replacingOccurrences(of: ".", with: "-"),
-                      endpoint: node.endpoint, observers: 1)
+            CloudSide(
+                context, writer: $0.writer, observer: $0.observer, role: $0.id.replacingOccurrences(of: ".", with: "-"),
+                endpoint: node.endpoint, observers: 1)
         }
         let rounds = context.settings.quick ? 1 : 5
         for side in sides { side.sample(sizes.warmUpWrites, keep: false) }
@@ -240,12 +285,15 @@ enum CloudBenchmarks {
     /// ratio column holds the put floor's).
     private static func swapFloorNote(_ group: GroupResult) -> String? {
         guard let swapFloor = group.row("propagation.txn-floor"), swapFloor.statistics.p50 > 0 else { return nil }
-        let ratios = [("the same floor with the writer's own watch", "propagation.txn-floor-watched"),
-                      ("library", "propagation.library"), ("library write → raw watch event", "propagation.library-write"),
-                      ("store only", "propagation.store")].compactMap { label, id in
+        let ratios = [
+            ("the same floor with the writer's own watch", "propagation.txn-floor-watched"),
+            ("library", "propagation.library"), ("library write → raw watch event", "propagation.library-write"),
+            ("store only", "propagation.store")
+        ].compactMap { label, id in
             group.row(id).map { "\(label) \(Formatting.ratio($0.statistics.p50 / swapFloor.statistics.p50))" }
         }
-        return "Against the compare-and-swap floor (p50 \(Formatting.duration(swapFloor.statistics.p50))), the rows that upload "
+        return
+            "Against the compare-and-swap floor (p50 \(Formatting.duration(swapFloor.statistics.p50))), the rows that upload "
             + "as the library does: " + ratios.joined(separator: ", ") + "."
     }
 
@@ -259,7 +307,9 @@ enum CloudBenchmarks {
     /// What the fan-out's CPU rows measure, in their names.
     private static let cpuWhat = "observer CPU per change (user + system time ÷ arrivals, per process)"
 
-    private static func fanOutName(_ side: (role: String, subject: any CloudSubject.Type), _ what: String, _ sizes: Sizes) -> String {
+    private static func fanOutName(
+        _ side: (role: String, subject: any CloudSubject.Type), _ what: String, _ sizes: Sizes
+    ) -> String {
         "fan-out to \(sizes.fanOutProcesses) processes, \(what), \(side.role): " + side.subject.name
     }
 
@@ -267,16 +317,25 @@ enum CloudBenchmarks {
         for fanOutSide in fanOutSides {
             let role = fanOutSide.role, subject = fanOutSide.subject
             context.progress("9. cloud (etcd): fan-out, \(role): starting \(sizes.fanOutProcesses) observer processes")
-            let side = CloudSide(context, writer: subject, observer: subject, role: "fanout-\(role)", endpoint: node.endpoint, observers: sizes.fanOutProcesses)
+            let side = CloudSide(
+                context, writer: subject, observer: subject, role: "fanout-\(role)", endpoint: node.endpoint,
+                observers: sizes.fanOutProcesses)
             side.sample(sizes.warmUpWrites, keep: false)
             context.progress("9. cloud (etcd): fan-out, \(role): \(sizes.fanOutWrites) writes")
             let before = side.observerUsage()
             side.sample(sizes.fanOutWrites, keep: true)
             let after = side.observerUsage()
             side.stop()
-            group.append(side.row(id: "fanout.\(role).all", name: fanOutName(fanOutSide, "all arrivals", sizes), pooled: true))
-            group.append(side.row(id: "fanout.\(role).last", name: fanOutName(fanOutSide, "last arrival per write", sizes), pooled: false))
-            group.append(side.cpuRow(id: "fanout.\(role).cpu", name: fanOutName(fanOutSide, cpuWhat, sizes), before: before, after: after))
+            group.append(
+                side.row(id: "fanout.\(role).all", name: fanOutName(fanOutSide, "all arrivals", sizes), pooled: true))
+            group.append(
+                side.row(
+                    id: "fanout.\(role).last", name: fanOutName(fanOutSide, "last arrival per write", sizes),
+                    pooled: false))
+            group.append(
+                side.cpuRow(
+                    id: "fanout.\(role).cpu", name: fanOutName(fanOutSide, cpuWhat, sizes), before: before, after: after
+                ))
             if role != "floor" {
                 group.relate("fanout.\(role).all", to: "fanout.floor.all")
                 group.relate("fanout.\(role).last", to: "fanout.floor.last")
@@ -299,14 +358,20 @@ final class CloudSide {
 
     /// Sets up namespace `bench-ROLE`: `writer`'s writing end here, then `observers` processes with `observer`'s
     /// observing end, each with its own state directory; ends the run if they cannot start.
-    init(_ context: BenchContext, writer: any CloudSubject.Type, observer: any CloudSubject.Type, role: String, endpoint: URL, observers count: Int) {
+    init(
+        _ context: BenchContext, writer: any CloudSubject.Type, observer: any CloudSubject.Type, role: String,
+        endpoint: URL, observers count: Int
+    ) {
         let directory = context.directory("cloud-\(role)")
         func place(_ name: String) -> CloudPlace {
-            CloudPlace(endpoint: endpoint, namespace: "bench-\(role)", stateDirectory: directory.appendingPathComponent(name, isDirectory: true))
+            CloudPlace(
+                endpoint: endpoint, namespace: "bench-\(role)",
+                stateDirectory: directory.appendingPathComponent(name, isDirectory: true))
         }
         do {
             self.writer = try writer.writer(place("writer"))
-            observers = try CloudObserverProcesses(subject: observer, places: (0..<count).map { place("observer-\($0)") })
+            observers = try CloudObserverProcesses(
+                subject: observer, places: (0..<count).map { place("observer-\($0)") })
         } catch {
             fail("cloud group, \(role): \(error)")
         }
@@ -348,7 +413,8 @@ final class CloudSide {
         var notes: [String] = []
         if cpu.count != observers.count { notes.append("measured in \(cpu.count) of \(observers.count) processes") }
         if !switches.isEmpty {
-            notes.append("voluntary context switches per change: p50 " + String(format: "%.2f", Statistics(switches).p50))
+            notes.append(
+                "voluntary context switches per change: p50 " + String(format: "%.2f", Statistics(switches).p50))
         }
         return ResultRow(id: id, name: name, statistics: Statistics(cpu), note: notes.joined(separator: "; "))
     }
@@ -360,13 +426,19 @@ final class CloudSide {
 
     /// The row of every arrival (`pooled`) or of each write's last arrival, with what was missed in its note.
     func row(id: String, name: String, pooled: Bool) -> ResultRow {
-        let samples = pooled ? writes.flatMap { $0.compactMap { $0 } } : writes.compactMap { $0.contains(nil) ? nil : $0.compactMap { $0 }.max() }
+        let samples =
+            pooled
+            ? writes.flatMap { $0.compactMap { $0 } }
+            : writes.compactMap { $0.contains(nil) ? nil : $0.compactMap { $0 }.max() }
         var notes: [String] = []
         let expected = writes.count * (pooled ? observers.count : 1)
-        let timeout = CloudBenchmarks.arrivalTimeoutNanoseconds / 1_000_000_000, slowAfter = CloudBenchmarks.slowArrivalNanoseconds / 1_000_000_000
+        let timeout = CloudBenchmarks.arrivalTimeoutNanoseconds / 1_000_000_000,
+            slowAfter = CloudBenchmarks.slowArrivalNanoseconds / 1_000_000_000
         if samples.count != expected { notes.append("\(samples.count) of \(expected) arrived within \(timeout) s") }
         let slow = samples.filter { $0 > Double(CloudBenchmarks.slowArrivalNanoseconds) }
-        if let slowest = slow.max() { notes.append("\(slow.count) took over \(slowAfter) s (up to \(Formatting.duration(slowest)))") }
+        if let slowest = slow.max() {
+            notes.append("\(slow.count) took over \(slowAfter) s (up to \(Formatting.duration(slowest)))")
+        }
         if let last = writeErrors.last { notes.append("\(writeErrors.count) writes failed, e.g. \(last)") }
         if pooled, let maximum = samples.max() { notes.append("max \(Formatting.duration(maximum))") }
         return ResultRow(id: id, name: name, statistics: Statistics(samples), note: notes.joined(separator: "; "))
@@ -382,7 +454,9 @@ final class CloudObserverProcesses {
     /// Starts one process per place and waits (bounded: 60 s for all) until each printed "ready".
     init(subject: any CloudSubject.Type, places: [CloudPlace]) throws {
         children = try places.map {
-            try ChildProcess(["cloud-observer", subject.id, $0.endpoint.absoluteString, $0.namespace, $0.stateDirectory.path])
+            try ChildProcess([
+                "cloud-observer", subject.id, $0.endpoint.absoluteString, $0.namespace, $0.stateDirectory.path
+            ])
         }
         let deadline = monotonicNanoseconds() + 60_000_000_000
         for (index, child) in children.enumerated() {
@@ -402,7 +476,8 @@ final class CloudObserverProcesses {
         children.map { child in
             while let line = child.readLine(deadline: deadline) {
                 let fields = line.split(separator: " ")
-                guard fields.count == 3, fields[0] == "arrived", let seen = Int(fields[1]), let time = Int(fields[2]) else { continue }
+                guard fields.count == 3, fields[0] == "arrived", let seen = Int(fields[1]), let time = Int(fields[2])
+                else { continue }
                 if seen == stamp { return time }
                 if seen > stamp { return nil }
             }

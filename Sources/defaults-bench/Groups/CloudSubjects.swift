@@ -117,7 +117,8 @@ enum RawEtcdSwapSubject: CloudSubject {
 /// reading its own events, as a store's watch does), still no library code.
 enum RawEtcdWatchedSwapSubject: CloudSubject {
     static let id = "raw-txn-watched"
-    static let name = "raw compare-and-swap txn, the writer also watching → raw watch event (plain sockets, no library code)"
+    static let name =
+        "raw compare-and-swap txn, the writer also watching → raw watch event (plain sockets, no library code)"
 
     private final class Writer: CloudStampWriter {
         let swapper: EtcdRawSwapper
@@ -231,11 +232,13 @@ enum CloudStoreSubject: CloudSubject {
 
     /// A store on `place`, synchronised with the server.
     static func open(_ place: CloudPlace) throws -> CloudKeyValueStore {
-        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
-            endpoints: [place.endpoint], namespace: place.namespace, stateDirectory: place.stateDirectory))
+        let store = try CloudKeyValueStore(
+            etcd: EtcdConfiguration(
+                endpoints: [place.endpoint], namespace: place.namespace, stateDirectory: place.stateDirectory))
         guard store.synchronize(timeout: 20) else {
-            throw EtcdGatewayError("the store of namespace \(place.namespace) did not sync with \(place.endpoint.absoluteString) within 20 s: "
-                + store.currentErrors.map(\.description).joined(separator: "; "))
+            throw EtcdGatewayError(
+                "the store of namespace \(place.namespace) did not sync with \(place.endpoint.absoluteString) within 20 s: "
+                    + store.currentErrors.map(\.description).joined(separator: "; "))
         }
         return store
     }

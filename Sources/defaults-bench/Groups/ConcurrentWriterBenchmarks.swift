@@ -12,7 +12,8 @@ enum ConcurrentWriterBenchmarks {
         let duration = context.settings.writerDurationNanoseconds / rounds
         var group = GroupResult(
             number: 7, title: "Concurrent writers",
-            method: "P child processes each set their own \(keysPerProcess) keys (key i mod \(keysPerProcess) := i) through "
+            method:
+                "P child processes each set their own \(keysPerProcess) keys (key i mod \(keysPerProcess) := i) through "
                 + "`DefaultsSuite` for \(String(format: "%.1f", Double(duration) / 1e9)) s, started together, on a fresh suite file. "
                 + "Then a fresh load of the file checks that each key holds its writer's last value (the file holds "
                 + "P × \(keysPerProcess) keys). P = 1 and P = 4 alternate over \(rounds) round\(rounds == 1 ? "" : "s"); "
@@ -23,7 +24,8 @@ enum ConcurrentWriterBenchmarks {
         for round in 0..<rounds {
             for processes in round % 2 == 0 ? [1, 4] : [4, 1] {
                 context.progress("7. concurrent writers: round \(round + 1)/\(rounds), \(processes) process(es)")
-                let writes = runWriters(context, processes: processes, duration: duration, label: "writers\(processes)-\(round)")
+                let writes = runWriters(
+                    context, processes: processes, duration: duration, label: "writers\(processes)-\(round)")
                 let seconds = Double(duration) / 1e9
                 throughput[processes, default: []].append(Double(writes.counts.reduce(0, +)) / seconds)
                 perProcess[processes, default: []].append(contentsOf: writes.counts.map { Double($0) / seconds })
@@ -33,20 +35,28 @@ enum ConcurrentWriterBenchmarks {
         for processes in [1, 4] {
             let label = "\(processes) process\(processes == 1 ? "" : "es")"
             let each = Statistics(perProcess[processes] ?? [])
-            group.append(ResultRow(id: "p\(processes).throughput", name: "\(label): writes/s, all processes together",
-                                   unit: .perSecond, statistics: Statistics(throughput[processes] ?? []),
-                                   note: processes > 1 ? "per process: p50 \(Formatting.grouped(each.p50))/s, min \(Formatting.grouped(each.min))/s" : nil))
+            group.append(
+                ResultRow(
+                    id: "p\(processes).throughput", name: "\(label): writes/s, all processes together",
+                    unit: .perSecond, statistics: Statistics(throughput[processes] ?? []),
+                    note: processes > 1
+                        ? "per process: p50 \(Formatting.grouped(each.p50))/s, min \(Formatting.grouped(each.min))/s"
+                        : nil))
             let lostKeys = lost[processes] ?? 0
-            group.append(ResultRow(id: "p\(processes).lost", name: "\(label): keys lost (must be 0)",
-                                   unit: .count, statistics: Statistics(single: Double(lostKeys)),
-                                   note: lostKeys == 0 ? "every key held its writer's last value, in every round" : "LOST WRITES"))
+            group.append(
+                ResultRow(
+                    id: "p\(processes).lost", name: "\(label): keys lost (must be 0)",
+                    unit: .count, statistics: Statistics(single: Double(lostKeys)),
+                    note: lostKeys == 0 ? "every key held its writer's last value, in every round" : "LOST WRITES"))
         }
         group.relate("p4.throughput", to: "p1.throughput")
         return group
     }
 
     /// Starts `processes` writers on a fresh file, waits for them, and checks the file.
-    private static func runWriters(_ context: BenchContext, processes: Int, duration: Int, label: String) -> (counts: [Int], lost: Int) {
+    private static func runWriters(_ context: BenchContext, processes: Int, duration: Int, label: String) -> (
+        counts: [Int], lost: Int
+    ) {
         let file = context.directory(label).appendingPathComponent("shared.json")
         let children = (0..<processes).map { index -> ChildProcess in
             do {
@@ -58,7 +68,9 @@ enum ConcurrentWriterBenchmarks {
         for child in children { child.send(String(start)) }
         var counts: [Int] = []
         for child in children {
-            guard let line = child.waitForLine(startingWith: "writes "), let count = Int(line.dropFirst("writes ".count)) else {
+            guard let line = child.waitForLine(startingWith: "writes "),
+                let count = Int(line.dropFirst("writes ".count))
+            else {
                 fail("a writer did not report its writes")
             }
             counts.append(count)

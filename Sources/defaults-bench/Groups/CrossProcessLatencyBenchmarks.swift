@@ -7,18 +7,29 @@ enum CrossProcessLatencyBenchmarks {
     static func run(_ context: BenchContext) -> GroupResult {
         var group = GroupResult(
             number: 4, title: "Cross-process latency",
-            method: "A child process stamps `CLOCK_MONOTONIC` and writes it; this process records the arrival time when "
+            method:
+                "A child process stamps `CLOCK_MONOTONIC` and writes it; this process records the arrival time when "
                 + "its observer sees the stamp. One write in flight at a time (ping-pong over a pipe), so every sample "
                 + "is one write and nothing is coalesced. Ours and the floor alternate in rounds within the same run.")
         let samples = context.settings.latencySamples
         let ours = LatencySide.library(context, label: "latency-library")
         let floor = LatencySide.raw(context, label: "latency-floor", paddingKeys: 0)
-        LatencySide.interleave([ours, floor], samples: samples, rounds: context.settings.quick ? 1 : 5, context: context, label: "4. cross-process")
-        group.append(ours.finish(id: "ours", name: "ours: `DefaultsSuite.set` in the writer → `observe(keys:)` handler here", expected: samples))
-        group.append(floor.finish(id: "floor", name: "floor: raw write + rename → raw inotify read + file read, no library code", expected: samples))
+        LatencySide.interleave(
+            [ours, floor], samples: samples, rounds: context.settings.quick ? 1 : 5, context: context,
+            label: "4. cross-process")
+        group.append(
+            ours.finish(
+                id: "ours", name: "ours: `DefaultsSuite.set` in the writer → `observe(keys:)` handler here",
+                expected: samples))
+        group.append(
+            floor.finish(
+                id: "floor", name: "floor: raw write + rename → raw inotify read + file read, no library code",
+                expected: samples))
         group.relate("ours", to: "floor")
-        group.notes.append("The writer's stamp is taken before its write starts, so both rows include the writer's own write "
-            + "(ours: lock, read-modify-write, encode, rename; floor: write + rename) and the observer's file read.")
+        group.notes.append(
+            "The writer's stamp is taken before its write starts, so both rows include the writer's own write "
+                + "(ours: lock, read-modify-write, encode, rename; floor: write + rename) and the observer's file read."
+        )
         return group
     }
 }
@@ -51,21 +62,30 @@ final class LatencySide {
         suite.set(.integer(0), forKey: "stamp")
         let probe = LatencyProbe()
         let observation = suite.observe(keys: ["stamp"]) { change in
-            guard change.origin == .outside, case .integer(let stamp)? = suite.storedValue(forKey: "stamp") else { return }
+            guard change.origin == .outside, case .integer(let stamp)? = suite.storedValue(forKey: "stamp") else {
+                return
+            }
             probe.arrive(stamp: stamp)
         }
-        return LatencySide(probe: probe, child: startChild(["writer", "library", file.path]), suite: suite) { observation.cancel() }
+        return LatencySide(probe: probe, child: startChild(["writer", "library", file.path]), suite: suite) {
+            observation.cancel()
+        }
     }
 
     /// A raw rename-over writer child, observed by the library here (a hand edit by another process).
     /// `probeSetup` attaches what delivers stamps to the probe (it may return `nil` and use ``beforeEachWrite``).
-    static func handEdit(_ context: BenchContext, label: String, paddingKeys: Int, probeSetup: (DefaultsSuite, LatencyProbe) -> DefaultsObservation?) -> LatencySide {
+    static func handEdit(
+        _ context: BenchContext, label: String, paddingKeys: Int,
+        probeSetup: (DefaultsSuite, LatencyProbe) -> DefaultsObservation?
+    ) -> LatencySide {
         let file = context.directory(label).appendingPathComponent("settings.json")
         RawFile.renameOver(file.path, StampText.file(stamp: 0, paddingKeys: paddingKeys))
         let suite = openSuite(file)
         let probe = LatencyProbe()
         let observation = probeSetup(suite, probe)
-        return LatencySide(probe: probe, child: startChild(["writer", "raw", file.path, String(paddingKeys)]), suite: suite) { observation?.cancel() }
+        return LatencySide(
+            probe: probe, child: startChild(["writer", "raw", file.path, String(paddingKeys)]), suite: suite
+        ) { observation?.cancel() }
     }
 
     /// No library code: a raw rename-over writer child and a raw inotify reader here.
@@ -74,7 +94,9 @@ final class LatencySide {
         let file = directory.appendingPathComponent("settings.json")
         let probe = LatencyProbe()
         let observer = RawInotifyObserver(directory: directory.path, fileName: file.lastPathComponent, probe: probe)
-        return LatencySide(probe: probe, child: startChild(["writer", "raw", file.path, String(paddingKeys)])) { observer.stop() }
+        return LatencySide(probe: probe, child: startChild(["writer", "raw", file.path, String(paddingKeys)])) {
+            observer.stop()
+        }
     }
 
     private static func startChild(_ arguments: [String]) -> ChildProcess {
@@ -114,6 +136,8 @@ final class LatencySide {
         var notes: [String] = []
         if samples.count != expected { notes.append("\(samples.count) of \(expected) samples arrived") }
         if dropped > 0 { notes.append("\(dropped) waits timed out (2 s)") }
-        return ResultRow(id: id, name: name, statistics: Statistics(samples), note: notes.isEmpty ? nil : notes.joined(separator: "; "))
+        return ResultRow(
+            id: id, name: name, statistics: Statistics(samples),
+            note: notes.isEmpty ? nil : notes.joined(separator: "; "))
     }
 }

@@ -35,7 +35,8 @@ enum FanOutBenchmarks {
         let settings = context.settings
         var group = GroupResult(
             number: 3, title: "Outside-change fan-out",
-            method: "This process replaces the suite file (rename-over, one of N keys changed) and times from just before "
+            method:
+                "This process replaces the suite file (rename-over, one of N keys changed) and times from just before "
                 + "`rename(2)` to the moment the observer for that key runs (inotify wake-up, re-read, diff, dispatch). "
                 + "All subjects are set up first, then sampled in alternating rounds so machine noise hits every N alike. "
                 + "The re-read rows time what the Apple library does on each change notification: read all N keys back "
@@ -45,17 +46,23 @@ enum FanOutBenchmarks {
         var missing: [Int: [ResultRow]] = [:]
         for count in settings.fanOutSizes {
             let text = GeneratedSuiteText(count: count)
-            subjects.append(FanOutSubject(
-                context, text: text, id: "n\(count).object",
-                name: "N=\(count): ours, one observer per object, dispatch to the changed property") { suite, recorder in
+            subjects.append(
+                FanOutSubject(
+                    context, text: text, id: "n\(count).object",
+                    name: "N=\(count): ours, one observer per object, dispatch to the changed property"
+                ) { suite, recorder in
                     [objectObserver(suite: suite, text: text, recorder: recorder)]
                 })
-            subjects.append(FanOutSubject(
-                context, text: text, id: "n\(count).perproperty",
-                name: "N=\(count): ours, N observers (one per property, key-filtered)") { suite, recorder in
+            subjects.append(
+                FanOutSubject(
+                    context, text: text, id: "n\(count).perproperty",
+                    name: "N=\(count): ours, N observers (one per property, key-filtered)"
+                ) { suite, recorder in
                     text.keys.map { key in
                         suite.observe(keys: [key]) { change in
-                            guard change.origin == .outside, let value = suite.value(Int.self, forKey: key) else { return }
+                            guard change.origin == .outside, let value = suite.value(Int.self, forKey: key) else {
+                                return
+                            }
                             if key == text.changedKey { recorder.arrive(value) }
                         }
                     }
@@ -87,30 +94,39 @@ enum FanOutBenchmarks {
             let scratch = ScratchUserDefaults("fanout\(count)")
             let defaults = scratch.defaults
             for (index, key) in keys.enumerated() { defaults.set(index, forKey: key) }
-            group.append(ResultRow(
-                id: "n\(count).reread", name: "N=\(count): re-read all N keys (`UserDefaults.object(forKey:) as? Int`), per notification",
-                statistics: Sampler.perOperation(settings) { n in
-                    var sum = 0
-                    for _ in 0..<n {
-                        for key in keys { sum &+= defaults.object(forKey: key) as? Int ?? 0 }
-                    }
-                    return sum
-                }))
+            group.append(
+                ResultRow(
+                    id: "n\(count).reread",
+                    name: "N=\(count): re-read all N keys (`UserDefaults.object(forKey:) as? Int`), per notification",
+                    statistics: Sampler.perOperation(settings) { n in
+                        var sum = 0
+                        for _ in 0..<n {
+                            for key in keys { sum &+= defaults.object(forKey: key) as? Int ?? 0 }
+                        }
+                        return sum
+                    }))
             scratch.remove()
         }
         if let first = settings.fanOutSizes.first {
             for count in settings.fanOutSizes.dropFirst() {
-                for variant in ["object", "perproperty", "macro", "reread"] { group.relate("n\(count).\(variant)", to: "n\(first).\(variant)") }
+                for variant in ["object", "perproperty", "macro", "reread"] {
+                    group.relate("n\(count).\(variant)", to: "n\(first).\(variant)")
+                }
             }
         }
-        group.notes.append("Ratios compare each row with the same variant at N=\(settings.fanOutSizes.first ?? 10); the target is N=1,000 within 2× of N=10.")
-        group.notes.append("The suite file holds the N keys, so the re-read and parse of the file (and the diff) grow with N; "
-            + "group 6 shows the load cost alone.")
+        group.notes.append(
+            "Ratios compare each row with the same variant at N=\(settings.fanOutSizes.first ?? 10); the target is N=1,000 within 2× of N=10."
+        )
+        group.notes.append(
+            "The suite file holds the N keys, so the re-read and parse of the file (and the diff) grow with N; "
+                + "group 6 shows the load cost alone.")
         return group
     }
 
     /// What a generated object does: one observer for all its keys, mapping each changed key to its property.
-    private static func objectObserver(suite: DefaultsSuite, text: GeneratedSuiteText, recorder: ArrivalRecorder) -> DefaultsObservation {
+    private static func objectObserver(suite: DefaultsSuite, text: GeneratedSuiteText, recorder: ArrivalRecorder)
+        -> DefaultsObservation
+    {
         let properties = PropertyValues(count: text.keys.count)
         let indexByKey = Dictionary(uniqueKeysWithValues: text.keys.enumerated().map { ($1, $0) })
         let changedKey = text.changedKey
@@ -141,8 +157,10 @@ final class FanOutSubject {
 
     /// Writes the N-key file, opens the suite, and lets `install` attach the observers (whatever it returns
     /// is kept alive until ``finish()``; `DefaultsObservation`s are cancelled then).
-    init(_ context: BenchContext, text: GeneratedSuiteText, id: String, name: String,
-         install: (DefaultsSuite, ArrivalRecorder) -> [AnyObject]) {
+    init(
+        _ context: BenchContext, text: GeneratedSuiteText, id: String, name: String,
+        install: (DefaultsSuite, ArrivalRecorder) -> [AnyObject]
+    ) {
         self.text = text
         self.id = id
         self.name = name
@@ -172,7 +190,9 @@ final class FanOutSubject {
         for case let observation as DefaultsObservation in keepAlive { observation.cancel() }
         keepAlive.removeAll()
         beforeEachChange = nil
-        return ResultRow(id: id, name: name, statistics: Statistics(samples), note: dropped > 0 ? "\(dropped) events timed out (2 s)" : nil)
+        return ResultRow(
+            id: id, name: name, statistics: Statistics(samples),
+            note: dropped > 0 ? "\(dropped) events timed out (2 s)" : nil)
     }
 }
 

@@ -8,7 +8,8 @@ enum PropertyWriteBenchmarks {
         let settings = context.settings
         var group = GroupResult(
             number: 2, title: "Property write",
-            method: "One write of a new Int value per operation (values never repeat, so no write is skipped as equal). "
+            method:
+                "One write of a new Int value per operation (values never repeat, so no write is skipped as equal). "
                 + "Our suites hold 10 keys. The write-through rows and their raw floors are sampled interleaved, then the "
                 + "in-memory rows (inside a batch) with the plain `@Observable` write and the in-memory floor. Ratios are "
                 + "against the plain `@Observable` write, except the watched rows (against the same save unwatched) and the "
@@ -38,7 +39,8 @@ enum PropertyWriteBenchmarks {
         defer { scratch.remove() }
         let defaults = scratch.defaults
         let macro = MacroRows.propertyWrite(context)
-        let floors = WriteFloors(context, bytes: RawFile.readAll(directory.appendingPathComponent("write.json").path) ?? [])
+        let floors = WriteFloors(
+            context, bytes: RawFile.readAll(directory.appendingPathComponent("write.json").path) ?? [])
         defer { floors.stop() }
 
         // Everything that writes through, with its floors, is sampled interleaved.
@@ -46,100 +48,134 @@ enum PropertyWriteBenchmarks {
         typealias Entry = (id: String, name: String, maxBatch: Int, body: (Int) -> Int)
         let writeThrough: [Entry] = [
             (macro.writeThrough.id, macro.writeThrough.name, 1 << 12, macro.writeThrough.body),
-            ("suite.writethrough", "`DefaultsSuite.set` write-through (in the file on return)", 1 << 12, { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    suite.set(.integer(counter), forKey: BenchKeys.count)
+            (
+                "suite.writethrough", "`DefaultsSuite.set` write-through (in the file on return)", 1 << 12,
+                { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        suite.set(.integer(counter), forKey: BenchKeys.count)
+                    }
+                    return counter
                 }
-                return counter
-            }),
-            ("suite.watched", "`DefaultsSuite.set` write-through, suite observed for all processes (file watched)", 1 << 12, { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    watchedSuite.set(.integer(counter), forKey: BenchKeys.count)
+            ),
+            (
+                "suite.watched", "`DefaultsSuite.set` write-through, suite observed for all processes (file watched)",
+                1 << 12,
+                { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        watchedSuite.set(.integer(counter), forKey: BenchKeys.count)
+                    }
+                    return counter
                 }
-                return counter
-            }),
+            )
         ]
         let floorRows: [Entry] = floors.saveRows.map { ($0.id, $0.name, 1 << 12, $0.body) }
         let others: [Entry] = [
-            ("suite.fsync", "`DefaultsSuite.set` write-through with `synchronizesToDisk` (fsync)", 1 << 10, { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    fsyncSuite.set(.integer(counter), forKey: BenchKeys.count)
+            (
+                "suite.fsync", "`DefaultsSuite.set` write-through with `synchronizesToDisk` (fsync)", 1 << 10,
+                { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        fsyncSuite.set(.integer(counter), forKey: BenchKeys.count)
+                    }
+                    return counter
                 }
-                return counter
-            }),
-            ("userdefaults", "`UserDefaults.set(_:forKey:)` (Linux; in memory, written later)", 1 << 22, { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    defaults.set(counter, forKey: BenchKeys.count)
+            ),
+            (
+                "userdefaults", "`UserDefaults.set(_:forKey:)` (Linux; in memory, written later)", 1 << 22,
+                { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        defaults.set(counter, forKey: BenchKeys.count)
+                    }
+                    return counter
                 }
-                return counter
-            }),
-            ("userdefaults.synchronize", "`UserDefaults.set` + `synchronize()` (Linux; in the file on return)", 1 << 12, { n in
-                var synced = 0
-                for _ in 0..<n {
-                    counter &+= 1
-                    defaults.set(counter, forKey: BenchKeys.count)
-                    if defaults.synchronize() { synced &+= 1 }
+            ),
+            (
+                "userdefaults.synchronize", "`UserDefaults.set` + `synchronize()` (Linux; in the file on return)",
+                1 << 12,
+                { n in
+                    var synced = 0
+                    for _ in 0..<n {
+                        counter &+= 1
+                        defaults.set(counter, forKey: BenchKeys.count)
+                        if defaults.synchronize() { synced &+= 1 }
+                    }
+                    return synced &+ counter
                 }
-                return synced &+ counter
-            }),
+            )
         ]
         let entries = writeThrough + floorRows + others
-        let statistics = Sampler.interleaved(settings, entries.map { Sampler.Candidate(maxBatch: $0.maxBatch, body: $0.body) })
-        for (entry, stats) in zip(entries, statistics) { group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats)) }
+        let statistics = Sampler.interleaved(
+            settings, entries.map { Sampler.Candidate(maxBatch: $0.maxBatch, body: $0.body) })
+        for (entry, stats) in zip(entries, statistics) {
+            group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats))
+        }
 
         // The in-memory rows, with the plain write and the in-memory floor, interleaved: the whole measurement
         // runs inside one open batch on each suite, so each operation is the in-memory update and the
         // in-process notification; the single file write happens when the batches close, after sampling.
         context.progress("2. property write: in-memory rows (inside a batch) and their floor, interleaved")
         let inMemory: [(id: String, name: String, body: (Int) -> Int)] = [
-            ("plain", "plain `@Observable` property", { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    plain.count = counter
+            (
+                "plain", "plain `@Observable` property",
+                { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        plain.count = counter
+                    }
+                    return plain.count
                 }
-                return plain.count
-            }),
+            ),
             floors.memoryRow,
             floors.copyRow,
             macro.inBatch,
             macro.inSharedBatch,
-            ("suite.batch", "`DefaultsSuite.set` inside `performBatchUpdates` (file write excluded)", { n in
-                for _ in 0..<n {
-                    counter &+= 1
-                    suite.set(.integer(counter), forKey: BenchKeys.count)
+            (
+                "suite.batch", "`DefaultsSuite.set` inside `performBatchUpdates` (file write excluded)",
+                { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        suite.set(.integer(counter), forKey: BenchKeys.count)
+                    }
+                    return counter
                 }
-                return counter
-            }),
+            )
         ]
         let inMemoryStatistics = suite.performBatchUpdates {
             macro.suite.performBatchUpdates {
                 macro.sharedSuite.performBatchUpdates {
-                    withExtendedLifetime(macro.others) { Sampler.interleaved(settings, inMemory.map { Sampler.Candidate(body: $0.body) }) }
+                    withExtendedLifetime(macro.others) {
+                        Sampler.interleaved(settings, inMemory.map { Sampler.Candidate(body: $0.body) })
+                    }
                 }
             }
         }
-        for (entry, stats) in zip(inMemory, inMemoryStatistics) { group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats)) }
+        for (entry, stats) in zip(inMemory, inMemoryStatistics) {
+            group.append(ResultRow(id: entry.id, name: entry.name, statistics: stats))
+        }
 
-        group.append(ResultRow(
-            id: "suite.batch100", name: "batch of 100 `set`s + its one file write, per `set`",
-            statistics: Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
-                for _ in 0..<n {
-                    suite.performBatchUpdates {
-                        for _ in 0..<100 {
-                            counter &+= 1
-                            suite.set(.integer(counter), forKey: BenchKeys.count)
+        group.append(
+            ResultRow(
+                id: "suite.batch100", name: "batch of 100 `set`s + its one file write, per `set`",
+                statistics: Sampler.perOperation(settings, maxBatch: 1 << 12) { n in
+                    for _ in 0..<n {
+                        suite.performBatchUpdates {
+                            for _ in 0..<100 {
+                                counter &+= 1
+                                suite.set(.integer(counter), forKey: BenchKeys.count)
+                            }
                         }
                     }
-                }
-                return counter
-            }.scaled(by: 1.0 / 100)))
+                    return counter
+                }.scaled(by: 1.0 / 100)))
 
-        for id in ["macro.writethrough", "macro.batch", "macro.batch.shared", "suite.fsync", "suite.batch", "suite.batch100", "userdefaults",
-                   "userdefaults.synchronize", WriteFloors.memoryID, WriteFloors.copyID] {
+        for id in [
+            "macro.writethrough", "macro.batch", "macro.batch.shared", "suite.fsync", "suite.batch", "suite.batch100",
+            "userdefaults",
+            "userdefaults.synchronize", WriteFloors.memoryID, WriteFloors.copyID
+        ] {
             group.relate(id, to: "plain")
         }
         // The watched write against the unwatched one, and both against the raw floor's pair.
@@ -147,8 +183,9 @@ enum PropertyWriteBenchmarks {
         group.relate("suite.writethrough", to: WriteFloors.saveVariants[0].unwatchedID)
         for variant in WriteFloors.saveVariants { group.relate(variant.watchedID, to: variant.unwatchedID) }
         group.relate(WriteFloors.checkedWatchID, to: WriteFloors.saveVariants[0].unwatchedID)
-        group.notes.append("Write-through rows include the key-granular read-modify-write under `flock`, the atomic "
-            + "rename and the in-process notification; the 10-key file is rewritten on every `set`.")
+        group.notes.append(
+            "Write-through rows include the key-granular read-modify-write under `flock`, the atomic "
+                + "rename and the in-process notification; the 10-key file is rewritten on every `set`.")
         return group
     }
 }

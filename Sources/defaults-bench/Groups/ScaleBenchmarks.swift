@@ -19,7 +19,8 @@ enum ScaleBenchmarks {
             let label = format == .json ? "JSON" : "plist"
             for size in settings.scaleSizes {
                 context.progress("6. scale: \(label), \(size) keys")
-                let file = context.directory("scale-\(format.rawValue)-\(size)").appendingPathComponent("suite.\(format.fileExtension)")
+                let file = context.directory("scale-\(format.rawValue)-\(size)").appendingPathComponent(
+                    "suite.\(format.fileExtension)")
                 generate(file, keys: size)
                 let fileSize = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
                 let samples = settings.quick ? 3 : max(10, min(200, 2_000_000 / max(size, 1)))
@@ -33,8 +34,11 @@ enum ScaleBenchmarks {
                     Blackhole.consume(probe == nil ? 0 : 1)
                     return end - start
                 }
-                group.append(ResultRow(id: "\(format.rawValue).\(size).load", name: "\(label), \(sizeText): load (`DefaultsSuite(fileURL:)`)",
-                                       statistics: load, note: "file \(Formatting.bytes(Double(fileSize)))"))
+                group.append(
+                    ResultRow(
+                        id: "\(format.rawValue).\(size).load",
+                        name: "\(label), \(sizeText): load (`DefaultsSuite(fileURL:)`)",
+                        statistics: load, note: "file \(Formatting.bytes(Double(fileSize)))"))
 
                 let (foundation, _) = Sampler.events(count: samples, warmUp: settings.quick ? 1 : 2) {
                     let start = monotonicNanoseconds()
@@ -43,15 +47,22 @@ enum ScaleBenchmarks {
                     Blackhole.consume(count)
                     return end - start
                 }
-                group.append(ResultRow(id: "\(format.rawValue).\(size).foundation",
-                                       name: "\(label), \(sizeText): Foundation \(format == .json ? "`JSONSerialization`" : "`PropertyListSerialization`") parse",
-                                       statistics: foundation))
+                group.append(
+                    ResultRow(
+                        id: "\(format.rawValue).\(size).foundation",
+                        name:
+                            "\(label), \(sizeText): Foundation \(format == .json ? "`JSONSerialization`" : "`PropertyListSerialization`") parse",
+                        statistics: foundation))
                 group.relate("\(format.rawValue).\(size).load", to: "\(format.rawValue).\(size).foundation")
 
-                let warmUp = context.directory("scale-warmup-\(format.rawValue)").appendingPathComponent("warmup.\(format.fileExtension)")
+                let warmUp = context.directory("scale-warmup-\(format.rawValue)").appendingPathComponent(
+                    "warmup.\(format.fileExtension)")
                 generate(warmUp, keys: 10)
-                group.append(memoryRow(file, warmUp: warmUp, keys: size, id: "\(format.rawValue).\(size).memory", name: "\(label), \(sizeText): resident memory growth on load",
-                                       children: settings.quick ? 1 : 3))
+                group.append(
+                    memoryRow(
+                        file, warmUp: warmUp, keys: size, id: "\(format.rawValue).\(size).memory",
+                        name: "\(label), \(sizeText): resident memory growth on load",
+                        children: settings.quick ? 1 : 3))
             }
             if let largest = settings.scaleSizes.max() {
                 context.progress("6. scale: \(label), one change in \(largest) keys")
@@ -88,12 +99,16 @@ enum ScaleBenchmarks {
         guard let data = try? Data(contentsOf: file) else { return 0 }
         switch format {
         case .json: return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?.count ?? 0
-        case .propertyList: return ((try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [String: Any])?.count ?? 0
+        case .propertyList:
+            return ((try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [String: Any])?.count
+                ?? 0
         }
     }
 
     /// Median `VmRSS` growth of fresh child processes loading the file.
-    private static func memoryRow(_ file: URL, warmUp: URL, keys: Int, id: String, name: String, children: Int) -> ResultRow {
+    private static func memoryRow(_ file: URL, warmUp: URL, keys: Int, id: String, name: String, children: Int)
+        -> ResultRow
+    {
         var growth: [Double] = []
         var coldLoad: [Double] = []
         for _ in 0..<children {
@@ -114,13 +129,17 @@ enum ScaleBenchmarks {
         let cold = Statistics(coldLoad)
         let memory = Statistics(growth)
         let perKey = keys >= 1_000 ? String(format: "%.0f B/key; ", memory.p50 / Double(keys)) : ""
-        return ResultRow(id: id, name: name, unit: .bytes, statistics: memory,
-                         note: perKey + "load in a fresh process (after a 10-key warm-up load): \(Formatting.duration(cold.p50))")
+        return ResultRow(
+            id: id, name: name, unit: .bytes, statistics: memory,
+            note: perKey + "load in a fresh process (after a 10-key warm-up load): \(Formatting.duration(cold.p50))")
     }
 
     /// Replaces the largest suite with versions differing in one key and times `reload()`.
-    private static func oneChangeRow(_ context: BenchContext, format: SuiteFormat, keys: Int, label: String) -> ResultRow {
-        let file = context.directory("scale-change-\(format.rawValue)").appendingPathComponent("suite.\(format.fileExtension)")
+    private static func oneChangeRow(_ context: BenchContext, format: SuiteFormat, keys: Int, label: String)
+        -> ResultRow
+    {
+        let file = context.directory("scale-change-\(format.rawValue)").appendingPathComponent(
+            "suite.\(format.fileExtension)")
         generate(file, keys: keys)
         let (original, changed) = versions(of: file)
         let suite = openSuite(file)
@@ -134,14 +153,19 @@ enum ScaleBenchmarks {
             let expected = flip ? "value-key000000-b" : "value-key000000-a"
             return suite.value(String.self, forKey: "key000000") == expected ? end - start : nil
         }
-        return ResultRow(id: "\(format.rawValue).change", name: "\(label), \(Formatting.grouped(Double(keys))) keys: one key changed on disk, `reload()` (re-read + diff)",
-                         statistics: statistics, note: dropped > 0 ? "\(dropped) samples did not see the change" : nil)
+        return ResultRow(
+            id: "\(format.rawValue).change",
+            name:
+                "\(label), \(Formatting.grouped(Double(keys))) keys: one key changed on disk, `reload()` (re-read + diff)",
+            statistics: statistics, note: dropped > 0 ? "\(dropped) samples did not see the change" : nil)
     }
 
     /// The generated suite's bytes, and the same bytes with one value (of `key000000`) changed.
     static func versions(of file: URL) -> (original: [UInt8], changed: [UInt8]) {
         guard let original = RawFile.readAll(file.path) else { fail("cannot read \(file.path)") }
-        return (original, replacing(Array("value-key000000-a".utf8), with: Array("value-key000000-b".utf8), in: original))
+        return (
+            original, replacing(Array("value-key000000-a".utf8), with: Array("value-key000000-b".utf8), in: original)
+        )
     }
 
     private static func replacing(_ old: [UInt8], with new: [UInt8], in bytes: [UInt8]) -> [UInt8] {

@@ -40,7 +40,9 @@ final class ScratchUserDefaults {
 
     init(_ label: String) {
         suiteName = "defaults-bench.\(label).\(getpid())"
-        guard let defaults = UserDefaults(suiteName: suiteName) else { fail("UserDefaults(suiteName: \(suiteName)) returned nil") }
+        guard let defaults = UserDefaults(suiteName: suiteName) else {
+            fail("UserDefaults(suiteName: \(suiteName)) returned nil")
+        }
         self.defaults = defaults
     }
 

@@ -38,11 +38,13 @@ final class WriteFloors {
     /// The first is our way of saving (the floor of `suite.writethrough`); the ids are kept from runs in
     /// which `floor.save` was ours.
     static let saveVariants = [
-        SaveVariant(id: "floor.save.subdirectory", temporary: .subdirectory(".observable-defaults"),
-                    description: "raw save (our system calls, no library code: temporary file in the hidden subdirectory)"),
+        SaveVariant(
+            id: "floor.save.subdirectory", temporary: .subdirectory(".observable-defaults"),
+            description: "raw save (our system calls, no library code: temporary file in the hidden subdirectory)"),
         SaveVariant(id: "floor.save", temporary: .beside, description: "raw save, temporary file beside the suite"),
-        SaveVariant(id: "floor.save.unnamed", temporary: .unnamed,
-                    description: "raw save, temporary file unnamed (`O_TMPFILE`, linked just before the rename)"),
+        SaveVariant(
+            id: "floor.save.unnamed", temporary: .unnamed,
+            description: "raw save, temporary file unnamed (`O_TMPFILE`, linked just before the rename)")
     ]
 
     typealias Row = (id: String, name: String, body: (Int) -> Int)
@@ -69,7 +71,9 @@ final class WriteFloors {
                 let save = RawSave(path: directory + "/write.json", bytes: bytes, temporary: variant.temporary)
                 _ = save.save()
                 if watched { watchers.append(RawDirectoryWatcher(directory: directory)) }
-                let name = "floor: \(variant.description), directory " + (watched ? "watched by a raw inotify reader thread" : "unwatched")
+                let name =
+                    "floor: \(variant.description), directory "
+                    + (watched ? "watched by a raw inotify reader thread" : "unwatched")
                 rows.append((id, name, loop(save)))
             }
         }
@@ -78,32 +82,44 @@ final class WriteFloors {
         let save = RawSave(path: directory + "/write.json", bytes: bytes, temporary: ours.temporary)
         _ = save.save()
         watchers.append(RawDirectoryWatcher(directory: directory, checking: "write.json"))
-        rows.append((Self.checkedWatchID, "floor: \(ours.description), directory watched by a raw inotify reader thread that `stat`s the file at each event on its name", loop(save)))
+        rows.append(
+            (
+                Self.checkedWatchID,
+                "floor: \(ours.description), directory watched by a raw inotify reader thread that `stat`s the file at each event on its name",
+                loop(save)
+            ))
         saveRows = rows
         self.watchers = watchers
 
         let object = opaque(PlainSettings())
         let memory = opaque(FloorMemory())
         var counter = 0
-        memoryRow = (Self.memoryID, "floor: plain `@Observable` write + one `Mutex`-guarded dictionary update of an enum value", { n in
-            for _ in 0..<n {
-                counter &+= 1
-                object.count = counter
-                memory.set(.integer(counter), forKey: BenchKeys.count)
+        memoryRow = (
+            Self.memoryID, "floor: plain `@Observable` write + one `Mutex`-guarded dictionary update of an enum value",
+            { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    object.count = counter
+                    memory.set(.integer(counter), forKey: BenchKeys.count)
+                }
+                return object.count &+ memory.count
             }
-            return object.count &+ memory.count
-        })
+        )
         let copy = opaque(FloorCopy())
-        copyRow = (Self.copyID, "floor: the same + the property's own copy behind its own `Mutex`, compared before and stored with the update", { n in
-            for _ in 0..<n {
-                counter &+= 1
-                let stored = DefaultsValue.integer(counter)
-                guard copy.differs(from: stored) else { continue }
-                object.count = counter
-                memory.set(stored, forKey: BenchKeys.count) { copy.store(stored) }
+        copyRow = (
+            Self.copyID,
+            "floor: the same + the property's own copy behind its own `Mutex`, compared before and stored with the update",
+            { n in
+                for _ in 0..<n {
+                    counter &+= 1
+                    let stored = DefaultsValue.integer(counter)
+                    guard copy.differs(from: stored) else { continue }
+                    object.count = counter
+                    memory.set(stored, forKey: BenchKeys.count) { copy.store(stored) }
+                }
+                return object.count &+ memory.count
             }
-            return object.count &+ memory.count
-        })
+        )
     }
 
     /// Ends the raw watchers' threads.

@@ -9,7 +9,8 @@ final class BenchContext {
 
     init(settings: RunSettings, parent: URL) throws {
         self.settings = settings
-        root = parent.appendingPathComponent("defaults-bench-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
+        root = parent.appendingPathComponent(
+            "defaults-bench-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         // `fail` exits at once (a bad --compile-times file, a suite that cannot be opened): the scratch
         // directory goes at exit then, not only at the end of a run.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The system-wide monotonic clock in nanoseconds. `CLOCK_MONOTONIC` is the same clock in every process

@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The floor of the cloud group: etcd's v3 JSON gateway spoken over plain sockets, no library code.
@@ -24,14 +24,16 @@ enum EtcdGateway {
     /// `expected` (0: absent), else nothing.
     static func compareAndSwapBody(key: String, value: String, expected: Int) -> String {
         let key = base64(key)
-        return "{\"compare\":[{\"key\":\"\(key)\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"\(expected)\"}],"
+        return
+            "{\"compare\":[{\"key\":\"\(key)\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"\(expected)\"}],"
             + "\"success\":[{\"request_put\":{\"key\":\"\(key)\",\"value\":\"\(base64(value))\"}}]}"
     }
 
     /// The first decimal `"NAME":"N"` in a JSON answer (etcd's gateway writes 64-bit integers as strings).
     static func integerField(_ name: String, in body: ArraySlice<UInt8>) -> Int? {
         guard let start = body.firstRange(of: Array("\"\(name)\":\"".utf8))?.upperBound,
-              let end = body[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+            let end = body[start...].firstIndex(of: UInt8(ascii: "\""))
+        else { return nil }
         return Int(String(decoding: body[start..<end], as: UTF8.self))
     }
 
@@ -42,8 +44,9 @@ enum EtcdGateway {
 
     /// An HTTP/1.1 POST of a JSON body, head and body in one buffer (so it goes out in one `send`).
     static func request(_ path: String, body: String, endpoint: URL) -> [UInt8] {
-        Array(("POST \(path) HTTP/1.1\r\nHost: \(endpoint.host ?? "127.0.0.1"):\(endpoint.port ?? 2379)\r\n"
-            + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)
+        Array(
+            ("POST \(path) HTTP/1.1\r\nHost: \(endpoint.host ?? "127.0.0.1"):\(endpoint.port ?? 2379)\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)
     }
 
     static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
@@ -56,7 +59,9 @@ enum EtcdGateway {
         var index = line.startIndex
         while let start = line[index...].firstRange(of: marker)?.upperBound {
             guard let end = line[start...].firstIndex(of: UInt8(ascii: "\"")) else { break }
-            if let data = Data(base64Encoded: Data(line[start..<end])), let value = Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if let data = Data(base64Encoded: Data(line[start..<end])),
+                let value = Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            {
                 values.append(value)
             }
             index = end
@@ -78,7 +83,9 @@ final class GatewaySocket: Sendable {
 
     init(_ endpoint: URL) throws {
         self.endpoint = endpoint
-        guard let host = endpoint.host, let port = endpoint.port else { throw EtcdGatewayError("\(endpoint) has no host and port") }
+        guard let host = endpoint.host, let port = endpoint.port else {
+            throw EtcdGatewayError("\(endpoint) has no host and port")
+        }
         guard let descriptor = connectedIPv4Socket(host: host, port: port) else {
             throw EtcdGatewayError("cannot connect to \(endpoint.absoluteString): errno \(errno)")
         }
@@ -91,7 +98,9 @@ final class GatewaySocket: Sendable {
     func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw EtcdGatewayError("send to \(endpoint.absoluteString): errno \(errno)") }
             sent += count
@@ -153,11 +162,17 @@ final class EtcdRawConnection {
                 headEnd = range.upperBound
                 let head = String(decoding: buffer[..<range.lowerBound], as: UTF8.self)
                 guard head.hasPrefix("HTTP/1.1 200") else {
-                    throw EtcdGatewayError("\(path) at \(endpoint.absoluteString) answered \(head.prefix { $0 != "\r" })")
+                    throw EtcdGatewayError(
+                        "\(path) at \(endpoint.absoluteString) answered \(head.prefix { $0 != "\r" })")
                 }
-                guard let length = head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") })
+                guard
+                    let length = head.split(separator: "\r\n").first(where: {
+                        $0.lowercased().hasPrefix("content-length:")
+                    })
                     .flatMap({ Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) })
-                else { throw EtcdGatewayError("\(path) at \(endpoint.absoluteString): an answer without Content-Length") }
+                else {
+                    throw EtcdGatewayError("\(path) at \(endpoint.absoluteString): an answer without Content-Length")
+                }
                 bodyLength = length
             }
             if let headEnd, buffer.count >= headEnd + bodyLength { return buffer[headEnd..<(headEnd + bodyLength)] }
@@ -199,10 +214,12 @@ final class EtcdRawSwapper {
     }
 
     func swap(_ value: Int) throws {
-        let answer = try connection.post("/v3/kv/txn", body: EtcdGateway.compareAndSwapBody(key: key, value: String(value), expected: revision))
+        let answer = try connection.post(
+            "/v3/kv/txn", body: EtcdGateway.compareAndSwapBody(key: key, value: String(value), expected: revision))
         if answer.firstRange(of: Array("\"succeeded\":true".utf8)) != nil {
             guard let written = EtcdGateway.integerField("revision", in: answer) else {
-                throw EtcdGatewayError("txn on \(key): an answer without a header revision: \(String(decoding: answer, as: UTF8.self))")
+                throw EtcdGatewayError(
+                    "txn on \(key): an answer without a header revision: \(String(decoding: answer, as: UTF8.self))")
             }
             revision = written
         } else {
@@ -229,7 +246,9 @@ final class EtcdRawWatch: Sendable {
         while buffer.firstRange(of: created) == nil {
             let remaining = (deadline - monotonicNanoseconds()) / 1_000_000
             guard remaining > 0, socket.receive(into: &buffer, timeoutMilliseconds: Int32(remaining)) else {
-                throw EtcdGatewayError("the watch of \(key) at \(endpoint.absoluteString) was not created within 10 s: \(String(decoding: buffer, as: UTF8.self))")
+                throw EtcdGatewayError(
+                    "the watch of \(key) at \(endpoint.absoluteString) was not created within 10 s: \(String(decoding: buffer, as: UTF8.self))"
+                )
             }
         }
         // Everything up to the end of the line holding "created" is the confirmation.

@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Receives monotonic-clock stamps written by another process and records how long each took to arrive.
@@ -70,7 +70,8 @@ final class RawInotifyObserver: Sendable {
                 while offset + headerSize <= count {
                     let nameLength = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
                     if nameLength > 0 {
-                        let name = String(cString: buffer.advanced(by: offset + headerSize).assumingMemoryBound(to: CChar.self))
+                        let name = String(
+                            cString: buffer.advanced(by: offset + headerSize).assumingMemoryBound(to: CChar.self))
                         if name == fileName { matched = true }
                     }
                     offset += headerSize + nameLength

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The machine a run happened on, so numbers are read with their context.
@@ -33,17 +33,19 @@ struct MachineDescription: Sendable, Codable {
 
     /// Label/value pairs for the Markdown report.
     var lines: [(String, String)] {
-        [("CPU", cpuModel), ("Online cores", String(onlineCores)), ("Memory", memoryTotal), ("Kernel", kernel),
-         ("Swift", swiftVersion), ("Build", buildConfiguration),
-         ("Temporary directory", "\(temporaryDirectory) (\(temporaryFileSystem))"),
-         ("UserDefaults rows", foundationUserDefaults)]
+        [
+            ("CPU", cpuModel), ("Online cores", String(onlineCores)), ("Memory", memoryTotal), ("Kernel", kernel),
+            ("Swift", swiftVersion), ("Build", buildConfiguration),
+            ("Temporary directory", "\(temporaryDirectory) (\(temporaryFileSystem))"),
+            ("UserDefaults rows", foundationUserDefaults)
+        ]
     }
 
     private static var buildConfiguration: String {
         #if DEBUG
-        "debug (numbers are not representative; use -c release)"
+            "debug (numbers are not representative; use -c release)"
         #else
-        "release"
+            "release"
         #endif
     }
 
@@ -59,8 +61,9 @@ struct MachineDescription: Sendable, Codable {
 
     private static func memoryTotal() -> String {
         guard let text = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("MemTotal:") }),
-              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return "unknown" }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("MemTotal:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return "unknown" }
         return String(format: "%.1f GiB", kilobytes / 1024 / 1024)
     }
 
@@ -76,7 +79,8 @@ struct MachineDescription: Sendable, Codable {
     /// `swift --version` when the toolchain is on `PATH`, else the compiler version this binary was built with.
     private static func swiftVersion() -> String {
         // The swift driver leaves a `TemporaryDirectory.*` behind in its TMPDIR: give it one to remove.
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("defaults-bench-swift-version-\(getpid())", isDirectory: true)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "defaults-bench-swift-version-\(getpid())", isDirectory: true)
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let process = Process()
@@ -92,14 +96,15 @@ struct MachineDescription: Sendable, Codable {
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             if process.terminationStatus == 0,
-               let first = String(decoding: data, as: UTF8.self).split(separator: "\n").first {
+                let first = String(decoding: data, as: UTF8.self).split(separator: "\n").first
+            {
                 return String(first)
             }
         }
         #if compiler(>=6.3)
-        return "compiler 6.3 or newer"
+            return "compiler 6.3 or newer"
         #else
-        return "compiler older than 6.3"
+            return "compiler older than 6.3"
         #endif
     }
 
@@ -129,7 +134,8 @@ struct MachineDescription: Sendable, Codable {
 /// Resident memory of this process (`VmRSS` in `/proc/self/status`), in bytes.
 func residentMemoryBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+    else { return 0 }
     return kilobytes * 1024
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// What this process has used so far (`getrusage(RUSAGE_SELF)`): CPU time and how often it gave up the CPU
@@ -17,8 +17,9 @@ struct ProcessUsage: Sendable {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         func nanoseconds(_ time: timeval) -> Int { time.tv_sec * 1_000_000_000 + Int(time.tv_usec) * 1_000 }
-        return ProcessUsage(cpuNanoseconds: nanoseconds(usage.ru_utime) + nanoseconds(usage.ru_stime),
-                            voluntarySwitches: usage.ru_nvcsw)
+        return ProcessUsage(
+            cpuNanoseconds: nanoseconds(usage.ru_utime) + nanoseconds(usage.ru_stime),
+            voluntarySwitches: usage.ru_nvcsw)
     }
 
     /// The line a child prints: `usage CPU_NANOSECONDS VOLUNTARY_SWITCHES`.
@@ -30,7 +31,9 @@ extension ProcessUsage {
     /// Reads ``line``'s form; `nil` for any other line.
     init?(line: String) {
         let fields = line.split(separator: " ")
-        guard fields.count == 3, fields[0] == "usage", let cpu = Int(fields[1]), let switches = Int(fields[2]) else { return nil }
+        guard fields.count == 3, fields[0] == "usage", let cpu = Int(fields[1]), let switches = Int(fields[2]) else {
+            return nil
+        }
         self.init(cpuNanoseconds: cpu, voluntarySwitches: switches)
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The floor of a write-through `set`: the system calls our save makes, in the same order, with no library
@@ -73,7 +73,8 @@ final class RawSave {
         if temporaryDirectory != directory { _ = lstat(temporaryDirectory, &status) }
         counter &+= 1
         let temporary = temporaryDirectory + "/.raw.\(getpid()).\(counter).tmp"
-        let file = unnamed
+        let file =
+            unnamed
             ? open(temporaryDirectory, Self.temporaryFileFlag | O_RDWR | O_CLOEXEC, 0o600)
             : open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard file >= 0 else { fail("open \(temporary): errno \(errno)") }
@@ -117,7 +118,8 @@ final class RawDirectoryWatcher: @unchecked Sendable {
         checkedPath = directory + "/" + (name ?? "")
         descriptor = inotify_init1(Int32(IN_CLOEXEC))
         guard descriptor >= 0 else { fail("inotify_init1: errno \(errno)") }
-        let mask = IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB
+        let mask =
+            IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB
             | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
         watch = inotify_add_watch(descriptor, directory, UInt32(mask))
         guard watch >= 0 else { fail("inotify_add_watch \(directory): errno \(errno)") }
@@ -141,7 +143,10 @@ final class RawDirectoryWatcher: @unchecked Sendable {
                 let event = (buffer + offset).assumingMemoryBound(to: inotify_event.self).pointee
                 if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
                 if let checkedName, event.len > 0,
-                    strcmp((buffer + offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self), checkedName) == 0 {
+                    strcmp(
+                        (buffer + offset + MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self),
+                        checkedName) == 0
+                {
                     var status = stat()
                     _ = stat(checkedPath, &status)
                 }

@@ -49,7 +49,8 @@ enum Sampler {
         samples.reserveCapacity(settings.maxSamples)
         let sampleEnd = monotonicNanoseconds() + settings.budgetNanoseconds
         while samples.count < settings.maxSamples
-            && (samples.count < settings.minSamples || monotonicNanoseconds() < sampleEnd) {
+            && (samples.count < settings.minSamples || monotonicNanoseconds() < sampleEnd)
+        {
             samples.append(Double(timed(body, batch)) / Double(batch))
         }
         return Statistics(samples)

@@ -20,29 +20,41 @@ enum MacroRows {
         object.count = 42
         switch id {
         case "string":
-            return ("macro", "String: `@ObservableDefaults` property", { n in
-                var sum = 0
-                for _ in 0..<n { sum &+= object.name.utf8.count }
-                return sum
-            })
+            return (
+                "macro", "String: `@ObservableDefaults` property",
+                { n in
+                    var sum = 0
+                    for _ in 0..<n { sum &+= object.name.utf8.count }
+                    return sum
+                }
+            )
         case "int":
-            return ("macro", "Int: `@ObservableDefaults` property", { n in
-                var sum = 0
-                for _ in 0..<n { sum &+= object.count }
-                return sum
-            })
+            return (
+                "macro", "Int: `@ObservableDefaults` property",
+                { n in
+                    var sum = 0
+                    for _ in 0..<n { sum &+= object.count }
+                    return sum
+                }
+            )
         case "enum":
-            return ("macro", "enum: `@ObservableDefaults` property", { n in
-                var sum = 0
-                for _ in 0..<n { sum &+= object.mode == .balanced ? 1 : 2 }
-                return sum
-            })
+            return (
+                "macro", "enum: `@ObservableDefaults` property",
+                { n in
+                    var sum = 0
+                    for _ in 0..<n { sum &+= object.mode == .balanced ? 1 : 2 }
+                    return sum
+                }
+            )
         default:
-            return ("macro", "Codable struct: `@ObservableDefaults` property", { n in
-                var sum = 0
-                for _ in 0..<n { sum &+= object.endpoint.port }
-                return sum
-            })
+            return (
+                "macro", "Codable struct: `@ObservableDefaults` property",
+                { n in
+                    var sum = 0
+                    for _ in 0..<n { sum &+= object.endpoint.port }
+                    return sum
+                }
+            )
         }
     }
 
@@ -51,7 +63,11 @@ enum MacroRows {
 
     /// `count` objects on `suite`, each under a prefix of its own (so none hears another's keys).
     static func otherObjects(on suite: DefaultsSuite, count: Int) -> [AnyObject] {
-        (0..<count).map { MacroSettings(userDefaults: suite, ignoreExternalChanges: nil, prefix: "other\($0).", ignoredKeyPathsForExternalUpdates: []) }
+        (0..<count).map {
+            MacroSettings(
+                userDefaults: suite, ignoreExternalChanges: nil, prefix: "other\($0).",
+                ignoredKeyPathsForExternalUpdates: [])
+        }
     }
 
     /// Group 2: the property write through the macro: a write-through loop, the same loop for inside a
@@ -59,7 +75,10 @@ enum MacroRows {
     /// grow with them). The caller opens the batches on `suite` and `sharedSuite` (so the batch rows can be
     /// sampled interleaved) and keeps `others` alive while sampling.
     static func propertyWrite(_ context: BenchContext)
-        -> (suite: DefaultsSuite, sharedSuite: DefaultsSuite, others: [AnyObject], writeThrough: BenchRow, inBatch: BenchRow, inSharedBatch: BenchRow)
+        -> (
+            suite: DefaultsSuite, sharedSuite: DefaultsSuite, others: [AnyObject], writeThrough: BenchRow,
+            inBatch: BenchRow, inSharedBatch: BenchRow
+        )
     {
         func seeded(_ name: String) -> DefaultsSuite {
             let suite = openSuite(context.directory(name).appendingPathComponent("write.json"))
@@ -83,11 +102,22 @@ enum MacroRows {
         let sharedSuite = seeded("macro-write-shared")
         let others = otherObjects(on: sharedSuite, count: sharedSuiteObjects)
         let sharing = opaque(MacroSettings(userDefaults: sharedSuite))
-        return (suite, sharedSuite, others,
-                ("macro.writethrough", "`@ObservableDefaults` property write-through (in the file on return)", writes(object)),
-                ("macro.batch", "`@ObservableDefaults` property inside `performBatchUpdates` (file write excluded)", writes(object)),
-                ("macro.batch.shared", "`@ObservableDefaults` property inside `performBatchUpdates`, \(sharedSuiteObjects) other objects on the suite",
-                 writes(sharing)))
+        return (
+            suite, sharedSuite, others,
+            (
+                "macro.writethrough", "`@ObservableDefaults` property write-through (in the file on return)",
+                writes(object)
+            ),
+            (
+                "macro.batch", "`@ObservableDefaults` property inside `performBatchUpdates` (file write excluded)",
+                writes(object)
+            ),
+            (
+                "macro.batch.shared",
+                "`@ObservableDefaults` property inside `performBatchUpdates`, \(sharedSuiteObjects) other objects on the suite",
+                writes(sharing)
+            )
+        )
     }
 
     /// Group 3: an `@ObservableDefaults` class with `count` properties; one key changes on disk; time until
@@ -98,9 +128,9 @@ enum MacroRows {
         case 100: [fanOutSubject(FanOut100.self, context, count: count, text: text)]
         case 1_000:
             #if DEFAULTS_BENCH_1000_PROPERTIES
-            [fanOutSubject(FanOut1000.self, context, count: count, text: text)]
+                [fanOutSubject(FanOut1000.self, context, count: count, text: text)]
             #else
-            []
+                []
             #endif
         default: []
         }
@@ -117,7 +147,9 @@ enum MacroRows {
             context, text: text, id: "n\(count).macro",
             name: "N=\(count): `@ObservableDefaults` class, Observation `onChange` of the changed property"
         ) { openedSuite, openedRecorder in
-            let created = Object(userDefaults: openedSuite, ignoreExternalChanges: nil, prefix: nil, ignoredKeyPathsForExternalUpdates: [])
+            let created = Object(
+                userDefaults: openedSuite, ignoreExternalChanges: nil, prefix: nil,
+                ignoredKeyPathsForExternalUpdates: [])
             (object, suite, recorder) = (created, openedSuite, openedRecorder)
             return [created]
         }
@@ -137,8 +169,14 @@ enum MacroRows {
     /// Group 3 rows for the classes not compiled into this build (the 1,000-property class needs
     /// `-Xswiftc -DDEFAULTS_BENCH_1000_PROPERTIES`; see generate-fanout-classes.sh).
     static func missingFanOutRows(count: Int) -> [ResultRow] {
-        [.missing(id: "n\(count).macro", name: "N=\(count): `@ObservableDefaults` class, Observation `onChange` of the changed property",
-                  reason: "class not compiled in: build with `-Xswiftc -DDEFAULTS_BENCH_1000_PROPERTIES` (it adds about a minute to a build, see Docs/benchmarks.md)")]
+        [
+            .missing(
+                id: "n\(count).macro",
+                name: "N=\(count): `@ObservableDefaults` class, Observation `onChange` of the changed property",
+                reason:
+                    "class not compiled in: build with `-Xswiftc -DDEFAULTS_BENCH_1000_PROPERTIES` (it adds about a minute to a build, see Docs/benchmarks.md)"
+            )
+        ]
     }
 
     /// Group 5: a hand edit until an `@ObservableDefaults` property changes (Observation `onChange`).

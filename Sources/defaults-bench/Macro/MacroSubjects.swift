@@ -29,7 +29,9 @@ final class HandEditSettings: Sendable {
 
 /// A generated fan-out class (see FanOutClasses.swift).
 protocol FanOutObject: AnyObject, Sendable {
-    init(userDefaults: DefaultsSuite?, ignoreExternalChanges: Bool?, prefix: String?, ignoredKeyPathsForExternalUpdates: [PartialKeyPath<Self>])
+    init(
+        userDefaults: DefaultsSuite?, ignoreExternalChanges: Bool?, prefix: String?,
+        ignoredKeyPathsForExternalUpdates: [PartialKeyPath<Self>])
     /// The property whose key the benchmark changes on disk.
     var changed: Int { get }
 }

@@ -4,8 +4,10 @@
 /// the raw put floor (issue 11's target, 1.3×); a cloud property read within 1.5× of plain `@Observable`;
 /// the fan-out numbers beside the floor's (no target).
 enum CloudTargets {
-    static let propagation = "Cloud propagation p50 within 1.15× of the compare-and-swap floor with the writer's own watch"
-    static let propagationPutFloor = "Cloud propagation beside the raw etcd put floor (raw put → raw watch; issue 11's 1.3×)"
+    static let propagation =
+        "Cloud propagation p50 within 1.15× of the compare-and-swap floor with the writer's own watch"
+    static let propagationPutFloor =
+        "Cloud propagation beside the raw etcd put floor (raw put → raw watch; issue 11's 1.3×)"
     static let read = "Cloud property read within 1.5× of plain `@Observable`"
     static let fanOut = "Cloud fan-out: one write reaching every observer process (p50/p99, beside the floor's)"
 
@@ -14,43 +16,68 @@ enum CloudTargets {
         func reason(_ id: String, otherwise: String) -> String { group.rows.first { $0.id == id }?.note ?? otherwise }
         var results: [TargetResult] = []
 
-        if let library = group.row("propagation.library"), let floor = group.row("propagation.txn-floor-watched"), floor.statistics.p50 > 0 {
+        if let library = group.row("propagation.library"), let floor = group.row("propagation.txn-floor-watched"),
+            floor.statistics.p50 > 0
+        {
             let ratio = library.statistics.p50 / floor.statistics.p50
-            results.append(TargetResult(
-                target: propagation, status: ratio <= 1.15 ? .met : .notMet,
-                evidence: "p50 \(time(library.statistics.p50)) vs floor \(time(floor.statistics.p50)) = \(Formatting.ratio(ratio)); "
-                    + "p99 \(time(library.statistics.p99)) vs \(time(floor.statistics.p99)) (\(library.statistics.count) and \(floor.statistics.count) samples)"))
+            results.append(
+                TargetResult(
+                    target: propagation, status: ratio <= 1.15 ? .met : .notMet,
+                    evidence:
+                        "p50 \(time(library.statistics.p50)) vs floor \(time(floor.statistics.p50)) = \(Formatting.ratio(ratio)); "
+                        + "p99 \(time(library.statistics.p99)) vs \(time(floor.statistics.p99)) (\(library.statistics.count) and \(floor.statistics.count) samples)"
+                ))
         } else {
-            results.append(TargetResult(target: propagation, status: .notMeasured, evidence: reason("propagation.library", otherwise: "propagation rows missing")))
+            results.append(
+                TargetResult(
+                    target: propagation, status: .notMeasured,
+                    evidence: reason("propagation.library", otherwise: "propagation rows missing")))
         }
 
-        if let library = group.row("propagation.library"), let putFloor = group.row("propagation.floor"), putFloor.statistics.p50 > 0 {
-            results.append(TargetResult(
-                target: propagationPutFloor, status: .reported,
-                evidence: "p50 \(time(library.statistics.p50)) vs \(time(putFloor.statistics.p50)) = "
-                    + "\(Formatting.ratio(library.statistics.p50 / putFloor.statistics.p50)) (a put is no compare-and-swap: the store cannot upload so)"))
+        if let library = group.row("propagation.library"), let putFloor = group.row("propagation.floor"),
+            putFloor.statistics.p50 > 0
+        {
+            results.append(
+                TargetResult(
+                    target: propagationPutFloor, status: .reported,
+                    evidence: "p50 \(time(library.statistics.p50)) vs \(time(putFloor.statistics.p50)) = "
+                        + "\(Formatting.ratio(library.statistics.p50 / putFloor.statistics.p50)) (a put is no compare-and-swap: the store cannot upload so)"
+                ))
         } else {
-            results.append(TargetResult(target: propagationPutFloor, status: .notMeasured, evidence: reason("propagation.floor", otherwise: "propagation rows missing")))
+            results.append(
+                TargetResult(
+                    target: propagationPutFloor, status: .notMeasured,
+                    evidence: reason("propagation.floor", otherwise: "propagation rows missing")))
         }
 
         if let macro = group.row("read.cloud-macro"), let plain = group.row("read.plain"), plain.statistics.p50 > 0 {
             let ratio = macro.statistics.p50 / plain.statistics.p50
-            results.append(TargetResult(
-                target: read, status: ratio <= 1.5 ? .met : .notMet,
-                evidence: "\(time(macro.statistics.p50)) vs \(time(plain.statistics.p50)) = \(Formatting.ratio(ratio))"))
+            results.append(
+                TargetResult(
+                    target: read, status: ratio <= 1.5 ? .met : .notMet,
+                    evidence:
+                        "\(time(macro.statistics.p50)) vs \(time(plain.statistics.p50)) = \(Formatting.ratio(ratio))"))
         } else {
-            results.append(TargetResult(target: read, status: .notMeasured, evidence: reason("read.cloud-macro", otherwise: "read rows missing")))
+            results.append(
+                TargetResult(
+                    target: read, status: .notMeasured,
+                    evidence: reason("read.cloud-macro", otherwise: "read rows missing")))
         }
 
         if let library = group.row("fanout.library.all"), let floor = group.row("fanout.floor.all") {
-            var evidence = "library p50 \(time(library.statistics.p50)), p99 \(time(library.statistics.p99)); "
+            var evidence =
+                "library p50 \(time(library.statistics.p50)), p99 \(time(library.statistics.p99)); "
                 + "floor p50 \(time(floor.statistics.p50)), p99 \(time(floor.statistics.p99)) (all arrivals)"
             if let libraryLast = group.row("fanout.library.last"), let floorLast = group.row("fanout.floor.last") {
-                evidence += "; last arrival per write p50 \(time(libraryLast.statistics.p50)) vs floor \(time(floorLast.statistics.p50))"
+                evidence +=
+                    "; last arrival per write p50 \(time(libraryLast.statistics.p50)) vs floor \(time(floorLast.statistics.p50))"
             }
             results.append(TargetResult(target: fanOut, status: .reported, evidence: evidence))
         } else {
-            results.append(TargetResult(target: fanOut, status: .notMeasured, evidence: reason("fanout.library.all", otherwise: "fan-out rows missing")))
+            results.append(
+                TargetResult(
+                    target: fanOut, status: .notMeasured,
+                    evidence: reason("fanout.library.all", otherwise: "fan-out rows missing")))
         }
         return results
     }

@@ -41,6 +41,8 @@ enum Formatting {
     }
 
     static func ratio(_ value: Double) -> String {
-        value >= 100 ? String(format: "%.0f×", value) : value >= 10 ? String(format: "%.1f×", value) : String(format: "%.2f×", value)
+        value >= 100
+            ? String(format: "%.0f×", value)
+            : value >= 10 ? String(format: "%.1f×", value) : String(format: "%.2f×", value)
     }
 }

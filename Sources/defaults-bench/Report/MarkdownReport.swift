@@ -4,17 +4,20 @@ import Foundation
 enum MarkdownReport {
     static func render(_ report: BenchmarkReport) -> String {
         var lines: [String] = []
-        lines.append("# defaults-bench\(report.settings.quick ? " (--quick: smoke run, numbers are not meaningful)" : "")")
+        lines.append(
+            "# defaults-bench\(report.settings.quick ? " (--quick: smoke run, numbers are not meaningful)" : "")")
         lines.append("")
-        lines.append("Started \(report.startedAt), took \(String(format: "%.1f", report.durationSeconds)) s. "
-            + "Load average before: \(report.loadAverageBefore); after: \(report.loadAverageAfter).")
+        lines.append(
+            "Started \(report.startedAt), took \(String(format: "%.1f", report.durationSeconds)) s. "
+                + "Load average before: \(report.loadAverageBefore); after: \(report.loadAverageAfter).")
         lines.append("")
         lines.append("## Machine")
         lines.append("")
         for (label, value) in report.machine.lines { lines.append("- \(label): \(value)") }
         lines.append("")
-        lines.append("Times are per operation or per event; p50/p90/p99 are nearest-rank percentiles over the samples "
-            + "(`n`). Ratio = this row's p50 ÷ the named row's p50, both from this run.")
+        lines.append(
+            "Times are per operation or per event; p50/p90/p99 are nearest-rank percentiles over the samples "
+                + "(`n`). Ratio = this row's p50 ÷ the named row's p50, both from this run.")
         for group in report.groups {
             lines.append("")
             lines.append("## \(group.number). \(group.title)")

@@ -68,7 +68,8 @@ struct GroupResult: Sendable, Codable {
     /// Sets the ratio of row `id` to row `reference` (medians).
     mutating func relate(_ id: String, to reference: String) {
         guard let index = rows.firstIndex(where: { $0.id == id && !$0.isMissing }),
-              let base = row(reference), base.statistics.p50 > 0 else { return }
+            let base = row(reference), base.statistics.p50 > 0
+        else { return }
         rows[index].ratio = Ratio(value: rows[index].statistics.p50 / base.statistics.p50, reference: base.name)
     }
 

@@ -6,25 +6,33 @@ enum WriteTargets {
     static func evaluate(_ writes: GroupResult) -> [TargetResult] {
         func time(_ value: Double) -> String { Formatting.duration(value) }
         func ratio(_ id: String, _ reference: String) -> Double? {
-            guard let row = writes.row(id), let base = writes.row(reference), base.statistics.p50 > 0 else { return nil }
+            guard let row = writes.row(id), let base = writes.row(reference), base.statistics.p50 > 0 else {
+                return nil
+            }
             return row.statistics.p50 / base.statistics.p50
         }
         var results: [TargetResult] = []
 
         let inMemory = "Issue 12: in-memory part of a property write ≤ 3× plain `@Observable`"
-        if let macro = writes.row("macro.batch"), let plain = writes.row("plain"), let ours = ratio("macro.batch", "plain") {
+        if let macro = writes.row("macro.batch"), let plain = writes.row("plain"),
+            let ours = ratio("macro.batch", "plain")
+        {
             var evidence = "\(time(macro.statistics.p50)) vs \(time(plain.statistics.p50)) = \(Formatting.ratio(ours))"
             if let floor = writes.row(WriteFloors.memoryID), let floorRatio = ratio(WriteFloors.memoryID, "plain") {
-                evidence += "; floor (plain write + one `Mutex`-guarded dictionary update) \(time(floor.statistics.p50)) = "
+                evidence +=
+                    "; floor (plain write + one `Mutex`-guarded dictionary update) \(time(floor.statistics.p50)) = "
                     + "\(Formatting.ratio(floorRatio)); ours ÷ floor \(Formatting.ratio(ours / floorRatio))"
             }
             if let copyRatio = ratio(WriteFloors.copyID, "plain") {
-                evidence += "; with the property's own copy behind its lock \(Formatting.ratio(copyRatio)), "
+                evidence +=
+                    "; with the property's own copy behind its lock \(Formatting.ratio(copyRatio)), "
                     + "ours ÷ that \(Formatting.ratio(ours / copyRatio))"
             }
             results.append(TargetResult(target: inMemory, status: ours <= 3 ? .met : .notMet, evidence: evidence))
         } else {
-            results.append(TargetResult(target: inMemory, status: .notMeasured, evidence: "the `macro.batch` or `plain` row is missing"))
+            results.append(
+                TargetResult(
+                    target: inMemory, status: .notMeasured, evidence: "the `macro.batch` or `plain` row is missing"))
         }
 
         let watched = "Issue 12: write-through `set` on a watched suite ≤ 1.05× unwatched"
@@ -36,12 +44,16 @@ enum WriteTargets {
                 }
             }
             if let checked = ratio(WriteFloors.checkedWatchID, WriteFloors.saveVariants[0].unwatchedID) {
-                evidence += "; floor, the same raw save watched by a reader that `stat`s the file at each event on its name "
+                evidence +=
+                    "; floor, the same raw save watched by a reader that `stat`s the file at each event on its name "
                     + "(the least a watcher does to tell its own save from another's), watched ÷ unwatched \(Formatting.ratio(checked))"
             }
             results.append(TargetResult(target: watched, status: ours <= 1.05 ? .met : .notMet, evidence: evidence))
         } else {
-            results.append(TargetResult(target: watched, status: .notMeasured, evidence: "the `suite.watched` or `suite.writethrough` row is missing"))
+            results.append(
+                TargetResult(
+                    target: watched, status: .notMeasured,
+                    evidence: "the `suite.watched` or `suite.writethrough` row is missing"))
         }
         return results
     }

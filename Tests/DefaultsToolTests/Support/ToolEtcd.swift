@@ -10,7 +10,9 @@ enum ToolEtcd {
     static let shouldRun = EtcdBinary.find() != nil || ProcessInfo.processInfo.environment["CI"] == "true"
 
     static var required: ConditionTrait {
-        .enabled(if: shouldRun, "etcd is not installed; install it with `\(EtcdBinary.installCommand)` to run the cloud tests")
+        .enabled(
+            if: shouldRun,
+            "etcd is not installed; install it with `\(EtcdBinary.installCommand)` to run the cloud tests")
     }
 
     private static let shared: Result<EtcdNode, any Error> = Result { try EtcdNode() }
@@ -21,6 +23,7 @@ enum ToolEtcd {
     /// `etcd://127.0.0.1:PORT/NAMESPACE` for a namespace no other test uses.
     static func freshAddress(_ label: String = #function) throws -> String {
         let endpoint = try endpoint()
-        return "etcd://\(endpoint.host!):\(endpoint.port!)/tool-\(label.filter { $0.isLetter })-\(UInt32.random(in: 0 ... .max))"
+        return
+            "etcd://\(endpoint.host!):\(endpoint.port!)/tool-\(label.filter { $0.isLetter })-\(UInt32.random(in: 0 ... .max))"
     }
 }

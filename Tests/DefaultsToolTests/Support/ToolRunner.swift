@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A test's temporary directory as a suites directory of the tool.
@@ -99,9 +99,13 @@ struct Defaults {
 
     /// Runs a command that must succeed, returning its standard output.
     @discardableResult
-    func ok(_ arguments: String..., stdin: Data? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    func ok(_ arguments: String..., stdin: Data? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> String
+    {
         let result = try run(arguments, stdin: stdin)
-        #expect(result.status == 0, "defaults \(arguments.joined(separator: " ")) failed: \(result)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0, "defaults \(arguments.joined(separator: " ")) failed: \(result)",
+            sourceLocation: sourceLocation)
         return result.stdout
     }
 
@@ -124,7 +128,9 @@ final class StreamingProcess: Sendable {
     private let output = TextBuffer()
     private let errors = TextBuffer()
 
-    init(_ name: String, _ arguments: [String], directory: TemporaryDirectory?, environment extra: [String: String] = [:]) throws {
+    init(
+        _ name: String, _ arguments: [String], directory: TemporaryDirectory?, environment extra: [String: String] = [:]
+    ) throws {
         let process = Process()
         process.executableURL = BuiltProduct.url(name)
         process.arguments = arguments
@@ -149,7 +155,7 @@ final class StreamingProcess: Sendable {
                 let count = read(descriptor, &chunk, chunk.count)
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
-                let text = String(decoding: chunk[0 ..< count], as: UTF8.self)
+                let text = String(decoding: chunk[0..<count], as: UTF8.self)
                 buffer.append(text)
             }
             withExtendedLifetime(pipe) {}

@@ -26,14 +26,21 @@ private struct UnreadStartRun {
 
     /// The store started empty, said why with the copy's file and `EMFILE`, and no longer says so at the end.
     func expectReadLate(_ copy: CloudLocalCopy, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(lines.first == "started ", "the store loaded something at start: \(lines)", sourceLocation: sourceLocation)
+        #expect(
+            lines.first == "started ", "the store loaded something at start: \(lines)", sourceLocation: sourceLocation)
         let unread = problemsAtStart.first { $0.contains("cannot read the cloud store's local copy now") }
-        #expect(unread?.contains("it is left as it is and nothing is written to it until it is read") == true, "\(problemsAtStart)", sourceLocation: sourceLocation)
+        #expect(
+            unread?.contains("it is left as it is and nothing is written to it until it is read") == true,
+            "\(problemsAtStart)", sourceLocation: sourceLocation)
         #expect(unread?.contains(copy.fileURL.path) == true, "\(problemsAtStart)", sourceLocation: sourceLocation)
         #expect(unread?.hasSuffix("errno \(EMFILE)") == true, "\(problemsAtStart)", sourceLocation: sourceLocation)
-        #expect(!problemsAtEnd.contains { $0.contains("local copy") }, "\(problemsAtEnd)", sourceLocation: sourceLocation)
-        let listing = (try? FileManager.default.contentsOfDirectory(atPath: copy.fileURL.deletingLastPathComponent().path)) ?? []
-        #expect(!listing.contains { $0.hasSuffix(".unread") || $0.hasSuffix(".broken") }, "moved aside: \(listing)", sourceLocation: sourceLocation)
+        #expect(
+            !problemsAtEnd.contains { $0.contains("local copy") }, "\(problemsAtEnd)", sourceLocation: sourceLocation)
+        let listing =
+            (try? FileManager.default.contentsOfDirectory(atPath: copy.fileURL.deletingLastPathComponent().path)) ?? []
+        #expect(
+            !listing.contains { $0.hasSuffix(".unread") || $0.hasSuffix(".broken") }, "moved aside: \(listing)",
+            sourceLocation: sourceLocation)
     }
 }
 
@@ -61,9 +68,10 @@ private struct UnreadStartRun {
         #expect(run.values == "values a=from copy,b=mine,j=from journal", "\(run.lines)")
         // What the next process would load: the store may have written a copy of its own beside the
         // first (it could not lock the first without a descriptor, see `CloudLocalCopyShare`).
-        #expect(CloudLocalCopyShare.currentState(at: copy.fileURL)?.values == [
-            "a": .string("from copy"), "b": .string("mine"), "j": .string("from journal"),
-        ])
+        #expect(
+            CloudLocalCopyShare.currentState(at: copy.fileURL)?.values == [
+                "a": .string("from copy"), "b": .string("mine"), "j": .string("from journal")
+            ])
     }
 }
 
@@ -88,8 +96,10 @@ private struct UnreadStartRun {
         agent.standardError = FileHandle.nullDevice  // Swift's crash report, when Dispatch stops it
         try agent.run()
         agent.waitUntilExit()  // at once when stopped, after 20 s when the copy is never read
-        #expect(agent.terminationReason == .exit && agent.terminationStatus == 0,
-                "\(agent.terminationReason == .uncaughtSignal ? "signal" : "exit") \(agent.terminationStatus): 4 = the copy was never read")
+        #expect(
+            agent.terminationReason == .exit && agent.terminationStatus == 0,
+            "\(agent.terminationReason == .uncaughtSignal ? "signal" : "exit") \(agent.terminationStatus): 4 = the copy was never read"
+        )
     }
 }
 
@@ -110,7 +120,8 @@ private struct UnreadStartRun {
         var saved = try #require(try copy.load())
         for (key, base) in [("offline", Int64(0)), ("stale", 99)] {
             saved.setValue(.string("written offline"), forKey: key)
-            saved.pending[key] = PendingWrite(value: .string("written offline"), baseRevision: base, generation: saved.nextGeneration)
+            saved.pending[key] = PendingWrite(
+                value: .string("written offline"), baseRevision: base, generation: saved.nextGeneration)
             saved.nextGeneration += 1
         }
         try copy.save(saved)

@@ -11,16 +11,16 @@ import TestSupport
 
     /// Addresses that do not parse, each holding a password; `secrets` are the parts that must not appear.
     static let badAddresses: [(address: String, secrets: [String])] = [
-        ("etcd://root:SECRET@127.0.0.1/ns", ["SECRET"]),                 // no port
-        ("etcd://root:SECRET@127.0.0.1", ["SECRET"]),                    // no namespace
-        ("etcd://root:SECRET@127.0.0.1:2379/", ["SECRET"]),              // empty namespace
-        ("etcd://root:SECRET@/ns", ["SECRET"]),                          // no host
-        ("etcd://root:SECRET@127.0.0.1:2379,other/ns", ["SECRET"]),      // a second host without port
-        ("ftp://root:SECRET@127.0.0.1:2379/ns", ["SECRET"]),             // unknown scheme
-        ("root:SECRET@127.0.0.1:2379/ns", ["SECRET"]),                   // no scheme at all
-        ("etcd://SECRET@127.0.0.1/ns", ["SECRET"]),                      // a password-like user alone
-        ("etcd://root:SE@CRET@127.0.0.1/ns", ["SE@CRET", "CRET"]),       // '@' in the password
-        ("etcd://root:p4ss/w0rd@127.0.0.1:2379/ns", ["p4ss", "w0rd"]),   // an unencoded '/' in the password
+        ("etcd://root:SECRET@127.0.0.1/ns", ["SECRET"]),  // no port
+        ("etcd://root:SECRET@127.0.0.1", ["SECRET"]),  // no namespace
+        ("etcd://root:SECRET@127.0.0.1:2379/", ["SECRET"]),  // empty namespace
+        ("etcd://root:SECRET@/ns", ["SECRET"]),  // no host
+        ("etcd://root:SECRET@127.0.0.1:2379,other/ns", ["SECRET"]),  // a second host without port
+        ("ftp://root:SECRET@127.0.0.1:2379/ns", ["SECRET"]),  // unknown scheme
+        ("root:SECRET@127.0.0.1:2379/ns", ["SECRET"]),  // no scheme at all
+        ("etcd://SECRET@127.0.0.1/ns", ["SECRET"]),  // a password-like user alone
+        ("etcd://root:SE@CRET@127.0.0.1/ns", ["SE@CRET", "CRET"]),  // '@' in the password
+        ("etcd://root:p4ss/w0rd@127.0.0.1:2379/ns", ["p4ss", "w0rd"])  // an unencoded '/' in the password
     ]
 
     @Test func parseErrorsShowTheAddressWithoutItsPassword() {
@@ -37,13 +37,19 @@ import TestSupport
             }
         }
         // The address is still named, with the user and without the password.
-        let error = #expect(throws: DefaultsError.self) { try EtcdConfiguration(url: "etcd://root:SECRET@127.0.0.1/ns", environment: [:]) }
-        #expect(error?.message.hasPrefix("'etcd://root:***@127.0.0.1/ns' is not a cloud address: '127.0.0.1' is not host:port") == true, "\(String(describing: error))")
+        let error = #expect(throws: DefaultsError.self) {
+            try EtcdConfiguration(url: "etcd://root:SECRET@127.0.0.1/ns", environment: [:])
+        }
+        #expect(
+            error?.message.hasPrefix(
+                "'etcd://root:***@127.0.0.1/ns' is not a cloud address: '127.0.0.1' is not host:port") == true,
+            "\(String(describing: error))")
     }
 
     @Test func theEnvironmentVariablesErrorOnTheStoresChannelHasNoPassword() {
         let store = CloudKeyValueStore.fromEnvironment([
-            "OBSERVABLE_DEFAULTS_CLOUD": "etcd://root:SECRET@127.0.0.1/ns", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": directory.url.path,
+            "OBSERVABLE_DEFAULTS_CLOUD": "etcd://root:SECRET@127.0.0.1/ns",
+            "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": directory.url.path
         ])
         #expect(store.mode == .localOnly)
         let errors = ErrorRecorder()
@@ -51,30 +57,37 @@ import TestSupport
         defer { observation.cancel() }
         #expect(store.synchronize())  // the errors are delivered by then
         let current = store.currentErrors.map(\.description)
-        #expect(current.contains { $0.contains("OBSERVABLE_DEFAULTS_CLOUD: 'etcd://root:***@127.0.0.1/ns' is not a cloud address") }, "\(current)")
+        #expect(
+            current.contains {
+                $0.contains("OBSERVABLE_DEFAULTS_CLOUD: 'etcd://root:***@127.0.0.1/ns' is not a cloud address")
+            }, "\(current)")
         #expect(!current.contains { $0.contains("SECRET") }, "\(current)")
         #expect(errors.waitFor("OBSERVABLE_DEFAULTS_CLOUD"))
         #expect(!errors.errors.contains { $0.description.contains("SECRET") }, "\(errors.errors)")
     }
 
     @Test func aConfigurationsDescriptionsAndReflectionHideThePassword() throws {
-        let configuration = try EtcdConfiguration(url: "etcd://root:SECRET@10.0.0.1:2379,10.0.0.2:2379/fleet", environment: [:])
+        let configuration = try EtcdConfiguration(
+            url: "etcd://root:SECRET@10.0.0.1:2379,10.0.0.2:2379/fleet", environment: [:])
         #expect(configuration.password == "SECRET")
         var dumped = ""
         dump(configuration, to: &dumped)
         var dumpedOptional = ""
         dump(Optional(configuration), to: &dumpedOptional)
         let texts = [
-            String(describing: configuration), String(reflecting: configuration), "\(configuration)", dumped, dumpedOptional,
+            String(describing: configuration), String(reflecting: configuration), "\(configuration)", dumped,
+            dumpedOptional,
             String(describing: Optional(configuration)), String(describing: [configuration]),
-            Mirror(reflecting: configuration).children.map { "\($0.label ?? ""): \($0.value)" }.joined(separator: "\n"),
+            Mirror(reflecting: configuration).children.map { "\($0.label ?? ""): \($0.value)" }.joined(separator: "\n")
         ]
         for text in texts {
             #expect(!text.contains("SECRET"), "\(text)")
             #expect(text.contains("10.0.0.2"), "the text lost the endpoints: \(text)")
         }
         #expect(String(describing: configuration) == "etcd://root:***@10.0.0.1:2379,10.0.0.2:2379/fleet")
-        #expect(String(reflecting: configuration).contains(#"password: Optional("***")"#), "\(String(reflecting: configuration))")
+        #expect(
+            String(reflecting: configuration).contains(#"password: Optional("***")"#),
+            "\(String(reflecting: configuration))")
         #expect(dumped.contains("root") && dumped.contains("***"), "\(dumped)")
         // Without a password there is nothing to hide, and the description says so.
         let open = try EtcdConfiguration(url: "etcds://10.0.0.1:2379/fleet", environment: [:])
@@ -83,9 +96,10 @@ import TestSupport
     }
 
     @Test func aStoresDescriptionAndReflectionHideThePassword() throws {
-        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
-            endpoints: [URL(string: "http://127.0.0.1:1")!], namespace: "n", user: "root", password: "SECRET",
-            stateDirectory: directory.url, requestTimeout: 0.5))
+        let store = try CloudKeyValueStore(
+            etcd: EtcdConfiguration(
+                endpoints: [URL(string: "http://127.0.0.1:1")!], namespace: "n", user: "root", password: "SECRET",
+                stateDirectory: directory.url, requestTimeout: 0.5))
         var dumped = ""
         dump(store, to: &dumped, maxDepth: 4)
         for text in [dumped, String(describing: store.configuration), String(reflecting: store)] {
@@ -116,7 +130,9 @@ import TestSupport
     }
 
     @Test func redactionKeepsTheUserAndHidesEveryFormOfPassword() {
-        #expect(EtcdConfiguration.redactingCredentials(in: "etcd://root:SECRET@127.0.0.1/ns") == "etcd://root:***@127.0.0.1/ns")
+        #expect(
+            EtcdConfiguration.redactingCredentials(in: "etcd://root:SECRET@127.0.0.1/ns")
+                == "etcd://root:***@127.0.0.1/ns")
         #expect(EtcdConfiguration.redactingCredentials(in: "etcd://127.0.0.1:2379/ns") == "etcd://127.0.0.1:2379/ns")
         #expect(EtcdConfiguration.redactingCredentials(in: "etcd://SECRET@h/ns") == "etcd://***@h/ns")
         #expect(EtcdConfiguration.redactingCredentials(in: "etcd://root:a@b@h/ns") == "etcd://root:***@h/ns")

@@ -32,7 +32,8 @@ import Testing
         memory.localCopyUnread = true
         memory.setValue(.string("mine"), forKey: "b")  // written since start; "gone" removed (memory never had it)
         memory.writtenBeforeCopyRead = ["b", "gone"]
-        let old = copy(values: ["a": .string("from copy"), "b": .string("old b"), "gone": .string("old")], revisions: [:])
+        let old = copy(
+            values: ["a": .string("from copy"), "b": .string("old b"), "gone": .string("old")], revisions: [:])
         let outcome = memory.takeInLateCopy(old)
         #expect(outcome == LateCopyOutcome(changed: ["a"], restoredWrites: false, dropped: []))
         #expect(memory.values == ["a": .string("from copy"), "b": .string("mine")])
@@ -46,10 +47,12 @@ import Testing
         memory.localCopyUnread = true
         memory.setValue(.string("new"), forKey: "w")
         memory.pending["w"] = PendingWrite(value: .string("new"), baseRevision: 0, generation: 1)
-        memory.pending["r"] = PendingWrite(value: nil, baseRevision: 0, generation: 2)  // a removal of a key memory never had
+        // a removal of a key memory never had
+        memory.pending["r"] = PendingWrite(value: nil, baseRevision: 0, generation: 2)
         memory.nextGeneration = 3
         let old = copy(
-            values: ["kept": .integer(1), "w": .string("old"), "r": .string("old")], revisions: ["kept": 5, "w": 7, "r": 8],
+            values: ["kept": .integer(1), "w": .string("old"), "r": .string("old")],
+            revisions: ["kept": 5, "w": 7, "r": 8],
             pending: ["p": (.string("offline"), 0), "r": (.string("older offline"), 8)], account: account)
         memory.writtenBeforeCopyRead = ["w", "r"]
         let outcome = memory.takeInLateCopy(old)
@@ -90,7 +93,9 @@ import Testing
         memory.account = account
         _ = memory.applySnapshot(["kept": (.integer(2), 6, nil)], at: 9)
         let other = CloudAccount(clusterID: "c2", namespace: "ns", user: "")
-        let old = copy(values: ["a": .integer(1)], revisions: ["a": 3], pending: ["z": (.integer(1), 0), "y": (nil, 3)], account: other)
+        let old = copy(
+            values: ["a": .integer(1)], revisions: ["a": 3], pending: ["z": (.integer(1), 0), "y": (nil, 3)],
+            account: other)
         let outcome = memory.takeInLateCopy(old)
         #expect(outcome == LateCopyOutcome(changed: [], restoredWrites: false, dropped: ["y", "z"]))
         #expect(memory.values == ["kept": .integer(2)])

@@ -46,12 +46,18 @@ import TestSupport
             try FileManager.default.createDirectory(atPath: slot, withIntermediateDirectories: false)
         }
         store.set("second", forKey: "k")
-        #expect(eventually { store.currentErrors.contains { $0.message.contains("cannot write the cloud store's local copy") } },
-                "the failed save was not reported: \(store.currentErrors)")
+        #expect(
+            eventually {
+                store.currentErrors.contains { $0.message.contains("cannot write the cloud store's local copy") }
+            },
+            "the failed save was not reported: \(store.currentErrors)")
         for slot in slots { try FileManager.default.removeItem(atPath: slot) }
-        #expect(eventually { (try? localCopyOnDisk(copy.fileURL))?["values"]?.dictionaryValue?["k"] == .string("second") },
-                "the write never reached the disk after the problem was gone")
-        #expect(eventually { !store.currentErrors.contains { $0.message.contains("local copy") } }, "\(store.currentErrors)")
+        #expect(
+            eventually { (try? localCopyOnDisk(copy.fileURL))?["values"]?.dictionaryValue?["k"] == .string("second") },
+            "the write never reached the disk after the problem was gone")
+        #expect(
+            eventually { !store.currentErrors.contains { $0.message.contains("local copy") } }, "\(store.currentErrors)"
+        )
     }
 
     @Test func synchronizeGivesUpAtOnceWhenEveryEndpointRefusesConnections() throws {
@@ -59,9 +65,10 @@ import TestSupport
         // synchronize() get 30 s: a refusal is a definite "no" that ends the wait, so it returns before
         // either timeout could end it.
         let timeout: TimeInterval = 30
-        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
-            endpoints: [URL(string: "http://127.0.0.1:1")!, URL(string: "http://[::1]:1")!], namespace: "n",
-            stateDirectory: directory.file("refused"), requestTimeout: timeout, probeInterval: 0.5))
+        let store = try CloudKeyValueStore(
+            etcd: EtcdConfiguration(
+                endpoints: [URL(string: "http://127.0.0.1:1")!, URL(string: "http://[::1]:1")!], namespace: "n",
+                stateDirectory: directory.file("refused"), requestTimeout: timeout, probeInterval: 0.5))
         store.set("kept", forKey: "k")
         for _ in 0..<3 {
             let start = ContinuousClock.now
@@ -71,7 +78,10 @@ import TestSupport
             #expect(took < .seconds(timeout), "it waited out its timeout for members that refuse connections")
         }
         #expect(store.hasPendingChanges && store.string(forKey: "k") == "kept")
-        #expect(store.currentErrors.contains { $0.message.contains("cannot be reached") && $0.message.contains("127.0.0.1:1") })
+        #expect(
+            store.currentErrors.contains {
+                $0.message.contains("cannot be reached") && $0.message.contains("127.0.0.1:1")
+            })
     }
 }
 
@@ -86,15 +96,23 @@ import TestSupport
         let keys = (0..<40).map { "k\($0)" }
         let process = Process()
         process.executableURL = TestAgent.executableURL
-        process.arguments = ["cloud", etcd.endpoints.map(\.absoluteString).joined(separator: ","), namespace, state.path, "set-and-exit"]
+        process.arguments =
+            [
+                "cloud", etcd.endpoints.map(\.absoluteString).joined(separator: ","), namespace, state.path,
+                "set-and-exit"
+            ]
             + keys.flatMap { [$0, "int:\($0.dropFirst())"] }
         try process.run()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
 
         // The copy the process left has every write (pending, or confirmed if the upload was quicker).
-        let copyURL = try #require(try FileManager.default.contentsOfDirectory(at: state.appendingPathComponent("cloud"), includingPropertiesForKeys: nil)
-            .first { $0.lastPathComponent.hasPrefix("etcd-") && $0.pathExtension.hasPrefix("slot") }?.deletingPathExtension())
+        let copyURL = try #require(
+            try FileManager.default.contentsOfDirectory(
+                at: state.appendingPathComponent("cloud"), includingPropertiesForKeys: nil
+            )
+            .first { $0.lastPathComponent.hasPrefix("etcd-") && $0.pathExtension.hasPrefix("slot") }?
+            .deletingPathExtension())
         let values = try #require(try localCopyOnDisk(copyURL)["values"]?.dictionaryValue)
         #expect(values.count == 40 && values["k39"] == .integer(39), "the exit lost writes: \(values.keys.sorted())")
 
@@ -114,9 +132,10 @@ import TestSupport
         // Longer than both waits below together: a save that waited for the upload's answer or its timeout
         // cannot pass them.
         let requestTimeout: TimeInterval = 120
-        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
-            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("hung"),
-            requestTimeout: requestTimeout, probeInterval: 60))
+        let store = try CloudKeyValueStore(
+            etcd: EtcdConfiguration(
+                endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("hung"),
+                requestTimeout: requestTimeout, probeInterval: 60))
         #expect(store.synchronize(timeout: 20))  // loaded, watching; the sync thread waits for work
         let file = try #require(store.localCopyURL)
         func onDisk(_ key: String) -> DefaultsValue? { (try? localCopyOnDisk(file))?["values"]?.dictionaryValue?[key] }
@@ -128,8 +147,11 @@ import TestSupport
         #expect(eventually(timeout: .seconds(30)) { onDisk("first") == .integer(1) }, "the save waited for the member")
         // The sync thread is now stuck waiting for the member: the next write is saved without it.
         store.set(Int64(2), forKey: "second")
-        #expect(eventually(timeout: .seconds(30)) { onDisk("second") == .integer(2) }, "the save waited for the busy sync thread")
-        #expect(try #require(try localCopyOnDisk(file)["pending"]?.dictionaryValue).keys.sorted() == ["first", "second"])
+        #expect(
+            eventually(timeout: .seconds(30)) { onDisk("second") == .integer(2) },
+            "the save waited for the busy sync thread")
+        #expect(
+            try #require(try localCopyOnDisk(file)["pending"]?.dictionaryValue).keys.sorted() == ["first", "second"])
         etcd.pause(0, resume: true)
         #expect(store.synchronize(timeout: 40))
         #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "first") == "1")
@@ -149,10 +171,13 @@ import TestSupport
         // (A save may come between the two when the echo arrives before the answer: the revision on disk
         // with the write still pending, harmless, so the test waits for both.)
         let file = try #require(store.localCopyURL)
-        #expect(eventually(timeout: .seconds(10)) {
-            guard let copy = try? localCopyOnDisk(file), case .integer(let revision)? = copy["revision"] else { return false }
-            return Int64(revision) >= written && copy["pending"]?.dictionaryValue?.isEmpty == true
-        }, "\((try? localCopyOnDisk(file)).map { "\($0)" } ?? "no copy")")
+        #expect(
+            eventually(timeout: .seconds(10)) {
+                guard let copy = try? localCopyOnDisk(file), case .integer(let revision)? = copy["revision"] else {
+                    return false
+                }
+                return Int64(revision) >= written && copy["pending"]?.dictionaryValue?.isEmpty == true
+            }, "\((try? localCopyOnDisk(file)).map { "\($0)" } ?? "no copy")")
     }
 
     @Test func aServerChangeIsAnnouncedAtOnceAndSavedByTheBookkeepingTimer() throws {
@@ -170,14 +195,19 @@ import TestSupport
         let changes = 20
         for index in 1...changes {
             #expect(try rawEtcdPut(etcd.endpoints[0], namespace, "k", "\(index)"))
-            #expect(eventually { heard.withLock { $0.last } == Int64(index) }, "change \(index) was not announced with its value")
+            #expect(
+                eventually { heard.withLock { $0.last } == Int64(index) },
+                "change \(index) was not announced with its value")
         }
         let announced = ContinuousClock.now
         // On disk without another write (the saver's timer saves it within its bookkeeping delay)...
-        #expect(eventually {
-            (try? localCopyOnDisk(copy.fileURL))?["values"]?.dictionaryValue?["k"] == .integer(changes)
-        })
-        print("cloud saver: the last server change reached the disk \(ContinuousClock.now - announced) after its announcement")
+        #expect(
+            eventually {
+                (try? localCopyOnDisk(copy.fileURL))?["values"]?.dictionaryValue?["k"] == .integer(changes)
+            })
+        print(
+            "cloud saver: the last server change reached the disk \(ContinuousClock.now - announced) after its announcement"
+        )
         // ...in about one save per bookkeeping delay, not one per change.
         let saves = copy.saveCount.withLock { $0 } - savesBefore
         let elapsed = ContinuousClock.now - start

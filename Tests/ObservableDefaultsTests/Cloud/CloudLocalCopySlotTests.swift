@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The local copy's two slot files: saves overwrite them in place (no new inode per save), a torn or
@@ -20,20 +20,32 @@ import Glibc
     /// (FNV-1a of `{"k":1}` and of nothing, worked out independently).
     @Test func theSlotHeaderIsByteForByteTheDocumentedFormat() {
         let slot = CloudLocalCopySlot.bytes(sequence: 42, content: Data("{\"k\":1}".utf8), paddingTo: 0)
-        #expect(String(decoding: slot, as: UTF8.self)
-            == "observable-defaults cloud local copy, sequence 00000000000000000042, length 0000000007, fnv1a64 521543ff002cda97\n{\"k\":1}")
+        #expect(
+            String(decoding: slot, as: UTF8.self)
+                == "observable-defaults cloud local copy, sequence 00000000000000000042, length 0000000007, fnv1a64 521543ff002cda97\n{\"k\":1}"
+        )
         let empty = CloudLocalCopySlot.bytes(sequence: UInt64.max, content: Data(), paddingTo: 120)
-        #expect(String(decoding: empty, as: UTF8.self)
-            == "observable-defaults cloud local copy, sequence 18446744073709551615, length 0000000000, fnv1a64 cbf29ce484222325\n"
-            + String(repeating: " ", count: 120 - 113))
+        #expect(
+            String(decoding: empty, as: UTF8.self)
+                == "observable-defaults cloud local copy, sequence 18446744073709551615, length 0000000000, fnv1a64 cbf29ce484222325\n"
+                + String(repeating: " ", count: 120 - 113))
         #expect(CloudLocalCopySlot.read(Data(slot))?.sequence == 42)
         #expect(CloudLocalCopySlot.read(Data(empty))?.content == Data())
         #expect(CloudLocalCopySlot.sequence(inHeader: slot) == 42)
         #expect(CloudLocalCopySlot.sequence(inHeader: empty) == UInt64.max)
-        #expect(CloudLocalCopySlot.sequence(inHeader: slot.prefix(CloudLocalCopySlot.headerPrefix.utf8.count + 19)) == nil, "cut short")
-        #expect(CloudLocalCopySlot.sequence(inHeader: Array("observable-defaults cloud local copy, sequence 0000000000000000004x".utf8)) == nil)
-        #expect(CloudLocalCopySlot.sequence(inHeader: Array("observable-defaults cloud local copy, sequence 18446744073709551616".utf8)) == nil, "past UInt64")
-        #expect(CloudLocalCopySlot.sequence(inHeader: Array("observable-defaults cloud local copy, sequence +0000000000000000042".utf8)) == nil)
+        #expect(
+            CloudLocalCopySlot.sequence(inHeader: slot.prefix(CloudLocalCopySlot.headerPrefix.utf8.count + 19)) == nil,
+            "cut short")
+        #expect(
+            CloudLocalCopySlot.sequence(
+                inHeader: Array("observable-defaults cloud local copy, sequence 0000000000000000004x".utf8)) == nil)
+        #expect(
+            CloudLocalCopySlot.sequence(
+                inHeader: Array("observable-defaults cloud local copy, sequence 18446744073709551616".utf8)) == nil,
+            "past UInt64")
+        #expect(
+            CloudLocalCopySlot.sequence(
+                inHeader: Array("observable-defaults cloud local copy, sequence +0000000000000000042".utf8)) == nil)
     }
 
     @Test func savesAlternateBetweenTwoSlotsOverwrittenInPlace() throws {
@@ -42,7 +54,9 @@ import Glibc
         try copy.save(cloudState(["n": .integer(2)]))
         let inodes = try [inode(copy.slotPath(0)), inode(copy.slotPath(1))]
         for n in 3...10 { try copy.save(cloudState(["n": .integer(n)])) }
-        #expect(try [inode(copy.slotPath(0)), inode(copy.slotPath(1))] == inodes, "a save replaced a slot file instead of overwriting it")
+        #expect(
+            try [inode(copy.slotPath(0)), inode(copy.slotPath(1))] == inodes,
+            "a save replaced a slot file instead of overwriting it")
         #expect(!FileManager.default.fileExists(atPath: copy.fileURL.path))
         #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values["n"] == .integer(10))
         // Readable: the header line, then the JSON.
@@ -145,7 +159,9 @@ import Glibc
         try reopened.save(cloudState(["n": .integer(3)]))
         #expect(reopened.newestSlot()?.sequence == 2)
         #expect(try CloudLocalCopy(fileURL: copy.fileURL).load()?.values["n"] == .integer(3))
-        #expect(CloudLocalCopySlot.read(try Data(contentsOf: URL(fileURLWithPath: copy.slotPath(1))))?.content.isEmpty == false)
+        #expect(
+            CloudLocalCopySlot.read(try Data(contentsOf: URL(fileURLWithPath: copy.slotPath(1))))?.content.isEmpty
+                == false)
     }
 
     @Test func aDamagedSlotIsPassedOverAndBothDamagedAreMovedAsideAndReported() throws {
@@ -165,7 +181,8 @@ import Glibc
             _ = try CloudLocalCopy(fileURL: copy.fileURL).load()
         } throws: { error in
             let text = "\(error)"
-            return text.contains("local copy is damaged") && text.contains("neither slot holds a complete save") && text.contains(".slot0.broken")
+            return text.contains("local copy is damaged") && text.contains("neither slot holds a complete save")
+                && text.contains(".slot0.broken")
         }
         #expect(FileManager.default.fileExists(atPath: copy.slotPath(0) + ".broken"))
         #expect(FileManager.default.fileExists(atPath: copy.slotPath(1) + ".broken"))
@@ -188,12 +205,17 @@ import Glibc
         #expect(try reader.load { problems.append($0) }?.values["n"] == .integer(1))
         #expect(problems.count == 1)
         #expect(problems.first?.errorNumber == EISDIR)
-        #expect(problems.first?.message == "cannot read the cloud store's local copy (read \(copy.slotPath(0))); it was moved to \(copy.slotPath(0)).unread.2, and the store starts from the other slot, which may be one save older")
+        #expect(
+            problems.first?.message
+                == "cannot read the cloud store's local copy (read \(copy.slotPath(0))); it was moved to \(copy.slotPath(0)).unread.2, and the store starts from the other slot, which may be one save older"
+        )
         try reader.save(cloudState(["n": .integer(2)]))
         try reader.save(cloudState(["n": .integer(3)]))
         #expect(try CloudLocalCopy(fileURL: file).load()?.values["n"] == .integer(3))
         #expect(FileManager.default.fileExists(atPath: copy.slotPath(0) + ".unread.2/kept"))  // untouched
-        #expect(try Data(contentsOf: URL(fileURLWithPath: copy.slotPath(0) + ".unread")) == Data("an earlier incident".utf8))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: copy.slotPath(0) + ".unread")) == Data("an earlier incident".utf8)
+        )
 
         // Neither slot readable: both moved aside, nothing loaded, and the next saves start afresh.
         let both = CloudLocalCopy(fileURL: directory.file("both.json"))
@@ -208,7 +230,10 @@ import Glibc
             Issue.record("a copy with no readable slot loaded")
         } catch {
             #expect(error.errorNumber == EISDIR, "\(error)")
-            #expect(error.message == "cannot read the cloud store's local copy (read \(both.slotPath(0))); it was moved to \(both.slotPath(0)).unread and \(both.slotPath(1)).unread, and the store starts without it")
+            #expect(
+                error.message
+                    == "cannot read the cloud store's local copy (read \(both.slotPath(0))); it was moved to \(both.slotPath(0)).unread and \(both.slotPath(1)).unread, and the store starts without it"
+            )
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: both.slotPath(1) + ".unread/saved")) == kept)
         #expect(try CloudLocalCopy(fileURL: both.fileURL).load() == nil)
@@ -220,7 +245,10 @@ import Glibc
             Issue.record("a directory in the single file's place loaded")
         } catch {
             #expect(error.errorNumber == EISDIR, "\(error)")
-            #expect(error.message == "cannot read the cloud store's local copy (read \(single.path)); it was moved to \(single.path).unread, and the store starts without it")
+            #expect(
+                error.message
+                    == "cannot read the cloud store's local copy (read \(single.path)); it was moved to \(single.path).unread, and the store starts without it"
+            )
         }
         #expect(FileManager.default.fileExists(atPath: single.path + ".unread"))
     }
@@ -248,9 +276,13 @@ import Glibc
         let (agent, output) = try TestAgent.start(["cloud-local-full-disk", state.path, gate.path])
         defer { if agent.isRunning { agent.terminate() } }
         let lines = LineReader(output.fileHandleForReading)
-        #expect(lines.waitFor(timeout: .seconds(25)) { $0.hasPrefix("error: ") }, "exit 4 means no error was heard: \(lines.lines)")
+        #expect(
+            lines.waitFor(timeout: .seconds(25)) { $0.hasPrefix("error: ") },
+            "exit 4 means no error was heard: \(lines.lines)")
         let failed = try #require(lines.lines.first { $0.hasPrefix("error: ") })
-        #expect(failed.contains("cannot write the cloud store's local copy") && failed.hasSuffix("errno \(EFBIG)"), "\(failed)")
+        #expect(
+            failed.contains("cannot write the cloud store's local copy") && failed.hasSuffix("errno \(EFBIG)"),
+            "\(failed)")
 
         let copy = CloudLocalCopy(fileURL: CloudKeyValueStore.localOnlyCopyURL(in: state))
         let meanwhile = try #require(try copy.load())
@@ -279,24 +311,35 @@ import Glibc
         let files = [0, 1].map(copy.slotPath) + [0, 1].map(copy.journalPath)
         let before = files.map { FileManager.default.contents(atPath: $0) }
         #expect(before[0...1].contains { $0 != nil })
-        let listing = try FileManager.default.contentsOfDirectory(atPath: copy.fileURL.deletingLastPathComponent().path).sorted()
+        let listing = try FileManager.default.contentsOfDirectory(atPath: copy.fileURL.deletingLastPathComponent().path)
+            .sorted()
 
         let (agent, output) = try TestAgent.start(["as-user", "65534", "cloud-local-unwritable", state.path])
         defer { if agent.isRunning { agent.terminate() } }
         let lines = LineReader(output.fileHandleForReading)
-        #expect(lines.waitFor(timeout: .seconds(25)) { $0.hasPrefix("saving: ") }, "exit 4: no save error heard: \(lines.lines)")
+        #expect(
+            lines.waitFor(timeout: .seconds(25)) { $0.hasPrefix("saving: ") },
+            "exit 4: no save error heard: \(lines.lines)")
         agent.waitUntilExit()
         #expect(agent.terminationStatus == 0, "\(lines.lines)")
 
-        let atStart = try #require(lines.lines.first { $0.hasPrefix("at start: ") && $0.contains("(open \(copy.slotPath(0)))") }, "\(lines.lines)")
+        let atStart = try #require(
+            lines.lines.first { $0.hasPrefix("at start: ") && $0.contains("(open \(copy.slotPath(0)))") },
+            "\(lines.lines)")
         #expect(atStart.contains("cannot read the cloud store's local copy (open \(copy.slotPath(0)))"), "\(atStart)")
-        #expect(atStart.contains("it could not be moved aside, and the store starts without it") && atStart.hasSuffix("errno \(EACCES)"), "\(atStart)")
+        #expect(
+            atStart.contains("it could not be moved aside, and the store starts without it")
+                && atStart.hasSuffix("errno \(EACCES)"), "\(atStart)")
         #expect(lines.lines.contains("reads: from uid 65534"))
         let saving = try #require(lines.lines.first { $0.hasPrefix("saving: ") })
-        #expect(saving.contains("cannot write the cloud store's local copy") && saving.hasSuffix("errno \(EACCES)"), "\(saving)")
+        #expect(
+            saving.contains("cannot write the cloud store's local copy") && saving.hasSuffix("errno \(EACCES)"),
+            "\(saving)")
 
         #expect(files.map { FileManager.default.contents(atPath: $0) } == before, "the other user's copy changed")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: copy.fileURL.deletingLastPathComponent().path).sorted() == listing)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: copy.fileURL.deletingLastPathComponent().path).sorted()
+                == listing)
         #expect(try copy.load()?.values == ["greeting": .string("from root")])
     }
 
@@ -314,12 +357,17 @@ import Glibc
             #expect(child.terminationReason == .uncaughtSignal)
             let store = CloudKeyValueStore.localOnly(directory: state)
             // (A local-only store always says once that no cloud is configured: that is not a problem of its copy.)
-            #expect(!store.currentErrors.contains { $0.message.contains("local copy") }, "round \(round): \(store.currentErrors)")
+            #expect(
+                !store.currentErrors.contains { $0.message.contains("local copy") },
+                "round \(round): \(store.currentErrors)")
             // "N xxx…" with N % 7000 x: a value cut short or mixed with an older one would not match.
             let record = store.string(forKey: "record") ?? "0 "
             let parts = record.split(separator: " ", omittingEmptySubsequences: false)
             let counter = Int(parts.first ?? "") ?? -1
-            #expect(counter >= 0 && parts.count == 2 && parts[1] == Substring(String(repeating: "x", count: counter % 7000)), "round \(round): \(record.prefix(40))")
+            #expect(
+                counter >= 0 && parts.count == 2
+                    && parts[1] == Substring(String(repeating: "x", count: counter % 7000)),
+                "round \(round): \(record.prefix(40))")
             counters.append(counter)
         }
         #expect(counters.contains { $0 > 0 }, "no save reached the disk: \(counters)")

@@ -57,5 +57,7 @@ extension CloudFleet {
 }
 
 extension CloudCustomInitModel {
-    var configuration: (prefix: String, syncImmediately: Bool, store: CloudKeyValueStore) { (_prefix, _syncImmediately, _cloudStore) }
+    var configuration: (prefix: String, syncImmediately: Bool, store: CloudKeyValueStore) {
+        (_prefix, _syncImmediately, _cloudStore)
+    }
 }

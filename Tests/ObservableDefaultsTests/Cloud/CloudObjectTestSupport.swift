@@ -14,7 +14,7 @@ struct FleetFlags {
             "limit": track { _ = fleet.limit },
             "hosts": track { _ = fleet.hosts },
             "endpoint": track { _ = fleet.endpoint },
-            "lastSeen": track { _ = fleet.lastSeen },
+            "lastSeen": track { _ = fleet.lastSeen }
         ]
     }
 

@@ -18,7 +18,7 @@ import TestSupport
         let assignments: [(String, (CloudFleet) -> Void)] = [
             ("workers", { $0.workers = 8 }), ("logLevel", { $0.logLevel = "debug" }), ("limit", { $0.limit = 1.5 }),
             ("hosts", { $0.hosts = ["a"] }), ("endpoint", { $0.endpoint = CloudEndpoint(host: "h", port: 1) }),
-            ("lastSeen", { $0.lastSeen = 3 }),
+            ("lastSeen", { $0.lastSeen = 3 })
         ]
         for (name, assign) in assignments {
             let flags = FleetFlags(fleet)
@@ -32,7 +32,7 @@ import TestSupport
         #expect(store.value(forKey: prefix + "hosts") == .array([.string("a")]))
         #expect(store.value(forKey: prefix + "endpoint") == .dictionary(["host": .string("h"), "port": .integer(1)]))
         #expect(store.value(forKey: prefix + "lastSeen") == nil)  // @ObservableOnly: not stored
-        #expect(store.value(forKey: prefix + "scratch") == nil)   // @Ignore
+        #expect(store.value(forKey: prefix + "scratch") == nil)  // @Ignore
         #expect(fleet.events.events == ["willSet [\"a\"]", "didSet [] -> [\"a\"]"])
 
         // A new object reads what the store holds.
@@ -79,11 +79,12 @@ import TestSupport
         let fleet = CloudFleet(prefix: prefix, store: store)
         fleet.logLevel = "warn"
         let flags = FleetFlags(fleet)
-        try store.simulateExternalChange([
-            prefix + "workers": .integer(12), prefix + "hosts": .array([.string("b"), .string("c")]),
-            prefix + "log-level": .string("warn"),  // unchanged: nobody hears it
-            prefix + "unrelated": .integer(1), "elsewhere": .integer(2),
-        ], reason: reason)
+        try store.simulateExternalChange(
+            [
+                prefix + "workers": .integer(12), prefix + "hosts": .array([.string("b"), .string("c")]),
+                prefix + "log-level": .string("warn"),  // unchanged: nobody hears it
+                prefix + "unrelated": .integer(1), "elsewhere": .integer(2)
+            ], reason: reason)
         store.settle()
         #expect(flags.fired == ["workers", "hosts"])
         #expect(fleet.workers == 12 && fleet.hosts == ["b", "c"] && fleet.logLevel == "warn")
@@ -110,7 +111,9 @@ import TestSupport
         let prefix = uniqueCloudPrefix()
         let fleet = CloudFleet(prefix: prefix, store: store)
         let flags = FleetFlags(fleet)
-        try store.simulateExternalChange([prefix + "endpoint": .dictionary(["host": .string("db"), "port": .integer(5432)])])
+        try store.simulateExternalChange([
+            prefix + "endpoint": .dictionary(["host": .string("db"), "port": .integer(5432)])
+        ])
         store.settle()
         #expect(flags.fired == ["endpoint"])
         #expect(fleet.endpoint == CloudEndpoint(host: "db", port: 5432))
@@ -150,7 +153,8 @@ import TestSupport
 
     @Test func aWritePastTheLimitsLeavesPropertyAndStoreUnchangedAndIsReported() {
         let directory = TemporaryDirectory()
-        let limits = CloudLimits(maximumKeyCount: 10, maximumTotalBytes: 1000, maximumValueBytes: 20, maximumKeyBytes: 64)
+        let limits = CloudLimits(
+            maximumKeyCount: 10, maximumTotalBytes: 1000, maximumValueBytes: 20, maximumKeyBytes: 64)
         let local = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
         let errors = ErrorRecorder(), heard = CloudRecorder()
         let observations = [local.observeErrors { errors.record($0) }, local.observe { heard.record($0) }]
@@ -168,8 +172,11 @@ import TestSupport
         #expect(fleet.events.events.isEmpty)
         #expect(errors.waitFor("q_log-level") && errors.waitFor("q_hosts"))
         #expect(errors.errors.contains { $0.description.contains("over the cloud store's limits") })
-        #expect(heard.changes == [CloudChange(keys: ["q_log-level"], reason: .quotaViolation),
-                                  CloudChange(keys: ["q_hosts"], reason: .quotaViolation)])
+        #expect(
+            heard.changes == [
+                CloudChange(keys: ["q_log-level"], reason: .quotaViolation),
+                CloudChange(keys: ["q_hosts"], reason: .quotaViolation)
+            ])
     }
 
     @Test func aValueThatCannotBeStoredIsReportedAndChangesNothing() {
@@ -221,7 +228,9 @@ import TestSupport
         // Values survive in the local copy: a new object (as a restarted process) reads them. The copy is
         // written in the background; synchronize() (like the process's exit) waits for it.
         local.synchronize()
-        #expect(CloudCustomInitModel(store: CloudKeyValueStore.localOnly(directory: directory.url), prefix: "x_").volume == 3)
+        #expect(
+            CloudCustomInitModel(store: CloudKeyValueStore.localOnly(directory: directory.url), prefix: "x_").volume
+                == 3)
     }
 
     @Test func releasingTheObserverStopsUpdatesAndTheObjectDeallocates() throws {
@@ -261,12 +270,19 @@ import TestSupport
         let dev = ["OBSERVABLE_DEFAULTS_DEV_MODE": "true"], previews = ["XCODE_RUNNING_FOR_PREVIEWS": "1"]
         let directory = TemporaryDirectory()  // held to the end: it is removed when released
         let local = CloudKeyValueStore.localOnly(directory: directory.url)
-        #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: dev) == .development)
-        #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: previews) == .development)
+        #expect(
+            _CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: dev) == .development)
+        #expect(
+            _CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: previews)
+                == .development)
         #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: true, environment: [:]) == .development)
         #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: [:]) == .default)
-        #expect(_CloudObjectBinding.storeChoice(explicit: nil, developmentMode: false, environment: ["OBSERVABLE_DEFAULTS_DEV_MODE": "1"]) == .default)
-        #expect(_CloudObjectBinding.storeChoice(explicit: local, developmentMode: true, environment: dev) == .explicit(local))
+        #expect(
+            _CloudObjectBinding.storeChoice(
+                explicit: nil, developmentMode: false, environment: ["OBSERVABLE_DEFAULTS_DEV_MODE": "1"]) == .default)
+        #expect(
+            _CloudObjectBinding.storeChoice(explicit: local, developmentMode: true, environment: dev)
+                == .explicit(local))
         #expect(_CloudObjectBinding.isDevelopmentMode(requested: false, environment: dev))
         #expect(!_CloudObjectBinding.isDevelopmentMode(requested: false, environment: [:]))
         #expect(CloudFleet(prefix: uniqueCloudPrefix(), developmentMode: true)._developmentMode_)

@@ -10,8 +10,10 @@ import TestSupport
         let here = ChangeRecorder(), everywhere = ChangeRecorder(), iCloudShaped = CloudRecorder()
         let observations = [
             store.observe(scope: .thisProcess) { here.record($0) },
-            store.observe(keys: ["host", "port", "marker", "workers", "big"], scope: .allProcesses) { everywhere.record($0) },
-            store.observe { iCloudShaped.record($0) },
+            store.observe(keys: ["host", "port", "marker", "workers", "big"], scope: .allProcesses) {
+                everywhere.record($0)
+            },
+            store.observe { iCloudShaped.record($0) }
         ]
         defer { observations.forEach { $0.cancel() } }
 
@@ -23,16 +25,23 @@ import TestSupport
         store.set(true, forKey: "marker")
         store.settle()
 
-        #expect(here.changes == [
-            DefaultsChange(keys: ["host"], origin: .thisProcess), DefaultsChange(keys: ["workers"], origin: .thisProcess),
-            DefaultsChange(keys: ["marker"], origin: .thisProcess),
-        ])
-        #expect(everywhere.changes == [
-            DefaultsChange(keys: ["host"], origin: .thisProcess), DefaultsChange(keys: ["workers"], origin: .thisProcess),
-            DefaultsChange(keys: ["port"], origin: .outside), DefaultsChange(keys: ["marker"], origin: .thisProcess),
-        ])
+        #expect(
+            here.changes == [
+                DefaultsChange(keys: ["host"], origin: .thisProcess),
+                DefaultsChange(keys: ["workers"], origin: .thisProcess),
+                DefaultsChange(keys: ["marker"], origin: .thisProcess)
+            ])
+        #expect(
+            everywhere.changes == [
+                DefaultsChange(keys: ["host"], origin: .thisProcess),
+                DefaultsChange(keys: ["workers"], origin: .thisProcess),
+                DefaultsChange(keys: ["port"], origin: .outside), DefaultsChange(keys: ["marker"], origin: .thisProcess)
+            ])
         // The iCloud-shaped observer keeps hearing changes from elsewhere only (and the refusal).
-        #expect(iCloudShaped.changes == [CloudChange(keys: ["port"], reason: .serverChange), CloudChange(keys: ["big"], reason: .quotaViolation)])
+        #expect(
+            iCloudShaped.changes == [
+                CloudChange(keys: ["port"], reason: .serverChange), CloudChange(keys: ["big"], reason: .quotaViolation)
+            ])
     }
 
     @Test func theAsynchronousSequenceDeliversTheSameChanges() async throws {
@@ -69,7 +78,10 @@ import TestSupport
         let b = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("b"))
         #expect(a.synchronize() && b.synchronize())
         let here = ChangeRecorder(), everywhere = ChangeRecorder()
-        let observations = [b.observe(scope: .thisProcess) { here.record($0) }, b.observe(scope: .allProcesses) { everywhere.record($0) }]
+        let observations = [
+            b.observe(scope: .thisProcess) { here.record($0) },
+            b.observe(scope: .allProcesses) { everywhere.record($0) }
+        ]
         defer { observations.forEach { $0.cancel() } }
 
         a.set("example.org", forKey: "host")
@@ -77,7 +89,10 @@ import TestSupport
         #expect(everywhere.waitFor(key: "host"))
         b.set(true, forKey: "marker")
         #expect(here.waitFor(key: "marker") && everywhere.waitFor(key: "marker"))
-        #expect(everywhere.changes == [DefaultsChange(keys: ["host"], origin: .outside), DefaultsChange(keys: ["marker"], origin: .thisProcess)])
+        #expect(
+            everywhere.changes == [
+                DefaultsChange(keys: ["host"], origin: .outside), DefaultsChange(keys: ["marker"], origin: .thisProcess)
+            ])
         #expect(here.changes == [DefaultsChange(keys: ["marker"], origin: .thisProcess)])
         // An atomic update and a batch through this store are this process's writes, one change per key.
         here.clear()
@@ -88,9 +103,12 @@ import TestSupport
         }
         b.set(true, forKey: "marker2")
         #expect(here.waitFor(key: "marker2"))
-        #expect(here.changes == [
-            DefaultsChange(keys: ["count"], origin: .thisProcess), DefaultsChange(keys: ["host"], origin: .thisProcess),
-            DefaultsChange(keys: ["port"], origin: .thisProcess), DefaultsChange(keys: ["marker2"], origin: .thisProcess),
-        ])
+        #expect(
+            here.changes == [
+                DefaultsChange(keys: ["count"], origin: .thisProcess),
+                DefaultsChange(keys: ["host"], origin: .thisProcess),
+                DefaultsChange(keys: ["port"], origin: .thisProcess),
+                DefaultsChange(keys: ["marker2"], origin: .thisProcess)
+            ])
     }
 }

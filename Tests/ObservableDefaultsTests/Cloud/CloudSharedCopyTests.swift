@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Several processes running one store (same endpoints, namespace and state directory) share its local
@@ -63,7 +63,8 @@ import Glibc
         let prefixes = ["w0", "w1"]
         // One writer exits normally, the other is killed -9 once its writes are in the copy.
         let writers = try CloudSharedCopyTests.startWriters(prefixes) { prefix in
-            ["cloud", endpoint.absoluteString, namespace, state.path, "write-many", prefix, "200"] + (prefix == "w1" ? ["hold"] : [])
+            ["cloud", endpoint.absoluteString, namespace, state.path, "write-many", prefix, "200"]
+                + (prefix == "w1" ? ["hold"] : [])
         }
         writers[0].process.waitUntilExit()
         #expect(writers[0].process.terminationStatus == 0)
@@ -89,7 +90,8 @@ import Glibc
             }
         }
         #expect(try rawEtcdValue(endpoint, namespace, "shared") == expectedShared.jsonText)
-        let left = ((try? FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("cloud").path)) ?? [])
+        let left =
+            ((try? FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("cloud").path)) ?? [])
         #expect(!left.contains { $0.contains(".json.p") }, "the ended processes' copies were not removed: \(left)")
     }
 
@@ -136,7 +138,9 @@ extension CloudSharedCopyTests {
     }
 
     /// The value of `shared` left by the writer that wrote it last: "PREFIX-(COUNT - 1)".
-    static func latest(_ writers: [(process: Process, lastWrite: Int64)], _ prefixes: [String], count: Int) -> DefaultsValue {
+    static func latest(_ writers: [(process: Process, lastWrite: Int64)], _ prefixes: [String], count: Int)
+        -> DefaultsValue
+    {
         let last = zip(writers, prefixes).max { $0.0.lastWrite < $1.0.lastWrite }!.1
         return .string("\(last)-\(count - 1)")
     }

@@ -20,7 +20,9 @@ import Testing
     }
 
     /// `state` with a local write of `key` made at `time`, based on `base`.
-    private func writing(_ state: CloudState, _ key: String, _ value: DefaultsValue, base: Int64, at time: Int64) -> CloudState {
+    private func writing(_ state: CloudState, _ key: String, _ value: DefaultsValue, base: Int64, at time: Int64)
+        -> CloudState
+    {
         var state = state
         state.setValue(value, forKey: key)
         state.pending[key] = PendingWrite(value: value, baseRevision: base, generation: state.nextGeneration)
@@ -36,7 +38,9 @@ import Testing
         let outcome = mine.takeIn(sibling: theirs, adoptingWrites: true)
         #expect(outcome.restoredWrites)
         #expect(outcome.changed == ["k", "new"])
-        #expect(mine.values["k"] == .integer(3) && mine.pending["k"]?.value == .integer(3) && mine.pending["k"]?.baseRevision == 5)
+        #expect(
+            mine.values["k"] == .integer(3) && mine.pending["k"]?.value == .integer(3)
+                && mine.pending["k"]?.baseRevision == 5)
         #expect(mine.writeTimes["k"] == 200)
         #expect(mine.pending["new"]?.value == .string("x"))
     }
@@ -59,7 +63,8 @@ import Testing
 
     @Test func aLiveProcesssWritesAreLeftToItButItsServerKnowledgeIsTaken() {
         var mine = serverState(["k": (.integer(1), 5)])
-        let theirs = writing(serverState(["k": (.integer(4), 8), "j": (.integer(1), 3)]), "w", .integer(9), base: 0, at: 100)
+        let theirs = writing(
+            serverState(["k": (.integer(4), 8), "j": (.integer(1), 3)]), "w", .integer(9), base: 0, at: 100)
         let outcome = mine.takeIn(sibling: theirs, adoptingWrites: false)
         #expect(outcome.changed == ["k", "j"])
         #expect(mine.values["k"] == .integer(4) && mine.serverRevisions["k"] == 8)
@@ -96,7 +101,8 @@ import Testing
         let decoded = try CloudLocalCopy.decode(CloudLocalCopy.encode(state))
         #expect(decoded.writeTimes == ["k": 1_234_567_890_123])
         state.writeTimes["k"] = 42
-        let entries = try CloudLocalCopyJournal.entries(in: CloudLocalCopyJournal.content(of: ["k"], in: state), fileURL: URL(fileURLWithPath: "/x"))
+        let entries = try CloudLocalCopyJournal.entries(
+            in: CloudLocalCopyJournal.content(of: ["k"], in: state), fileURL: URL(fileURLWithPath: "/x"))
         var replayed = CloudState()
         CloudLocalCopyJournal.apply(entries, to: &replayed)
         #expect(replayed.writeTimes == ["k": 42])

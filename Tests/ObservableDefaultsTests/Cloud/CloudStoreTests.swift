@@ -25,24 +25,29 @@ import TestSupport
         }
         defer { NotificationCenter.default.removeObserver(notification) }
 
-        store.set(Int64(3), forKey: key + ".own")                           // own writes: silent
+        store.set(Int64(3), forKey: key + ".own")  // own writes: silent
         #expect(CloudKeyValueStore.development.longLong(forKey: key + ".own") == 3)
         try store.simulateExternalChange([key + ".a": .string("x"), key + ".own": nil], reason: .serverChange)
         try store.simulateExternalChange([key + ".b": .bool(true)], reason: .accountChange)
         try store.simulateExternalChange([key + ".c": .integer(1)], reason: .quotaViolation)  // announced only
         #expect(store.synchronize())
-        #expect(recorder.changes == [
-            CloudChange(keys: [key + ".a", key + ".own"], reason: .serverChange),
-            CloudChange(keys: [key + ".b"], reason: .accountChange),
-            CloudChange(keys: [key + ".c"], reason: .quotaViolation),
-        ])
+        #expect(
+            recorder.changes == [
+                CloudChange(keys: [key + ".a", key + ".own"], reason: .serverChange),
+                CloudChange(keys: [key + ".b"], reason: .accountChange),
+                CloudChange(keys: [key + ".c"], reason: .quotaViolation)
+            ])
         #expect(store.string(forKey: key + ".a") == "x")
         #expect(store.object(forKey: key + ".own") == nil)
         #expect(store.bool(forKey: key + ".b"))
         #expect(store.object(forKey: key + ".c") == nil)
         #expect(eventually { posted.withLock { $0.count } == 3 })
         let reasons = posted.withLock { $0 }.map(\.reason)
-        #expect(reasons == [NSUbiquitousKeyValueStoreServerChange, NSUbiquitousKeyValueStoreAccountChange, NSUbiquitousKeyValueStoreQuotaViolationChange])
+        #expect(
+            reasons == [
+                NSUbiquitousKeyValueStoreServerChange, NSUbiquitousKeyValueStoreAccountChange,
+                NSUbiquitousKeyValueStoreQuotaViolationChange
+            ])
         #expect(posted.withLock { $0 }.first?.keys == [key + ".a", key + ".own"])
     }
 
@@ -68,8 +73,10 @@ import TestSupport
         #expect(again.string(forKey: "level") == "debug")
         #expect(again.array(forKey: "tags") as? [String] == ["a", "b"])
         #expect(again.data(forKey: "blob") == Data([1, 2]))
-        #expect(again.value(forKey: "blob") == .string("AQI="))         // data is base64 text, as in a JSON suite
-        #expect(try localCopyOnDisk(try #require(again.localCopyURL))["values"]?.dictionaryValue?["level"] == .string("debug"))
+        #expect(again.value(forKey: "blob") == .string("AQI="))  // data is base64 text, as in a JSON suite
+        #expect(
+            try localCopyOnDisk(try #require(again.localCopyURL))["values"]?.dictionaryValue?["level"]
+                == .string("debug"))
     }
 
     /// A string value whose JSON text (quotes included) is `bytes` long.
@@ -79,19 +86,20 @@ import TestSupport
     /// all of them, a value that fills the total to the byte fits, one byte more does not — also in a store
     /// loaded from the local copy.
     @Test func theTotalLimitCountsWhatTheStoreHoldsThroughOverwritesAndRemovals() {
-        let limits = CloudLimits(maximumKeyCount: 100, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64)
+        let limits = CloudLimits(
+            maximumKeyCount: 100, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64)
         let store = CloudKeyValueStore.localOnly(directory: directory.url, limits: limits)
         store.set(text(40), forKey: "a")
         store.set(text(40), forKey: "b")
-        store.set(text(30), forKey: "c")                     // 110 bytes: refused
+        store.set(text(30), forKey: "c")  // 110 bytes: refused
         #expect(store.string(forKey: "c") == nil)
-        store.set(text(10), forKey: "a")                     // 50
-        store.set(text(30), forKey: "c")                     // 80
+        store.set(text(10), forKey: "a")  // 50
+        store.set(text(30), forKey: "c")  // 80
         #expect(store.string(forKey: "c") == text(30))
-        store.removeObject(forKey: "b")                      // 40
-        store.set(text(60), forKey: "d")                     // 100: the limit itself
+        store.removeObject(forKey: "b")  // 40
+        store.set(text(60), forKey: "d")  // 100: the limit itself
         #expect(store.string(forKey: "d") == text(60))
-        store.set(text(3), forKey: "e")                      // 103: refused
+        store.set(text(3), forKey: "e")  // 103: refused
         #expect(store.string(forKey: "e") == nil)
         #expect(store.core.state.withLock { ($0.totalBytes, $0.sizes.values.reduce(0, +)) } == (100, 100))
         #expect(store.synchronize())
@@ -109,18 +117,20 @@ import TestSupport
     /// A store at its limits still takes an overwrite that fits once the old value is gone: the key count
     /// is full but the key is there already; the total is full but the new value is smaller than the old.
     @Test func aFullStoreStillTakesOverwritesThatFit() {
-        let store = CloudKeyValueStore.localOnly(directory: directory.url, limits: CloudLimits(
-            maximumKeyCount: 3, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64))
+        let store = CloudKeyValueStore.localOnly(
+            directory: directory.url,
+            limits: CloudLimits(
+                maximumKeyCount: 3, maximumTotalBytes: 100, maximumValueBytes: 100, maximumKeyBytes: 64))
         store.set(text(20), forKey: "a")
         store.set(text(20), forKey: "b")
-        store.set(text(60), forKey: "c")                     // 3 keys, 100 bytes: both limits reached
-        store.set(text(2), forKey: "d")                      // a fourth key: refused
+        store.set(text(60), forKey: "c")  // 3 keys, 100 bytes: both limits reached
+        store.set(text(2), forKey: "d")  // a fourth key: refused
         #expect(store.string(forKey: "d") == nil)
-        store.set(text(10), forKey: "a")                     // 90: an existing key, smaller
+        store.set(text(10), forKey: "a")  // 90: an existing key, smaller
         #expect(store.string(forKey: "a") == text(10))
-        store.set(text(30), forKey: "b")                     // 100 again: the old 20 bytes are freed first
+        store.set(text(30), forKey: "b")  // 100 again: the old 20 bytes are freed first
         #expect(store.string(forKey: "b") == text(30))
-        store.set(text(11), forKey: "a")                     // 101: refused
+        store.set(text(11), forKey: "a")  // 101: refused
         #expect(store.string(forKey: "a") == text(10))
         #expect(store.core.state.withLock { ($0.totalBytes, $0.sizes.count) } == (100, 3))
     }
@@ -138,9 +148,11 @@ import TestSupport
         for index in 0...1 { try? FileManager.default.removeItem(atPath: copy.journalPath(index)) }
         let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
         let movedTo = saved.map { copy.slotPath($0) + ".broken" }
-        #expect(reopened.currentErrors.contains {
-            $0.description.contains("local copy is damaged") && $0.description.contains("it was moved to \(movedTo.joined(separator: " and ")) and")
-        })
+        #expect(
+            reopened.currentErrors.contains {
+                $0.description.contains("local copy is damaged")
+                    && $0.description.contains("it was moved to \(movedTo.joined(separator: " and ")) and")
+            })
         #expect(movedTo.allSatisfy { FileManager.default.fileExists(atPath: $0) })
         #expect(reopened.values().isEmpty)
     }
@@ -150,7 +162,10 @@ import TestSupport
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data("{ broken".utf8).write(to: file)
         let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
-        #expect(reopened.currentErrors.contains { $0.description.contains("local copy is damaged") && $0.description.contains(".broken") })
+        #expect(
+            reopened.currentErrors.contains {
+                $0.description.contains("local copy is damaged") && $0.description.contains(".broken")
+            })
         #expect(FileManager.default.fileExists(atPath: file.path + ".broken"))
         #expect(reopened.values().isEmpty)
     }
@@ -170,8 +185,10 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: copy.slotPath(unreadable), withIntermediateDirectories: true)
 
         let reopened = CloudKeyValueStore.localOnly(directory: directory.url)
-        let error = try #require(reopened.currentErrors.first { $0.message.contains("cannot read the cloud store's local copy") })
-        #expect(error.errorNumber == EISDIR && error.message.contains("\(copy.slotPath(unreadable)).unread"), "\(error)")
+        let error = try #require(
+            reopened.currentErrors.first { $0.message.contains("cannot read the cloud store's local copy") })
+        #expect(
+            error.errorNumber == EISDIR && error.message.contains("\(copy.slotPath(unreadable)).unread"), "\(error)")
         #expect(reopened.values() == ["a": .integer(1)])
         reopened.set(2, forKey: "b")
         reopened.synchronize()
@@ -201,29 +218,44 @@ import TestSupport
         for bad in ["ftp://h:1/ns", "etcd://h:1", "etcd://h/ns", "etcd://h:1/", "etcds://h/ns", "etcd:/h:1/ns"] {
             #expect(throws: DefaultsError.self, "\(bad)") { try EtcdConfiguration(url: bad) }
         }
-        #expect(throws: DefaultsError.self) { try CloudKeyValueStore(etcd: EtcdConfiguration(endpoints: [], namespace: "n")) }
+        #expect(throws: DefaultsError.self) {
+            try CloudKeyValueStore(etcd: EtcdConfiguration(endpoints: [], namespace: "n"))
+        }
     }
 
     @Test func theDefaultStoreFollowsTheEnvironment() throws {
         let state = directory.url.path
-        let cloud = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_CLOUD": "etcd://127.0.0.1:1/fleet", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
+        let cloud = CloudKeyValueStore.fromEnvironment([
+            "OBSERVABLE_DEFAULTS_CLOUD": "etcd://127.0.0.1:1/fleet", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state
+        ])
         #expect(cloud.mode == .etcd)
         #expect(cloud.configuration?.namespace == "fleet")
         #expect(cloud.localCopyURL?.path.hasPrefix(state + "/cloud/etcd-fleet-") == true)
         let local = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
         #expect(local.mode == .localOnly)
         #expect(local.localCopyURL?.path == state + "/cloud/local.json")
-        let misconfigured = CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_CLOUD": "redis://x", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state])
+        let misconfigured = CloudKeyValueStore.fromEnvironment([
+            "OBSERVABLE_DEFAULTS_CLOUD": "redis://x", "OBSERVABLE_DEFAULTS_STATE_DIRECTORY": state
+        ])
         #expect(misconfigured.mode == .localOnly)
-        #expect(misconfigured.currentErrors.contains { $0.message.hasPrefix("OBSERVABLE_DEFAULTS_CLOUD: 'redis://x' is not a cloud address") })
-        #expect(CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_DEV_MODE": "true"]) === CloudKeyValueStore.development)
-        #expect(CloudKeyValueStore.fromEnvironment(["XCODE_RUNNING_FOR_PREVIEWS": "1"]) === CloudKeyValueStore.development)
+        #expect(
+            misconfigured.currentErrors.contains {
+                $0.message.hasPrefix("OBSERVABLE_DEFAULTS_CLOUD: 'redis://x' is not a cloud address")
+            })
+        #expect(
+            CloudKeyValueStore.fromEnvironment(["OBSERVABLE_DEFAULTS_DEV_MODE": "true"])
+                === CloudKeyValueStore.development)
+        #expect(
+            CloudKeyValueStore.fromEnvironment(["XCODE_RUNNING_FOR_PREVIEWS": "1"]) === CloudKeyValueStore.development)
     }
 
     @Test func localCopiesAreSeparatePerEndpointSetAndNamespace() {
-        let a = CloudStateDirectory.localCopyName(endpoints: [URL(string: "http://a:1")!, URL(string: "http://b:1")!], namespace: "n")
-        let sameSetOtherOrder = CloudStateDirectory.localCopyName(endpoints: [URL(string: "http://b:1")!, URL(string: "http://a:1")!], namespace: "n")
-        let otherNamespace = CloudStateDirectory.localCopyName(endpoints: [URL(string: "http://a:1")!, URL(string: "http://b:1")!], namespace: "m")
+        let a = CloudStateDirectory.localCopyName(
+            endpoints: [URL(string: "http://a:1")!, URL(string: "http://b:1")!], namespace: "n")
+        let sameSetOtherOrder = CloudStateDirectory.localCopyName(
+            endpoints: [URL(string: "http://b:1")!, URL(string: "http://a:1")!], namespace: "n")
+        let otherNamespace = CloudStateDirectory.localCopyName(
+            endpoints: [URL(string: "http://a:1")!, URL(string: "http://b:1")!], namespace: "m")
         #expect(a == sameSetOtherOrder)
         #expect(a != otherNamespace)
     }
@@ -259,7 +291,9 @@ import TestSupport
         _ = values.setValue(.integer(2), forKey: "k")
         try copy.save(values)
         #expect(try copy.load()?.values["k"] == .integer(2))
-        let mode = try #require(try FileManager.default.attributesOfItem(atPath: state.appendingPathComponent("cloud").path)[.posixPermissions] as? Int)
+        let mode = try #require(
+            try FileManager.default.attributesOfItem(atPath: state.appendingPathComponent("cloud").path)[
+                .posixPermissions] as? Int)
         #expect(mode & 0o777 == 0o700, "the state directory is private: \(String(mode, radix: 8))")
     }
 
@@ -286,6 +320,7 @@ import TestSupport
         copy.stopWriting()
         try FileManager.default.removeItem(at: state)
         try copy.save(CloudState())
-        #expect(!FileManager.default.fileExists(atPath: state.path), "a save after stopWriting re-created the directory")
+        #expect(
+            !FileManager.default.fileExists(atPath: state.path), "a save after stopWriting re-created the directory")
     }
 }

@@ -9,9 +9,10 @@ func cloudMachine(
     _ endpoints: [URL], namespace: String, state: URL, user: String? = nil, password: String? = nil,
     limits: CloudLimits = .iCloud
 ) throws -> CloudKeyValueStore {
-    try CloudKeyValueStore(etcd: EtcdConfiguration(
-        endpoints: endpoints, namespace: namespace, user: user, password: password, stateDirectory: state,
-        limits: limits, requestTimeout: user == nil ? 2 : 10, probeInterval: 0.5))
+    try CloudKeyValueStore(
+        etcd: EtcdConfiguration(
+            endpoints: endpoints, namespace: namespace, user: user, password: password, stateDirectory: state,
+            limits: limits, requestTimeout: user == nil ? 2 : 10, probeInterval: 0.5))
 }
 
 /// The local copy of a machine that wrote `kept` = "server" and synchronized, then was released (a whole
@@ -31,7 +32,9 @@ func freshNamespace(_ label: String = #function) -> String {
 /// A raw etcd read of `namespace/key`: its value text, or nil when absent.
 func rawEtcdValue(_ endpoint: URL, _ namespace: String, _ key: String, token: String? = nil) throws -> String? {
     let body = "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\"}"
-    guard let answer = try synchronousPost(endpoint, "/v3/kv/range", body, headers: token.map { ["Authorization": $0] } ?? [:]),
+    guard
+        let answer = try synchronousPost(
+            endpoint, "/v3/kv/range", body, headers: token.map { ["Authorization": $0] } ?? [:]),
         let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
         let kvs = object["kvs"] as? [[String: Any]], let value = kvs.first?["value"] as? String
     else { return nil }
@@ -41,7 +44,8 @@ func rawEtcdValue(_ endpoint: URL, _ namespace: String, _ key: String, token: St
 /// A raw etcd put of `namespace/key` = `text` (no library code), e.g. what `etcdctl put` does.
 @discardableResult
 func rawEtcdPut(_ endpoint: URL, _ namespace: String, _ key: String, _ text: String) throws -> Bool {
-    let body = "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\",\"value\":\"\(Data(text.utf8).base64EncodedString())\"}"
+    let body =
+        "{\"key\":\"\(Data("\(namespace)/\(key)".utf8).base64EncodedString())\",\"value\":\"\(Data(text.utf8).base64EncodedString())\"}"
     return try synchronousPost(endpoint, "/v3/kv/put", body) != nil
 }
 

@@ -24,23 +24,29 @@ import TestSupport
     }
 
     @Test func anUpdatePastTheLimitsChangesNothingAndIsAQuotaViolation() throws {
-        let store = CloudKeyValueStore(mode: .development, configuration: nil, state: CloudState(), localCopy: nil,
-                                       limits: CloudLimits(maximumTotalBytes: 10))
+        let store = CloudKeyValueStore(
+            mode: .development, configuration: nil, state: CloudState(), localCopy: nil,
+            limits: CloudLimits(maximumTotalBytes: 10))
         let recorder = CloudRecorder()
         let observation = store.observe { recorder.record($0) }
         defer { observation.cancel() }
-        #expect(throws: DefaultsError.self) { try store.update(forKey: "big") { _ in .string(String(repeating: "x", count: 20)) } }
+        #expect(throws: DefaultsError.self) {
+            try store.update(forKey: "big") { _ in .string(String(repeating: "x", count: 20)) }
+        }
         #expect(store.value(forKey: "big") == nil)
         store.settle()
         #expect(recorder.changes == [CloudChange(keys: ["big"], reason: .quotaViolation)])
     }
 
     @Test func aTransformRunsAgainWhenTheKeyChangedWhileItRan() throws {
-        let store = CloudKeyValueStore(mode: .development, configuration: nil, state: CloudState(), localCopy: nil, limits: .iCloud)
+        let store = CloudKeyValueStore(
+            mode: .development, configuration: nil, state: CloudState(), localCopy: nil, limits: .iCloud)
         store.set(Int64(1), forKey: "n")
         let runs = Locked(0)
         let stored = try store.update(Int.self, forKey: "n") { current in
-            let run = runs.withLock { $0 += 1; return $0 }
+            let run = runs.withLock {
+                $0 += 1; return $0
+            }
             if run == 1 { store.set(Int64(10), forKey: "n") }  // another writer slips in while it runs
             return (current ?? 0) + 1
         }
@@ -50,7 +56,8 @@ import TestSupport
     }
 
     @Test func manyThreadsUpdatingOneKeyLoseNothing() throws {
-        let store = CloudKeyValueStore(mode: .development, configuration: nil, state: CloudState(), localCopy: nil, limits: .iCloud)
+        let store = CloudKeyValueStore(
+            mode: .development, configuration: nil, state: CloudState(), localCopy: nil, limits: .iCloud)
         DispatchQueue.concurrentPerform(iterations: 8) { _ in
             for _ in 0..<250 { _ = try? store.update(Int.self, forKey: "n") { ($0 ?? 0) + 1 } }
         }
@@ -124,6 +131,7 @@ import TestSupport
         }
         #expect(result)
         #expect(store.core.state.withLock { $0.openBatch == nil && $0.batchDepth == 0 })
-        #expect(store.longLong(forKey: prefix + "workers") == 9 && store.string(forKey: prefix + "log-level") == "debug")
+        #expect(
+            store.longLong(forKey: prefix + "workers") == 9 && store.string(forKey: prefix + "log-level") == "debug")
     }
 }

@@ -53,7 +53,9 @@ final class CloudReconfiguredInInit {
 
         let properties = _CloudPropertyList()  // two properties on one key, so that start registers the observer
         for _ in 0..<2 {
-            properties.append(_CloudPropertyBinding(key: "k", keyPath: \String.count, slot: binding, load: { _, _ in }, apply: { _, _ in }))
+            properties.append(
+                _CloudPropertyBinding(
+                    key: "k", keyPath: \String.count, slot: binding, load: { _, _ in }, apply: { _, _ in }))
         }
         let observation = binding.start(properties)
         let started = binding.currentWriteConfiguration

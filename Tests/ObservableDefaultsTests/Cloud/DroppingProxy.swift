@@ -3,7 +3,7 @@ import Foundation
 @testable import ObservableDefaults
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loopback TCP proxy in front of one etcd member that forwards bytes both ways, except once: the answer
@@ -82,15 +82,21 @@ final class DroppingProxy: @unchecked Sendable {
                 close(client)
                 continue
             }
-            guard let server = connectedIPv4Socket(host: "127.0.0.1", port: Int(target)) else { close(client); continue }
+            guard let server = connectedIPv4Socket(host: "127.0.0.1", port: Int(target)) else {
+                close(client); continue
+            }
             let dropping = Locked(false)
             let watching = Locked(false)
-            Thread { [self] in pump(from: client, to: server, dropping: dropping, watching: watching, upstream: true) }.start()
-            Thread { [self] in pump(from: server, to: client, dropping: dropping, watching: watching, upstream: false) }.start()
+            Thread { [self] in pump(from: client, to: server, dropping: dropping, watching: watching, upstream: true) }
+                .start()
+            Thread { [self] in pump(from: server, to: client, dropping: dropping, watching: watching, upstream: false) }
+                .start()
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32, dropping: Locked<Bool>, watching: Locked<Bool>, upstream: Bool) {
+    private func pump(
+        from source: Int32, to destination: Int32, dropping: Locked<Bool>, watching: Locked<Bool>, upstream: Bool
+    ) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }

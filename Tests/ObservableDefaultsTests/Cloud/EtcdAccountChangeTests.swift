@@ -18,7 +18,9 @@ import TestSupport
         private var notification: (any NSObjectProtocol)?
 
         init(_ store: CloudKeyValueStore) {
-            tokens = [store.observe { [changes] in changes.record($0) }, store.observeErrors { [errors] in errors.record($0) }]
+            tokens = [
+                store.observe { [changes] in changes.record($0) }, store.observeErrors { [errors] in errors.record($0) }
+            ]
             notification = NotificationCenter.default.addObserver(
                 forName: CloudKeyValueStore.didChangeExternallyNotification, object: store, queue: nil
             ) { [posted] note in
@@ -28,7 +30,9 @@ import TestSupport
         }
 
         /// The keys of the errors that report a dropped write.
-        var droppedKeys: [String?] { errors.errors.filter { $0.message.contains("unsent write was dropped") }.map(\.key) }
+        var droppedKeys: [String?] {
+            errors.errors.filter { $0.message.contains("unsent write was dropped") }.map(\.key)
+        }
 
         func cancel() {
             tokens.forEach { $0.cancel() }
@@ -37,13 +41,17 @@ import TestSupport
     }
 
     /// The cluster the store's values came from, as its state records it.
-    private func clusterID(of store: CloudKeyValueStore) -> String? { store.core.state.withLock { $0.account?.clusterID } }
+    private func clusterID(of store: CloudKeyValueStore) -> String? {
+        store.core.state.withLock { $0.account?.clusterID }
+    }
 
     /// Another process ("machine") writes `key` = `value` (the agent's value syntax) into the cluster.
-    private func otherProcessWrites(_ node: EtcdCluster, _ namespace: String, _ key: String, _ value: String) throws -> Int32 {
+    private func otherProcessWrites(_ node: EtcdCluster, _ namespace: String, _ key: String, _ value: String) throws
+        -> Int32
+    {
         try TestAgent.run([
             "cloud", node.endpoints.map(\.absoluteString).joined(separator: ","), namespace,
-            directory.file("other-\(UInt32.random(in: 0 ... .max))").path, "set", key, value,
+            directory.file("other-\(UInt32.random(in: 0 ... .max))").path, "set", key, value
         ])
     }
 
@@ -61,11 +69,12 @@ import TestSupport
         let listener = Listener(store)
         defer { listener.cancel() }
 
-        node.kill(0)                                     // cluster A stopped by PID
-        fleet.limit = 2.5                                // made while A is down: pending, on A's revisions
+        node.kill(0)  // cluster A stopped by PID
+        fleet.limit = 2.5  // made while A is down: pending, on A's revisions
         #expect(store.core.state.withLock { $0.pending.keys.sorted() } == ["fleet_limit"])
         let flags = FleetFlags(fleet)
-        try node.replaceWithNewCluster { (endpoints: [URL]) throws in   // cluster B: other values, filled before the store can reach it
+        try node.replaceWithNewCluster { (endpoints: [URL]) throws in
+            // cluster B: other values, filled before the store can reach it
             #expect(try rawEtcdPut(endpoints[0], namespace, "fleet_workers", "9"))
             #expect(try rawEtcdPut(endpoints[0], namespace, "fleet_log-level", #""debug""#))  // as on A
             #expect(try rawEtcdPut(endpoints[0], namespace, "fleet_endpoint", #"{"host":"b","port":2}"#))
@@ -99,21 +108,30 @@ import TestSupport
     @Test func everyKindOfAnswerFromAnotherClusterIsRefusedAndRemembered() throws {
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()
-        let configuration = EtcdConfiguration(endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 2)
+        let configuration = EtcdConfiguration(
+            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 2)
         let requests: [(String, (EtcdClient) throws(DefaultsError) -> Void)] = [
             ("status", { client throws(DefaultsError) in _ = try client.send("/v3/maintenance/status", [:]) }),
-            ("upload", { client throws(DefaultsError) in _ = try client.compareAndSwap(key: "k", value: Data("1".utf8), expected: 0) }),
+            (
+                "upload",
+                { client throws(DefaultsError) in
+                    _ = try client.compareAndSwap(key: "k", value: Data("1".utf8), expected: 0)
+                }
+            )
         ]
         for (label, request) in requests {
             let client = EtcdClient(configuration: configuration)
             client.cluster.expect("1")  // no real cluster has this ID
             #expect(throws: DefaultsError.self, "\(label)") { try request(client) }
             do { try request(client) } catch {
-                #expect(client.cluster.refused(with: error) && error.message.contains("not cluster 1"), "\(label): \(error)")
+                #expect(
+                    client.cluster.refused(with: error) && error.message.contains("not cluster 1"), "\(label): \(error)"
+                )
             }
             #expect(client.cluster.foundAnotherCluster, "\(label)")
         }
-        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "1")  // the transaction itself ran: only its answer is refused
+        // the transaction itself ran: only its answer is refused
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == "1")
 
         // A namespace read takes any cluster in (its caller compares the accounts); then answers pass again.
         let client = EtcdClient(configuration: configuration)
@@ -131,12 +149,16 @@ import TestSupport
         let ends = Locked<[EtcdWatchStream.End]>([])
         let events = Locked(0)
         let watch = EtcdWatchStream(
-            endpoint: etcd.endpoints[0], transport: client.transport, prefix: namespace + "/", startRevision: 1, headers: [:],
-            cluster: client.cluster, onEvents: { _, _ in events.withLock { $0 += 1 } }, onEnd: { end in ends.withLock { $0.append(end) } })
+            endpoint: etcd.endpoints[0], transport: client.transport, prefix: namespace + "/", startRevision: 1,
+            headers: [:],
+            cluster: client.cluster, onEvents: { _, _ in events.withLock { $0 += 1 } },
+            onEnd: { end in ends.withLock { $0.append(end) } })
         watch.start()
         defer { watch.cancel() }
         #expect(eventually { !ends.withLock { $0 }.isEmpty })
-        guard case .failed(let error) = ends.withLock({ $0 }).first else { Issue.record("the watch did not fail: \(ends.withLock { $0 })"); return }
+        guard case .failed(let error) = ends.withLock({ $0 }).first else {
+            Issue.record("the watch did not fail: \(ends.withLock { $0 })"); return
+        }
         #expect(client.cluster.refused(with: error))
         #expect(events.withLock { $0 } == 0)  // the key written above is not taken from another cluster's watch
         #expect(client.cluster.foundAnotherCluster)

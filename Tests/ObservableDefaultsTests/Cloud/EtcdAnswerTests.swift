@@ -13,7 +13,8 @@ import Testing
     }
 
     @Test func aWatchEventGivesKeyValueRevisionAndHeader() throws {
-        let message = try answer(#"""
+        let message = try answer(
+            #"""
             {"result":{"header":{"cluster_id":"15118495548433857066","member_id":"13668033151171901709","revision":"2","raft_term":"2"},"events":[{"kv":{"key":"bnMvd29ya2Vycw==","create_revision":"2","mod_revision":"2","version":"1","value":"OA=="}}]}}
             """#)
         let result = try #require(try message.child("result"))
@@ -29,7 +30,8 @@ import Testing
     }
 
     @Test func aDeleteEventHasNoValue() throws {
-        let message = try answer(#"""
+        let message = try answer(
+            #"""
             {"result":{"header":{"cluster_id":"15118495548433857066","revision":"3"},"events":[{"type":"DELETE","kv":{"key":"bnMvd29ya2Vycw==","mod_revision":"3"}}]}}
             """#)
         let event = try #require(try message.child("result")?.children("events").first)
@@ -39,7 +41,8 @@ import Testing
     }
 
     @Test func theFirstWatchMessageIsCreatedWithoutEvents() throws {
-        let message = try answer(#"{"result":{"header":{"cluster_id":"15118495548433857066","revision":"1"},"created":true}}"#)
+        let message = try answer(
+            #"{"result":{"header":{"cluster_id":"15118495548433857066","revision":"1"},"created":true}}"#)
         let result = try #require(try message.child("result"))
         #expect(result.bool("created"))
         #expect(!result.bool("canceled"))
@@ -48,24 +51,33 @@ import Testing
     }
 
     @Test func compareAndSwapAnswersTellWrittenFromRefused() throws {
-        let written = try answer(#"""
+        let written = try answer(
+            #"""
             {"header":{"cluster_id":"15118495548433857066","member_id":"13668033151171901709","revision":"2","raft_term":"2"},"succeeded":true,"responses":[{"response_put":{"header":{"revision":"2"}}}]}
             """#)
         #expect(written.bool("succeeded"))
         #expect(try written.header().revision == 2)
 
         // A refused transaction without a failure branch: only the header (captured from etcd 3.4).
-        let refused = try answer(#"{"header":{"cluster_id":"324952591200643719","member_id":"3319814642761637952","revision":"16806","raft_term":"2"}}"#)
+        let refused = try answer(
+            #"{"header":{"cluster_id":"324952591200643719","member_id":"3319814642761637952","revision":"16806","raft_term":"2"}}"#
+        )
         #expect(!refused.bool("succeeded"))
         #expect(try refused.header().revision == 16806)
     }
 
     @Test func errorsAreReadFromTheWatchAndFromRequestFailures() throws {
-        let watchError = try answer(#"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader","http_status":"Service Unavailable"}}"#)
+        let watchError = try answer(
+            #"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader","http_status":"Service Unavailable"}}"#
+        )
         #expect(watchError.errorMessage() == "etcdserver: no leader")
         #expect(try answer(#"{"result":{}}"#).errorMessage() == nil)
 
-        let failure = EtcdFailure(status: 400, body: Data(#"{"error":"etcdserver: authentication is not enabled","message":"etcdserver: authentication is not enabled","code":9}"#.utf8))
+        let failure = EtcdFailure(
+            status: 400,
+            body: Data(
+                #"{"error":"etcdserver: authentication is not enabled","message":"etcdserver: authentication is not enabled","code":9}"#
+                    .utf8))
         #expect(failure.code == 9)
         #expect(failure.message == "etcdserver: authentication is not enabled")
         let unavailable = EtcdFailure(status: 503, body: Data(#"{"error":"etcdserver: no leader","code":14}"#.utf8))
@@ -90,10 +102,17 @@ import Testing
         #expect(notJSON.contains("it is not a JSON object: <html>Bad Gateway</html>"), "\(notJSON)")
         #expect(message("[1, 2]").contains("it is not a JSON object"))
         #expect(message(#"{"header": "x"}"#) { _ = try $0.header() }.contains("'header' is not an object"))
-        #expect(message(#"{"header": {"revision": "two"}}"#) { _ = try $0.header() }.contains(#"'revision' is not a decimal number: "two""#))
-        #expect(message(#"{"events": [1]}"#) { _ = try $0.children("events") }.contains("'events' is not a list of objects"))
-        #expect(message(#"{"kvs": [{"key": "not base64!"}]}"#) { _ = try $0.keyValues() }.contains("'key' is not base64"))
+        #expect(
+            message(#"{"header": {"revision": "two"}}"#) { _ = try $0.header() }.contains(
+                #"'revision' is not a decimal number: "two""#))
+        #expect(
+            message(#"{"events": [1]}"#) { _ = try $0.children("events") }.contains("'events' is not a list of objects")
+        )
+        #expect(
+            message(#"{"kvs": [{"key": "not base64!"}]}"#) { _ = try $0.keyValues() }.contains("'key' is not base64"))
         let invalidKey = Data([0xFF, 0xFE]).base64EncodedString()
-        #expect(message(#"{"kvs": [{"key": "\#(invalidKey)"}]}"#) { _ = try $0.keyValues() }.contains("a key-value pair has no UTF-8 key"))
+        #expect(
+            message(#"{"kvs": [{"key": "\#(invalidKey)"}]}"#) { _ = try $0.keyValues() }.contains(
+                "a key-value pair has no UTF-8 key"))
     }
 }

@@ -18,12 +18,20 @@ import TestSupport
         var agents: [(Process, Pipe)] = []
         for index in 0..<processes {
             let endpoints = endpointLists[index % endpointLists.count].map(\.absoluteString).joined(separator: ",")
-            agents.append(try TestAgent.start(["cloud", endpoints, namespace, directory.file("agent\(index)").path, "increment", "counter", String(increments)]))
+            agents.append(
+                try TestAgent.start([
+                    "cloud", endpoints, namespace, directory.file("agent\(index)").path, "increment", "counter",
+                    String(increments)
+                ]))
         }
         defer { for (agent, _) in agents where agent.isRunning { agent.terminate() } }
         if let duringAt {
             let reader = endpointLists[0].last!
-            #expect(eventually(timeout: .seconds(120)) { (try? rawEtcdValue(reader, namespace, "counter")).flatMap { $0.flatMap { Int($0) } } ?? 0 >= duringAt })
+            #expect(
+                eventually(timeout: .seconds(120)) {
+                    (try? rawEtcdValue(reader, namespace, "counter")).flatMap { $0.flatMap { Int($0) } } ?? 0
+                        >= duringAt
+                })
             during()
         }
         for (agent, _) in agents { agent.waitUntilExit() }
@@ -40,11 +48,14 @@ import TestSupport
         let namespace = freshNamespace()
         let seconds = try incrementTogether(endpointLists: [etcd.endpoints], namespace: namespace)
         #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "counter") == "4000")
-        print("cloud atomic update: 8 processes x 500 increments on one node = \(try rawEtcdValue(etcd.endpoints[0], namespace, "counter") ?? "nil") in \(seconds) s")
+        print(
+            "cloud atomic update: 8 processes x 500 increments on one node = \(try rawEtcdValue(etcd.endpoints[0], namespace, "counter") ?? "nil") in \(seconds) s"
+        )
         let reader = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("reader"))
         #expect(reader.synchronize())
         #expect(reader.longLong(forKey: "counter") == 4000)
-        #expect(reader.values().keys.allSatisfy { !$0.hasPrefix(".observable-defaults") })  // the markers are not values
+        // the markers are not values
+        #expect(reader.values().keys.allSatisfy { !$0.hasPrefix(".observable-defaults") })
     }
 
     @Test func eightProcessesIncrementingOneKeyCountExactlyWhileAMemberIsKilled() throws {
@@ -52,12 +63,17 @@ import TestSupport
         let namespace = freshNamespace()
         let endpoints = cluster.endpoints
         // Every agent starts on another member than the next; the member killed serves a third of them.
-        let orders = [[endpoints[0], endpoints[1], endpoints[2]], [endpoints[1], endpoints[2], endpoints[0]], [endpoints[2], endpoints[0], endpoints[1]]]
+        let orders = [
+            [endpoints[0], endpoints[1], endpoints[2]], [endpoints[1], endpoints[2], endpoints[0]],
+            [endpoints[2], endpoints[0], endpoints[1]]
+        ]
         let seconds = try incrementTogether(endpointLists: orders, namespace: namespace, duringAt: 1_000) {
             cluster.kill(0)
         }
         #expect(try rawEtcdValue(endpoints[1], namespace, "counter") == "4000")
-        print("cloud atomic update: 8 processes x 500 increments on 3 members, one killed at 1000 = \(try rawEtcdValue(endpoints[1], namespace, "counter") ?? "nil") in \(seconds) s")
+        print(
+            "cloud atomic update: 8 processes x 500 increments on 3 members, one killed at 1000 = \(try rawEtcdValue(endpoints[1], namespace, "counter") ?? "nil") in \(seconds) s"
+        )
     }
 
     @Test func anUpdateRunsOnTheServersValueAndIsHeardOnceElsewhere() throws {
@@ -92,7 +108,8 @@ import TestSupport
         #expect(a.synchronize() && b.synchronize())
         // a hears none of its own updates; b never hears a marker.
         #expect(heardByA.changes.allSatisfy { !$0.keys.contains("n") || $0.reason == .serverChange })
-        #expect(heardByB.changes.allSatisfy { change in change.keys.allSatisfy { !$0.hasPrefix(".observable-defaults") } })
+        #expect(
+            heardByB.changes.allSatisfy { change in change.keys.allSatisfy { !$0.hasPrefix(".observable-defaults") } })
         #expect(!a.hasPendingChanges)
     }
 
@@ -118,30 +135,32 @@ import TestSupport
         let observation = cutOff.observe { heard.record($0) }
         defer { observation.cancel() }
 
-        cluster.kill(2)                                       // the cut-off machine's only member
+        cluster.kill(2)  // the cut-off machine's only member
         #expect(cutOff.synchronize(timeout: 1) == false)
         let offlineStart = ContinuousClock.now
-        #expect(try cutOff.update(Int.self, forKey: "count") { ($0 ?? 0) + 1 } == 11)   // at once, in memory
+        #expect(try cutOff.update(Int.self, forKey: "count") { ($0 ?? 0) + 1 } == 11)  // at once, in memory
         #expect(try cutOff.update(Int.self, forKey: "count") { ($0 ?? 0) + 1 } == 12)
         #expect(ContinuousClock.now - offlineStart < .seconds(1))
         #expect(cutOff.hasPendingChanges)
-        #expect(try here.update(Int.self, forKey: "count") { ($0 ?? 0) + 5 } == 15)    // meanwhile, elsewhere
+        #expect(try here.update(Int.self, forKey: "count") { ($0 ?? 0) + 5 } == 15)  // meanwhile, elsewhere
 
         try cluster.restart(2)
         #expect(cutOff.synchronize(timeout: 20))
-        #expect(try rawEtcdValue(cluster.endpoints[0], namespace, "count") == "17")    // 10 + 5 + 1 + 1: nothing lost
+        #expect(try rawEtcdValue(cluster.endpoints[0], namespace, "count") == "17")  // 10 + 5 + 1 + 1: nothing lost
         #expect(cutOff.longLong(forKey: "count") == 17)
         #expect(eventually { here.longLong(forKey: "count") == 17 })
-        #expect(heard.waitFor(key: "count", reason: .serverChange))                   // 12 became 17: from elsewhere
+        #expect(heard.waitFor(key: "count", reason: .serverChange))  // 12 became 17: from elsewhere
         #expect(!cutOff.hasPendingChanges)
     }
 
     @Test func anOfflineUpdateWhoseResultOnTheServersValueIsPastTheLimitsIsReportedAndTheServerWins() throws {
         let cluster = try EtcdCluster(members: 3)
         let namespace = freshNamespace()
-        let limits = CloudLimits(maximumKeyCount: 10, maximumTotalBytes: 100, maximumValueBytes: 20, maximumKeyBytes: 64)
+        let limits = CloudLimits(
+            maximumKeyCount: 10, maximumTotalBytes: 100, maximumValueBytes: 20, maximumKeyBytes: 64)
         let here = try cloudMachine([cluster.endpoints[0]], namespace: namespace, state: directory.file("here"))
-        let cutOff = try cloudMachine([cluster.endpoints[2]], namespace: namespace, state: directory.file("cut-off"), limits: limits)
+        let cutOff = try cloudMachine(
+            [cluster.endpoints[2]], namespace: namespace, state: directory.file("cut-off"), limits: limits)
         here.set("a", forKey: "s")
         #expect(here.synchronize())
         #expect(eventually { cutOff.string(forKey: "s") == "a" })
@@ -154,8 +173,8 @@ import TestSupport
 
         cluster.kill(2)
         #expect(cutOff.synchronize(timeout: 1) == false)
-        #expect(try cutOff.update(String.self, forKey: "s") { ($0 ?? "") + "b" } == "ab")   // 4 bytes: fits
-        let longest = String(repeating: "x", count: 18)                                      // 20 bytes: just fits
+        #expect(try cutOff.update(String.self, forKey: "s") { ($0 ?? "") + "b" } == "ab")  // 4 bytes: fits
+        let longest = String(repeating: "x", count: 18)  // 20 bytes: just fits
         here.set(longest, forKey: "s")
         #expect(here.synchronize())
         try cluster.restart(2)
@@ -245,7 +264,9 @@ import TestSupport
             here.hosts = ["a", "b"]
         }
         #expect(eventually { there.logLevel == "debug" && there.hosts == ["a", "b"] })
-        let revisions = try ["fleet_log-level", "fleet_hosts"].map { try rawEtcdModRevision(etcd.endpoints[0], namespace, $0) }
+        let revisions = try ["fleet_log-level", "fleet_hosts"].map {
+            try rawEtcdModRevision(etcd.endpoints[0], namespace, $0)
+        }
         #expect(revisions[0] != nil && revisions[0] == revisions[1])
     }
 }

@@ -27,7 +27,7 @@ import TestSupport
             a.set("db2.internal", forKey: "host")
             a.set(Int64(5433), forKey: "port")
             a.performBatchUpdates { a.set(true, forKey: "tls") }  // nested: the same batch
-            #expect(a.string(forKey: "host") == "db2.internal")   // memory has each write at once
+            #expect(a.string(forKey: "host") == "db2.internal")  // memory has each write at once
             return 42
         }
         #expect(result == 42)
@@ -60,7 +60,10 @@ import TestSupport
         let keys: Set<String> = ["k1", "k2", "k3", "k4", "k5"]
         for round in 1...3 {
             let arguments = keys.sorted().flatMap { [$0, "int:\(round)"] }
-            #expect(try TestAgent.run(["cloud", etcd.endpoints[0].absoluteString, namespace, directory.file("agent").path, "batch"] + arguments) == 0)
+            #expect(
+                try TestAgent.run(
+                    ["cloud", etcd.endpoints[0].absoluteString, namespace, directory.file("agent").path, "batch"]
+                        + arguments) == 0)
             // Each batch has arrived before the next is written, so that two cannot share a watch message.
             #expect(eventually { keys.allSatisfy { watcher.longLong(forKey: $0) == Int64(round) } })
         }
@@ -89,7 +92,7 @@ import TestSupport
             cutOff.set("db2", forKey: "host")
             cutOff.set(Int64(6432), forKey: "port")
         }
-        here.set("db3", forKey: "host")                       // meanwhile, elsewhere: only the host
+        here.set("db3", forKey: "host")  // meanwhile, elsewhere: only the host
         #expect(here.synchronize())
         try cluster.restart(2)
         #expect(cutOff.synchronize(timeout: 20))
@@ -158,7 +161,8 @@ import TestSupport
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()
         var configuration = EtcdConfiguration(
-            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("a"), requestTimeout: 2, probeInterval: 0.5)
+            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("a"), requestTimeout: 2,
+            probeInterval: 0.5)
         configuration.maxTransactionOperations = 4
         let store = try CloudKeyValueStore(etcd: configuration)
         let errors = ErrorRecorder()

@@ -16,7 +16,9 @@ import TestSupport
 
         init(_ endpoints: [URL], namespace: String, state: URL) throws {
             process.executableURL = TestAgent.executableURL
-            process.arguments = ["cloud", endpoints.map(\.absoluteString).joined(separator: ","), namespace, state.path, "object"]
+            process.arguments = [
+                "cloud", endpoints.map(\.absoluteString).joined(separator: ","), namespace, state.path, "object"
+            ]
             let output = Pipe()
             process.standardOutput = output
             process.standardInput = input
@@ -27,7 +29,9 @@ import TestSupport
         func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
 
         /// The lines after "ready" that report changes.
-        var changes: [String] { Array(lines.lines.drop { $0 != "ready" }.dropFirst().filter { $0.hasPrefix("changed") }) }
+        var changes: [String] {
+            Array(lines.lines.drop { $0 != "ready" }.dropFirst().filter { $0.hasPrefix("changed") })
+        }
 
         func finish() {
             try? input.fileHandleForWriting.close()

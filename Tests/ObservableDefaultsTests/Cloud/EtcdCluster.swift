@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Real etcd processes for the cloud tests: one node or a cluster of members on free loopback ports, each
@@ -67,14 +67,16 @@ final class EtcdCluster: Sendable {
         let started: [EtcdClusterLauncher.Started]
         do {
             started = try EtcdClusterLauncher.start(
-                names: (0..<count).map { "m\($0)" }, in: directory.url, tls: tls, token: Self.token(directory, generation: 0),
+                names: (0..<count).map { "m\($0)" }, in: directory.url, tls: tls,
+                token: Self.token(directory, generation: 0),
                 executable: executable, extraArguments: extraArguments)
         } catch {
             EtcdProcessReaper.unregister(directory: directory.url)  // removed with `directory`, now
             throw error
         }
         members = started.map(\.member)
-        processes = Locked(Dictionary(uniqueKeysWithValues: started.map(\.process).enumerated().map { ($0.offset, $0.element) }))
+        processes = Locked(
+            Dictionary(uniqueKeysWithValues: started.map(\.process).enumerated().map { ($0.offset, $0.element) }))
     }
 
     /// The cluster token of `generation`: a new one makes a new cluster ID on the same ports.
@@ -102,12 +104,18 @@ final class EtcdCluster: Sendable {
     /// (its port taken meanwhile, say) fails at once with the reason from its log.
     func waitUntilHealthy(_ index: Int, as member: Member? = nil, timeout: Duration = .seconds(20)) throws {
         let member = member ?? members[index]
-        guard let process = processes.withLock({ $0[index] }) else { throw EtcdTestError("etcd member \(member.name) is not running") }
-        switch EtcdClusterLauncher.waitUntilStarted([.init(member: member, process: process)], in: directory.url, timeout: timeout) {
+        guard let process = processes.withLock({ $0[index] }) else {
+            throw EtcdTestError("etcd member \(member.name) is not running")
+        }
+        switch EtcdClusterLauncher.waitUntilStarted(
+            [.init(member: member, process: process)], in: directory.url, timeout: timeout)
+        {
         case .healthy: return
         case .portTaken(let line): throw EtcdTestError("etcd member \(member.name) cannot bind its port again: \(line)")
         case .exited(let why): throw EtcdTestError(why)
-        case .timedOut: throw EtcdTestError("etcd member \(member.name) at \(member.clientURL) did not become healthy within \(timeout)")
+        case .timedOut:
+            throw EtcdTestError(
+                "etcd member \(member.name) at \(member.clientURL) did not become healthy within \(timeout)")
         }
     }
 
@@ -122,14 +130,18 @@ final class EtcdCluster: Sendable {
     /// or does not reach that state within 5 seconds, is a recorded test failure, never a silent no-op.
     func pause(_ index: Int, resume: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) {
         guard let pid = processes.withLock({ $0[index]?.processIdentifier }) else {
-            Issue.record("cannot \(resume ? "resume" : "pause") etcd member \(index): it is not running", sourceLocation: sourceLocation)
+            Issue.record(
+                "cannot \(resume ? "resume" : "pause") etcd member \(index): it is not running",
+                sourceLocation: sourceLocation)
             return
         }
         Glibc.kill(pid, resume ? SIGCONT : SIGSTOP)
         let deadline = Date().addingTimeInterval(5)
         while Self.isStopped(pid) == resume {
             guard Date() < deadline else {
-                Issue.record("etcd member \(index) (pid \(pid)) is not \(resume ? "running" : "stopped") 5 s after the signal", sourceLocation: sourceLocation)
+                Issue.record(
+                    "etcd member \(index) (pid \(pid)) is not \(resume ? "running" : "stopped") 5 s after the signal",
+                    sourceLocation: sourceLocation)
                 return
             }
             usleep(1_000)
@@ -139,7 +151,8 @@ final class EtcdCluster: Sendable {
     /// Whether `/proc/<pid>/stat` shows the process stopped by a signal (state `T`).
     private static func isStopped(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")") else { return false }
+            let end = stat.lastIndex(of: ")")
+        else { return false }
         return stat[stat.index(after: end)...].trimmingCharacters(in: .whitespaces).first == "T"
     }
 

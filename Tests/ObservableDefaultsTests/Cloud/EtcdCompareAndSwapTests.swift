@@ -10,8 +10,10 @@ import TestSupport
     let directory = TemporaryDirectory()
 
     private func etcdClient(_ etcd: EtcdCluster, _ namespace: String) -> EtcdClient {
-        EtcdClient(configuration: EtcdConfiguration(
-            endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 5))
+        EtcdClient(
+            configuration: EtcdConfiguration(
+                endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 5)
+        )
     }
 
     @Test func aStaleSwapWritesNothingAndReturnsWhatAnotherMachineWrote() throws {

@@ -17,15 +17,16 @@ import TestSupport
 
         // The channel of `@ObservableCloud` objects (hears this process's writes too) and a public observer.
         let heard = Locked<[Set<String>]>([])
-        let token = observed.core.addObserver(.init(
-            filter: DefaultsKeyFilter(keys: ["s", "l"], prefix: nil),
-            handler: { change in
-                // A slow observer of local writes: the next server change arrives while one is being
-                // delivered, and must wait for it rather than be delivered beside it.
-                if change.keys.contains("l") { usleep(3000) }
-                heard.withLock { $0.append(change.keys) }
-            },
-            hearsLocalWrites: true))
+        let token = observed.core.addObserver(
+            .init(
+                filter: DefaultsKeyFilter(keys: ["s", "l"], prefix: nil),
+                handler: { change in
+                    // A slow observer of local writes: the next server change arrives while one is being
+                    // delivered, and must wait for it rather than be delivered beside it.
+                    if change.keys.contains("l") { usleep(3000) }
+                    heard.withLock { $0.append(change.keys) }
+                },
+                hearsLocalWrites: true))
         defer { observed.core.removeObserver(token) }
         let public_ = CloudRecorder()
         let observation = observed.observe(keys: ["s", "l"]) { public_.record($0) }
@@ -63,7 +64,8 @@ import TestSupport
         let expected = (0..<rounds).flatMap { _ in [Set(["s"]), Set(["l"])] }
         #expect(sequence.count == 2 * rounds, "heard \(sequence.count) changes, expected \(2 * rounds)")
         if let first = zip(sequence, expected).enumerated().first(where: { $0.element.0 != $0.element.1 }) {
-            Issue.record("change \(first.offset) was \(first.element.0), expected \(first.element.1): out of order or twice")
+            Issue.record(
+                "change \(first.offset) was \(first.element.0), expected \(first.element.1): out of order or twice")
         }
         // The watch's thread delivered server changes itself (no hand-off to the delivery queue), at least
         // some of the time (when nothing else was being delivered).
@@ -74,6 +76,7 @@ import TestSupport
         #expect(public_.changes.map(\.keys) == Array(repeating: ["s"], count: rounds))
         #expect(observed.longLong(forKey: "s") == Int64(rounds))
         // The other machine hears the last `l` through its own watch, some time after the upload landed.
-        #expect(eventually { other.longLong(forKey: "l") == Int64(rounds) }, "the other machine never heard l = \(rounds)")
+        #expect(
+            eventually { other.longLong(forKey: "l") == Int64(rounds) }, "the other machine never heard l = \(rounds)")
     }
 }

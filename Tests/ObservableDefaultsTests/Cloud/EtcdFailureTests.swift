@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Cloud stores while etcd members die, hang or restart, and while the cluster is replaced: each test has
@@ -23,7 +23,10 @@ import Glibc
 
         // The writer talks to another member than the one the watcher watches (m0).
         let writerEndpoints = [cluster.endpoints[1], cluster.endpoints[2], cluster.endpoints[0]].map(\.absoluteString)
-        let (writer, _) = try TestAgent.start(["cloud", writerEndpoints.joined(separator: ","), namespace, directory.file("writer").path, "write-series", "v", "100"])
+        let (writer, _) = try TestAgent.start([
+            "cloud", writerEndpoints.joined(separator: ","), namespace, directory.file("writer").path, "write-series",
+            "v", "100"
+        ])
         #expect(eventually { arrivals.withLock { $0.count } >= 20 })
         let status = try synchronousPost(cluster.endpoints[0], "/v3/maintenance/status", "{}") ?? ""
         let memberID = status.split(separator: "\"member_id\":\"").dropFirst().first?.split(separator: "\"").first
@@ -32,20 +35,28 @@ import Glibc
         let killedAt = ContinuousClock.now
         writer.waitUntilExit()
         #expect(writer.terminationStatus == 0)
-        #expect(eventually(timeout: .seconds(20)) { (0..<100).allSatisfy { watcher.longLong(forKey: "v\($0)") == Int64($0) } })
+        #expect(
+            eventually(timeout: .seconds(20)) {
+                (0..<100).allSatisfy { watcher.longLong(forKey: "v\($0)") == Int64($0) }
+            })
 
         // Every value arrived once, in order (changes in one watch message may share an event).
         let indices = arrivals.withLock { $0 }.map { $0.keys.map { Int($0.dropFirst())! }.sorted() }
         #expect(indices.flatMap { $0 } == Array(0..<100))
         let firstAfterKill = arrivals.withLock { $0 }.first { $0.at > killedAt }?.at
-        if let firstAfterKill { print("cloud fail-over gap: \(firstAfterKill - killedAt) from kill -9 of the watched member (\(wasLeader ? "the leader" : "a follower")) to the next value") }
+        if let firstAfterKill {
+            print(
+                "cloud fail-over gap: \(firstAfterKill - killedAt) from kill -9 of the watched member (\(wasLeader ? "the leader" : "a follower")) to the next value"
+            )
+        }
     }
 
     @Test func aHungWatchedMemberIsFoundByProbingAndTheWatchMovesOn() throws {
         let cluster = try EtcdCluster(members: 3)
         let namespace = freshNamespace()
         let watcher = try cloudMachine(cluster.endpoints, namespace: namespace, state: directory.file("watcher"))
-        let writer = try cloudMachine([cluster.endpoints[1], cluster.endpoints[2]], namespace: namespace, state: directory.file("writer"))
+        let writer = try cloudMachine(
+            [cluster.endpoints[1], cluster.endpoints[2]], namespace: namespace, state: directory.file("writer"))
         expectHungWatchedMemberLeftBehind(cluster, watcher: watcher, writer: writer, label: "cloud hung-member gap")
     }
 
@@ -62,13 +73,15 @@ import Glibc
         for index in 0..<3 { cluster.kill(index) }
         store.set(2, forKey: "x")
         store.set("kept", forKey: "y")
-        #expect(store.longLong(forKey: "x") == 2)           // the app keeps working on its values
+        #expect(store.longLong(forKey: "x") == 2)  // the app keeps working on its values
         #expect(store.synchronize(timeout: 1) == false)
         #expect(store.hasPendingChanges)
         // The members die one after the other: the store may fail over, and recover, in between. Each
         // outage is one published error (the watch's end, first) and its latest form is current: every
         // error published but the last was followed by its recovery.
-        #expect(eventually { store.currentErrors.contains { $0.description.contains("cannot be reached") } }, "\(store.currentErrors)")
+        #expect(
+            eventually { store.currentErrors.contains { $0.description.contains("cannot be reached") } },
+            "\(store.currentErrors)")
         #expect(eventually { events.occurred.count == events.recovered.count + 1 }, "\(events.events)")
         let onDisk = try localCopyOnDisk(try #require(store.localCopyURL))
         #expect(onDisk["pending"]?.dictionaryValue?.keys.sorted() == ["x", "y"])
@@ -78,7 +91,9 @@ import Glibc
         #expect(eventually(timeout: .seconds(20)) { !store.hasPendingChanges })
         #expect(try rawEtcdValue(cluster.endpoints[1], namespace, "x") == "2")
         #expect(try rawEtcdValue(cluster.endpoints[2], namespace, "y") == #""kept""#)
-        #expect(eventually { store.currentErrors.isEmpty && events.occurred.count == events.recovered.count }, "\(events.events)")
+        #expect(
+            eventually { store.currentErrors.isEmpty && events.occurred.count == events.recovered.count },
+            "\(events.events)")
     }
 
     /// The gateway ends a watch on a member that lost its leader with an error object that has no newline
@@ -88,7 +103,8 @@ import Glibc
         let cluster = try EtcdCluster(members: 3)
         let namespace = freshNamespace()
         let alone = try cloudMachine([cluster.endpoints[0]], namespace: namespace, state: directory.file("alone"))
-        let other = try cloudMachine([cluster.endpoints[1], cluster.endpoints[2]], namespace: namespace, state: directory.file("other"))
+        let other = try cloudMachine(
+            [cluster.endpoints[1], cluster.endpoints[2]], namespace: namespace, state: directory.file("other"))
         alone.set(1, forKey: "before")
         #expect(alone.synchronize())
         #expect(eventually { other.longLong(forKey: "before") == 1 })
@@ -97,7 +113,7 @@ import Glibc
         defer { observations.forEach { $0.cancel() } }
 
         cluster.kill(1)
-        cluster.kill(2)                                      // member 0 keeps running, without a leader
+        cluster.kill(2)  // member 0 keeps running, without a leader
         #expect(errors.waitFor("etcdserver: no leader", timeout: .seconds(20)))
         alone.set(2, forKey: "whileAlone")
         #expect(alone.longLong(forKey: "whileAlone") == 2)
@@ -127,10 +143,10 @@ import Glibc
         let observation = cutOff.observe { recorder.record($0) }
         defer { observation.cancel() }
 
-        cluster.pause(2)                                     // the cut-off machine's only member hangs
+        cluster.pause(2)  // the cut-off machine's only member hangs
         cutOff.set("local edit", forKey: "mode")
         here.set("server edit", forKey: "mode")
-        #expect(here.synchronize(timeout: 20))             // a new leader is elected first if m2 led
+        #expect(here.synchronize(timeout: 20))  // a new leader is elected first if m2 led
         #expect(cutOff.synchronize(timeout: 1) == false)
         cluster.pause(2, resume: true)
 
@@ -157,15 +173,18 @@ import Glibc
         let observation = reader.observe { recorder.record($0) }
         defer { observation.cancel() }
 
-        cluster.kill(2)                                      // the reader's only member
+        cluster.kill(2)  // the reader's only member
         writer.set(2, forKey: "changed")
         writer.set(3, forKey: "changed")
         writer.removeObject(forKey: "removed")
         writer.set(1, forKey: "added")
         #expect(writer.synchronize())
         let status = try #require(try synchronousPost(cluster.endpoints[0], "/v3/kv/range", #"{"key":"AA=="}"#))
-        let revision = try #require(status.split(separator: "\"revision\":\"").dropFirst().first?.split(separator: "\"").first)
-        #expect(try synchronousPost(cluster.endpoints[0], "/v3/kv/compaction", #"{"revision":"\#(revision)","physical":true}"#) != nil)
+        let revision = try #require(
+            status.split(separator: "\"revision\":\"").dropFirst().first?.split(separator: "\"").first)
+        #expect(
+            try synchronousPost(
+                cluster.endpoints[0], "/v3/kv/compaction", #"{"revision":"\#(revision)","physical":true}"#) != nil)
         try cluster.restart(2)
 
         #expect(recorder.waitFor(key: "added", timeout: .seconds(20)))
@@ -207,13 +226,13 @@ import Glibc
             #expect(store.synchronize())
         }
         #expect(try rawEtcdPut(node.endpoints[0], namespace, "y", "2"))  // another machine, meanwhile
-        node.pause(0)                                        // hold the first answer until observing
+        node.pause(0)  // hold the first answer until observing
         defer { node.pause(0, resume: true) }
         let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
         let recorder = CloudRecorder()
         let observation = store.observe { recorder.record($0) }
         defer { observation.cancel() }
-        #expect(store.longLong(forKey: "y") == 1)           // the local copy
+        #expect(store.longLong(forKey: "y") == 1)  // the local copy
         node.pause(0, resume: true)
         #expect(recorder.waitFor(key: "y", reason: .initialSync))
         #expect(store.synchronize())
@@ -235,7 +254,7 @@ import Glibc
         #expect(try rawEtcdPut(node.endpoints[0], namespace, "same", "1"))
         #expect(try rawEtcdPut(node.endpoints[0], namespace, "c", #""new cluster""#))
 
-        node.pause(0)                                        // hold the first answer until observing
+        node.pause(0)  // hold the first answer until observing
         defer { node.pause(0, resume: true) }
         let store = try cloudMachine(node.endpoints, namespace: namespace, state: state)
         let recorder = CloudRecorder()
@@ -252,7 +271,8 @@ import Glibc
         let node = try EtcdCluster(members: 1)
         try enableAuthentication(node.endpoints[0])
         let namespace = freshNamespace()
-        let wrong = try cloudMachine(node.endpoints, namespace: namespace, state: directory.file("w"), user: "root", password: "guess")
+        let wrong = try cloudMachine(
+            node.endpoints, namespace: namespace, state: directory.file("w"), user: "root", password: "guess")
         let errors = ErrorRecorder()
         let observation = wrong.observeErrors { errors.record($0) }
         defer { observation.cancel() }
@@ -262,7 +282,8 @@ import Glibc
         #expect(errors.errors.contains { $0.kind == .cloud && $0.message.contains("check the user and password") })
         #expect(wrong.longLong(forKey: "a") == 1)
 
-        let right = try cloudMachine(node.endpoints, namespace: namespace, state: directory.file("r"), user: "root", password: "secret")
+        let right = try cloudMachine(
+            node.endpoints, namespace: namespace, state: directory.file("r"), user: "root", password: "secret")
         right.set(2, forKey: "a")
         #expect(right.synchronize())
     }
@@ -272,20 +293,25 @@ import Glibc
         let endpoint = node.endpoints[0]
         try enableAuthentication(endpoint)
         let namespace = freshNamespace()
-        let store = try CloudKeyValueStore(etcd: EtcdConfiguration(
-            endpoints: node.endpoints, namespace: namespace, user: "root", password: "secret",
-            stateDirectory: directory.file("s"), requestTimeout: 2, probeInterval: 600))  // no probes to keep the token alive
+        let store = try CloudKeyValueStore(
+            etcd: EtcdConfiguration(
+                endpoints: node.endpoints, namespace: namespace, user: "root", password: "secret",
+                // no probes to keep the token alive
+                stateDirectory: directory.file("s"), requestTimeout: 2, probeInterval: 600))
         store.set(1, forKey: "a")
         #expect(store.synchronize())
 
         // A token taken now expires about when the store's does (a use renews it, so look rarely).
-        let token = try #require(try synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
-            .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init))
+        let token = try #require(
+            try synchronousPost(endpoint, "/v3/auth/authenticate", #"{"name":"root","password":"secret"}"#)?
+                .split(separator: "\"token\":\"").dropFirst().first?.split(separator: "\"").first.map(String.init))
         let deadline = ContinuousClock.now + .seconds(15)
         var expired = false
         while !expired, ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 1.5)
-            expired = try synchronousPost(endpoint, "/v3/kv/range", #"{"key":"AA=="}"#, headers: ["Authorization": token]) == nil
+            expired =
+                try synchronousPost(endpoint, "/v3/kv/range", #"{"key":"AA=="}"#, headers: ["Authorization": token])
+                == nil
         }
         #expect(expired)
         store.set(2, forKey: "a")
@@ -302,12 +328,14 @@ import Glibc
 func enableAuthentication(_ endpoint: URL) throws {
     for (path, body) in [
         ("/v3/auth/user/add", #"{"name":"root","password":"secret"}"#), ("/v3/auth/role/add", #"{"name":"root"}"#),
-        ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}"),
+        ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#), ("/v3/auth/enable", "{}")
     ] {
         let deadline = ContinuousClock.now + .seconds(30)
         var last = "no attempt"
         while true {
-            let outcome = EtcdHTTP.post(url: endpoint.appendingPathComponent(path), body: Data(body.utf8), headers: [:], timeout: 10, transport: EtcdTransport())
+            let outcome = EtcdHTTP.post(
+                url: endpoint.appendingPathComponent(path), body: Data(body.utf8), headers: [:], timeout: 10,
+                transport: EtcdTransport())
             switch outcome {
             case .answer(200, _): last = "taken"
             case .answer(let status, let data):

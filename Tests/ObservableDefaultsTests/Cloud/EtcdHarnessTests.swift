@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The harness itself: a 3-member cluster forms on loopback ports, and a killed member restarts on its data.
@@ -17,7 +17,8 @@ import Glibc
         cluster.kill(0)
         #expect(try synchronousPost(cluster.endpoints[0], "/v3/maintenance/status", "{}") == nil)
         try cluster.restart(0)
-        #expect(try synchronousPost(cluster.endpoints[0], "/v3/maintenance/status", "{}")?.contains("\"leader\"") == true)
+        #expect(
+            try synchronousPost(cluster.endpoints[0], "/v3/maintenance/status", "{}")?.contains("\"leader\"") == true)
     }
 }
 
@@ -35,7 +36,8 @@ import Glibc
         defer { squatter.close() }
         var handedOut: [Int] = []
         let started = try EtcdClusterLauncher.start(
-            names: (0..<setup.members).map { "m\($0)" }, in: directory.url, token: "race-\(setup.members)", executable: executable,
+            names: (0..<setup.members).map { "m\($0)" }, in: directory.url, token: "race-\(setup.members)",
+            executable: executable,
             ports: {
                 handedOut.append(handedOut.count + 1 == setup.taken ? squatter.port : freeLoopbackPort())
                 return handedOut.last!
@@ -45,7 +47,9 @@ import Glibc
         let inUse = started.flatMap { [$0.member.clientURL.port, $0.member.peerURL.port] }
         #expect(!inUse.contains(squatter.port))
         for entry in started {
-            #expect(try synchronousPost(entry.member.clientURL, "/v3/maintenance/status", "{}")?.contains("\"leader\"") == true)
+            #expect(
+                try synchronousPost(entry.member.clientURL, "/v3/maintenance/status", "{}")?.contains("\"leader\"")
+                    == true)
         }
     }
 }
@@ -64,10 +68,13 @@ final class ListeningSocket {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let listening = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(descriptor, raw, length) == 0 && listen(descriptor, 1) == 0 && getsockname(descriptor, raw, &length) == 0
+                bind(descriptor, raw, length) == 0 && listen(descriptor, 1) == 0
+                    && getsockname(descriptor, raw, &length) == 0
             }
         }
-        guard descriptor >= 0, listening else { throw EtcdTestError("cannot listen on a loopback port: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0, listening else {
+            throw EtcdTestError("cannot listen on a loopback port: \(String(cString: strerror(errno)))")
+        }
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -78,10 +85,13 @@ final class ListeningSocket {
 /// (Through the library's socket client: `URLSession` on Linux crashes on etcd's error answers.)
 /// `transport` reaches `https` endpoints (default: the system trust store only).
 func synchronousPost(
-    _ endpoint: URL, _ path: String, _ body: String, headers: [String: String] = [:], transport: EtcdTransport = EtcdTransport()
+    _ endpoint: URL, _ path: String, _ body: String, headers: [String: String] = [:],
+    transport: EtcdTransport = EtcdTransport()
 ) throws -> String? {
-    guard case .answer(200, let data) = EtcdHTTP.post(
-        url: endpoint.appendingPathComponent(path), body: Data(body.utf8), headers: headers, timeout: 2, transport: transport)
+    guard
+        case .answer(200, let data) = EtcdHTTP.post(
+            url: endpoint.appendingPathComponent(path), body: Data(body.utf8), headers: headers, timeout: 2,
+            transport: transport)
     else {
         return nil
     }

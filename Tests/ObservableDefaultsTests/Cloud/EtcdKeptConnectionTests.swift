@@ -34,7 +34,8 @@ import TestSupport
         var calls = 0
         for request in 0..<3 {
             let outcome = EtcdHTTP.post(
-                url: url, body: Data("{}".utf8), headers: [:], timeout: 5, transport: transport, pool: pool, whileWaiting: { calls += 1 })
+                url: url, body: Data("{}".utf8), headers: [:], timeout: 5, transport: transport, pool: pool,
+                whileWaiting: { calls += 1 })
             guard case .answer(200, _) = outcome else {
                 Issue.record("request \(request): \(outcome)")
                 return
@@ -43,7 +44,8 @@ import TestSupport
         }
         #expect(pool.reuses.withLock { $0 } == 2, "the second and third request went over the kept connection")
         let refused = EtcdHTTP.post(
-            url: URL(string: "http://127.0.0.1:1/v3/maintenance/status")!, body: Data("{}".utf8), headers: [:], timeout: 5,
+            url: URL(string: "http://127.0.0.1:1/v3/maintenance/status")!, body: Data("{}".utf8), headers: [:],
+            timeout: 5,
             transport: transport, pool: pool, whileWaiting: { calls += 1 })
         guard case .unreachable(_, refused: true, _) = refused else {
             Issue.record("expected a refused connection: \(refused)")

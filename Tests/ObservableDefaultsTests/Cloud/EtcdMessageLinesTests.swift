@@ -5,7 +5,9 @@ import Testing
 /// The watch stream's split into messages, whatever pieces the connection hands over.
 @Suite struct EtcdMessageLinesTests {
     /// Feeds `pieces` in order; returns the lines handed over and what is pending at the end.
-    private func lines(_ pieces: [String], stopAfter limit: Int = .max) -> (lines: [String], pending: String, stopped: Bool) {
+    private func lines(_ pieces: [String], stopAfter limit: Int = .max) -> (
+        lines: [String], pending: String, stopped: Bool
+    ) {
         var splitter = EtcdMessageLines()
         var lines: [String] = []
         for piece in pieces {
@@ -48,9 +50,12 @@ import Testing
         for first in 0...stream.utf8.count {
             for second in first...stream.utf8.count {
                 let bytes = Array(stream.utf8)
-                let pieces = [bytes[..<first], bytes[first..<second], bytes[second...]].map { String(decoding: $0, as: UTF8.self) }
+                let pieces = [bytes[..<first], bytes[first..<second], bytes[second...]].map {
+                    String(decoding: $0, as: UTF8.self)
+                }
                 let result = lines(pieces)
-                #expect(result.lines == expected.lines && result.pending == expected.pending, "cut at \(first), \(second)")
+                #expect(
+                    result.lines == expected.lines && result.pending == expected.pending, "cut at \(first), \(second)")
             }
         }
     }

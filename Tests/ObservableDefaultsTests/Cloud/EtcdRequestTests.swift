@@ -6,7 +6,8 @@ import Testing
 /// suites send them for real; here every field is checked, with keys and values that would need escaping).
 @Suite struct EtcdRequestTests {
     private func parsed(_ body: Data) throws -> NSDictionary {
-        try #require(try JSONSerialization.jsonObject(with: body) as? NSDictionary, "\(String(decoding: body, as: UTF8.self))")
+        try #require(
+            try JSONSerialization.jsonObject(with: body) as? NSDictionary, "\(String(decoding: body, as: UTF8.self))")
     }
 
     private func b64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
@@ -17,7 +18,7 @@ import Testing
         let body = EtcdRequest.compareAndSwapBody(key: key, value: value, expected: 9_007_199_254_740_993)
         let expected: NSDictionary = [
             "compare": [["key": b64(key), "target": "MOD", "result": "EQUAL", "mod_revision": "9007199254740993"]],
-            "success": [["request_put": ["key": b64(key), "value": value.base64EncodedString()]]],
+            "success": [["request_put": ["key": b64(key), "value": value.base64EncodedString()]]]
         ]
         #expect(try parsed(body) == expected)
     }
@@ -26,7 +27,7 @@ import Testing
         let body = EtcdRequest.compareAndSwapBody(key: "ns/k", value: nil, expected: 0)
         let expected: NSDictionary = [
             "compare": [["key": b64("ns/k"), "target": "MOD", "result": "EQUAL", "mod_revision": "0"]],
-            "success": [["request_delete_range": ["key": b64("ns/k")]]],
+            "success": [["request_delete_range": ["key": b64("ns/k")]]]
         ]
         #expect(try parsed(body) == expected)
     }

@@ -53,7 +53,8 @@ import TestSupport
         }
         #expect(writer.currentErrors.isEmpty && reader.currentErrors.isEmpty)
         for index in sizes.indices {
-            #expect(heard.changes.filter { $0.keys.contains("value\(index)") }.count == (index == sizes.count - 1 ? 1 : 2))
+            #expect(
+                heard.changes.filter { $0.keys.contains("value\(index)") }.count == (index == sizes.count - 1 ? 1 : 2))
         }
 
         let newcomer = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("newcomer"))

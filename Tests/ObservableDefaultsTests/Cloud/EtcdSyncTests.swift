@@ -59,13 +59,18 @@ import TestSupport
         store.set("example.org", forKey: "host")
         #expect(store.synchronize())
         #expect(lines.waitFor { $0.hasPrefix("serverChange") })
-        #expect(lines.lines.filter { $0 != "ready" && !$0.hasPrefix("initialSync") } == [#"serverChange host=string("example.org")"#])
+        #expect(
+            lines.lines.filter { $0 != "ready" && !$0.hasPrefix("initialSync") } == [
+                #"serverChange host=string("example.org")"#
+            ])
 
         // The other process writes; this one hears only that key, from the server.
         let recorder = CloudRecorder()
         let observation = store.observe { recorder.record($0) }
         defer { observation.cancel() }
-        #expect(try TestAgent.run(["cloud", endpoints, namespace, directory.file("third").path, "set", "port", "int:8080"]) == 0)
+        #expect(
+            try TestAgent.run(["cloud", endpoints, namespace, directory.file("third").path, "set", "port", "int:8080"])
+                == 0)
         #expect(recorder.waitFor(key: "port"))
         #expect(recorder.changes == [CloudChange(keys: ["port"], reason: .serverChange)])
         #expect(store.longLong(forKey: "port") == 8080)
@@ -81,12 +86,12 @@ import TestSupport
         defer { observation.cancel() }
         let longKey = String(repeating: "k", count: 65)
 
-        store.set("x", forKey: longKey)                                  // key of 65 bytes
-        store.set(String(repeating: "v", count: 30), forKey: "big")     // value of 32 bytes of JSON
-        store.set("0123456789", forKey: "a")                            // 12 bytes: fits
-        store.set("0123456789abcdef", forKey: "b")                      // 18 more: 30 in all, fits
-        store.set("c", forKey: "c")                                     // a third key
-        store.set("0123456789abcdef!", forKey: "a")                     // 19 + 18 > 30 in all
+        store.set("x", forKey: longKey)  // key of 65 bytes
+        store.set(String(repeating: "v", count: 30), forKey: "big")  // value of 32 bytes of JSON
+        store.set("0123456789", forKey: "a")  // 12 bytes: fits
+        store.set("0123456789abcdef", forKey: "b")  // 18 more: 30 in all, fits
+        store.set("c", forKey: "c")  // a third key
+        store.set("0123456789abcdef!", forKey: "a")  // 19 + 18 > 30 in all
         #expect(store.synchronize())
         #expect(eventually { recorder.changes.count == 4 })
         #expect(recorder.changes == [longKey, "big", "c", "a"].map { CloudChange(keys: [$0], reason: .quotaViolation) })

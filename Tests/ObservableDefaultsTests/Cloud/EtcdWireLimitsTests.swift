@@ -9,14 +9,20 @@ import TestSupport
 @Suite struct EtcdWireLimitsTests {
     @Test func theAnswerLimitIsEightMiBForICloudsLimitsAndGrowsWithLargerOnes() {
         #expect(EtcdReadLimits.standard.answerBytes == 8 << 20)
-        #expect(EtcdReadLimits(for: .iCloud, keyPrefix: "settings/").answerBytes == 8 << 20, "a whole namespace is about 1.8 MB")
-        let large = CloudLimits(maximumKeyCount: 10_000, maximumTotalBytes: 64 << 20, maximumValueBytes: 64 << 20, maximumKeyBytes: 256)
+        #expect(
+            EtcdReadLimits(for: .iCloud, keyPrefix: "settings/").answerBytes == 8 << 20,
+            "a whole namespace is about 1.8 MB")
+        let large = CloudLimits(
+            maximumKeyCount: 10_000, maximumTotalBytes: 64 << 20, maximumValueBytes: 64 << 20, maximumKeyBytes: 256)
         let answer = EtcdReadLimits(for: large, keyPrefix: "settings/").answerBytes
         #expect(answer >= 2 * (64 << 20) * 4 / 3, "twice the values in base64: \(answer)")
         #expect(answer < 256 << 20, "\(answer)")
-        let absurd = CloudLimits(maximumKeyCount: .max, maximumTotalBytes: .max, maximumValueBytes: .max, maximumKeyBytes: .max)
+        let absurd = CloudLimits(
+            maximumKeyCount: .max, maximumTotalBytes: .max, maximumValueBytes: .max, maximumKeyBytes: .max)
         #expect(EtcdReadLimits(for: absurd, keyPrefix: "p/").answerBytes == Int.max / 4, "no overflow")
-        #expect(EtcdReadLimits(for: CloudLimits(maximumKeyCount: -1, maximumTotalBytes: -5), keyPrefix: "").answerBytes == 8 << 20)
+        #expect(
+            EtcdReadLimits(for: CloudLimits(maximumKeyCount: -1, maximumTotalBytes: -5), keyPrefix: "").answerBytes == 8
+                << 20)
         #expect(EtcdReadLimits.describe(8 << 20) == "8 MiB" && EtcdReadLimits.describe(16 << 10) == "16 KiB")
         #expect(EtcdReadLimits.describe(1000) == "1000 bytes")
     }
@@ -25,8 +31,9 @@ import TestSupport
     /// transport) reads with them too.
     @Test func aClientReadsWithItsStoresLimits() {
         let limits = CloudLimits(maximumKeyCount: 1024, maximumTotalBytes: 32 << 20)
-        let client = EtcdClient(configuration: EtcdConfiguration(
-            endpoints: [URL(string: "http://127.0.0.1:1")!], namespace: "n", limits: limits))
+        let client = EtcdClient(
+            configuration: EtcdConfiguration(
+                endpoints: [URL(string: "http://127.0.0.1:1")!], namespace: "n", limits: limits))
         #expect(client.transport.limits == EtcdReadLimits(for: limits, keyPrefix: "n/"))
         #expect(client.transport.limits.answerBytes > 8 << 20)
     }
@@ -36,13 +43,22 @@ import TestSupport
             var splitter = EtcdMessageLines(limit: limit)
             var lines: [String] = []
             for piece in pieces {
-                guard splitter.take(Data(piece.utf8), { lines.append(String(decoding: $0, as: UTF8.self)); return true }) else { break }
+                guard
+                    splitter.take(
+                        Data(piece.utf8),
+                        {
+                            lines.append(String(decoding: $0, as: UTF8.self)); return true
+                        })
+                else { break }
             }
             return (lines, splitter.exceeded, splitter.pending.count)
         }
-        #expect(split(["12345\n", "1234", "5\n"], limit: 5) == (["12345", "12345"], false, 0), "exactly the limit is fine")
+        #expect(
+            split(["12345\n", "1234", "5\n"], limit: 5) == (["12345", "12345"], false, 0), "exactly the limit is fine")
         #expect(split(["123456\n"], limit: 5) == ([], true, 0), "a whole line too long in one piece")
-        #expect(split(["ab\n123", "456"], limit: 5) == (["ab"], true, 3), "growing past the limit without a newline: not appended")
+        #expect(
+            split(["ab\n123", "456"], limit: 5) == (["ab"], true, 3),
+            "growing past the limit without a newline: not appended")
         #expect(split(["1234", "56\nab\n"], limit: 5) == ([], true, 4), "a pending line ended past the limit")
         #expect(split(["ab\n123456"], limit: 5) == (["ab"], true, 0), "the start of the next line is already too long")
         #expect(split(["ab\ncdefgh\nij\n"], limit: 5) == (["ab"], true, 0), "a line too long between others")
@@ -69,14 +85,16 @@ import TestSupport
         let healthy = try HostileEndpoint { _ in [.send(Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".utf8))] }
         defer { healthy.stop() }
         let directory = TemporaryDirectory()
-        let client = EtcdClient(configuration: EtcdConfiguration(
-            endpoints: [broken.url, healthy.url], namespace: "n", stateDirectory: directory.url, requestTimeout: 2))
+        let client = EtcdClient(
+            configuration: EtcdConfiguration(
+                endpoints: [broken.url, healthy.url], namespace: "n", stateDirectory: directory.url, requestTimeout: 2))
         let passedOver = Locked<[String]>([])
         client.passedOver.set { error in passedOver.withLock { $0.append(error.message) } }
         #expect(throws: Never.self) { _ = try client.send("/v3/maintenance/status", [:]) }
-        #expect(passedOver.withLock { $0 } == [
-            "etcd member \(broken.url.absoluteString) sent a malformed answer: a Content-Length of '-1', expected a decimal number of bytes",
-        ])
+        #expect(
+            passedOver.withLock { $0 } == [
+                "etcd member \(broken.url.absoluteString) sent a malformed answer: a Content-Length of '-1', expected a decimal number of bytes"
+            ])
         #expect(client.currentEndpoint == healthy.url)
         #expect(client.connections.take(EtcdTarget(broken.url).member) == nil, "the broken connection is not kept")
         #expect(eventually { broken.finishedConnections == 1 })

@@ -4,7 +4,7 @@ import Foundation
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A fake etcd member that misbehaves on purpose: a TCP server on 127.0.0.1 (a free port) that reads each
@@ -165,7 +165,9 @@ final class HostileEndpoint: @unchecked Sendable {
                 }
             case .waitForRelease:
                 condition.withLock {
-                    while !released, !stopped, condition.wait(until: Date().addingTimeInterval(0.2)) || ContinuousClock.now < lifetimeEnd {}
+                    while !released, !stopped,
+                        condition.wait(until: Date().addingTimeInterval(0.2)) || ContinuousClock.now < lifetimeEnd
+                    {}
                 }
             case .forward(let target):
                 forward(client, raw, to: target)
@@ -225,7 +227,8 @@ final class HostileEndpoint: @unchecked Sendable {
                 condition.withLock { sent += count }
                 continue
             }
-            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }  // the client is slow: try again
+            // the client is slow: try again
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
             condition.withLock { hangUps += 1 }
             return false
         }
@@ -283,8 +286,16 @@ final class HostileEndpoint: @unchecked Sendable {
         var offset = 0
         var attempts = 0
         while offset < data.count, attempts < 100 {
-            let count = data.withUnsafeBytes { send(descriptor, $0.baseAddress! + offset, data.count - offset, Int32(MSG_NOSIGNAL)) }
-            if count > 0 { offset += count } else if count < 0, errno == EAGAIN || errno == EINTR { attempts += 1 } else { return false }
+            let count = data.withUnsafeBytes {
+                send(descriptor, $0.baseAddress! + offset, data.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if count > 0 {
+                offset += count
+            } else if count < 0, errno == EAGAIN || errno == EINTR {
+                attempts += 1
+            } else {
+                return false
+            }
         }
         return offset == data.count
     }
@@ -320,17 +331,23 @@ enum HostileAnswer {
     /// A watch message, with its newline, as one chunk: `created`, or events, each `(key, value, revision)`
     /// (a `nil` value: a delete).
     static func watchMessage(
-        clusterID: String, revision: Int64, created: Bool = false, events: [(key: String, value: String?, revision: Int64)] = []
+        clusterID: String, revision: Int64, created: Bool = false,
+        events: [(key: String, value: String?, revision: Int64)] = []
     ) -> Data {
-        let header = #""header":{"cluster_id":"\#(clusterID)","member_id":"1","revision":"\#(revision)","raft_term":"2"}"#
+        let header =
+            #""header":{"cluster_id":"\#(clusterID)","member_id":"1","revision":"\#(revision)","raft_term":"2"}"#
         let list = events.map { event in
             let key = Data(event.key.utf8).base64EncodedString()
             guard let value = event.value else {
                 return #"{"type":"DELETE","kv":{"key":"\#(key)","mod_revision":"\#(event.revision)"}}"#
             }
-            return #"{"kv":{"key":"\#(key)","create_revision":"\#(event.revision)","mod_revision":"\#(event.revision)","version":"1","value":"\#(Data(value.utf8).base64EncodedString())"}}"#
+            return
+                #"{"kv":{"key":"\#(key)","create_revision":"\#(event.revision)","mod_revision":"\#(event.revision)","version":"1","value":"\#(Data(value.utf8).base64EncodedString())"}}"#
         }
-        let body = created ? #"{"result":{\#(header),"created":true}}"# : #"{"result":{\#(header),"events":[\#(list.joined(separator: ","))]}}"#
+        let body =
+            created
+            ? #"{"result":{\#(header),"created":true}}"#
+            : #"{"result":{\#(header),"events":[\#(list.joined(separator: ","))]}}"#
         return chunk(Data((body + "\n").utf8))
     }
 }

@@ -14,7 +14,10 @@ final class SeamSettings {
 
 /// One flag per persisted property of a ``SeamSettings``.
 private func trackAll(_ settings: SeamSettings) -> [String: ChangeFlag] {
-    ["workers": track { _ = settings.workers }, "logLevel": track { _ = settings.logLevel }, "limit": track { _ = settings.limit }]
+    [
+        "workers": track { _ = settings.workers }, "logLevel": track { _ = settings.logLevel },
+        "limit": track { _ = settings.limit }
+    ]
 }
 
 private func fired(_ flags: [String: ChangeFlag]) -> Set<String> { Set(flags.filter { $0.value.fired }.map(\.key)) }
@@ -34,7 +37,8 @@ private func fired(_ flags: [String: ChangeFlag]) -> Set<String> { Set(flags.fil
     private func postChange(of keys: [String], object: Any? = nil, reason: CloudChangeReason? = nil) {
         var userInfo: [String: Any] = [NSUbiquitousKeyValueStoreChangedKeysKey: keys]
         if let reason { userInfo[NSUbiquitousKeyValueStoreChangeReasonKey] = reason.rawValue }
-        NotificationCenter.default.post(name: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: object, userInfo: userInfo)
+        NotificationCenter.default.post(
+            name: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: object, userInfo: userInfo)
     }
 
     @Test func anObjectStartsFromTheSuiteAndWritesIntoItAtOnce() throws {

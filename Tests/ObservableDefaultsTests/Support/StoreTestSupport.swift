@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `defaults-test-agent` executable, which lives beside the test bundle.

@@ -35,7 +35,9 @@ final class WatchFaults: Sendable {
     }
 
     /// Watching `directory` fails with `errorNumber` until ``allow(_:)``.
-    func refuse(_ directory: String, with errorNumber: Int32) { faults.withLock { $0.refused[directory] = errorNumber } }
+    func refuse(_ directory: String, with errorNumber: Int32) {
+        faults.withLock { $0.refused[directory] = errorNumber }
+    }
 
     /// Watching `directory` works again (at the watcher's next retry).
     func allow(_ directory: String) { _ = faults.withLock { $0.refused.removeValue(forKey: directory) } }
@@ -78,7 +80,9 @@ final class WatchFaults: Sendable {
 
         func removeWatch(_ watch: Int32) { inotify.removeWatch(watch) }
 
-        func drainEvents(into buffer: UnsafeMutableRawBufferPointer, _ body: (Inotify.Event) -> Void) throws(SystemCallError) -> Int {
+        func drainEvents(into buffer: UnsafeMutableRawBufferPointer, _ body: (Inotify.Event) -> Void)
+            throws(SystemCallError) -> Int
+        {
             let (overflow, failRead, hidden) = faults.withLock { faults in
                 defer { (faults.overflow, faults.failRead) = (false, false) }
                 return (faults.overflow, faults.failRead, faults.hidden)

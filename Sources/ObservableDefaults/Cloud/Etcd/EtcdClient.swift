@@ -20,7 +20,8 @@ final class EtcdClient: Sendable {
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
-        transport = EtcdTransport(configuration.tls, limits: EtcdReadLimits(for: configuration.limits, keyPrefix: configuration.keyPrefix))
+        transport = EtcdTransport(
+            configuration.tls, limits: EtcdReadLimits(for: configuration.limits, keyPrefix: configuration.keyPrefix))
     }
 
     /// The endpoint requests and the watch use now.
@@ -57,17 +58,20 @@ final class EtcdClient: Sendable {
     /// `whileWaiting` is the caller's own work to overlap with the round trip: it runs once, when the
     /// request would first wait for the network (see ``EtcdHTTP/post(to:body:headers:timeout:transport:pool:whileWaiting:)``).
     func send(
-        _ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true,
+        _ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil,
+        verifyingCluster: Bool = true,
         whileWaiting: () -> Void = {}
     ) throws(DefaultsError) -> EtcdAnswer {
         let encoded = (try? JSONSerialization.data(withJSONObject: body)) ?? Data("{}".utf8)
         return try send(
-            path, body: encoded, authorized: authorized, timeout: timeout, verifyingCluster: verifyingCluster, whileWaiting: whileWaiting)
+            path, body: encoded, authorized: authorized, timeout: timeout, verifyingCluster: verifyingCluster,
+            whileWaiting: whileWaiting)
     }
 
     /// ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)`` with a body already encoded as JSON.
     func send(
-        _ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true,
+        _ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil,
+        verifyingCluster: Bool = true,
         whileWaiting: () -> Void = {}
     ) throws(DefaultsError) -> EtcdAnswer {
         var waited = false
@@ -87,7 +91,8 @@ final class EtcdClient: Sendable {
             let headers = authorized ? try authorizationHeaders(whileWaiting: waiting) : [:]
             let outcome = EtcdHTTP.post(
                 to: target, body: encoded, headers: headers,
-                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections, whileWaiting: waiting)
+                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections,
+                whileWaiting: waiting)
             switch outcome {
             case .unreachable(let why, let refused, let rejected):
                 refusedEverywhere = refusedEverywhere && refused
@@ -119,14 +124,15 @@ final class EtcdClient: Sendable {
         if refusedEverywhere {
             let members = configuration.endpoints.map(\.absoluteString).joined(separator: ", ")
             lastError = DefaultsError(
-                .cloud, message: "etcd \(configuration.endpoints.count == 1 ? "member" : "members") \(members) cannot be reached: nothing accepts connections there (\(path))",
+                .cloud,
+                message:
+                    "etcd \(configuration.endpoints.count == 1 ? "member" : "members") \(members) cannot be reached: nothing accepts connections there (\(path))",
                 errorNumber: ECONNREFUSED)
         } else if definiteEverywhere {
             lastError.errorNumber = EPROTO  // a TLS handshake was turned down: the member's own reason stays
         }
         throw lastError
     }
-
 
     /// Where a request of `path` to the endpoint at `index` goes, and how errors name it ("path at
     /// endpoint"); made once per endpoint and path.
@@ -160,7 +166,9 @@ final class EtcdClient: Sendable {
             url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
             headers: headers, timeout: timeout, transport: transport, whileWaiting: whileWaiting)
         {
-            if let answer = try? EtcdAnswer(data: data, context: "status probe") { try? cluster.verify(answer, endpoint: endpoint) }
+            if let answer = try? EtcdAnswer(data: data, context: "status probe") {
+                try? cluster.verify(answer, endpoint: endpoint)
+            }
             return true
         }
         return false
@@ -173,7 +181,8 @@ final class EtcdClient: Sendable {
     func readNamespace(whileWaiting: () -> Void = {}) throws(DefaultsError) -> (EtcdHeader, [EtcdKeyValue]) {
         let prefix = configuration.keyPrefix
         let answer = try send(
-            "/v3/kv/range", ["key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix)], verifyingCluster: false,
+            "/v3/kv/range", ["key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix)],
+            verifyingCluster: false,
             whileWaiting: whileWaiting)
         let pairs = try answer.keyValues().map { pair in
             var pair = pair
@@ -193,7 +202,9 @@ final class EtcdClient: Sendable {
 
     /// Puts `value` (JSON text; `nil` deletes) under `key` if its modification revision is still
     /// `expected` (0: absent), in one transaction; when that is refused, reads the key's current value.
-    func compareAndSwap(key: String, value: Data?, expected: Int64, whileWaiting: () -> Void = {}) throws(DefaultsError) -> SwapResult {
+    func compareAndSwap(key: String, value: Data?, expected: Int64, whileWaiting: () -> Void = {}) throws(DefaultsError)
+        -> SwapResult
+    {
         let body = EtcdRequest.compareAndSwapBody(key: configuration.keyPrefix + key, value: value, expected: expected)
         let answer = try send("/v3/kv/txn", body: body, whileWaiting: whileWaiting)
         let header = try answer.header()
@@ -206,7 +217,9 @@ final class EtcdClient: Sendable {
     private func current(_ key: String) throws(DefaultsError) -> SwapResult {
         let answer = try send("/v3/kv/range", ["key": EtcdRequest.base64(configuration.keyPrefix + key)])
         let header = try answer.header()
-        guard var current = try answer.keyValues().first else { return .conflict(current: nil, revision: header.revision) }
+        guard var current = try answer.keyValues().first else {
+            return .conflict(current: nil, revision: header.revision)
+        }
         current.key = key
         return .conflict(current: current, revision: header.revision)
     }
@@ -222,21 +235,32 @@ struct EtcdFailure {
         self.status = status
         let answer = try? EtcdAnswer(data: body, context: "")
         if case .integer(let number)? = answer?.object["code"] { code = number } else { code = nil }
-        message = answer?.string("message") ?? answer?.string("error")
+        message =
+            answer?.string("message") ?? answer?.string("error")
             ?? "HTTP \(status): \(String(decoding: body.prefix(120), as: UTF8.self))"
     }
 
     /// gRPC 16 Unauthenticated: the token expired or is unknown (log in again).
     var isExpiredToken: Bool { status == 401 || (code == 16 && message.contains("token")) }
     /// gRPC 14 Unavailable (no leader, member stopping), or a gateway error: another member may serve it.
-    var isUnavailable: Bool { code == 14 || status == 502 || status == 503 || (code == 4 && message.contains("timed out")) }
+    var isUnavailable: Bool {
+        code == 14 || status == 502 || status == 503 || (code == 4 && message.contains("timed out"))
+    }
 
     func error(context: String, user: String?) -> DefaultsError {
         if code == 3, message.contains("authentication failed") {
-            return DefaultsError(.cloud, message: "etcd refused the login of user '\(user ?? "")' (\(context)): \(message); check the user and password")
+            return DefaultsError(
+                .cloud,
+                message:
+                    "etcd refused the login of user '\(user ?? "")' (\(context)): \(message); check the user and password"
+            )
         }
         if code == 7 {
-            return DefaultsError(.cloud, message: "etcd denied user '\(user ?? "")' access (\(context)): \(message); the user needs read and write permission on the namespace")
+            return DefaultsError(
+                .cloud,
+                message:
+                    "etcd denied user '\(user ?? "")' access (\(context)): \(message); the user needs read and write permission on the namespace"
+            )
         }
         return DefaultsError(.cloud, message: "etcd refused the request (\(context)): \(message)")
     }

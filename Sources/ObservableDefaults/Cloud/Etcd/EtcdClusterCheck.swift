@@ -45,7 +45,9 @@ final class EtcdClusterCheck: Sendable {
             state.found = clusterID
             state.refusal = DefaultsError(
                 .cloud,
-                message: "etcd member \(endpoint.absoluteString) answers for cluster \(clusterID), not cluster \(expected) the store's values came from (the cluster was re-created); reading the namespace again as an account change")
+                message:
+                    "etcd member \(endpoint.absoluteString) answers for cluster \(clusterID), not cluster \(expected) the store's values came from (the cluster was re-created); reading the namespace again as an account change"
+            )
             return state.refusal
         }
         if let refusal { throw refusal }

@@ -66,7 +66,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
         var found: (user: String?, password: String?)?
         let cleaned = endpoints.map { endpoint -> URL in
             guard endpoint.user != nil || endpoint.password != nil,
-                  var parts = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else { return endpoint }
+                var parts = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
+            else { return endpoint }
             if found == nil { found = (parts.user, parts.password) }
             (parts.user, parts.password) = (nil, nil)
             return parts.url ?? endpoint
@@ -81,9 +82,15 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// ``EtcdTLS/init(environment:)``.
     ///
     /// An error names the address with its password replaced by `***` (`etcd://root:***@host/ns`).
-    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(DefaultsError) {
+    public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(DefaultsError)
+    {
         func bad(_ why: String) -> DefaultsError {
-            DefaultsError(.cloud, message: "'\(Self.redactingCredentials(in: text))' is not a cloud address: \(why); expected etcd://[user:password@]host:port[,host:port…]/namespace (etcds:// for TLS)")
+            DefaultsError(
+                .cloud,
+                message:
+                    "'\(Self.redactingCredentials(in: text))' is not a cloud address: \(why); expected etcd://[user:password@]host:port[,host:port…]/namespace (etcds:// for TLS)"
+            )
         }
         let schemes = ["etcd://": "http", "http://": "http", "etcds://": "https", "https://": "https"]
         guard let scheme = schemes.first(where: { text.hasPrefix($0.key) })?.value else {
@@ -95,7 +102,9 @@ public struct EtcdConfiguration: Sendable, Equatable {
         rest = rest[..<slash]
         var user: String?, password: String?
         if let at = rest.lastIndex(of: "@") {
-            let credentials = rest[..<at].split(separator: ":", maxSplits: 1).map { $0.removingPercentEncoding ?? String($0) }
+            let credentials = rest[..<at].split(separator: ":", maxSplits: 1).map {
+                $0.removingPercentEncoding ?? String($0)
+            }
             user = credentials.first
             password = credentials.count > 1 ? credentials[1] : nil
             rest = rest[rest.index(after: at)...]
@@ -111,7 +120,9 @@ public struct EtcdConfiguration: Sendable, Equatable {
         }
         guard !endpoints.isEmpty else { throw bad("no host is given") }
         guard !namespace.isEmpty else { throw bad("the namespace is empty") }
-        self.init(endpoints: endpoints, namespace: namespace, user: user, password: password, tls: EtcdTLS(environment: environment))
+        self.init(
+            endpoints: endpoints, namespace: namespace, user: user, password: password,
+            tls: EtcdTLS(environment: environment))
     }
 
     /// The etcd key prefix of this namespace (`namespace/`).
@@ -155,11 +166,14 @@ extension EtcdConfiguration: CustomStringConvertible, CustomDebugStringConvertib
 
     /// The settings as `dump` and `Mirror` show them: the password is `***` (or `nil` when there is none).
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "endpoints": endpoints, "namespace": namespace, "user": user as Any,
-            "password": (password == nil ? nil : "***") as String? as Any, "tls": tls, "stateDirectory": stateDirectory as Any,
-            "limits": limits, "requestTimeout": requestTimeout, "probeInterval": probeInterval,
-            "maxTransactionOperations": maxTransactionOperations,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "endpoints": endpoints, "namespace": namespace, "user": user as Any,
+                "password": (password == nil ? nil : "***") as String? as Any, "tls": tls,
+                "stateDirectory": stateDirectory as Any,
+                "limits": limits, "requestTimeout": requestTimeout, "probeInterval": probeInterval,
+                "maxTransactionOperations": maxTransactionOperations
+            ], displayStyle: .struct)
     }
 }

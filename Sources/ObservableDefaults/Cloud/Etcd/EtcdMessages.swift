@@ -32,7 +32,8 @@ struct EtcdAnswer {
     /// Parses a whole answer body.
     init(data: Data, context: String) throws(DefaultsError) {
         guard case .dictionary(let object)? = try? JSONReader.parseDocument(data) else {
-            throw Self.malformed(context, "it is not a JSON object: \(String(decoding: data.prefix(120), as: UTF8.self))")
+            throw Self.malformed(
+                context, "it is not a JSON object: \(String(decoding: data.prefix(120), as: UTF8.self))")
         }
         self.init(object: object, context: context)
     }
@@ -87,7 +88,9 @@ struct EtcdAnswer {
     /// Base64 bytes (`nil` when absent).
     func bytes(_ name: String) throws(DefaultsError) -> Data? {
         guard let value = object[name] else { return nil }
-        guard case .string(let text) = value, let data = Data(base64Encoded: text) else { throw malformed("'\(name)' is not base64") }
+        guard case .string(let text) = value, let data = Data(base64Encoded: text) else {
+            throw malformed("'\(name)' is not base64")
+        }
         return data
     }
 
@@ -148,10 +151,12 @@ enum EtcdRequest {
     /// number, so nothing needs escaping.
     static func compareAndSwapBody(key: String, value: Data?, expected: Int64) -> Data {
         let key = base64(key)
-        let operation = value.map { #"{"request_put":{"key":"\#(key)","value":"\#($0.base64EncodedString())"}}"# }
+        let operation =
+            value.map { #"{"request_put":{"key":"\#(key)","value":"\#($0.base64EncodedString())"}}"# }
             ?? #"{"request_delete_range":{"key":"\#(key)"}}"#
-        return Data((#"{"compare":[{"key":"\#(key)","target":"MOD","result":"EQUAL","mod_revision":"\#(expected)"}],"#
-            + #""success":[\#(operation)]}"#).utf8)
+        return Data(
+            (#"{"compare":[{"key":"\#(key)","target":"MOD","result":"EQUAL","mod_revision":"\#(expected)"}],"#
+                + #""success":[\#(operation)]}"#).utf8)
     }
 
     /// The body of one transaction over several whole keys (a batch, or an update): it compares each key's
@@ -161,7 +166,8 @@ enum EtcdRequest {
     /// (attached to `lease` when given), and a refusal reads it back: it tells whether an earlier attempt
     /// whose answer was lost was carried out (see `EtcdSync+Updates.swift`).
     static func transactionBody(
-        _ writes: [(key: String, value: Data?, expected: Int64)], marker: (key: String, token: String, lease: String?)? = nil
+        _ writes: [(key: String, value: Data?, expected: Int64)],
+        marker: (key: String, token: String, lease: String?)? = nil
     ) -> Data {
         var compares: [String] = []
         var success: [String] = []
@@ -169,8 +175,9 @@ enum EtcdRequest {
         for write in writes {
             let key = base64(write.key)
             compares.append(#"{"key":"\#(key)","target":"MOD","result":"EQUAL","mod_revision":"\#(write.expected)"}"#)
-            success.append(write.value.map { #"{"request_put":{"key":"\#(key)","value":"\#($0.base64EncodedString())"}}"# }
-                ?? #"{"request_delete_range":{"key":"\#(key)"}}"#)
+            success.append(
+                write.value.map { #"{"request_put":{"key":"\#(key)","value":"\#($0.base64EncodedString())"}}"# }
+                    ?? #"{"request_delete_range":{"key":"\#(key)"}}"#)
             failure.append(#"{"request_range":{"key":"\#(key)"}}"#)
         }
         if let marker {
@@ -179,8 +186,9 @@ enum EtcdRequest {
             success.append(#"{"request_put":{"key":"\#(key)","value":"\#(base64(marker.token))"\#(lease)}}"#)
             failure.append(#"{"request_range":{"key":"\#(key)"}}"#)
         }
-        return Data((#"{"compare":[\#(compares.joined(separator: ","))],"success":[\#(success.joined(separator: ","))],"#
-            + #""failure":[\#(failure.joined(separator: ","))]}"#).utf8)
+        return Data(
+            (#"{"compare":[\#(compares.joined(separator: ","))],"success":[\#(success.joined(separator: ","))],"#
+                + #""failure":[\#(failure.joined(separator: ","))]}"#).utf8)
     }
 }
 
@@ -190,7 +198,9 @@ extension EtcdAnswer {
     func rangeResponses() throws(DefaultsError) -> [EtcdKeyValue?] {
         var result: [EtcdKeyValue?] = []
         for response in try children("responses") {
-            guard let range = try response.child("response_range") else { throw malformed("a response of a refused transaction is not a range") }
+            guard let range = try response.child("response_range") else {
+                throw malformed("a response of a refused transaction is not a range")
+            }
             result.append(try range.keyValues().first)
         }
         return result

@@ -177,7 +177,9 @@ extension EtcdSync {
                 state.inFlight[key] = nil
                 state.updateInFlight[key] = nil
                 // The server's value learned on the way (an update that then failed) is taken in.
-                guard serverValue, !first, state.applyServerValue(current, forKey: key, revision: base) else { return ([], .serverChange) }
+                guard serverValue, !first, state.applyServerValue(current, forKey: key, revision: base) else {
+                    return ([], .serverChange)
+                }
                 return ([key], .serverChange)
             }
             return .done(result)
@@ -185,7 +187,8 @@ extension EtcdSync {
         while true {
             let value: DefaultsValue?
             do {
-                value = try request.step.transform(first ? current : CloudUpdateStep.run(start.write.steps, on: current))
+                value = try request.step.transform(
+                    first ? current : CloudUpdateStep.run(start.write.steps, on: current))
             } catch {
                 return end(.failure(error), serverValue: true)
             }
@@ -196,7 +199,10 @@ extension EtcdSync {
             write.baseRevision = base
             write.steps.append(request.step)
             let refusal = core.state.withLock { state -> String? in
-                if value != nil, let why = core.limits.violation(key: key, valueBytes: text?.count, sizes: state.sizes, totalBytes: state.totalBytes) {
+                if value != nil,
+                    let why = core.limits.violation(
+                        key: key, valueBytes: text?.count, sizes: state.sizes, totalBytes: state.totalBytes)
+                {
                     return why
                 }
                 if state.pending[key] != nil { state.inFlight[key] = write }
@@ -214,14 +220,20 @@ extension EtcdSync {
             }
             do {
                 if answer.bool("succeeded") {
-                    confirm(sent, at: try answer.header().revision, skipping: request.skipping, announcingServerChange: !first && current != start.memory)
+                    confirm(
+                        sent, at: try answer.header().revision, skipping: request.skipping,
+                        announcingServerChange: !first && current != start.memory)
                     return .done(.success(value))
                 }
                 let ranges = try answer.rangeResponses()
-                guard ranges.count == 2 else { throw answer.malformed("a refused update read back \(ranges.count) keys, not 2") }
+                guard ranges.count == 2 else {
+                    throw answer.malformed("a refused update read back \(ranges.count) keys, not 2")
+                }
                 if let marker = ranges[1], marker.value == Data(token.utf8) {
                     // An attempt whose answer was lost was carried out (this one, sent again to another member).
-                    confirm(sent, at: marker.modRevision, skipping: request.skipping, announcingServerChange: !first && current != start.memory)
+                    confirm(
+                        sent, at: marker.modRevision, skipping: request.skipping,
+                        announcingServerChange: !first && current != start.memory)
                     takeNewer(ranges[0], than: marker.modRevision, forKey: key)
                     return .done(.success(value))
                 }
@@ -232,7 +244,8 @@ extension EtcdSync {
                 Self.backOff(after: conflicts)
                 if let pair = ranges[0] {
                     guard let decoded = decode(pair) else {
-                        throw DefaultsError(.cloud, message: "the server's value cannot be read, so the update was not made", key: key)
+                        throw DefaultsError(
+                            .cloud, message: "the server's value cannot be read, so the update was not made", key: key)
                     }
                     current = decoded
                     base = pair.modRevision
@@ -251,7 +264,7 @@ extension EtcdSync {
     /// attempt of an update in a row.
     static func backOff(after conflicts: Int) {
         let ceiling = min(0.032, 0.001 * Double(1 << min(conflicts - 1, 5)))
-        usleep(useconds_t(Double.random(in: 0 ... ceiling) * 1_000_000))
+        usleep(useconds_t(Double.random(in: 0...ceiling) * 1_000_000))
     }
 
     /// Whether a failed request certainly was not carried out: every member refused the connection.
@@ -274,12 +287,15 @@ extension EtcdSync {
         while true {
             let lease = sent.token == nil ? nil : try markerLease()
             let writes = sent.members.map { member in
-                (key: configuration.keyPrefix + member.key, value: member.write.text, expected: member.write.baseRevision)
+                (
+                    key: configuration.keyPrefix + member.key, value: member.write.text,
+                    expected: member.write.baseRevision
+                )
             }
             let body = EtcdRequest.transactionBody(writes, marker: sent.token.map { (markerKey, $0, lease) })
             do {
                 return try client.send("/v3/kv/txn", body: body, whileWaiting: saveTakenWrite)
-            } catch where !retriedLease && lease != nil && error.message.contains("requested lease not found") {
+            } catch  where !retriedLease && lease != nil && error.message.contains("requested lease not found") {
                 // The lease expired or the cluster was re-created: the transaction was refused as a whole.
                 retriedLease = true
                 updateBookkeeping.withLock { $0.lease = nil }
@@ -302,7 +318,7 @@ extension EtcdSync {
             guard id != 0 else { throw answer.malformed("no lease ID in the answer to a lease grant") }
             updateBookkeeping.withLock { $0.lease = (String(id), now) }
             return String(id)
-        } catch where error.message.hasPrefix("etcd refused the request") || error.message.hasPrefix("etcd denied") {
+        } catch  where error.message.hasPrefix("etcd refused the request") || error.message.hasPrefix("etcd denied") {
             // A cluster that refuses leases to this user: the marker goes without one (it stays).
             updateBookkeeping.withLock { $0.noLeaseUntil = now + .seconds(3_600) }
             return nil
@@ -315,15 +331,19 @@ extension EtcdSync {
     /// is pending, and a newer pending write made of later update steps is worked out again on the value
     /// written. The changed keys are announced to this process's objects (except `skipping`) and, when
     /// the value written was worked out on the server's value, as a server change.
-    private func confirm(_ sent: EtcdSentTransaction, at revision: Int64, skipping: Int?, announcingServerChange: Bool) {
+    private func confirm(_ sent: EtcdSentTransaction, at revision: Int64, skipping: Int?, announcingServerChange: Bool)
+    {
         var recompute: [(String, PendingWrite, DefaultsValue?)] = []
         core.change { state in
             var changed = Set<String>()
             for member in sent.members {
                 let write = member.write
-                switch state.confirmChain(write, uploaded: write.value, text: write.text, forKey: member.key, revision: revision) {
+                switch state.confirmChain(
+                    write, uploaded: write.value, text: write.text, forKey: member.key, revision: revision)
+                {
                 case .done(let didChange): if didChange { changed.insert(member.key) }
-                case .recompute: if let newer = state.pending[member.key] { recompute.append((member.key, newer, write.value)) }
+                case .recompute:
+                    if let newer = state.pending[member.key] { recompute.append((member.key, newer, write.value)) }
                 }
             }
             if announcingServerChange { return (changed, .serverChange) }
@@ -340,7 +360,9 @@ extension EtcdSync {
         var write = write
         while true {
             let value = CloudUpdateStep.run(write.steps, on: confirmed) {
-                core.report(DefaultsError(.cloud, message: "an update could not run again on the server's value: \($0)", key: key))
+                core.report(
+                    DefaultsError(
+                        .cloud, message: "an update could not run again on the server's value: \($0)", key: key))
             }
             var again: PendingWrite?
             core.change { state in
@@ -360,22 +382,30 @@ extension EtcdSync {
     private func takeNewer(_ pair: EtcdKeyValue?, than revision: Int64, forKey key: String) {
         guard let pair, pair.modRevision > revision, let value = decode(pair) else { return }
         core.change { state in
-            (state.applyServerValue(value, forKey: key, revision: pair.modRevision, text: pair.value) ? [key] : [], .serverChange)
+            (
+                state.applyServerValue(value, forKey: key, revision: pair.modRevision, text: pair.value) ? [key] : [],
+                .serverChange
+            )
         }
     }
 
     /// Reports each write made by an update of an earlier process that lost to another machine's change:
     /// `keys`, else those the state noted.
     func reportLostUpdates(_ keys: [String]? = nil) {
-        let lost = keys ?? core.state.withLock { state -> [String] in
-            defer { state.lostUpdates = [] }
-            return state.lostUpdates
-        }
+        let lost =
+            keys
+            ?? core.state.withLock { state -> [String] in
+                defer { state.lostUpdates = [] }
+                return state.lostUpdates
+            }
         for key in lost {
-            core.report(DefaultsError(
-                .cloud, message: "an update made while offline by a process that ended was not uploaded: another machine changed the key first, "
-                    + "and the update's transform ended with that process (a local copy keeps values, not transforms); the server's value wins",
-                key: key))
+            core.report(
+                DefaultsError(
+                    .cloud,
+                    message:
+                        "an update made while offline by a process that ended was not uploaded: another machine changed the key first, "
+                        + "and the update's transform ended with that process (a local copy keeps values, not transforms); the server's value wins",
+                    key: key))
         }
     }
 
@@ -395,7 +425,9 @@ extension EtcdSync {
         let ranges = try answer.rangeResponses()
         if let marker = ranges.last ?? nil, marker.value == Data(token.utf8) {
             confirm(sent, at: marker.modRevision, skipping: nil, announcingServerChange: true)
-            for (member, pair) in zip(sent.members, ranges) { takeNewer(pair, than: marker.modRevision, forKey: member.key) }
+            for (member, pair) in zip(sent.members, ranges) {
+                takeNewer(pair, than: marker.modRevision, forKey: member.key)
+            }
         } else {
             core.state.withLock { state in
                 for member in sent.members { state.inFlight[member.key] = nil }
@@ -437,12 +469,21 @@ extension EtcdSync {
             do {
                 answer = try send(sent)
             } catch {
-                if members.count > 1, error.message.contains("too many operations in txn request") || error.message.contains("request is too large") {
+                if members.count > 1,
+                    error.message.contains("too many operations in txn request")
+                        || error.message.contains("request is too large")
+                {
                     // The server takes fewer: half as many from now on; the batch goes in more parts.
                     let smaller = max(1, members.count / 2)
-                    updateBookkeeping.withLock { $0.operationLimit = min($0.operationLimit, smaller + (token == nil ? 0 : 1)) }
-                    core.report(DefaultsError(.cloud, message: "etcd refused a transaction of \(members.count) writes (\(error.message)); "
-                        + "batches go up in parts of at most \(smaller) keys from now on (set EtcdConfiguration.maxTransactionOperations to the cluster's --max-txn-ops)"))
+                    updateBookkeeping.withLock {
+                        $0.operationLimit = min($0.operationLimit, smaller + (token == nil ? 0 : 1))
+                    }
+                    core.report(
+                        DefaultsError(
+                            .cloud,
+                            message: "etcd refused a transaction of \(members.count) writes (\(error.message)); "
+                                + "batches go up in parts of at most \(smaller) keys from now on (set EtcdConfiguration.maxTransactionOperations to the cluster's --max-txn-ops)"
+                        ))
                     core.state.withLock { state in for member in members { state.inFlight[member.key] = nil } }
                     return
                 }
@@ -460,7 +501,9 @@ extension EtcdSync {
             }
             if let token, let marker = ranges.last ?? nil, marker.value == Data(token.utf8) {
                 confirm(sent, at: marker.modRevision, skipping: nil, announcingServerChange: true)
-                for (member, pair) in zip(members, ranges) { takeNewer(pair, than: marker.modRevision, forKey: member.key) }
+                for (member, pair) in zip(members, ranges) {
+                    takeNewer(pair, than: marker.modRevision, forKey: member.key)
+                }
                 return
             }
             let current = Array(ranges.prefix(members.count))
@@ -495,17 +538,25 @@ extension EtcdSync {
                         var write = member.write
                         if revision != write.baseRevision {
                             write.value = CloudUpdateStep.run(write.steps, on: value) { error in
-                                core.report(DefaultsError(.cloud, message: "an update could not run again on the server's value: \(error)", key: key))
+                                core.report(
+                                    DefaultsError(
+                                        .cloud,
+                                        message: "an update could not run again on the server's value: \(error)",
+                                        key: key))
                             }
                             write.text = write.value.map(CloudValueText.encode)
                             write.baseRevision = revision
-                            if write.value != nil, let why = core.limits.violation(
-                                key: key, valueBytes: write.text?.count, sizes: state.sizes, totalBytes: state.totalBytes)
+                            if write.value != nil,
+                                let why = core.limits.violation(
+                                    key: key, valueBytes: write.text?.count, sizes: state.sizes,
+                                    totalBytes: state.totalBytes)
                             {
                                 refused.append((key, why))
                                 state.inFlight[key] = nil
                                 if state.pending[key]?.generation == write.generation { state.pending[key] = nil }
-                                if state.takeServerValue(value, forKey: key, revision: revision, text: pair?.value) { changed.insert(key) }
+                                if state.takeServerValue(value, forKey: key, revision: revision, text: pair?.value) {
+                                    changed.insert(key)
+                                }
                                 continue
                             }
                         }
@@ -518,7 +569,9 @@ extension EtcdSync {
                             continue
                         }
                         state.dropPending(key)
-                        if pair == nil || value != nil, state.takeServerValue(value, forKey: key, revision: revision, text: pair?.value) {
+                        if pair == nil || value != nil,
+                            state.takeServerValue(value, forKey: key, revision: revision, text: pair?.value)
+                        {
                             changed.insert(key)
                         }
                     } else {
@@ -529,7 +582,8 @@ extension EtcdSync {
             }
             for (key, why) in refused {
                 var error = core.overLimits(key, why)
-                error.message += "; the update ran again on the server's value at upload, and its result is dropped: the server's value is kept"
+                error.message +=
+                    "; the update ran again on the server's value at upload, and its result is dropped: the server's value is kept"
                 core.report(error)
             }
             reportLostUpdates()
@@ -545,8 +599,12 @@ extension EtcdSync {
         let first = updateBookkeeping.withLock { $0.splitReported.insert(batch).inserted }
         guard first else { return }
         let parts = (keys + limit - 1) / limit
-        core.report(DefaultsError(.cloud, message: "a batch of \(keys) keys is more than etcd takes in one transaction (at most \(limit) operations: "
-            + "EtcdConfiguration.maxTransactionOperations, the cluster's --max-txn-ops): it goes up in \(parts) transactions of at most \(limit) keys, "
-            + "in key order, so other machines may see it in parts"))
+        core.report(
+            DefaultsError(
+                .cloud,
+                message:
+                    "a batch of \(keys) keys is more than etcd takes in one transaction (at most \(limit) operations: "
+                    + "EtcdConfiguration.maxTransactionOperations, the cluster's --max-txn-ops): it goes up in \(parts) transactions of at most \(limit) keys, "
+                    + "in key order, so other machines may see it in parts"))
     }
 }

@@ -86,7 +86,8 @@ final class EtcdSync: Sendable {
                 }
                 core.report(error, topic: .connection)
                 let pause = phase.failed()
-                applyUpdateRequestsLocally(closing: false)  // offline: updates apply here at once until a round succeeds
+                // offline: updates apply here at once until a round succeeds
+                applyUpdateRequestsLocally(closing: false)
                 control.completeRound(round, EtcdClient.isRefusedEverywhere(error) ? .refused : .failed)
                 saveTakenWrite()
                 control.sleep(pause, after: round)
@@ -122,13 +123,21 @@ final class EtcdSync: Sendable {
     /// Every probe interval, makes sure the watched member answers; one that does not (hung, cut off) is
     /// left for another.
     private func probeWatchedMember(_ phase: inout EtcdSyncPhase) {
-        guard ContinuousClock.now - phase.lastProbe >= .seconds(configuration.probeInterval), let current = watch.withLock({ $0 }) else {
+        guard ContinuousClock.now - phase.lastProbe >= .seconds(configuration.probeInterval),
+            let current = watch.withLock({ $0 })
+        else {
             return
         }
         phase.lastProbe = ContinuousClock.now
-        if !client.isResponsive(current.endpoint, timeout: min(1, configuration.probeInterval), whileWaiting: saveTakenWrite) {
+        if !client.isResponsive(
+            current.endpoint, timeout: min(1, configuration.probeInterval), whileWaiting: saveTakenWrite)
+        {
             core.report(
-                DefaultsError(.cloud, message: "etcd member \(current.endpoint.absoluteString) does not answer (hung or cut off); watching another member"),
+                DefaultsError(
+                    .cloud,
+                    message:
+                        "etcd member \(current.endpoint.absoluteString) does not answer (hung or cut off); watching another member"
+                ),
                 topic: .connection)
             client.failOver(from: current.endpoint)
             endWatch()
@@ -180,7 +189,8 @@ final class EtcdSync: Sendable {
             guard let value = decode(pair) else { undecodable.insert(pair.key); continue }
             server[pair.key] = (value, pair.modRevision, pair.value)
         }
-        let account = CloudAccount(clusterID: header.clusterID, namespace: configuration.namespace, user: configuration.user ?? "")
+        let account = CloudAccount(
+            clusterID: header.clusterID, namespace: configuration.namespace, user: configuration.user ?? "")
         var dropped: [String] = []
         var reason: CloudChangeReason = first ? .initialSync : .serverChange
         core.change { state in
@@ -203,7 +213,11 @@ final class EtcdSync: Sendable {
             guard case .undecodableValue(let key) = topic else { return false }
             return !undecodable.contains(key)
         }
-        core.reportDroppedWrites(dropped, because: "it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now")
+        core.reportDroppedWrites(
+            dropped,
+            because:
+                "it was made on another account (cluster, namespace or user) than etcd's at \(client.currentEndpoint.absoluteString) now"
+        )
         reportLostUpdates()
         core.saveLocalCopy(.wholeStateNow)
         return reason
@@ -230,8 +244,9 @@ final class EtcdSync: Sendable {
             let next = core.state.withLock { state -> (String, PendingWrite, unanswered: PendingWrite?)? in
                 let open = state.openBatch
                 // A batch still open waits; the others go in the order they were written.
-                guard let (key, write) = state.pending.lazy.filter({ open == nil || $0.value.batch != open })
-                    .min(by: { $0.value.generation < $1.value.generation })
+                guard
+                    let (key, write) = state.pending.lazy.filter({ open == nil || $0.value.batch != open })
+                        .min(by: { $0.value.generation < $1.value.generation })
                 else { return nil }
                 let unanswered = state.inFlight[key]
                 if write.batch == nil, !write.hasSteps { state.inFlight[key] = write }
@@ -246,7 +261,8 @@ final class EtcdSync: Sendable {
             var result: EtcdClient.SwapResult
             // A failed upload stays in `inFlight`: its outcome is unknown (the member may have carried it out
             // before the connection broke), so its echo and its value are still recognised as this store's.
-            result = try client.compareAndSwap(key: key, value: write.text, expected: write.baseRevision, whileWaiting: saveTakenWrite)
+            result = try client.compareAndSwap(
+                key: key, value: write.text, expected: write.baseRevision, whileWaiting: saveTakenWrite)
             var confirmed = write
             if case .conflict(let current, let revision) = result,
                 let own = [write, unanswered].compactMap({ $0 }).first(where: { isOwnRepeat($0, current) })
@@ -260,7 +276,8 @@ final class EtcdSync: Sendable {
             switch result {
             case .written(let revision):
                 core.state.withLock { $0.confirmUpload(confirmed, forKey: key, revision: revision) }
-                core.saveLocalCopy(.wholeStateEventually)  // the local copy keeps the write as pending until then: harmless
+                // the local copy keeps the write as pending until then: harmless
+                core.saveLocalCopy(.wholeStateEventually)
             case .conflict(let current, let revision):
                 // Another writer changed the key since this write was made: the server wins.
                 let value = current.flatMap { decode($0) }
@@ -293,7 +310,8 @@ final class EtcdSync: Sendable {
         let from = core.state.withLock { $0.lastRevision } + 1
         let prefix = configuration.keyPrefix
         let stream = EtcdWatchStream(
-            endpoint: client.currentEndpoint, transport: client.transport, prefix: prefix, startRevision: from, headers: headers,
+            endpoint: client.currentEndpoint, transport: client.transport, prefix: prefix, startRevision: from,
+            headers: headers,
             cluster: client.cluster,
             onEvents: { [self] _, events in apply(events, prefix: prefix) },
             onEnd: { [control] end in

@@ -125,7 +125,11 @@ final class EtcdSyncControl: @unchecked Sendable {
     func completeRound(_ round: Int, _ outcome: RoundOutcome) {
         guard outcome != .failed else { return }
         changeAndBroadcast {
-            if outcome == .succeeded { succeededRound = max(succeededRound, round) } else { refusedRound = max(refusedRound, round) }
+            if outcome == .succeeded {
+                succeededRound = max(succeededRound, round)
+            } else {
+                refusedRound = max(refusedRound, round)
+            }
         }
     }
 

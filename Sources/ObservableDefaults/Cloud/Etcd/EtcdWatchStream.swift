@@ -58,10 +58,12 @@ final class EtcdWatchStream: Sendable {
         headers["Grpc-Metadata-hasleader"] = "true"
         self.headers = headers
         self.cluster = cluster
-        let create: [String: Any] = ["create_request": [
-            "key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix),
-            "start_revision": String(startRevision),
-        ]]
+        let create: [String: Any] = [
+            "create_request": [
+                "key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix),
+                "start_revision": String(startRevision)
+            ]
+        ]
         body = (try? JSONSerialization.data(withJSONObject: create)) ?? Data()
         self.onEvents = onEvents
         self.onEnd = onEnd
@@ -80,7 +82,8 @@ final class EtcdWatchStream: Sendable {
         var lines = EtcdMessageLines(limit: transport.limits.answerBytes)
         var order = EtcdWatchOrder(startRevision: startRevision)
         let failure = EtcdHTTP.stream(
-            url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, headTimeout: headTimeout, transport: transport,
+            url: endpoint.appendingPathComponent("/v3/watch"), body: body, headers: headers, headTimeout: headTimeout,
+            transport: transport,
             register: { [self] cancel in
                 // Set before `ended` is read, as `finish` sets `ended` before it reads this: one of the two
                 // sees the other, so a watch ended meanwhile is aborted (by both at worst; that is harmless).
@@ -89,17 +92,27 @@ final class EtcdWatchStream: Sendable {
             },
             onStatus: { status = $0 },
             onData: { [self] data in status == 200 ? receive(data, into: &lines, order: &order) : false })
-        if status == 200, failure == nil { handleLine(lines.pending, order: &order) }  // a last message without its newline
+        // a last message without its newline
+        if status == 200, failure == nil { handleLine(lines.pending, order: &order) }
         if status != 200, status != 0 {
             finish(.failed(DefaultsError(.cloud, message: "etcd answered the watch with HTTP \(status) (\(context))")))
         }
         if let failure, failure.malformed {
-            let error = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) \(failure.text) (\(context))")
+            let error = DefaultsError(
+                .cloud, message: "etcd member \(endpoint.absoluteString) \(failure.text) (\(context))")
             finish(failure.tooLarge ? .tooLarge(error) : .failed(error))
             return
         }
-        let why = failure.map { $0.timedOut ? "no answer within \(EtcdHTTP.describe(seconds: headTimeout)): \($0.text)" : $0.text }
-        finish(.failed(DefaultsError(.cloud, message: "the watch on etcd member \(endpoint.absoluteString) ended: \(why ?? "the server closed the stream")")))
+        let why = failure.map {
+            $0.timedOut ? "no answer within \(EtcdHTTP.describe(seconds: headTimeout)): \($0.text)" : $0.text
+        }
+        finish(
+            .failed(
+                DefaultsError(
+                    .cloud,
+                    message:
+                        "the watch on etcd member \(endpoint.absoluteString) ended: \(why ?? "the server closed the stream")"
+                )))
     }
 
     /// Ends the watch; `onEnd(.cancelled)` follows unless it ended already.
@@ -122,9 +135,13 @@ final class EtcdWatchStream: Sendable {
         guard lines.take(data, { handleLine($0, order: &order) }) else {
             if lines.exceeded {
                 let limit = EtcdReadLimits.describe(lines.limit)
-                finish(.tooLarge(DefaultsError(
-                    .cloud,
-                    message: "etcd member \(endpoint.absoluteString) sent a watch message larger than \(limit) (no line end within \(lines.limit) bytes) (\(context)); the client reads watch messages of up to \(limit), so it closed the watch and reads the namespace again")))
+                finish(
+                    .tooLarge(
+                        DefaultsError(
+                            .cloud,
+                            message:
+                                "etcd member \(endpoint.absoluteString) sent a watch message larger than \(limit) (no line end within \(lines.limit) bytes) (\(context)); the client reads watch messages of up to \(limit), so it closed the watch and reads the namespace again"
+                        )))
             }
             return false
         }
@@ -155,7 +172,10 @@ final class EtcdWatchStream: Sendable {
         if result.bool("canceled") {
             let compacted = try result.int64("compact_revision")
             if compacted > 0 { finish(.compacted(compacted)); return false }
-            throw DefaultsError(.cloud, message: "etcd cancelled the watch (\(context)): \(result.string("cancel_reason") ?? "no reason given")")
+            throw DefaultsError(
+                .cloud,
+                message: "etcd cancelled the watch (\(context)): \(result.string("cancel_reason") ?? "no reason given")"
+            )
         }
         let events = try result.children("events")
         guard !events.isEmpty else { return true }  // created, or a progress notification
@@ -165,9 +185,13 @@ final class EtcdWatchStream: Sendable {
             pairs.append((try pair.keyValue(), event.string("type") == "DELETE"))
         }
         if let violation = order.take(pairs.lazy.map(\.0.modRevision)) {
-            finish(.protocolViolation(DefaultsError(
-                .cloud,
-                message: "etcd member \(endpoint.absoluteString) sent watch events out of order: \(violation) (\(context)); the message is ignored, the watch closed and the namespace read again")))
+            finish(
+                .protocolViolation(
+                    DefaultsError(
+                        .cloud,
+                        message:
+                            "etcd member \(endpoint.absoluteString) sent watch events out of order: \(violation) (\(context)); the message is ignored, the watch closed and the namespace read again"
+                    )))
             return false
         }
         onEvents(try result.header(), pairs)
@@ -197,7 +221,9 @@ struct EtcdWatchOrder {
         var last = self.last
         for revision in revisions {
             if revision < lowest {
-                if let last { return "an event at revision \(revision) after one at revision \(last), expected revisions in order" }
+                if let last {
+                    return "an event at revision \(revision) after one at revision \(last), expected revisions in order"
+                }
                 return "an event at revision \(revision), older than revision \(startRevision) the watch started from"
             }
             lowest = revision

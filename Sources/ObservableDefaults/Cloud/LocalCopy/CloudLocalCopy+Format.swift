@@ -11,12 +11,15 @@ extension CloudLocalCopy {
             "revision": .integer(Int(state.lastRevision)),
             "values": .dictionary(state.values),
             "revisions": .dictionary(state.serverRevisions.mapValues { .integer(Int($0)) }),
-            "pending": .dictionary(pending),
+            "pending": .dictionary(pending)
         ]
-        if !state.writeTimes.isEmpty { result["written"] = .dictionary(state.writeTimes.mapValues { .integer(Int($0)) }) }
+        if !state.writeTimes.isEmpty {
+            result["written"] = .dictionary(state.writeTimes.mapValues { .integer(Int($0)) })
+        }
         if let account = state.account {
             result["account"] = .dictionary([
-                "cluster": .string(account.clusterID), "namespace": .string(account.namespace), "user": .string(account.user),
+                "cluster": .string(account.clusterID), "namespace": .string(account.namespace),
+                "user": .string(account.user)
             ])
         }
         return result
@@ -34,7 +37,9 @@ extension CloudLocalCopy {
     }
 
     /// The pending write of `key` that ``encode(_:)-(PendingWrite)`` wrote, numbered `generation`.
-    static func decodePending(_ entry: DefaultsValue, key: String, generation: Int) throws(DefaultsError) -> PendingWrite {
+    static func decodePending(_ entry: DefaultsValue, key: String, generation: Int) throws(DefaultsError)
+        -> PendingWrite
+    {
         guard case .dictionary(let fields) = entry, case .integer(let base)? = fields["base"] else {
             throw malformed("a pending write with \"base\" for \"\(key)\"")
         }

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The offline-first copy of a cloud store on disk: values, the revisions they came at, unsent writes and
@@ -171,15 +171,21 @@ final class CloudLocalCopy: Sendable {
             case .absent: continue
             case .contents(let data): journals.append((path, data))
             case .unreadable(let error):
-                onProblem(unreadableError(error, moved: Self.moveAside([path], suffix: ".unread"), then: "the writes recorded in it are not loaded"))
+                onProblem(
+                    unreadableError(
+                        error, moved: Self.moveAside([path], suffix: ".unread"),
+                        then: "the writes recorded in it are not loaded"))
             }
         }
         let loaded = writer.withLock { $0.sequence } ?? 0
         let damaged = CloudLocalCopyJournal.replay(journals.map(\.data), after: loaded, onto: &state, fileURL: fileURL)
         for (journal, count) in zip(journals, damaged) where count > 0 {
-            onProblem(DefaultsError(
-                .malformedFile, message: "the cloud store's local copy's journal \(journal.path) has \(count) damaged record\(count == 1 ? "" : "s"), skipped",
-                fileURL: fileURL))
+            onProblem(
+                DefaultsError(
+                    .malformedFile,
+                    message:
+                        "the cloud store's local copy's journal \(journal.path) has \(count) damaged record\(count == 1 ? "" : "s"), skipped",
+                    fileURL: fileURL))
         }
         if let failure {
             guard state != nil else { throw failure }
@@ -195,14 +201,16 @@ final class CloudLocalCopy: Sendable {
         var state: CloudState?
         var loaded: UInt64 = 0
         for slot in Self.completeSaves(in: slotReads().map(\.contents)) {
-            guard let decoded = try? Self.decode(JSONReader.parseSuite(slot.content, fileURL: fileURL).stringKeyed) else { continue }
+            guard let decoded = try? Self.decode(JSONReader.parseSuite(slot.content, fileURL: fileURL).stringKeyed)
+            else { continue }
             (state, loaded) = (decoded, slot.sequence)
             break
         }
         if state == nil, let data = Self.read(fileURL.path).contents {
             state = try? Self.decode(JSONReader.parseSuite(data, fileURL: fileURL).stringKeyed)
         }
-        CloudLocalCopyJournal.replay(journalPaths.compactMap { Self.read($0).contents }, after: loaded, onto: &state, fileURL: fileURL)
+        CloudLocalCopyJournal.replay(
+            journalPaths.compactMap { Self.read($0).contents }, after: loaded, onto: &state, fileURL: fileURL)
         return state
     }
 
@@ -218,17 +226,21 @@ final class CloudLocalCopy: Sendable {
         guard let transient else { return }
         throw DefaultsError(
             .fileSystem,
-            message: "cannot read the cloud store's local copy now (\(transient.call) \(transient.path)); it is left as it is and nothing is written to it until it is read: the store starts without its values and unsent writes, and takes them in once it can read it (tried again every second)",
+            message:
+                "cannot read the cloud store's local copy now (\(transient.call) \(transient.path)); it is left as it is and nothing is written to it until it is read: the store starts without its values and unsent writes, and takes them in once it can read it (tried again every second)",
             fileURL: fileURL, errorNumber: transient.errno.rawValue)
     }
 
     /// The error of ``save(_:)`` or ``append(_:)`` while the copy awaits its load.
     private var notReadYet: DefaultsError {
-        DefaultsError(.fileSystem, message: "the cloud store's local copy is not written before it has been read", fileURL: fileURL)
+        DefaultsError(
+            .fileSystem, message: "the cloud store's local copy is not written before it has been read",
+            fileURL: fileURL)
     }
 
     /// Reads the newest save in `reads` (the slots) or the single-file form, as ``load(onProblem:)`` describes.
-    private func loadSaved(_ reads: [FileRead], onProblem: (DefaultsError) -> Void) throws(DefaultsError) -> CloudState? {
+    private func loadSaved(_ reads: [FileRead], onProblem: (DefaultsError) -> Void) throws(DefaultsError) -> CloudState?
+    {
         var reads = reads
         var unread: (failure: SystemCallError, moved: [String])?
         if let failure = reads.lazy.compactMap(\.failure).first {
@@ -241,7 +253,12 @@ final class CloudLocalCopy: Sendable {
             do {
                 let state = try Self.decode(JSONReader.parseSuite(slot.content, fileURL: fileURL).stringKeyed)
                 writer.withLock { $0.sequence = slot.sequence }
-                if let unread { onProblem(unreadableError(unread.failure, moved: unread.moved, then: "the store starts from the other slot, which may be one save older")) }
+                if let unread {
+                    onProblem(
+                        unreadableError(
+                            unread.failure, moved: unread.moved,
+                            then: "the store starts from the other slot, which may be one save older"))
+                }
                 return state
             } catch {
                 slotError = slotError ?? error
@@ -256,12 +273,18 @@ final class CloudLocalCopy: Sendable {
         // would have held) is passed over without a word, as beside a complete slot; the next save
         // overwrites it.
         let damaged = [0, 1].filter { index in
-            reads[index].contents.map { !CloudLocalCopySlot.isCutShortFrame(prefix: CloudLocalCopySlot.headerPrefix, $0) } ?? false
+            reads[index].contents.map {
+                !CloudLocalCopySlot.isCutShortFrame(prefix: CloudLocalCopySlot.headerPrefix, $0)
+            } ?? false
         }.map(slotPath)
         if !damaged.isEmpty, !FileManager.default.fileExists(atPath: fileURL.path) {
             let moved = Self.moveAside(damaged, suffix: ".broken")
             let reason = slotError?.message ?? "neither slot holds a complete save"
-            throw DefaultsError(.malformedFile, message: "the cloud store's local copy is damaged (\(reason)); \(Self.fate(moved)) and the store starts from the server", fileURL: fileURL)
+            throw DefaultsError(
+                .malformedFile,
+                message:
+                    "the cloud store's local copy is damaged (\(reason)); \(Self.fate(moved)) and the store starts from the server",
+                fileURL: fileURL)
         }
         return try loadSingleFile()
     }
@@ -274,14 +297,16 @@ final class CloudLocalCopy: Sendable {
         switch read {
         case .absent: return nil
         case .unreadable(let failure):
-            throw unreadableError(failure, moved: Self.moveAside([fileURL.path], suffix: ".unread"), then: "the store starts without it")
+            throw unreadableError(
+                failure, moved: Self.moveAside([fileURL.path], suffix: ".unread"), then: "the store starts without it")
         case .contents(let contents): data = contents
         }
         do {
             return try Self.decode(JSONReader.parseSuite(data, fileURL: fileURL).stringKeyed)
         } catch {
             var damaged = error
-            damaged.message = "the cloud store's local copy is damaged (\(error.message)); \(Self.fate(Self.moveAside([fileURL.path], suffix: ".broken"))) and the store starts from the server"
+            damaged.message =
+                "the cloud store's local copy is damaged (\(error.message)); \(Self.fate(Self.moveAside([fileURL.path], suffix: ".broken"))) and the store starts from the server"
             throw damaged
         }
     }
@@ -301,7 +326,9 @@ final class CloudLocalCopy: Sendable {
     /// permission, no descriptor left. Moved aside, it is not overwritten by the saves that follow.
     private func unreadableError(_ failure: SystemCallError, moved: [String], then outcome: String) -> DefaultsError {
         DefaultsError(
-            .fileSystem, message: "cannot read the cloud store's local copy (\(failure.call) \(failure.path)); \(Self.fate(moved)), and \(outcome)",
+            .fileSystem,
+            message:
+                "cannot read the cloud store's local copy (\(failure.call) \(failure.path)); \(Self.fate(moved)), and \(outcome)",
             fileURL: fileURL, errorNumber: failure.errno.rawValue)
     }
 
@@ -310,7 +337,8 @@ final class CloudLocalCopy: Sendable {
     /// the later save wins at load and never overwrites the only complete slot.
     /// `own`: this copy's last save; `found`: what each slot path names now (`nil`: nothing).
     private func nextSequence(after own: UInt64?, _ writer: inout Writer, found: [FileStatus?]) -> UInt64 {
-        if let own, !(0...1).contains(where: { (slotHeaderSequence($0, &writer, exists: found[$0] != nil) ?? 0) > own }) {
+        if let own, !(0...1).contains(where: { (slotHeaderSequence($0, &writer, exists: found[$0] != nil) ?? 0) > own })
+        {
             return own + 1
         }
         return (newestSlot()?.sequence ?? own ?? 0) + 1
@@ -336,9 +364,12 @@ final class CloudLocalCopy: Sendable {
     /// slot is opened (and kept open) if it exists and is not open yet.
     private func slotHeaderSequence(_ index: Int, _ writer: inout Writer, exists: Bool) -> UInt64? {
         guard exists else { return nil }
-        if writer.openSlots[index] == nil { writer.openSlots[index] = try? OpenFile(opening: slotPath(index), [.readWrite, .noFollow]) }
+        if writer.openSlots[index] == nil {
+            writer.openSlots[index] = try? OpenFile(opening: slotPath(index), [.readWrite, .noFollow])
+        }
         guard let slot = writer.openSlots[index] else { return nil }
-        return withUnsafeTemporaryAllocation(byteCount: CloudLocalCopySlot.headerPrefix.utf8.count + 20, alignment: 1) { header in
+        return withUnsafeTemporaryAllocation(byteCount: CloudLocalCopySlot.headerPrefix.utf8.count + 20, alignment: 1) {
+            header in
             let count = (try? slot.file.readSome(into: header, at: 0)) ?? 0
             return CloudLocalCopySlot.sequence(inHeader: UnsafeRawBufferPointer(rebasing: header[..<count]))
         }
@@ -398,13 +429,15 @@ final class CloudLocalCopy: Sendable {
                 // Numbered 0 until the journal it starts is empty (see the type's description).
                 try slot.file.writeAll(CloudLocalCopySlot.bytes(sequence: 0, content: content, paddingTo: size), at: 0)
                 checkJournals(emptying: index, &writer)
-                try slot.file.writeAll(CloudLocalCopySlot.sequenceDigits(sequence), at: CloudLocalCopySlot.sequenceOffset)
+                try slot.file.writeAll(
+                    CloudLocalCopySlot.sequenceDigits(sequence), at: CloudLocalCopySlot.sequenceOffset)
                 var marks = found.map { $0.map(SlotMark.init) }
                 marks[index] = (try? slot.file.status()).map(SlotMark.init)
                 writer.knownSlots = (marks, sequence)
                 (writer.journalBytes, writer.savedBytes) = (0, content.count)
             } catch {
-                throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
+                throw DefaultsError(
+                    error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
             }
             writer.sequence = sequence
             if !writer.singleFileChecked {
@@ -462,7 +495,8 @@ final class CloudLocalCopy: Sendable {
             do throws(SystemCallError) {
                 try journal.file.writeAll(record)
             } catch {
-                throw DefaultsError(error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
+                throw DefaultsError(
+                    error, "cannot write the cloud store's local copy", fileURL: URL(fileURLWithPath: path))
             }
             recordCount.withLock { $0 += 1 }
             writer.journalBytes += record.count
@@ -471,7 +505,9 @@ final class CloudLocalCopy: Sendable {
     }
 
     /// The file kept open in `kept`, or else `path` opened (created, mode 0600) with `options` and kept.
-    private func keptOpen(_ kept: inout OpenFile?, _ path: String, _ options: FileDescriptor.Options) throws(DefaultsError) -> OpenFile {
+    private func keptOpen(_ kept: inout OpenFile?, _ path: String, _ options: FileDescriptor.Options)
+        throws(DefaultsError) -> OpenFile
+    {
         if let kept { return kept }
         let opened = try openCreating(path, options)
         kept = opened

@@ -51,7 +51,9 @@ enum CloudLocalCopyJournal {
         }
         var contents = Contents()
         // Bytes before the first record: only the start of an append cut short.
-        if !isCutShortStart(data[data.startIndex..<(starts.first ?? data.endIndex)], of: marker) { contents.damaged += 1 }
+        if !isCutShortStart(data[data.startIndex..<(starts.first ?? data.endIndex)], of: marker) {
+            contents.damaged += 1
+        }
         for (number, start) in starts.enumerated() {
             let end = number + 1 < starts.count ? starts[number + 1] : data.endIndex
             let segment = data[start..<end]
@@ -83,11 +85,17 @@ enum CloudLocalCopyJournal {
             let write = state.pending[key]
             if let value = state.values[key] {
                 bytes.append(contentsOf: "\"value\": ".utf8)
-                if let text = write?.text, write?.value == value { bytes.append(contentsOf: text) } else { bytes.append(contentsOf: JSONWriter.encodeValue(value)) }
+                if let text = write?.text, write?.value == value {
+                    bytes.append(contentsOf: text)
+                } else {
+                    bytes.append(contentsOf: JSONWriter.encodeValue(value))
+                }
             } else {
                 bytes.append(contentsOf: "\"removed\": true".utf8)
             }
-            if let revision = state.serverRevisions[key] { bytes.append(contentsOf: ", \"revision\": \(revision)".utf8) }
+            if let revision = state.serverRevisions[key] {
+                bytes.append(contentsOf: ", \"revision\": \(revision)".utf8)
+            }
             if let time = state.writeTimes[key] { bytes.append(contentsOf: ", \"at\": \(time)".utf8) }
             if let write {
                 bytes.append(contentsOf: ", \"pending\": {\"base\": \(write.baseRevision), ".utf8)
@@ -121,11 +129,17 @@ enum CloudLocalCopyJournal {
     /// The entries of a record's `content`, checked before any is applied.
     static func entries(in content: Data, fileURL: URL) throws(DefaultsError) -> [Entry] {
         var entries: [Entry] = []
-        for (key, entry) in try JSONReader.parseSuite(content, fileURL: fileURL).stringKeyed.sorted(by: { $0.key < $1.key }) {
-            func bad(_ what: String) -> DefaultsError { CloudLocalCopy.malformed("\(what) for \"\(key)\" in a journal record") }
+        for (key, entry) in try JSONReader.parseSuite(content, fileURL: fileURL).stringKeyed.sorted(by: {
+            $0.key < $1.key
+        }) {
+            func bad(_ what: String) -> DefaultsError {
+                CloudLocalCopy.malformed("\(what) for \"\(key)\" in a journal record")
+            }
             guard case .dictionary(let fields) = entry else { throw bad("an object") }
             var parsed = Entry(key: key, value: fields["value"])
-            guard parsed.value != nil || fields["removed"] == .bool(true) else { throw bad("\"value\" or \"removed\": true") }
+            guard parsed.value != nil || fields["removed"] == .bool(true) else {
+                throw bad("\"value\" or \"removed\": true")
+            }
             if let field = fields["revision"] {
                 guard case .integer(let number) = field else { throw bad("an integer revision") }
                 parsed.revision = Int64(number)
@@ -134,7 +148,9 @@ enum CloudLocalCopyJournal {
                 guard case .integer(let number) = field else { throw bad("an integer write time") }
                 parsed.writeTime = Int64(number)
             }
-            if let field = fields["pending"] { parsed.pending = try CloudLocalCopy.decodePending(field, key: key, generation: 0) }
+            if let field = fields["pending"] {
+                parsed.pending = try CloudLocalCopy.decodePending(field, key: key, generation: 0)
+            }
             entries.append(parsed)
         }
         return entries
@@ -146,7 +162,9 @@ enum CloudLocalCopyJournal {
             state.setValue(entry.value, forKey: entry.key)
             state.serverRevisions[entry.key] = entry.revision
             state.writeTimes[entry.key] = entry.writeTime
-            if let revision = entry.revision { state.knownRevisions[entry.key] = max(state.knownRevisions[entry.key] ?? 0, revision) }
+            if let revision = entry.revision {
+                state.knownRevisions[entry.key] = max(state.knownRevisions[entry.key] ?? 0, revision)
+            }
             if var write = entry.pending {
                 write.generation = state.nextGeneration
                 write.chainStart = write.generation
@@ -169,7 +187,9 @@ enum CloudLocalCopyJournal {
         for (journal, data) in journals.enumerated() {
             let contents = contents(of: data)
             damaged.append(contents.damaged)
-            for record in contents.records where record.after >= loaded { records.append((record.after, records.count, journal, record.content)) }
+            for record in contents.records where record.after >= loaded {
+                records.append((record.after, records.count, journal, record.content))
+            }
         }
         // Records after one save are in one file, in the order appended; those after a later save come later.
         records.sort { ($0.after, $0.order) < ($1.after, $1.order) }

@@ -194,7 +194,8 @@ final class CloudLocalCopySaver: Sendable {
         let (keys, whole) = status.withLock { status -> (Set<String>, Bool) in
             if step == .queued { status.queued = false }
             defer { status.unrecorded = [] }
-            let wholeNow = status.urgent || step == .delayed || step == .everything || (small && !status.unrecorded.isEmpty)
+            let wholeNow =
+                status.urgent || step == .delayed || step == .everything || (small && !status.unrecorded.isEmpty)
             guard status.dirty, wholeNow else { return (status.unrecorded, false) }
             status.dirty = false
             status.urgent = false

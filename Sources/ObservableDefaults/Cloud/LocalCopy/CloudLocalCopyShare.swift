@@ -75,9 +75,13 @@ final class CloudLocalCopyShare: Sendable {
     private func claimOwnCopy() throws(DefaultsError) {
         try ownLock.withLock { (lock: inout OwnLock) throws(DefaultsError) in
             guard case .pending = lock else { return }
-            switch CopyLock.take(Self.lockPath(of: own.fileURL), creatingDirectory: fileURL.deletingLastPathComponent()) {
+            switch CopyLock.take(Self.lockPath(of: own.fileURL), creatingDirectory: fileURL.deletingLastPathComponent())
+            {
             case .taken(let taken): lock = .held(taken)
-            case .held: throw DefaultsError(.fileSystem, message: "another process holds the lock of this process's own local copy", fileURL: own.fileURL)
+            case .held:
+                throw DefaultsError(
+                    .fileSystem, message: "another process holds the lock of this process's own local copy",
+                    fileURL: own.fileURL)
             case .failed(let error): throw error
             }
         }
@@ -95,7 +99,9 @@ final class CloudLocalCopyShare: Sendable {
         do { state = try own.load(onProblem: onProblem) } catch { failure = error }
         if own.awaitsLoad, let failure { throw failure }
         let copies = otherCopies()
-        let siblings = adoptOrphans(among: copies, onProblem: onProblem).map { ($0, true) } + liveSiblings(among: copies).map { ($0, false) }
+        let siblings =
+            adoptOrphans(among: copies, onProblem: onProblem).map { ($0, true) }
+            + liveSiblings(among: copies).map { ($0, false) }
         if !siblings.isEmpty {
             var merged = state ?? CloudState()
             for (copy, adopting) in siblings {
@@ -113,7 +119,11 @@ final class CloudLocalCopyShare: Sendable {
 
     /// The error for an unsent write of an ended process's copy of another account.
     static func droppedError(_ key: String) -> DefaultsError {
-        DefaultsError(.cloud, message: "the unsent write was dropped: the local copy of an ended process that held it came from another account (cluster, namespace or user) than this store's", key: key)
+        DefaultsError(
+            .cloud,
+            message:
+                "the unsent write was dropped: the local copy of an ended process that held it came from another account (cluster, namespace or user) than this store's",
+            key: key)
     }
 
     /// The states of the copies of ended processes not taken in yet, each locked and noted for removal
@@ -129,7 +139,9 @@ final class CloudLocalCopyShare: Sendable {
             // A primary without a lock file was written by a version that had none, or never locked: nobody
             // holds it. A secondary's lock file comes first and goes last: without it, the copy is gone.
             let creating = copy == fileURL ? copy.deletingLastPathComponent() : nil
-            guard case .taken(let lock) = CopyLock.take(Self.lockPath(of: copy), creatingDirectory: creating) else { continue }
+            guard case .taken(let lock) = CopyLock.take(Self.lockPath(of: copy), creatingDirectory: creating) else {
+                continue
+            }
             let reader = CloudLocalCopy(fileURL: copy)
             var state: CloudState?
             do { state = try reader.load(onProblem: onProblem) } catch { onProblem(error) }
@@ -235,10 +247,13 @@ final class CopyLock: Sendable {
     /// it, a missing file is `failed`.
     static func take(_ path: String, creatingDirectory directory: URL?) -> Outcome {
         func open() throws(SystemCallError) -> FileDescriptor {
-            try FileDescriptor(opening: path, directory == nil ? [.readWrite, .noFollow] : [.readWrite, .create, .noFollow], mode: 0o600)
+            try FileDescriptor(
+                opening: path, directory == nil ? [.readWrite, .noFollow] : [.readWrite, .create, .noFollow],
+                mode: 0o600)
         }
         func failed(_ error: SystemCallError) -> Outcome {
-            .failed(DefaultsError(error, "cannot lock the cloud store's local copy", fileURL: URL(fileURLWithPath: path)))
+            .failed(
+                DefaultsError(error, "cannot lock the cloud store's local copy", fileURL: URL(fileURLWithPath: path)))
         }
         let file: FileDescriptor
         do throws(SystemCallError) {

@@ -47,7 +47,9 @@ enum CloudLocalCopySlot {
 
     /// The frame (see ``appendFrame(prefix:sequence:content:to:)``) that starts at `start` in `data`, with
     /// the index just past its content; `nil` unless it is complete and its checksum matches.
-    static func readFrame(prefix: String, in data: Data, at start: Data.Index) -> (sequence: UInt64, content: Data, end: Data.Index)? {
+    static func readFrame(prefix: String, in data: Data, at start: Data.Index) -> (
+        sequence: UInt64, content: Data, end: Data.Index
+    )? {
         guard let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")),
             let header = header(prefix: prefix, data[start..<newline])
         else { return nil }
@@ -59,10 +61,14 @@ enum CloudLocalCopySlot {
     }
 
     /// The fields of a frame's header line (without its newline); `nil` unless it has `prefix` and all three.
-    private static func header<Bytes: Collection<UInt8>>(prefix: String, _ line: Bytes) -> (sequence: UInt64, length: Int, checksum: UInt64)? {
+    private static func header<Bytes: Collection<UInt8>>(prefix: String, _ line: Bytes) -> (
+        sequence: UInt64, length: Int, checksum: UInt64
+    )? {
         let header = String(decoding: line, as: UTF8.self)
         guard header.hasPrefix(prefix) else { return nil }
-        let fields = header.dropFirst(prefix.count).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let fields = header.dropFirst(prefix.count).split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
         guard fields.count == 3, let sequence = UInt64(fields[0]),
             fields[1].hasPrefix("length "), let length = Int(fields[1].dropFirst("length ".count)), length >= 0,
             fields[2].hasPrefix("fnv1a64 "), let sum = UInt64(fields[2].dropFirst("fnv1a64 ".count), radix: 16)
@@ -93,7 +99,9 @@ enum CloudLocalCopySlot {
         }
         var value: UInt64 = 0
         for _ in 0..<20 {
-            guard position != bytes.endIndex, case let digit = bytes[position] &- UInt8(ascii: "0"), digit < 10 else { return nil }
+            guard position != bytes.endIndex, case let digit = bytes[position] &- UInt8(ascii: "0"), digit < 10 else {
+                return nil
+            }
             let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
             let (sum, carried) = shifted.addingReportingOverflow(UInt64(digit))
             guard !overflowed, !carried else { return nil }

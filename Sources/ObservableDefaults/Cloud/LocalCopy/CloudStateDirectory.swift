@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Where cloud stores keep their local copies, and whether a store may use the directory it finds there.
@@ -49,14 +49,16 @@ enum CloudStateDirectory {
     /// its unsent writes (and names stay as they were before TLS existed).
     static func localCopyName(endpoints: [URL], namespace: String) -> String {
         let addresses = endpoints.map { endpoint in
-            guard endpoint.scheme == "https", var parts = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else { return endpoint.absoluteString }
+            guard endpoint.scheme == "https", var parts = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
+            else { return endpoint.absoluteString }
             parts.scheme = "http"
             return parts.url?.absoluteString ?? endpoint.absoluteString
         }
         let identity = addresses.sorted().joined(separator: ",") + "\n" + namespace
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike Hasher
         for byte in identity.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let readable = String(namespace.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }.prefix(60))
+        let readable = String(
+            namespace.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }.prefix(60))
         return "etcd-\(readable)-\(String(hash, radix: 16)).json"
     }
 }
@@ -95,7 +97,7 @@ extension CloudStateDirectory {
         for directory in missing.reversed() {
             do throws(SystemCallError) {
                 try FileSystem.makeDirectory(directory, permissions: 0o700)
-            } catch where error.errno == .exists {
+            } catch  where error.errno == .exists {
                 continue
             } catch {
                 return error
@@ -113,7 +115,8 @@ extension CloudStateDirectory {
         func untrusted(_ found: String, fix: String) -> DefaultsError {
             DefaultsError(
                 .fileSystem,
-                message: "\(found): the cloud store's local copy is not read or written there, and the store keeps its values in memory only; \(fix)",
+                message:
+                    "\(found): the cloud store's local copy is not read or written there, and the store keeps its values in memory only; \(fix)",
                 fileURL: file)
         }
         if let cloud = try? FileStatus(linkAt: path) {
@@ -121,11 +124,15 @@ extension CloudStateDirectory {
             case .symlink:
                 throw untrusted(
                     "the cloud state directory \(path) is a symlink (to \(FileSystem.symlinkTarget(of: path))), not a directory",
-                    fix: "expected a directory of this process's user: remove the link (the store creates the directory, mode 700)")
+                    fix:
+                        "expected a directory of this process's user: remove the link (the store creates the directory, mode 700)"
+                )
             case .directory where cloud.owner != user:
                 throw untrusted(
                     "the cloud state directory \(path) is owned by uid \(cloud.owner), not by this process's user (uid \(user))",
-                    fix: "expected a directory of this user: remove it (the store creates it, mode 700), or chown \(user) \(path)")
+                    fix:
+                        "expected a directory of this user: remove it (the store creates it, mode 700), or chown \(user) \(path)"
+                )
             case .directory where cloud.permissions & 0o022 != 0:
                 throw untrusted(
                     "the cloud state directory \(path) is writable by \(writers(cloud)) (mode \(mode(cloud)))",
@@ -140,7 +147,9 @@ extension CloudStateDirectory {
         if state.owner != user && state.owner != 0 {
             throw untrusted(
                 "the state directory \(parent) holding \(path) is owned by uid \(state.owner), neither this process's user (uid \(user)) nor root",
-                fix: "expected a directory of this user or root: chown \(user) \(parent), or choose another state directory")
+                fix:
+                    "expected a directory of this user or root: chown \(user) \(parent), or choose another state directory"
+            )
         }
         if state.permissions & 0o022 != 0 && !state.isSticky {
             throw untrusted(

@@ -41,9 +41,9 @@ public struct CloudChange: Sendable, Equatable, CustomStringConvertible {
 }
 
 #if !canImport(Darwin)
-/// On Linux the cloud store is the library's: code written for Apple platforms that touches
-/// `NSUbiquitousKeyValueStore` directly compiles unchanged.
-public typealias NSUbiquitousKeyValueStore = CloudKeyValueStore
+    /// On Linux the cloud store is the library's: code written for Apple platforms that touches
+    /// `NSUbiquitousKeyValueStore` directly compiles unchanged.
+    public typealias NSUbiquitousKeyValueStore = CloudKeyValueStore
 #endif
 
 /// The `userInfo` key of ``CloudKeyValueStore/didChangeExternallyNotification`` holding the reason as an

@@ -5,7 +5,9 @@ extension CloudKeyValueStore {
 
     /// The value stored for `key`, else its registered default (``register(defaults:)-([String:DefaultsValue])``),
     /// else `nil`. Dates and data read back as their JSON strings, as in a JSON suite.
-    public func value(forKey key: String) -> DefaultsValue? { storedValue(forKey: key) ?? core.registeredDefault(forKey: key) }
+    public func value(forKey key: String) -> DefaultsValue? {
+        storedValue(forKey: key) ?? core.registeredDefault(forKey: key)
+    }
 
     /// The value stored for `key` (written here, or from the server), ignoring registered defaults.
     public func storedValue(forKey key: String) -> DefaultsValue? { core.state.withLock { $0.values[key] } }
@@ -32,7 +34,9 @@ extension CloudKeyValueStore {
     /// The array for `key` as Foundation objects, or `nil`.
     public func array(forKey key: String) -> [Any]? { value(forKey: key)?.arrayValue?.map(\.foundationObject) }
     /// The dictionary for `key` as Foundation objects, or `nil`.
-    public func dictionary(forKey key: String) -> [String: Any]? { value(forKey: key)?.dictionaryValue?.mapValues(\.foundationObject) }
+    public func dictionary(forKey key: String) -> [String: Any]? {
+        value(forKey: key)?.dictionaryValue?.mapValues(\.foundationObject)
+    }
 
     /// Every key and value as Foundation objects, registered defaults included (see ``values()``).
     public var dictionaryRepresentation: [String: Any] { values().mapValues(\.foundationObject) }
@@ -75,7 +79,9 @@ extension CloudKeyValueStore {
         if Self.isReserved(key) { return .failure(.invalid(Self.reservedKeyError(key))) }
         let value = value.map(JSONRepresentation.normalize)
         if let value {
-            do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch { return .failure(.invalid(error)) }
+            do { try SuiteFormat.json.validate(value, forKey: key, fileURL: nil) } catch {
+                return .failure(.invalid(error))
+            }
         }
         return .success(CloudPreparedWrite(value: value, text: value.map(CloudValueText.encode)))
     }
@@ -85,8 +91,10 @@ extension CloudKeyValueStore {
     func refusal(of prepared: CloudPreparedWrite, forKey key: String) -> WriteRefusal? {
         guard prepared.value != nil else { return nil }
         return core.state.withLock { state in
-            core.limits.violation(key: key, valueBytes: prepared.text?.count, sizes: state.sizes, totalBytes: state.totalBytes)
-                .map(WriteRefusal.overLimits)
+            core.limits.violation(
+                key: key, valueBytes: prepared.text?.count, sizes: state.sizes, totalBytes: state.totalBytes
+            )
+            .map(WriteRefusal.overLimits)
         }
     }
 
@@ -97,7 +105,10 @@ extension CloudKeyValueStore {
         let (value, text) = (prepared.value, prepared.text)
         let syncs = sync != nil
         let refusal = core.state.withLock { state -> String?? in
-            if value != nil, let why = core.limits.violation(key: key, valueBytes: text?.count, sizes: state.sizes, totalBytes: state.totalBytes) {
+            if value != nil,
+                let why = core.limits.violation(
+                    key: key, valueBytes: text?.count, sizes: state.sizes, totalBytes: state.totalBytes)
+            {
                 return .some(why)
             }
             alongside()
@@ -108,7 +119,8 @@ extension CloudKeyValueStore {
             if syncs {
                 let base = state.pending[key]?.baseRevision ?? state.serverRevisions[key] ?? 0
                 state.pending[key] = PendingWrite(
-                    value: value, baseRevision: base, generation: state.nextGeneration, text: text, batch: state.batchForWrite(of: key))
+                    value: value, baseRevision: base, generation: state.nextGeneration, text: text,
+                    batch: state.batchForWrite(of: key))
                 state.nextGeneration += 1
             }
             core.announceLocalWrite(key, skipping: skipping)
@@ -147,7 +159,9 @@ extension CloudKeyValueStore {
     public func set(_ object: Any?, forKey key: String) {
         guard let object else { return set(DefaultsValue?.none, forKey: key) }
         guard let value = DefaultsValue(any: object) else {
-            core.report(DefaultsError(.unsupportedValue, message: "a \(type(of: object)) is not a property-list value", key: key))
+            core.report(
+                DefaultsError(
+                    .unsupportedValue, message: "a \(type(of: object)) is not a property-list value", key: key))
             return
         }
         set(value, forKey: key)

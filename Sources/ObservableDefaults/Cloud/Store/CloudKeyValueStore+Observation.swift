@@ -35,12 +35,21 @@ extension CloudKeyValueStore {
     ) -> DefaultsObservation {
         let core = self.core
         let filter = DefaultsKeyFilter(keys: keys, prefix: prefix)
-        let local = core.addObserver(.init(
-            filter: filter, handler: { handler(DefaultsChange(keys: $0.keys, origin: .thisProcess)) },
-            hearsLocalWrites: true, hearsOutsideChanges: false))
-        let outside = scope == .thisProcess ? nil : core.addObserver(.init(filter: filter, handler: { change in
-            if change.reason != .quotaViolation { handler(DefaultsChange(keys: change.keys, origin: .outside)) }
-        }))
+        let local = core.addObserver(
+            .init(
+                filter: filter, handler: { handler(DefaultsChange(keys: $0.keys, origin: .thisProcess)) },
+                hearsLocalWrites: true, hearsOutsideChanges: false))
+        let outside =
+            scope == .thisProcess
+            ? nil
+            : core.addObserver(
+                .init(
+                    filter: filter,
+                    handler: { change in
+                        if change.reason != .quotaViolation {
+                            handler(DefaultsChange(keys: change.keys, origin: .outside))
+                        }
+                    }))
         return DefaultsObservation {
             core.removeObserver(local)
             if let outside { core.removeObserver(outside) }
@@ -48,7 +57,9 @@ extension CloudKeyValueStore {
     }
 
     /// The changes of ``observe(keys:prefix:scope:_:)`` as an asynchronous sequence; none is dropped.
-    public func changes(keys: Set<String>? = nil, prefix: String? = nil, scope: DefaultsObservationScope) -> AsyncStream<DefaultsChange> {
+    public func changes(keys: Set<String>? = nil, prefix: String? = nil, scope: DefaultsObservationScope)
+        -> AsyncStream<DefaultsChange>
+    {
         .observing { observe(keys: keys, prefix: prefix, scope: scope, $0) }
     }
 

@@ -38,7 +38,9 @@ extension CloudKeyValueStore {
     ///   ``limits``, which is also announced as a quota violation), when the server's value of the key
     ///   cannot be read, or for a reserved key (`.observable-defaults/…`); then nothing changed.
     @discardableResult
-    public func update(forKey key: String, _ transform: @escaping @Sendable (DefaultsValue?) -> DefaultsValue?) throws(DefaultsError) -> DefaultsValue? {
+    public func update(forKey key: String, _ transform: @escaping @Sendable (DefaultsValue?) -> DefaultsValue?)
+        throws(DefaultsError) -> DefaultsValue?
+    {
         do {
             return try update(forKey: key, skipping: nil) { transform($0) }
         } catch let error as DefaultsError {
@@ -120,7 +122,7 @@ extension CloudKeyValueStore {
     /// upload: `body` just runs.
     public func performBatchUpdates<R>(_ body: () throws -> R) rethrows -> R {
         core.state.withLock { state in
-            if state.batchDepth == 0 { state.openBatch = Int64.random(in: 1 ... Int64.max) }
+            if state.batchDepth == 0 { state.openBatch = Int64.random(in: 1...Int64.max) }
             state.batchDepth += 1
         }
         defer {
@@ -146,6 +148,8 @@ extension CloudKeyValueStore {
 
     /// The error of a write of a reserved key.
     static func reservedKeyError(_ key: String) -> DefaultsError {
-        DefaultsError(.unsupportedValue, message: "keys starting with '\(reservedKeyPrefix)' are reserved for the library", key: key)
+        DefaultsError(
+            .unsupportedValue, message: "keys starting with '\(reservedKeyPrefix)' are reserved for the library",
+            key: key)
     }
 }

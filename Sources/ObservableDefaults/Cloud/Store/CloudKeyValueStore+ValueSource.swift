@@ -9,8 +9,10 @@ extension CloudKeyValueStore: _DefaultsValueSource {
     func normalized(_ stored: DefaultsValue) -> DefaultsValue { JSONRepresentation.normalize(stored) }
 
     func reportMismatch<Value>(_ stored: DefaultsValue, expected: Value.Type, key: String, consequence: String) {
-        core.report(DefaultsError(
-            .wrongType, message: "\(_DefaultsMismatch.problem(stored, expected: Value.self)); \(consequence)", key: key))
+        core.report(
+            DefaultsError(
+                .wrongType, message: "\(_DefaultsMismatch.problem(stored, expected: Value.self)); \(consequence)",
+                key: key))
     }
 
     /// Asks the sync thread to upload now, also when it is waiting out a back-off after a failed attempt

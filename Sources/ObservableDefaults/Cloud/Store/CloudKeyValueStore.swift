@@ -40,7 +40,8 @@ public final class CloudKeyValueStore: Sendable {
     /// Posted (with the store as `object`) when values changed from elsewhere; `userInfo` holds
     /// `NSUbiquitousKeyValueStoreChangeReasonKey` (an `Int`) and `NSUbiquitousKeyValueStoreChangedKeysKey`
     /// (`[String]`). Never posted for this store's own writes.
-    public static let didChangeExternallyNotification = Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification")
+    public static let didChangeExternallyNotification = Notification.Name(
+        "NSUbiquitousKeyValueStoreDidChangeExternallyNotification")
 
     /// The store shared in the process, chosen from the environment once:
     /// `OBSERVABLE_DEFAULTS_DEV_MODE=true` or `XCODE_RUNNING_FOR_PREVIEWS=1` → ``development``;
@@ -72,8 +73,12 @@ public final class CloudKeyValueStore: Sendable {
     /// starts while the cluster is unreachable) and syncs on a background thread until released.
     /// Throws when the configuration has no endpoint or an empty namespace.
     public convenience init(etcd configuration: EtcdConfiguration) throws(DefaultsError) {
-        guard !configuration.endpoints.isEmpty else { throw DefaultsError(.cloud, message: "an etcd store needs at least one endpoint") }
-        guard !configuration.namespace.isEmpty else { throw DefaultsError(.cloud, message: "an etcd store needs a namespace") }
+        guard !configuration.endpoints.isEmpty else {
+            throw DefaultsError(.cloud, message: "an etcd store needs at least one endpoint")
+        }
+        guard !configuration.namespace.isEmpty else {
+            throw DefaultsError(.cloud, message: "an etcd store needs a namespace")
+        }
         let directory = CloudStateDirectory.resolve(configuration.stateDirectory)
         let file = directory.appendingPathComponent(
             CloudStateDirectory.localCopyName(endpoints: configuration.endpoints, namespace: configuration.namespace))
@@ -87,7 +92,12 @@ public final class CloudKeyValueStore: Sendable {
         let file = localOnlyCopyURL(in: directory)
         let store = CloudKeyValueStore(mode: .localOnly, configuration: nil, localCopyAt: file, limits: limits)
         let kept = store.localCopyURL == nil ? "in memory only" : "in \(file.path)"
-        store.core.report(DefaultsError(.cloud, message: "no cloud is configured (set OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379/namespace): values are kept \(kept) and never synced"), topic: .notSyncing)
+        store.core.report(
+            DefaultsError(
+                .cloud,
+                message:
+                    "no cloud is configured (set OBSERVABLE_DEFAULTS_CLOUD=etcd://host:2379/namespace): values are kept \(kept) and never synced"
+            ), topic: .notSyncing)
         return store
     }
 
@@ -99,19 +109,24 @@ public final class CloudKeyValueStore: Sendable {
     static func fromEnvironment(_ environment: [String: String]) -> CloudKeyValueStore {
         if requestsDevelopmentMode(environment) { return development }
         let stateDirectory = CloudStateDirectory.base(environment)
-        guard let address = environment["OBSERVABLE_DEFAULTS_CLOUD"], !address.isEmpty else { return localOnly(directory: stateDirectory) }
+        guard let address = environment["OBSERVABLE_DEFAULTS_CLOUD"], !address.isEmpty else {
+            return localOnly(directory: stateDirectory)
+        }
         do {
             var configuration = try EtcdConfiguration(url: address, environment: environment)
             configuration.stateDirectory = stateDirectory
             return try CloudKeyValueStore(etcd: configuration)
         } catch {
             let store = localOnly(directory: stateDirectory)
-            store.core.report(DefaultsError(.cloud, message: "OBSERVABLE_DEFAULTS_CLOUD: \(error.message)"), topic: .cloudConfiguration)
+            store.core.report(
+                DefaultsError(.cloud, message: "OBSERVABLE_DEFAULTS_CLOUD: \(error.message)"),
+                topic: .cloudConfiguration)
             return store
         }
     }
 
-    private convenience init(mode: Mode, configuration: EtcdConfiguration?, localCopyAt file: URL, limits: CloudLimits) {
+    private convenience init(mode: Mode, configuration: EtcdConfiguration?, localCopyAt file: URL, limits: CloudLimits)
+    {
         do {
             try CloudStateDirectory.prepare(file.deletingLastPathComponent(), localCopy: file)
         } catch {
@@ -135,17 +150,21 @@ public final class CloudKeyValueStore: Sendable {
             return
         }
         // Topics of their own: a later successful save does not undo what was found (and moved aside) at start.
-        for (index, problem) in problems.enumerated() { core.report(problem, topic: .localCopyFinding(.atStart, index: index)) }
+        for (index, problem) in problems.enumerated() {
+            core.report(problem, topic: .localCopyFinding(.atStart, index: index))
+        }
     }
 
     init(
-        mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopyShare?, limits: CloudLimits,
+        mode: Mode, configuration: EtcdConfiguration?, state: CloudState, localCopy: CloudLocalCopyShare?,
+        limits: CloudLimits,
         writeMirror: (@Sendable (String, DefaultsValue?) -> Void)? = nil
     ) {
         self.mode = mode
         self.configuration = configuration
         let core = CloudStoreCore(
-            state: state, localCopy: localCopy, limits: limits, confirmsWrites: configuration != nil, writeMirror: writeMirror)
+            state: state, localCopy: localCopy, limits: limits, confirmsWrites: configuration != nil,
+            writeMirror: writeMirror)
         self.core = core
         let sync = configuration.map { EtcdSync(client: EtcdClient(configuration: $0), core: core) }
         self.sync = sync
@@ -163,10 +182,12 @@ public final class CloudKeyValueStore: Sendable {
 
     private func postNotifications() {
         let sender: @Sendable (CloudChange) -> Void = { [weak self] change in
-            NotificationCenter.default.post(name: CloudKeyValueStore.didChangeExternallyNotification, object: self, userInfo: [
-                NSUbiquitousKeyValueStoreChangeReasonKey: change.reason.rawValue,
-                NSUbiquitousKeyValueStoreChangedKeysKey: change.keys.sorted(),
-            ])
+            NotificationCenter.default.post(
+                name: CloudKeyValueStore.didChangeExternallyNotification, object: self,
+                userInfo: [
+                    NSUbiquitousKeyValueStoreChangeReasonKey: change.reason.rawValue,
+                    NSUbiquitousKeyValueStoreChangedKeysKey: change.keys.sorted()
+                ])
         }
         core.notificationSender.set(sender)
     }
@@ -206,9 +227,13 @@ public final class CloudKeyValueStore: Sendable {
     /// Development mode only: applies `changes` (`nil` removes a key) as if another machine had made them
     /// and tells observers with `reason` (for ``CloudChangeReason/quotaViolation`` the keys are only
     /// announced, nothing changes). Throws on any other store.
-    public func simulateExternalChange(_ changes: [String: DefaultsValue?], reason: CloudChangeReason = .serverChange) throws(DefaultsError) {
+    public func simulateExternalChange(_ changes: [String: DefaultsValue?], reason: CloudChangeReason = .serverChange)
+        throws(DefaultsError)
+    {
         guard mode == .development else {
-            throw DefaultsError(.cloud, message: "only the development store accepts simulated changes (this store's mode is \(mode.rawValue))")
+            throw DefaultsError(
+                .cloud,
+                message: "only the development store accepts simulated changes (this store's mode is \(mode.rawValue))")
         }
         core.change { state in
             guard reason != .quotaViolation else { return (Set(changes.keys), reason) }

@@ -62,8 +62,12 @@ extension CloudState {
 
     /// Makes `write`, an unsent write taken from a local copy, this store's pending write of `key` again
     /// (to be uploaded), made at `madeAt`.
-    mutating func restore(_ write: PendingWrite, forKey key: String, madeAt: Int64?, into outcome: inout LateCopyOutcome) {
-        var restored = PendingWrite(value: write.value, baseRevision: write.baseRevision, generation: nextGeneration, text: write.text, batch: write.batch)
+    mutating func restore(
+        _ write: PendingWrite, forKey key: String, madeAt: Int64?, into outcome: inout LateCopyOutcome
+    ) {
+        var restored = PendingWrite(
+            value: write.value, baseRevision: write.baseRevision, generation: nextGeneration, text: write.text,
+            batch: write.batch)
         restored.madeByEndedUpdate = write.madeByEndedUpdate || write.hasSteps
         pending[key] = restored
         nextGeneration += 1

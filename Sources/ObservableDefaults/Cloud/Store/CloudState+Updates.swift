@@ -11,7 +11,9 @@ struct CloudUpdateStep: Sendable {
     let transform: @Sendable (DefaultsValue?) throws -> DefaultsValue?
 
     /// Runs `steps` in order on `start`; a step that throws leaves the value as it is and goes to `failed`.
-    static func run(_ steps: [CloudUpdateStep], on start: DefaultsValue?, failed: (any Error) -> Void = { _ in }) -> DefaultsValue? {
+    static func run(_ steps: [CloudUpdateStep], on start: DefaultsValue?, failed: (any Error) -> Void = { _ in })
+        -> DefaultsValue?
+    {
         var value = start
         for step in steps {
             do { value = try step.transform(value) } catch { failed(error) }
@@ -39,18 +41,23 @@ extension CloudState {
     /// syncing store keeps the step with the key's pending write, to run again at upload. Returns whether
     /// memory changed.
     @discardableResult
-    mutating func applyLocalStep(_ step: CloudUpdateStep, value: DefaultsValue?, text: Data?, forKey key: String, syncs: Bool) -> Bool {
+    mutating func applyLocalStep(
+        _ step: CloudUpdateStep, value: DefaultsValue?, text: Data?, forKey key: String, syncs: Bool
+    ) -> Bool {
         let changed = setValue(value, forKey: key, text: text)
         guard syncs else {
             if changed { writeTimes[key] = CloudState.wallClockNow() }
             return changed
         }
         let batch = batchForWrite(of: key)
-        var write = pending[key] ?? {
-            var fresh = PendingWrite(value: value, baseRevision: serverRevisions[key] ?? 0, generation: nextGeneration, text: text)
-            fresh.chainStart = nil  // the steps run on the server's value
-            return fresh
-        }()
+        var write =
+            pending[key]
+            ?? {
+                var fresh = PendingWrite(
+                    value: value, baseRevision: serverRevisions[key] ?? 0, generation: nextGeneration, text: text)
+                fresh.chainStart = nil  // the steps run on the server's value
+                return fresh
+            }()
         write.value = value
         write.text = text ?? value.map(CloudValueText.encode)
         write.generation = nextGeneration
@@ -76,7 +83,9 @@ extension CloudState {
     /// with the value `uploaded` (``PendingWrite/value``, or that worked out again on the server's value):
     /// memory follows, unless a newer local write is pending; a newer pending write loses the steps the
     /// upload carried, and when it consists of later steps on the same value, it is to be worked out again.
-    mutating func confirmChain(_ write: PendingWrite, uploaded: DefaultsValue?, text: Data?, forKey key: String, revision: Int64) -> ChainConfirmation {
+    mutating func confirmChain(
+        _ write: PendingWrite, uploaded: DefaultsValue?, text: Data?, forKey key: String, revision: Int64
+    ) -> ChainConfirmation {
         inFlight[key] = nil
         updateInFlight[key] = nil
         let newest = revision >= knownRevisions[key] ?? 0

@@ -140,7 +140,9 @@ struct CloudState: Sendable {
     /// re-read, the answer to a refused upload); `text` is its JSON text as the server holds it (its size
     /// is recorded without encoding the value again). The server wins over a pending write based on an
     /// older revision. Returns whether the value readers see changed.
-    mutating func applyServerValue(_ value: DefaultsValue?, forKey key: String, revision: Int64, text: Data? = nil) -> Bool {
+    mutating func applyServerValue(_ value: DefaultsValue?, forKey key: String, revision: Int64, text: Data? = nil)
+        -> Bool
+    {
         if revision <= knownRevisions[key] ?? 0 { return false }  // seen already, or caused by this store
         if pending[key] == nil, let sent = updateInFlight[key], sent == value {
             // The echo of an update being confirmed: its confirmation sets memory. Not recorded as known, so
@@ -211,7 +213,8 @@ struct CloudState: Sendable {
     /// Takes in the server's whole namespace as read at `revision`, each value with its JSON text (keys in
     /// `undecodable` are left as they are); returns the keys whose value changed.
     mutating func applySnapshot(
-        _ server: [String: (value: DefaultsValue, revision: Int64, text: Data?)], at revision: Int64, undecodable: Set<String> = []
+        _ server: [String: (value: DefaultsValue, revision: Int64, text: Data?)], at revision: Int64,
+        undecodable: Set<String> = []
     ) -> Set<String> {
         var changed = Set<String>()
         for key in Set(server.keys).union(values.keys).union(pending.keys) where !undecodable.contains(key) {

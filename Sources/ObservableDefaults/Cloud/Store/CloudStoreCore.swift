@@ -149,7 +149,8 @@ final class CloudStoreCore: Sendable {
     /// change exactly when it was registered before the change became readable. With `deliverHere`, the
     /// calling thread delivers the change itself once the lock is released, unless deliveries are under
     /// way elsewhere (they take it, in order): the watch's path, which would otherwise wait for a hand-off.
-    func change(deliverHere: Bool = false, _ body: (inout CloudState) -> (keys: Set<String>, reason: CloudChangeReason)) {
+    func change(deliverHere: Bool = false, _ body: (inout CloudState) -> (keys: Set<String>, reason: CloudChangeReason))
+    {
         state.withLock { state in
             let (keys, reason) = body(&state)
             announce(keys, reason: reason, deliveredByCaller: deliverHere)
@@ -172,7 +173,9 @@ final class CloudStoreCore: Sendable {
     /// `skipping`, as a write is; recorded in the local copy. Returns the value stored.
     /// - Throws: the step's error, or a ``DefaultsError`` when the result is past ``limits`` (then also
     ///   announced as a quota violation); nothing changed then.
-    func applyUpdateLocally(_ key: String, _ step: CloudUpdateStep, skipping: Int?, syncs: Bool) throws -> DefaultsValue? {
+    func applyUpdateLocally(_ key: String, _ step: CloudUpdateStep, skipping: Int?, syncs: Bool) throws
+        -> DefaultsValue?
+    {
         enum Outcome { case retry, refused(String), unchanged, written }
         while true {
             let (current, generation) = state.withLock { ($0.values[key], $0.pending[key]?.generation) }
@@ -180,7 +183,10 @@ final class CloudStoreCore: Sendable {
             let text = value.map(CloudValueText.encode)
             let outcome = state.withLock { state -> Outcome in
                 guard state.values[key] == current, state.pending[key]?.generation == generation else { return .retry }
-                if value != nil, let why = limits.violation(key: key, valueBytes: text?.count, sizes: state.sizes, totalBytes: state.totalBytes) {
+                if value != nil,
+                    let why = limits.violation(
+                        key: key, valueBytes: text?.count, sizes: state.sizes, totalBytes: state.totalBytes)
+                {
                     return .refused(why)
                 }
                 let changed = state.applyLocalStep(step, value: value, text: text, forKey: key, syncs: syncs)
@@ -284,14 +290,20 @@ final class CloudStoreCore: Sendable {
             return
         }
         clear(.localCopyUnread)
-        for (index, problem) in late.problems.enumerated() { report(problem, topic: .localCopyFinding(.late, index: index)) }
+        for (index, problem) in late.problems.enumerated() {
+            report(problem, topic: .localCopyFinding(.late, index: index))
+        }
         guard let copy = late.state else { return }
         var outcome = LateCopyOutcome()
         change { state in
             outcome = state.takeInLateCopy(copy)
             return (outcome.changed, .initialSync)
         }
-        reportDroppedWrites(outcome.dropped, because: "the local copy it was kept in, read late, came from another account (cluster, namespace or user) than the server's")
+        reportDroppedWrites(
+            outcome.dropped,
+            because:
+                "the local copy it was kept in, read late, came from another account (cluster, namespace or user) than the server's"
+        )
         if outcome.restoredWrites { uploadWanted.current?(()) }
     }
 
@@ -302,7 +314,9 @@ final class CloudStoreCore: Sendable {
         guard let share else { return }
         var problems: [DefaultsError] = []
         let orphans = share.adoptOrphans { problems.append($0) }
-        for (index, problem) in problems.enumerated() { report(problem, topic: .localCopyFinding(.ofEndedProcess, index: index)) }
+        for (index, problem) in problems.enumerated() {
+            report(problem, topic: .localCopyFinding(.ofEndedProcess, index: index))
+        }
         guard !orphans.isEmpty else { return }
         var dropped: [String] = []
         var restored = false

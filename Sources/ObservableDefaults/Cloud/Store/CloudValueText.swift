@@ -15,7 +15,8 @@ enum CloudValueText {
             parsed = try JSONReader.parseDocument(data)
         } catch {
             let preview = String(decoding: data.prefix(80), as: UTF8.self)
-            throw DefaultsError(.cloud, message: "the server holds a value that is not JSON (\(error.message)): \(preview)", key: key)
+            throw DefaultsError(
+                .cloud, message: "the server holds a value that is not JSON (\(error.message)): \(preview)", key: key)
         }
         guard let parsed else {
             throw DefaultsError(.cloud, message: "the server holds null, which is not a value", key: key)

@@ -35,7 +35,11 @@ import Observation
 ///     `OBSERVABLE_DEFAULTS_DEV_MODE=true` and `XCODE_RUNNING_FOR_PREVIEWS=1` turn it on too.
 ///   - defaultIsolationIsMainActor: The class is main-actor isolated by the module's default isolation;
 ///     outside changes are then delivered on the main actor (as for an explicit `@MainActor` class).
-@attached(member, names: named(_od_registrar), named(_od_binding), named(_prefix), named(_syncImmediately), named(_developmentMode), named(_developmentMode_), named(_cloudStore), named(_cloudObserver), named(CloudObservation), named(_od_startCloudObservation), named(init), named(update), named(performBatchUpdates), arbitrary)
+@attached(
+    member, names: named(_od_registrar), named(_od_binding), named(_prefix), named(_syncImmediately),
+    named(_developmentMode), named(_developmentMode_), named(_cloudStore), named(_cloudObserver),
+    named(CloudObservation), named(_od_startCloudObservation), named(init), named(update), named(performBatchUpdates),
+    arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: Observation.Observable)
 public macro ObservableCloud(
@@ -54,7 +58,8 @@ public macro ObservableCloud(
 ///   evaluated once per object; the property name when `nil` or omitted.
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_od_willSet_), prefixed(_od_didSet_))
-public macro CloudBacked(keyValueStoreKey: String? = nil) = #externalMacro(module: "ObservableDefaultsMacros", type: "CloudBackedMacro")
+public macro CloudBacked(keyValueStoreKey: String? = nil) =
+    #externalMacro(module: "ObservableDefaultsMacros", type: "CloudBackedMacro")
 
 /// Sets the key a property of an `@ObservableCloud` class is stored under (before the prefix).
 ///
@@ -62,4 +67,5 @@ public macro CloudBacked(keyValueStoreKey: String? = nil) = #externalMacro(modul
 ///   where the property is declared (a constant, an interpolation); evaluated once per object. The
 ///   property name when `nil` or omitted.
 @attached(peer)
-public macro CloudKey(keyValueStoreKey: String? = nil) = #externalMacro(module: "ObservableDefaultsMacros", type: "CloudKeyMacro")
+public macro CloudKey(keyValueStoreKey: String? = nil) =
+    #externalMacro(module: "ObservableDefaultsMacros", type: "CloudKeyMacro")

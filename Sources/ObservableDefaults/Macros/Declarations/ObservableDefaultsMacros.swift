@@ -20,7 +20,9 @@ import Observation
 ///     default on this platform: also hear other processes and hand edits of the file).
 ///   - defaultIsolationIsMainActor: The class is main-actor isolated by the module's default isolation;
 ///     outside changes are then delivered on the main actor (as for an explicit `@MainActor` class).
-@attached(member, names: named(_od_registrar), named(_od_binding), named(init), named(observerStarter), named(update), named(performBatchUpdates), arbitrary)
+@attached(
+    member, names: named(_od_registrar), named(_od_binding), named(init), named(observerStarter), named(update),
+    named(performBatchUpdates), arbitrary)
 @attached(memberAttribute)
 @attached(extension, conformances: Observation.Observable)
 public macro ObservableDefaults(
@@ -40,7 +42,8 @@ public macro ObservableDefaults(
 ///   evaluated once per object; the property name when `nil` or omitted.
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(_od_willSet_), prefixed(_od_didSet_))
-public macro DefaultsBacked(userDefaultsKey: String? = nil) = #externalMacro(module: "ObservableDefaultsMacros", type: "DefaultsBackedMacro")
+public macro DefaultsBacked(userDefaultsKey: String? = nil) =
+    #externalMacro(module: "ObservableDefaultsMacros", type: "DefaultsBackedMacro")
 
 /// Sets the key a property is stored under (before the prefix).
 ///
@@ -48,7 +51,8 @@ public macro DefaultsBacked(userDefaultsKey: String? = nil) = #externalMacro(mod
 ///   where the property is declared (a constant, an interpolation); evaluated once per object. The
 ///   property name when `nil` or omitted.
 @attached(peer)
-public macro DefaultsKey(userDefaultsKey: String? = nil) = #externalMacro(module: "ObservableDefaultsMacros", type: "DefaultsKeyMacro")
+public macro DefaultsKey(userDefaultsKey: String? = nil) =
+    #externalMacro(module: "ObservableDefaultsMacros", type: "DefaultsKeyMacro")
 
 /// Makes the property observable without storing it.
 @attached(accessor, names: named(init), named(get), named(set))

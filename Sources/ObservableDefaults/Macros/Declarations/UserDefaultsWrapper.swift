@@ -22,13 +22,16 @@ public struct UserDefaultsWrapper<Value> {
         do {
             suite.set(try slot.codec.encode(value), forKey: slot.key)
         } catch {
-            suite.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(Stored.self): \(error)",
-                                       fileURL: suite.fileURL, key: slot.key))
+            suite.report(
+                DefaultsError(
+                    .unsupportedValue, message: "cannot encode a value of type \(Stored.self): \(error)",
+                    fileURL: suite.fileURL, key: slot.key))
         }
     }
 }
 
-extension UserDefaultsWrapper where Value: RawRepresentable & DefaultsValueConvertible & Codable, Value.RawValue: DefaultsValueConvertible {
+extension UserDefaultsWrapper
+where Value: RawRepresentable & DefaultsValueConvertible & Codable, Value.RawValue: DefaultsValueConvertible {
     /// Reads a raw-representable property-list value (the raw value; reading falls back to the value's own form) stored under `key`, or `defaultValue` when the key is absent or does not fit.
     public nonisolated static func getValue(_ key: String, _ defaultValue: Value, _ store: DefaultsSuite) -> Value {
         read(_defaultsSlot(key: key, defaultValue), from: store)
@@ -50,7 +53,8 @@ extension UserDefaultsWrapper where Value: RawRepresentable & DefaultsValueConve
     }
 }
 
-extension UserDefaultsWrapper where Value: RawRepresentable & DefaultsValueConvertible, Value.RawValue: DefaultsValueConvertible {
+extension UserDefaultsWrapper
+where Value: RawRepresentable & DefaultsValueConvertible, Value.RawValue: DefaultsValueConvertible {
     /// Reads a raw-representable property-list value (the raw value; reading falls back to the value's own form) stored under `key`, or `defaultValue` when the key is absent or does not fit.
     public nonisolated static func getValue(_ key: String, _ defaultValue: Value, _ store: DefaultsSuite) -> Value {
         read(_defaultsSlot(key: key, defaultValue), from: store)

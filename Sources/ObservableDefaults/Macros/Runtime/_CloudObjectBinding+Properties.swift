@@ -16,8 +16,9 @@ extension _CloudObjectBinding {
             load: { store, fullKey in slot.load(from: store, fullKey: fullKey) },
             apply: { store, fullKey in
                 guard let host = weakHost.object else { return }
-                slot.apply(from: store, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
-                           willSet: willSet, didSet: didSet)
+                slot.apply(
+                    from: store, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
+                    willSet: willSet, didSet: didSet)
             })
     }
 
@@ -36,8 +37,10 @@ extension _CloudObjectBinding {
                 MainQueue.run {
                     guard let host = weakHost.object else { return }
                     let (slot, keyPath) = captured.wrapped
-                    slot.apply(from: store, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
-                               willSet: willSet.map { body in { body($0, $1) } }, didSet: didSet.map { body in { body($0, $1) } })
+                    slot.apply(
+                        from: store, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
+                        willSet: willSet.map { body in { body($0, $1) } },
+                        didSet: didSet.map { body in { body($0, $1) } })
                 }
             })
     }

@@ -24,11 +24,13 @@ extension _CloudObjectBinding {
         }
         guard let property, let slot = property.slot as? _DefaultsSlot<Value> else {
             throw DefaultsError(
-                .unsupportedValue, message: "the key path \(keyPath) is not a persisted property of \(Host.self) (it is @ObservableOnly, "
+                .unsupportedValue,
+                message: "the key path \(keyPath) is not a persisted property of \(Host.self) (it is @ObservableOnly, "
                     + "@Ignore or computed, or the object's observation has not started)")
         }
         let (fullKey, skipped) = _propertyWriteKey(
-            property.key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
+            property.key, prefix: configuration.prefix, ownObserver: configuration.observer,
+            sharedKeys: configuration.sharedKeys)
         let fallback = slot.fallback(from: store, fullKey: fullKey).value
         // The slot and the default are only read (the codec is immutable); the transform is the caller's.
         let captured = _DefaultsUnchecked(wrapped: (slot, fallback))
@@ -37,7 +39,11 @@ extension _CloudObjectBinding {
             var value = fallback
             if let current {
                 guard let decoded = slot.codec.decode(current) else {
-                    throw DefaultsError(.wrongType, message: "the key holds \(EtcdAnswer.describe(current)), not a value of type \(Value.self): the update was not made", key: fullKey)
+                    throw DefaultsError(
+                        .wrongType,
+                        message:
+                            "the key holds \(EtcdAnswer.describe(current)), not a value of type \(Value.self): the update was not made",
+                        key: fullKey)
                 }
                 value = decoded
             }

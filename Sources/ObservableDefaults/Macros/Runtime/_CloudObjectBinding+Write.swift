@@ -24,8 +24,9 @@ extension _CloudObjectBinding {
         registrar: Observation.ObservationRegistrar,
         willSet: ((Value) -> Void)? = nil, didSet: ((Value) -> Void)? = nil
     ) {
-        slot.write(newValue, to: cloudWriteTarget(for: slot.key), keyPath: keyPath, on: host, registrar: registrar,
-                   willSet: willSet, didSet: didSet)
+        slot.write(
+            newValue, to: cloudWriteTarget(for: slot.key), keyPath: keyPath, on: host, registrar: registrar,
+            willSet: willSet, didSet: didSet)
     }
 
     /// Where a property write goes: the store, the full key, the observer the write is not announced to
@@ -43,7 +44,9 @@ extension _CloudObjectBinding {
         @usableFromInline
         func reportUnencodable(_ type: Any.Type, _ error: any Error) {
             store._withUnsafeGuaranteedRef {
-                $0.core.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
+                $0.core.report(
+                    DefaultsError(
+                        .unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
             }
         }
 
@@ -53,7 +56,9 @@ extension _CloudObjectBinding {
         func accept(_ stored: DefaultsValue?) -> CloudPreparedWrite? {
             store._withUnsafeGuaranteedRef { store in
                 let checked = store.prepare(stored, forKey: fullKey)
-                    .flatMap { prepared in store.refusal(of: prepared, forKey: fullKey).map { .failure($0) } ?? .success(prepared) }
+                    .flatMap { prepared in
+                        store.refusal(of: prepared, forKey: fullKey).map { .failure($0) } ?? .success(prepared)
+                    }
                 switch checked {
                 case .success(let prepared): return prepared
                 case .failure(let refusal):
@@ -95,10 +100,12 @@ extension _CloudObjectBinding {
         let unretained = writeConfiguration.publishedUnretained ?? Unmanaged.passUnretained(currentWriteConfiguration)
         return unretained._withUnsafeGuaranteedRef { configuration in
             let (fullKey, skipped) = _propertyWriteKey(
-                key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
-            return CloudWriteTarget(store: Unmanaged.passUnretained(configuration.store), fullKey: fullKey, skippedObserver: skipped,
-                                    syncImmediately: configuration.syncImmediately,
-                                    keepsAssignedNil: configuration.keepsAssignedNil)
+                key, prefix: configuration.prefix, ownObserver: configuration.observer,
+                sharedKeys: configuration.sharedKeys)
+            return CloudWriteTarget(
+                store: Unmanaged.passUnretained(configuration.store), fullKey: fullKey, skippedObserver: skipped,
+                syncImmediately: configuration.syncImmediately,
+                keepsAssignedNil: configuration.keepsAssignedNil)
         }
     }
 }

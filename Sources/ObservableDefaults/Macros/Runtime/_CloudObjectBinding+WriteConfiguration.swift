@@ -17,8 +17,10 @@ extension _CloudObjectBinding {
         let syncImmediately: Bool
         let keepsAssignedNil: Bool
 
-        init(store: CloudKeyValueStore, prefix: String, observer: Int?, sharedKeys: Set<String>, syncImmediately: Bool,
-             keepsAssignedNil: Bool) {
+        init(
+            store: CloudKeyValueStore, prefix: String, observer: Int?, sharedKeys: Set<String>, syncImmediately: Bool,
+            keepsAssignedNil: Bool
+        ) {
             self.store = store
             self.prefix = prefix
             self.observer = observer
@@ -36,9 +38,10 @@ extension _CloudObjectBinding {
             if let published = writeConfiguration.published { return published }
             let store = state.fixedStore ?? Self.chosenStore(&state, environment: ProcessInfo.processInfo.environment)
             state.fixedStore = store
-            return writeConfiguration.publish(WriteConfiguration(
-                store: store, prefix: state.prefix, observer: state.observerToken, sharedKeys: state.sharedKeys,
-                syncImmediately: state.syncImmediately, keepsAssignedNil: store === state.developmentStore))
+            return writeConfiguration.publish(
+                WriteConfiguration(
+                    store: store, prefix: state.prefix, observer: state.observerToken, sharedKeys: state.sharedKeys,
+                    syncImmediately: state.syncImmediately, keepsAssignedNil: store === state.developmentStore))
         }
     }
 }

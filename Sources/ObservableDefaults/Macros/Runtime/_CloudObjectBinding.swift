@@ -53,7 +53,8 @@ public final class _CloudObjectBinding: Sendable {
     /// object starts or first writes, and a later `store:` is ignored (the object's values came from the
     /// first one).
     public func configure(
-        prefix: String? = nil, syncImmediately: Bool? = nil, developmentMode: Bool? = nil, store: CloudKeyValueStore? = nil
+        prefix: String? = nil, syncImmediately: Bool? = nil, developmentMode: Bool? = nil,
+        store: CloudKeyValueStore? = nil
     ) {
         state.withLock { state in
             if let prefix { state.prefix = prefix }
@@ -81,7 +82,9 @@ public final class _CloudObjectBinding: Sendable {
     /// in development mode a store of this object's own, in memory (as the Apple library keeps each
     /// object's values in the object), else ``CloudKeyValueStore/default``.
     public var store: CloudKeyValueStore {
-        state.withLock { state in state.fixedStore ?? Self.chosenStore(&state, environment: ProcessInfo.processInfo.environment) }
+        state.withLock { state in
+            state.fixedStore ?? Self.chosenStore(&state, environment: ProcessInfo.processInfo.environment)
+        }
     }
 
     // MARK: - Choosing the store
@@ -108,7 +111,9 @@ public final class _CloudObjectBinding: Sendable {
     }
 
     /// The decision behind ``store``, with the environment passed in (tests inject one).
-    static func storeChoice(explicit: CloudKeyValueStore?, developmentMode: Bool, environment: [String: String]) -> StoreChoice {
+    static func storeChoice(explicit: CloudKeyValueStore?, developmentMode: Bool, environment: [String: String])
+        -> StoreChoice
+    {
         if let explicit { return .explicit(explicit) }
         if isDevelopmentMode(requested: developmentMode, environment: environment) { return .development }
         #if DEBUG
@@ -121,7 +126,9 @@ public final class _CloudObjectBinding: Sendable {
     /// The store ``storeChoice(explicit:developmentMode:environment:)`` picks for `state`, making the
     /// object's own development store the first time it is picked.
     static func chosenStore(_ state: inout State, environment: [String: String]) -> CloudKeyValueStore {
-        switch storeChoice(explicit: state.explicitStore, developmentMode: state.developmentMode, environment: environment) {
+        switch storeChoice(
+            explicit: state.explicitStore, developmentMode: state.developmentMode, environment: environment)
+        {
         case .explicit(let store): return store
         case .default: return .default
         case .development:
@@ -151,26 +158,30 @@ public final class _CloudObjectBinding: Sendable {
     public func start(_ list: _CloudPropertyList, isolation: (any Actor)? = nil) -> DefaultsObservation? {
         let onMainActor = isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } ?? false
         let (store, prefix) = target
-        return _ObjectStart.start(list.properties, prefix: prefix, source: store, install: { updaters in
-            state.withLock { state in
-                state.updaters = updaters
-                state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
-                state.appliesOnMainActor = onMainActor
-                state.observerToken = nil
-                writeConfiguration.withdraw()
-            }
-        }, observe: { keys in
-            let core = store.core
-            let token = core.addObserver(.init(
-                filter: DefaultsKeyFilter(keys: keys, prefix: nil),
-                handler: { [weak self] change in self?.handle(change) },
-                hearsLocalWrites: true))
-            state.withLock { state in
-                state.observerToken = token
-                writeConfiguration.withdraw()
-            }
-            return DefaultsObservation { core.removeObserver(token) }
-        })
+        return _ObjectStart.start(
+            list.properties, prefix: prefix, source: store,
+            install: { updaters in
+                state.withLock { state in
+                    state.updaters = updaters
+                    state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
+                    state.appliesOnMainActor = onMainActor
+                    state.observerToken = nil
+                    writeConfiguration.withdraw()
+                }
+            },
+            observe: { keys in
+                let core = store.core
+                let token = core.addObserver(
+                    .init(
+                        filter: DefaultsKeyFilter(keys: keys, prefix: nil),
+                        handler: { [weak self] change in self?.handle(change) },
+                        hearsLocalWrites: true))
+                state.withLock { state in
+                    state.observerToken = token
+                    writeConfiguration.withdraw()
+                }
+                return DefaultsObservation { core.removeObserver(token) }
+            })
     }
 
     /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys).

@@ -18,8 +18,11 @@ struct _DefaultsApplyTurn: ~Copyable {
     /// Runs `pass` on this thread while the turn is held, once more for every request to go again; returns
     /// at once, after asking the holder to go again, when another thread holds it.
     func take(_ pass: () -> Void) {
-        while !state.compareExchange(expected: Self.idle, desired: Self.busy, ordering: .acquiringAndReleasing).exchanged {
-            let (asked, found) = state.compareExchange(expected: Self.busy, desired: Self.again, ordering: .acquiringAndReleasing)
+        while !state.compareExchange(expected: Self.idle, desired: Self.busy, ordering: .acquiringAndReleasing)
+            .exchanged
+        {
+            let (asked, found) = state.compareExchange(
+                expected: Self.busy, desired: Self.again, ordering: .acquiringAndReleasing)
             if asked || found == Self.again { return }
             // The holder let go meanwhile: take the turn.
         }
@@ -28,7 +31,9 @@ struct _DefaultsApplyTurn: ~Copyable {
 
     /// Lets go of the turn, unless another thread asked for one more pass (then keeps it: `false`).
     private func release() -> Bool {
-        if state.compareExchange(expected: Self.busy, desired: Self.idle, ordering: .acquiringAndReleasing).exchanged { return true }
+        if state.compareExchange(expected: Self.busy, desired: Self.idle, ordering: .acquiringAndReleasing).exchanged {
+            return true
+        }
         state.store(Self.busy, ordering: .sequentiallyConsistent)
         return false
     }

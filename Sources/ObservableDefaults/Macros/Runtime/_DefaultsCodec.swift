@@ -21,16 +21,21 @@ extension _DefaultsCodec where Value: DefaultsValueConvertible {
 extension _DefaultsCodec where Value: RawRepresentable, Value.RawValue: DefaultsValueConvertible {
     /// A raw-representable value, stored as its raw value.
     static var rawValue: Self {
-        Self(encode: { $0.rawValue.defaultsValue }, decode: { Value.RawValue(defaultsValue: $0).flatMap(Value.init(rawValue:)) })
+        Self(
+            encode: { $0.rawValue.defaultsValue },
+            decode: { Value.RawValue(defaultsValue: $0).flatMap(Value.init(rawValue:)) })
     }
 }
 
-extension _DefaultsCodec where Value: RawRepresentable & DefaultsValueConvertible, Value.RawValue: DefaultsValueConvertible {
+extension _DefaultsCodec
+where Value: RawRepresentable & DefaultsValueConvertible, Value.RawValue: DefaultsValueConvertible {
     /// Stored as its raw value; reading falls back to the value's own property-list form.
     static var rawValueWithFallback: Self {
-        Self(encode: { $0.rawValue.defaultsValue }, decode: { stored in
-            Value.RawValue(defaultsValue: stored).flatMap(Value.init(rawValue:)) ?? Value(defaultsValue: stored)
-        })
+        Self(
+            encode: { $0.rawValue.defaultsValue },
+            decode: { stored in
+                Value.RawValue(defaultsValue: stored).flatMap(Value.init(rawValue:)) ?? Value(defaultsValue: stored)
+            })
     }
 }
 
@@ -38,16 +43,18 @@ extension _DefaultsCodec where Value: Codable {
     /// A Codable value, stored as its natural structure; reading also accepts JSON in data or in a base64 string
     /// (the Apple library's form).
     static var codable: Self {
-        Self(encode: { try DefaultsValueEncoder().encode($0) }, decode: { stored in
-            if let value = try? DefaultsValueDecoder().decode(Value.self, from: stored) { return value }
-            let json: Data?
-            switch stored {
-            case .data(let data): json = data
-            case .string(let text): json = Data(base64Encoded: text) ?? Data(text.utf8)
-            default: json = nil
-            }
-            return json.flatMap { try? JSONDecoder().decode(Value.self, from: $0) }
-        })
+        Self(
+            encode: { try DefaultsValueEncoder().encode($0) },
+            decode: { stored in
+                if let value = try? DefaultsValueDecoder().decode(Value.self, from: stored) { return value }
+                let json: Data?
+                switch stored {
+                case .data(let data): json = data
+                case .string(let text): json = Data(base64Encoded: text) ?? Data(text.utf8)
+                default: json = nil
+                }
+                return json.flatMap { try? JSONDecoder().decode(Value.self, from: $0) }
+            })
     }
 }
 

@@ -53,7 +53,9 @@ extension NSDate: _DefaultsFoundationObject {
         return NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate) as? Self
     }
     /// Stored as a date.
-    public var _defaultsValue: DefaultsValue { .date(Date(timeIntervalSinceReferenceDate: timeIntervalSinceReferenceDate)) }
+    public var _defaultsValue: DefaultsValue {
+        .date(Date(timeIntervalSinceReferenceDate: timeIntervalSinceReferenceDate))
+    }
 }
 
 extension NSURL: _DefaultsFoundationObject {

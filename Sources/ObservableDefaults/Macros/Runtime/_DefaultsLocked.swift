@@ -1,8 +1,8 @@
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A lock-protected variable for the generated code's per-property copies, whose reads are on the hot path

@@ -18,8 +18,9 @@ extension _DefaultsObjectBinding {
             follow: { suite, fullKey in slot.follow(suite, fullKey: fullKey) },
             apply: { suite, fullKey in
                 guard let host = weakHost.object else { return }
-                slot.apply(from: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
-                           willSet: willSet, didSet: didSet)
+                slot.apply(
+                    from: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
+                    willSet: willSet, didSet: didSet)
             })
     }
 
@@ -39,8 +40,10 @@ extension _DefaultsObjectBinding {
                 MainQueue.run {
                     guard let host = weakHost.object else { return }
                     let (slot, keyPath) = captured.wrapped
-                    slot.apply(from: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
-                               willSet: willSet.map { body in { body($0, $1) } }, didSet: didSet.map { body in { body($0, $1) } })
+                    slot.apply(
+                        from: suite, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
+                        willSet: willSet.map { body in { body($0, $1) } },
+                        didSet: didSet.map { body in { body($0, $1) } })
                 }
             })
     }

@@ -24,9 +24,11 @@ extension _DefaultsObjectBinding {
             state.updaters.values.lazy.flatMap { $0 }.first { $0.keyPath == keyPath }
         }
         guard let property,
-              let slot = property.slot as? _DefaultsSlot<Value> else {
+            let slot = property.slot as? _DefaultsSlot<Value>
+        else {
             throw DefaultsError(
-                .unsupportedValue, message: "the key path \(keyPath) is not a persisted property of \(Host.self) (it is @ObservableOnly, "
+                .unsupportedValue,
+                message: "the key path \(keyPath) is not a persisted property of \(Host.self) (it is @ObservableOnly, "
                     + "@Ignore or computed, or observerStarter() has not run)", fileURL: suite.fileURL)
         }
         let fullKey = prefix + property.key
@@ -41,8 +43,9 @@ extension _DefaultsObjectBinding {
                 let value: Value
                 if let current {
                     guard let decoded = slot.codec.decode(current) else {
-                        throw _DefaultsMismatch.error(for: current, expected: Value.self, key: fullKey, in: suite,
-                                                      consequence: "the update was not made")
+                        throw _DefaultsMismatch.error(
+                            for: current, expected: Value.self, key: fullKey, in: suite,
+                            consequence: "the update was not made")
                     }
                     value = decoded
                 } else {

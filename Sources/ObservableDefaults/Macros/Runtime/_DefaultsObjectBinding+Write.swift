@@ -26,8 +26,9 @@ extension _DefaultsObjectBinding {
         registrar: Observation.ObservationRegistrar,
         willSet: ((Value) -> Void)? = nil, didSet: ((Value) -> Void)? = nil
     ) {
-        slot.write(newValue, to: writeTarget(for: slot.key), keyPath: keyPath, on: host, registrar: registrar,
-                   willSet: willSet, didSet: didSet)
+        slot.write(
+            newValue, to: writeTarget(for: slot.key), keyPath: keyPath, on: host, registrar: registrar,
+            willSet: willSet, didSet: didSet)
     }
 
     /// Where a property write goes: the suite, the full key, and the observer the write is not announced
@@ -46,7 +47,9 @@ extension _DefaultsObjectBinding {
         @usableFromInline
         func reportUnencodable(_ type: Any.Type, _ error: any Error) {
             suite._withUnsafeGuaranteedRef {
-                $0.report(DefaultsError(.unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
+                $0.report(
+                    DefaultsError(
+                        .unsupportedValue, message: "cannot encode a value of type \(type): \(error)", key: fullKey))
             }
         }
 
@@ -80,12 +83,15 @@ extension _DefaultsObjectBinding {
         /// ``write(_:alongside:)`` with the handle on the key's change in the suite's memory that the
         /// property kept: a write with a current one does not look the key up.
         @usableFromInline
-        func write(_ accepted: consuming DefaultsValue?, handle: PendingHandle?, alongside: (PendingHandle?) -> Void) -> Bool {
+        func write(_ accepted: consuming DefaultsValue?, handle: PendingHandle?, alongside: (PendingHandle?) -> Void)
+            -> Bool
+        {
             // Moved into the closure through an optional (a closure cannot consume a parameter it captures).
             var moved = Optional(consume accepted)
             suite._withUnsafeGuaranteedRef {
-                $0.storage.apply(moved.take()!, forKey: fullKey, validated: true, skipping: skippedObserver, handle: handle,
-                                 alongside: alongside)
+                $0.storage.apply(
+                    moved.take()!, forKey: fullKey, validated: true, skipping: skippedObserver, handle: handle,
+                    alongside: alongside)
             }
             return true
         }
@@ -98,8 +104,10 @@ extension _DefaultsObjectBinding {
         let unretained = writeConfiguration.publishedUnretained ?? Unmanaged.passUnretained(currentWriteConfiguration)
         return unretained._withUnsafeGuaranteedRef { configuration in
             let (fullKey, skipped) = _propertyWriteKey(
-                key, prefix: configuration.prefix, ownObserver: configuration.observer, sharedKeys: configuration.sharedKeys)
-            return WriteTarget(suite: Unmanaged.passUnretained(configuration.suite), fullKey: fullKey, skippedObserver: skipped)
+                key, prefix: configuration.prefix, ownObserver: configuration.observer,
+                sharedKeys: configuration.sharedKeys)
+            return WriteTarget(
+                suite: Unmanaged.passUnretained(configuration.suite), fullKey: fullKey, skippedObserver: skipped)
         }
     }
 }

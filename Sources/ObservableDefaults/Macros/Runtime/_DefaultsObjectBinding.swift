@@ -45,8 +45,12 @@ public final class _DefaultsObjectBinding: Sendable {
     ///   - ignoreExternalChanges: Changes made elsewhere update the values without notifying.
     ///   - limitToInstance: Observe changes made in this process only.
     ///   - mainActor: The class is main-actor isolated: outside changes are applied on the main actor.
-    public init(suiteName: String?, prefix: String, ignoreExternalChanges: Bool, limitToInstance: Bool, mainActor: Bool) {
-        state = Locked(State(suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges, limitToInstance: limitToInstance))
+    public init(suiteName: String?, prefix: String, ignoreExternalChanges: Bool, limitToInstance: Bool, mainActor: Bool)
+    {
+        state = Locked(
+            State(
+                suiteName: suiteName, prefix: prefix, ignoreExternalChanges: ignoreExternalChanges,
+                limitToInstance: limitToInstance))
         self.mainActor = mainActor
     }
 
@@ -84,8 +88,9 @@ public final class _DefaultsObjectBinding: Sendable {
             if let published = writeConfiguration.published { return published }
             let suite = state.suite ?? Self.open(state.suiteName)
             state.suite = suite
-            return writeConfiguration.publish(WriteConfiguration(
-                suite: suite, prefix: state.prefix, observer: state.observerToken, sharedKeys: state.sharedKeys))
+            return writeConfiguration.publish(
+                WriteConfiguration(
+                    suite: suite, prefix: state.prefix, observer: state.observerToken, sharedKeys: state.sharedKeys))
         }
     }
 
@@ -94,7 +99,8 @@ public final class _DefaultsObjectBinding: Sendable {
         do {
             return try DefaultsSuite(name: name)
         } catch {
-            FileHandle.standardError.write(Data("ObservableDefaults: cannot open suite '\(name)' (\(error)); using the standard suite\n".utf8))
+            FileHandle.standardError.write(
+                Data("ObservableDefaults: cannot open suite '\(name)' (\(error)); using the standard suite\n".utf8))
             return .standard
         }
     }
@@ -118,29 +124,33 @@ public final class _DefaultsObjectBinding: Sendable {
             property.silent = ignoreExternal || ignoring.contains(property.keyPath)
             return property
         }
-        _ObjectStart.start(properties, prefix: prefix, source: suite, install: { updaters in
-            state.withLock { state in
-                state.updaters = updaters
-                state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
-                state.appliesOnMainActor = onMainActor
-                state.observation?.cancel()
-                state.observation = nil
-                state.observerToken = nil
-                writeConfiguration.withdraw()
-            }
-        }, observe: { keys in
-            // Added to the storage directly (not with `observe`) to learn the token the object's writes skip.
-            let storage = suite.storage
-            let token = storage.addObserver(.init(
-                filter: DefaultsKeyFilter(keys: keys, prefix: nil), scope: limit ? .thisProcess : .allProcesses,
-                handler: { [weak self] change in self?.handle(change) }))
-            let observation = DefaultsObservation { storage.removeObserver(token) }
-            state.withLock { state in
-                state.observation = observation
-                state.observerToken = token
-                writeConfiguration.withdraw()
-            }
-        })
+        _ObjectStart.start(
+            properties, prefix: prefix, source: suite,
+            install: { updaters in
+                state.withLock { state in
+                    state.updaters = updaters
+                    state.sharedKeys = Set(updaters.lazy.filter { $0.value.count > 1 }.map(\.key))
+                    state.appliesOnMainActor = onMainActor
+                    state.observation?.cancel()
+                    state.observation = nil
+                    state.observerToken = nil
+                    writeConfiguration.withdraw()
+                }
+            },
+            observe: { keys in
+                // Added to the storage directly (not with `observe`) to learn the token the object's writes skip.
+                let storage = suite.storage
+                let token = storage.addObserver(
+                    .init(
+                        filter: DefaultsKeyFilter(keys: keys, prefix: nil), scope: limit ? .thisProcess : .allProcesses,
+                        handler: { [weak self] change in self?.handle(change) }))
+                let observation = DefaultsObservation { storage.removeObserver(token) }
+                state.withLock { state in
+                    state.observation = observation
+                    state.observerToken = token
+                    writeConfiguration.withdraw()
+                }
+            })
     }
 
     /// Routes a change to the properties mapped to the changed keys (cost proportional to the keys). Silent
@@ -151,7 +161,11 @@ public final class _DefaultsObjectBinding: Sendable {
             var keys = change.keys
             for key in change.keys where state.updating[key] != nil || state.applying.contains(key) {
                 keys.remove(key)
-                if state.updating[key] != nil { state.changedWhileUpdating.insert(key) } else { state.applyAgain.insert(key) }
+                if state.updating[key] != nil {
+                    state.changedWhileUpdating.insert(key)
+                } else {
+                    state.applyAgain.insert(key)
+                }
             }
             return (state.suite, state.updaters, state.appliesOnMainActor, keys)
         }

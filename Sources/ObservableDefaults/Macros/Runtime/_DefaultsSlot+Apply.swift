@@ -20,8 +20,9 @@ extension _DefaultsSlot {
         willSet: ((Host, Value) -> Void)?, didSet: ((Host, Value) -> Void)?
     ) {
         applyTurn.take {
-            applyOnce(from: source, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
-                      willSet: willSet, didSet: didSet)
+            applyOnce(
+                from: source, fullKey: fullKey, host: host, keyPath: keyPath, registrar: registrar,
+                willSet: willSet, didSet: didSet)
         }
     }
 

@@ -38,7 +38,9 @@ extension _DefaultsSlot {
         let stored = target.storedForm(of: accepted)
         // A removal leaves the copy holding the fallback (or the `nil` itself, see `keepsAssignedNil`); any
         // other write, the new value.
-        let removal = stored != nil ? nil : target.keepsAssignedNil ? State(value: newValue, stored: nil) : target.fallback(of: self)
+        let removal =
+            stored != nil
+            ? nil : target.keepsAssignedNil ? State(value: newValue, stored: nil) : target.fallback(of: self)
         // Compared under the copy's lock without copying the copy out; the old value only for `didSet`.
         // With the handle on the key's change in the target's memory that the last write kept (`State.handle`).
         let (copyChanges, old, handle) = state.withLock { current -> (Bool, Value?, PendingHandle?) in

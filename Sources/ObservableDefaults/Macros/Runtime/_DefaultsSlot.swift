@@ -117,8 +117,9 @@ public final class _DefaultsSlot<Value> {
     ) -> State? {
         guard let stored else { return fallback(from: source, fullKey: fullKey) }
         if let value = codec.decode(stored) { return State(value: value, stored: stored) }
-        source.reportMismatch(stored, expected: Value.self, key: fullKey,
-                              consequence: keepingOnMismatch ? "keeping the current value" : "using the default")
+        source.reportMismatch(
+            stored, expected: Value.self, key: fullKey,
+            consequence: keepingOnMismatch ? "keeping the current value" : "using the default")
         return keepingOnMismatch ? nil : fallback(from: source, fullKey: fullKey)
     }
 

@@ -20,7 +20,9 @@ final class EtcdConnectionPool: Sendable {
 
     /// Closes every idle connection.
     func closeAll() {
-        for connection in idle.withLock({ idle in defer { idle = [:] }; return Array(idle.values) }) { connection.close() }
+        for connection in idle.withLock({ idle in
+            defer { idle = [:] }; return Array(idle.values)
+        }) { connection.close() }
     }
 
     deinit { closeAll() }

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A small HTTP/1.1 client over a socket, plain or through TLS (``EtcdTransport``), for etcd's JSON
@@ -40,10 +40,13 @@ enum EtcdHTTP {
     /// transactions, whose repeat fails the comparison and returns the value written, which the store
     /// recognises as its own.
     static func post(
-        url: URL, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport, pool: EtcdConnectionPool? = nil,
+        url: URL, body: Data, headers: [String: String], timeout: TimeInterval, transport: EtcdTransport,
+        pool: EtcdConnectionPool? = nil,
         whileWaiting: () -> Void = {}
     ) -> Outcome {
-        post(to: EtcdTarget(url), body: body, headers: headers, timeout: timeout, transport: transport, pool: pool, whileWaiting: whileWaiting)
+        post(
+            to: EtcdTarget(url), body: body, headers: headers, timeout: timeout, transport: transport, pool: pool,
+            whileWaiting: whileWaiting)
     }
 
     /// ``post(url:body:headers:timeout:transport:pool:whileWaiting:)`` to a target read from its URL before.
@@ -75,7 +78,8 @@ enum EtcdHTTP {
         var connection: Connection
         switch Connection.open(url: target.url, timeout: timeout, deadline: deadline, transport: transport) {
         case .success(let opened): connection = opened
-        case .failure(let why): return .unreachable(why.sentence(timeout: timeout), refused: why.refused, rejected: why.rejected)
+        case .failure(let why):
+            return .unreachable(why.sentence(timeout: timeout), refused: why.refused, rejected: why.rejected)
         }
         switch exchange(&connection, target: target, body: body, headers: headers, afterSending: {}) {
         case .success(let (status, result)):
@@ -89,14 +93,16 @@ enum EtcdHTTP {
 
     /// Sends one request on `connection`, runs `afterSending`, and reads the whole answer.
     private static func exchange(
-        _ connection: inout Connection, target: EtcdTarget, body: Data, headers: [String: String], afterSending: () -> Void
+        _ connection: inout Connection, target: EtcdTarget, body: Data, headers: [String: String],
+        afterSending: () -> Void
     ) -> Result<(Int, Data), Failure> {
         do {
             try connection.send(request(target, body: body, headers: headers, keepAlive: true))
             afterSending()
             let status = try connection.readHead()
             var result = Data()
-            try connection.readBody(limit: connection.limits.answerBytes, expecting: { result.reserveCapacity($0) }) { piece in
+            try connection.readBody(limit: connection.limits.answerBytes, expecting: { result.reserveCapacity($0) }) {
+                piece in
                 result.append(piece)
                 return true
             }
@@ -176,8 +182,11 @@ enum EtcdHTTP {
     static func excerpt<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
         var text = ""
         for byte in bytes.prefix(40) {
-            if (0x20...0x7E).contains(byte), byte != UInt8(ascii: "\\") { text.unicodeScalars.append(Unicode.Scalar(byte)) }
-            else { text += (byte < 0x10 ? "\\x0" : "\\x") + String(byte, radix: 16, uppercase: true) }
+            if (0x20...0x7E).contains(byte), byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                text += (byte < 0x10 ? "\\x0" : "\\x") + String(byte, radix: 16, uppercase: true)
+            }
         }
         return bytes.count > 40 ? text + "…" : text
     }
@@ -216,7 +225,9 @@ enum EtcdHTTP {
         /// was received, `kind` names what the limit is for ("answers", "chunks", …).
         static func tooLarge(_ what: String, limit: Int, _ detail: String, kind: String) -> Failure {
             let size = EtcdReadLimits.describe(limit)
-            var failure = Failure("sent \(what) larger than \(size) (\(detail)); the client reads \(kind) of up to \(size), so it closed the connection")
+            var failure = Failure(
+                "sent \(what) larger than \(size) (\(detail)); the client reads \(kind) of up to \(size), so it closed the connection"
+            )
             failure.malformed = true
             failure.tooLarge = true
             return failure
@@ -284,16 +295,21 @@ enum EtcdHTTP {
             var entry: UnsafeMutablePointer<addrinfo>? = list
             while let current = entry {
                 entry = current.pointee.ai_next
-                let descriptor = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
+                let descriptor = socket(
+                    current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
+                    current.pointee.ai_protocol)
                 guard descriptor >= 0 else { lastError = errno; continue }
                 var connection = Connection(descriptor: descriptor, limits: transport.limits)
-                connection.begin(timeout: timeout, deadline: deadline)  // the send timeout also bounds connect() on Linux
+                // the send timeout also bounds connect() on Linux
+                connection.begin(timeout: timeout, deadline: deadline)
                 var one: Int32 = 1
                 setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 do throws(Failure) {
                     try connection.limitWait(receiving: false, sending: true, doing: "connecting")
                     if connect(descriptor, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 {
-                        if url.scheme == "https" { try connection.limitWait(receiving: true, sending: true, doing: "the TLS handshake") }
+                        if url.scheme == "https" {
+                            try connection.limitWait(receiving: true, sending: true, doing: "the TLS handshake")
+                        }
                         connection.tls = try transport.secure(descriptor, url: url)
                         return .success(connection)
                     }
@@ -310,9 +326,10 @@ enum EtcdHTTP {
                 failure.timedOut = true
                 return .failure(failure)
             }
-            return .failure(Failure(
-                "cannot connect to \(host):\(port): \(String(cString: strerror(lastError)))",
-                refused: [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(lastError)))
+            return .failure(
+                Failure(
+                    "cannot connect to \(host):\(port): \(String(cString: strerror(lastError)))",
+                    refused: [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH].contains(lastError)))
         }
 
         private static func timeval(_ seconds: TimeInterval) -> Glibc.timeval {
@@ -323,7 +340,8 @@ enum EtcdHTTP {
         mutating func setReceiveTimeout(_ seconds: TimeInterval) {
             guard receiveTimeout != seconds else { return }
             var value = Self.timeval(seconds)
-            if setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size)) == 0 {
+            if setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size)) == 0
+            {
                 receiveTimeout = seconds
             }
         }
@@ -331,7 +349,8 @@ enum EtcdHTTP {
         private mutating func setSendTimeout(_ seconds: TimeInterval) {
             guard sendTimeout != seconds else { return }
             var value = Self.timeval(seconds)
-            if setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size)) == 0 {
+            if setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<Glibc.timeval>.size)) == 0
+            {
                 sendTimeout = seconds
             }
         }
@@ -371,7 +390,8 @@ enum EtcdHTTP {
         private func timeoutFailure(_ what: String) -> Failure {
             let text: String
             if what == "receiving" {
-                text = receivedCount == 0
+                text =
+                    receivedCount == 0
                     ? "no answer within the timeout"
                     : "only \(receivedCount) bytes of the answer arrived in that time (the member stalls or trickles)"
             } else {
@@ -404,7 +424,8 @@ enum EtcdHTTP {
                 do throws(TLSError) { return try tls.write(bytes) } catch {
                     if error.timedOut { throw timeoutFailure("sending the request") }
                     var failure = Failure("sending the request failed: \(error.text)")
-                    failure.rejected = error.turnedDown  // TLS 1.3: a missing client certificate shows after the handshake
+                    // TLS 1.3: a missing client certificate shows after the handshake
+                    failure.rejected = error.turnedDown
                     throw failure
                 }
             }
@@ -423,7 +444,8 @@ enum EtcdHTTP {
                 do throws(TLSError) { return try tls.read(into: chunk) } catch {
                     if error.timedOut { throw timeoutFailure("receiving") }
                     var failure = Failure("the connection broke: \(error.text)")
-                    failure.rejected = error.turnedDown  // TLS 1.3: a missing client certificate shows after the handshake
+                    // TLS 1.3: a missing client certificate shows after the handshake
+                    failure.rejected = error.turnedDown
                     throw failure
                 }
             }
@@ -469,12 +491,15 @@ enum EtcdHTTP {
                     var line = buffer[position..<end]
                     if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
                     guard line.count <= limits.headerLineBytes else {
-                        throw Failure.tooLarge("a \(part) line", limit: limits.headerLineBytes, "it begins '\(EtcdHTTP.excerpt(line))'", kind: "lines")
+                        throw Failure.tooLarge(
+                            "a \(part) line", limit: limits.headerLineBytes, "it begins '\(EtcdHTTP.excerpt(line))'",
+                            kind: "lines")
                     }
                     used += end + 1 - position
                     guard used <= budget else {
                         throw Failure.tooLarge(
-                            part == "trailer" ? "trailers" : "an answer head", limit: budget, "no blank line to end it within \(budget) bytes",
+                            part == "trailer" ? "trailers" : "an answer head", limit: budget,
+                            "no blank line to end it within \(budget) bytes",
                             kind: part == "trailer" ? "trailers" : "heads")
                     }
                     position = end + 1
@@ -483,7 +508,8 @@ enum EtcdHTTP {
                 // A line end may still come as `\r\n`: one byte more than the limit is allowed before it.
                 if buffer.count - position > limits.headerLineBytes + 1 {
                     throw Failure.tooLarge(
-                        "a \(part) line", limit: limits.headerLineBytes, "it begins '\(EtcdHTTP.excerpt(buffer[position...]))'", kind: "lines")
+                        "a \(part) line", limit: limits.headerLineBytes,
+                        "it begins '\(EtcdHTTP.excerpt(buffer[position...]))'", kind: "lines")
                 }
                 guard try fill() else { throw closedFailure }
             }
@@ -499,7 +525,9 @@ enum EtcdHTTP {
         /// member may serve TLS (etcd closes a plain request to its TLS port without a word).
         private var closedFailure: Failure {
             guard !receivedBytes else { return Failure("the connection closed in the middle of the answer") }
-            return Failure("the connection closed without an answer" + (tls == nil ? " (if the member serves TLS, its endpoint must be https://)" : ""))
+            return Failure(
+                "the connection closed without an answer"
+                    + (tls == nil ? " (if the member serves TLS, its endpoint must be https://)" : ""))
         }
 
         /// What the current answer's head said about its body and the connection.
@@ -511,7 +539,9 @@ enum EtcdHTTP {
             while true {
                 let statusLine = try readLine("header", used: &used, budget: limits.headBytes)
                 guard let status = Self.status(statusLine) else {
-                    throw Failure.malformed("the status line '\(EtcdHTTP.excerpt(statusLine.utf8))', expected HTTP/1.x and a three-digit status from 100 to 599")
+                    throw Failure.malformed(
+                        "the status line '\(EtcdHTTP.excerpt(statusLine.utf8))', expected HTTP/1.x and a three-digit status from 100 to 599"
+                    )
                 }
                 framing = Framing()
                 while case let line = try readLine("header", used: &used, budget: limits.headBytes), !line.isEmpty {
@@ -520,7 +550,8 @@ enum EtcdHTTP {
                 if status == 100 { continue }
                 if let problem = framing.problem { throw Failure.malformed(problem) }
                 if framing.chunked, let length = framing.contentLength {
-                    throw Failure.malformed("both Transfer-Encoding: chunked and Content-Length: \(length), expected one of them")
+                    throw Failure.malformed(
+                        "both Transfer-Encoding: chunked and Content-Length: \(length), expected one of them")
                 }
                 return status
             }
@@ -529,9 +560,10 @@ enum EtcdHTTP {
         /// The status of a status line, `HTTP/1.1 200 OK` (the reason is optional); `nil` when it is not one.
         static func status(_ line: String) -> Int? {
             let bytes = Array(line.utf8)
-            guard bytes.count >= 12, bytes.starts(with: "HTTP/1.".utf8), isDigit(bytes[7]), bytes[8] == UInt8(ascii: " "),
-                  bytes.count == 12 || bytes[12] == UInt8(ascii: " "),
-                  (UInt8(ascii: "1")...UInt8(ascii: "5")).contains(bytes[9]), isDigit(bytes[10]), isDigit(bytes[11])
+            guard bytes.count >= 12, bytes.starts(with: "HTTP/1.".utf8), isDigit(bytes[7]),
+                bytes[8] == UInt8(ascii: " "),
+                bytes.count == 12 || bytes[12] == UInt8(ascii: " "),
+                (UInt8(ascii: "1")...UInt8(ascii: "5")).contains(bytes[9]), isDigit(bytes[10]), isDigit(bytes[11])
             else { return nil }
             return bytes[9...11].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
         }
@@ -556,13 +588,16 @@ enum EtcdHTTP {
                 if Self.name(name, is: "transfer-encoding") {
                     let value = value()
                     // Only chunked: the client decodes no other coding (and asks for none).
-                    if value.lowercased() == "chunked" { chunked = true } else {
+                    if value.lowercased() == "chunked" {
+                        chunked = true
+                    } else {
                         note("a Transfer-Encoding of '\(EtcdHTTP.excerpt(value.utf8))', expected chunked")
                     }
                 } else if Self.name(name, is: "content-length") {
                     let value = value()
                     guard let length = Self.contentLength(value) else {
-                        return note("a Content-Length of '\(EtcdHTTP.excerpt(value.utf8))', expected a decimal number of bytes")
+                        return note(
+                            "a Content-Length of '\(EtcdHTTP.excerpt(value.utf8))', expected a decimal number of bytes")
                     }
                     if let contentLength, contentLength != length {
                         return note("two Content-Length headers, \(contentLength) and \(length), expected one")
@@ -583,7 +618,9 @@ enum EtcdHTTP {
                 guard value.utf8.contains(UInt8(ascii: ",")) else { return decimal(value.utf8) }
                 var result: Int?
                 for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-                    guard let number = decimal(Connection.trimmed(item).utf8), result == nil || result == number else { return nil }
+                    guard let number = decimal(Connection.trimmed(item).utf8), result == nil || result == number else {
+                        return nil
+                    }
                     result = number
                 }
                 return result
@@ -615,7 +652,9 @@ enum EtcdHTTP {
         /// goes through `NSString`, a few percent of a writing process's CPU).
         static func trimmed(_ value: Substring) -> String {
             func isBlank(_ character: Character) -> Bool { character == " " || character == "\t" }
-            guard let first = value.firstIndex(where: { !isBlank($0) }), let last = value.lastIndex(where: { !isBlank($0) }) else { return "" }
+            guard let first = value.firstIndex(where: { !isBlank($0) }),
+                let last = value.lastIndex(where: { !isBlank($0) })
+            else { return "" }
             return String(value[first...last])
         }
 
@@ -636,8 +675,8 @@ enum EtcdHTTP {
             guard let first = rest.first else { return value }
             // Extensions: `;` and a name, in visible ASCII (blanks allowed between).
             guard first == UInt8(ascii: ";"),
-                  rest.dropFirst().contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }),
-                  rest.allSatisfy({ (0x20...0x7E).contains($0) || $0 == UInt8(ascii: "\t") })
+                rest.dropFirst().contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }),
+                rest.allSatisfy({ (0x20...0x7E).contains($0) || $0 == UInt8(ascii: "\t") })
             else { return nil }
             return value
         }
@@ -663,14 +702,17 @@ enum EtcdHTTP {
                 while true {
                     let sizeLine = try readLine("chunk-size")
                     guard let size = Self.chunkSize(sizeLine) else {
-                        throw Failure.malformed("a chunk size of '\(EtcdHTTP.excerpt(sizeLine.utf8))', expected hexadecimal digits")
+                        throw Failure.malformed(
+                            "a chunk size of '\(EtcdHTTP.excerpt(sizeLine.utf8))', expected hexadecimal digits")
                     }
                     guard size <= limits.answerBytes else {
-                        throw Failure.tooLarge("a chunk", limit: limits.answerBytes, "its size line says \(size) bytes", kind: "chunks")
+                        throw Failure.tooLarge(
+                            "a chunk", limit: limits.answerBytes, "its size line says \(size) bytes", kind: "chunks")
                     }
                     total &+= size
                     if let limit, total > limit {
-                        throw Failure.tooLarge("an answer", limit: limit, "chunked, more than \(limit) bytes so far", kind: "answers")
+                        throw Failure.tooLarge(
+                            "an answer", limit: limit, "chunked, more than \(limit) bytes so far", kind: "answers")
                     }
                     if size == 0 {
                         var trailers = 0
@@ -680,7 +722,8 @@ enum EtcdHTTP {
                     }
                     guard try pass(size, consume) else { return }
                     guard try readLine("chunk-size").isEmpty else {
-                        throw Failure.malformed("a chunk of \(size) bytes followed by more data, expected a line end after it")
+                        throw Failure.malformed(
+                            "a chunk of \(size) bytes followed by more data, expected a line end after it")
                     }
                 }
             } else if let length = framing.contentLength {
@@ -698,9 +741,13 @@ enum EtcdHTTP {
                         let count = buffer.count - position
                         total &+= count
                         if let limit, total > limit {
-                            throw Failure.tooLarge("an answer", limit: limit, "no length given, more than \(limit) bytes so far", kind: "answers")
+                            throw Failure.tooLarge(
+                                "an answer", limit: limit, "no length given, more than \(limit) bytes so far",
+                                kind: "answers")
                         }
-                        let going = buffer.withUnsafeBufferPointer { consume(UnsafeBufferPointer(rebasing: $0[position...])) }
+                        let going = buffer.withUnsafeBufferPointer {
+                            consume(UnsafeBufferPointer(rebasing: $0[position...]))
+                        }
                         position = buffer.count
                         guard going else { return }
                     }
@@ -711,14 +758,18 @@ enum EtcdHTTP {
 
         /// Hands the next `count` bytes of the body to `consume`, in the pieces they arrive in (none kept
         /// beyond one read); false when `consume` said to stop.
-        private mutating func pass(_ count: Int, _ consume: (UnsafeBufferPointer<UInt8>) -> Bool) throws(Failure) -> Bool {
+        private mutating func pass(_ count: Int, _ consume: (UnsafeBufferPointer<UInt8>) -> Bool) throws(Failure)
+            -> Bool
+        {
             var left = count
             while left > 0 {
                 if position == buffer.count {
                     guard try fill() else { throw Failure("the connection closed in the middle of the answer") }
                 }
                 let piece = min(left, buffer.count - position)
-                let going = buffer.withUnsafeBufferPointer { consume(UnsafeBufferPointer(rebasing: $0[position..<position + piece])) }
+                let going = buffer.withUnsafeBufferPointer {
+                    consume(UnsafeBufferPointer(rebasing: $0[position..<position + piece]))
+                }
                 position += piece
                 left -= piece
                 guard going else { return false }
@@ -731,7 +782,7 @@ enum EtcdHTTP {
         private mutating func markReusableIfComplete() {
             canBeReused = !framing.closes && position == buffer.count
             // A large answer's buffer is not kept with an idle connection.
-            if canBeReused, buffer.capacity > 4 * Self.readSize { buffer = [] ; position = 0 }
+            if canBeReused, buffer.capacity > 4 * Self.readSize { buffer = []; position = 0 }
         }
     }
 }

@@ -19,7 +19,10 @@ final class EtcdTransport: Sendable {
     /// A transport using `settings` for `https` endpoints, through `library` (`nil`: ``TLSLibrary/shared``,
     /// loaded at the first `https` request; one that failed to load fails every such request with why),
     /// whose connections read at most `limits`.
-    init(_ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError>? = nil, limits: EtcdReadLimits = .standard) {
+    init(
+        _ settings: EtcdTLS = EtcdTLS(), library: Result<TLSLibrary, TLSError>? = nil,
+        limits: EtcdReadLimits = .standard
+    ) {
         self.settings = settings
         self.library = library
         self.limits = limits

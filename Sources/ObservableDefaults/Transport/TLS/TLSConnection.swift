@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A TLS client setup (OpenSSL's `SSL_CTX`): peer verification always on, against the system trust store
@@ -16,7 +16,8 @@ final class TLSContext: @unchecked Sendable {  // not changed after init; OpenSS
     /// trusted besides the system store), `certificateFile` (PEM chain) with `keyFile` (PEM; `nil`: the
     /// key is in `certificateFile`).
     init(
-        caFile: String?, certificateFile: String?, keyFile: String?, loaded: Result<TLSLibrary, TLSError> = TLSLibrary.shared
+        caFile: String?, certificateFile: String?, keyFile: String?,
+        loaded: Result<TLSLibrary, TLSError> = TLSLibrary.shared
     ) throws(TLSError) {
         library = try loaded.get()
         library.ERR_clear_error()
@@ -41,19 +42,26 @@ final class TLSContext: @unchecked Sendable {  // not changed after init; OpenSS
             try Self.checkReadable(certificateFile, "client certificate file")
             try Self.checkReadable(keyFile, "client key file")
             guard library.SSL_CTX_use_certificate_chain_file(context, certificateFile) == 1 else {
-                throw TLSError("cannot use the client certificate file \(certificateFile): \(library.takeErrors() ?? "not a PEM certificate")")
+                throw TLSError(
+                    "cannot use the client certificate file \(certificateFile): \(library.takeErrors() ?? "not a PEM certificate")"
+                )
             }
             guard library.SSL_CTX_use_PrivateKey_file(context, keyFile, TLSLibrary.fileTypePEM) == 1 else {
-                throw TLSError("cannot use the client key file \(keyFile): \(library.takeErrors() ?? "not a PEM private key")")
+                throw TLSError(
+                    "cannot use the client key file \(keyFile): \(library.takeErrors() ?? "not a PEM private key")")
             }
             guard library.SSL_CTX_check_private_key(context) == 1 else {
-                throw TLSError("the client key file \(keyFile) does not belong to the certificate in \(certificateFile): \(library.takeErrors() ?? "")")
+                throw TLSError(
+                    "the client key file \(keyFile) does not belong to the certificate in \(certificateFile): \(library.takeErrors() ?? "")"
+                )
             }
         }
     }
 
     private static func checkReadable(_ path: String, _ what: String) throws(TLSError) {
-        guard access(path, R_OK) == 0 else { throw TLSError("cannot read the \(what) \(path): \(String(cString: strerror(errno)))") }
+        guard access(path, R_OK) == 0 else {
+            throw TLSError("cannot read the \(what) \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Runs the TLS handshake on the connected socket `descriptor` for `host` (a name or an IP address:
@@ -71,21 +79,31 @@ final class TLSContext: @unchecked Sendable {  // not changed after init; OpenSS
         if Self.isIPAddress(host) {
             named = library.X509_VERIFY_PARAM_set1_ip_asc(library.SSL_get0_param(ssl), host) == 1
         } else {
-            named = library.SSL_set1_host(ssl, host) == 1
-                && host.withCString { library.SSL_ctrl(ssl, TLSLibrary.setHostNameControl, TLSLibrary.hostNameType, UnsafeMutableRawPointer(mutating: $0)) } == 1
+            named =
+                library.SSL_set1_host(ssl, host) == 1
+                && host.withCString {
+                    library.SSL_ctrl(
+                        ssl, TLSLibrary.setHostNameControl, TLSLibrary.hostNameType,
+                        UnsafeMutableRawPointer(mutating: $0))
+                } == 1
         }
-        guard named else { throw TLSError("cannot set the host name \(host) to verify: \(library.takeErrors() ?? "no reason given")") }
+        guard named else {
+            throw TLSError("cannot set the host name \(host) to verify: \(library.takeErrors() ?? "no reason given")")
+        }
         let (result, savedErrno) = withSignalPipeBlocked { (library.SSL_connect(ssl), errno) }
         guard result == 1 else {
             let verification = library.SSL_get_verify_result(ssl)
             if verification != 0 {  // X509_V_OK
                 _ = library.takeErrors()
-                let why = library.X509_verify_cert_error_string(verification).map { String(cString: $0) } ?? "code \(verification)"
+                let why =
+                    library.X509_verify_cert_error_string(verification).map { String(cString: $0) }
+                    ?? "code \(verification)"
                 throw TLSError("the server's certificate is not accepted for \(host): \(why)")
             }
             var error = session.failure(result, errno: savedErrno)
             if !error.timedOut, error.text == TLSSession.closedText {
-                error = TLSError("the server closed the connection during the TLS handshake (does it serve plain http?)")
+                error = TLSError(
+                    "the server closed the connection during the TLS handshake (does it serve plain http?)")
             }
             throw TLSError("TLS handshake failed: \(error.text)", timedOut: error.timedOut)
         }
@@ -117,7 +135,9 @@ final class TLSSession: @unchecked Sendable {
     /// Writes some of `bytes` (at least one); returns how many.
     func write(_ bytes: UnsafeRawBufferPointer) throws(TLSError) -> Int {
         library.ERR_clear_error()
-        let (count, savedErrno) = withSignalPipeBlocked { (library.SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count)), errno) }
+        let (count, savedErrno) = withSignalPipeBlocked {
+            (library.SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count)), errno)
+        }
         guard count > 0 else { throw failure(count, errno: savedErrno) }
         return Int(count)
     }
@@ -126,7 +146,9 @@ final class TLSSession: @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSError) -> Int {
         library.ERR_clear_error()
         // Reading may write too (key updates), so SIGPIPE is blocked here as well.
-        let (count, savedErrno) = withSignalPipeBlocked { (library.SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count)), errno) }
+        let (count, savedErrno) = withSignalPipeBlocked {
+            (library.SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count)), errno)
+        }
         if count > 0 { return Int(count) }
         if library.SSL_get_error(ssl, count) == TLSLibrary.errorZeroReturn { return 0 }
         let error = failure(count, errno: savedErrno)
@@ -144,7 +166,9 @@ final class TLSSession: @unchecked Sendable {
         case TLSLibrary.errorZeroReturn:
             return TLSError(Self.closedText)
         case TLSLibrary.errorSyscall:
-            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK { return TLSError("no answer within the timeout", timedOut: true) }
+            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK {
+                return TLSError("no answer within the timeout", timedOut: true)
+            }
             if let queued { return TLSError(queued) }
             if savedErrno == 0 { return TLSError(Self.closedText) }
             return TLSError("the connection broke: \(String(cString: strerror(savedErrno)))")
@@ -152,7 +176,9 @@ final class TLSSession: @unchecked Sendable {
             guard let queued else { return TLSError("TLS error \(code)") }
             if queued.contains("unexpected eof") { return TLSError(Self.closedText) }
             if queued.contains("certificate required") || queued.contains("alert bad certificate") {
-                return TLSError("\(queued): the server requires a client certificate it trusts (none was given, or it was refused)", turnedDown: true)
+                return TLSError(
+                    "\(queued): the server requires a client certificate it trusts (none was given, or it was refused)",
+                    turnedDown: true)
             }
             return TLSError(queued)
         }

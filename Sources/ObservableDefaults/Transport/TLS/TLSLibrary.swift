@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Why TLS could not be set up or a TLS exchange failed; `text` says it for a person.
@@ -48,7 +48,10 @@ final class TLSLibrary: @unchecked Sendable {  // immutable after loading; OpenS
         do throws(TLSError) {
             let cryptoHandle = try open(crypto)
             let sslHandle = try open(ssl)
-            return .success(try TLSLibrary(ssl: Symbols(handle: sslHandle, library: ssl), crypto: Symbols(handle: cryptoHandle, library: crypto)))
+            return .success(
+                try TLSLibrary(
+                    ssl: Symbols(handle: sslHandle, library: ssl),
+                    crypto: Symbols(handle: cryptoHandle, library: crypto)))
         } catch {
             return .failure(error)
         }
@@ -57,7 +60,9 @@ final class TLSLibrary: @unchecked Sendable {  // immutable after loading; OpenS
     private static func open(_ name: String) throws(TLSError) -> UnsafeMutableRawPointer {
         guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
             let why = dlerror().map { String(cString: $0) } ?? "not found"
-            throw TLSError("https endpoints need OpenSSL 3's \(name) (Debian/Ubuntu package \(package)), which could not be loaded: \(why)")
+            throw TLSError(
+                "https endpoints need OpenSSL 3's \(name) (Debian/Ubuntu package \(package)), which could not be loaded: \(why)"
+            )
         }
         return handle
     }
@@ -68,7 +73,9 @@ final class TLSLibrary: @unchecked Sendable {  // immutable after loading; OpenS
         let library: String
         func callAs<Function>(_ name: String, _: Function.Type = Function.self) throws(TLSError) -> Function {
             guard let symbol = dlsym(handle, name) else {
-                throw TLSError("\(library) has no function \(name) (OpenSSL 3 is needed: Debian/Ubuntu package \(TLSLibrary.package))")
+                throw TLSError(
+                    "\(library) has no function \(name) (OpenSSL 3 is needed: Debian/Ubuntu package \(TLSLibrary.package))"
+                )
             }
             return unsafeBitCast(symbol, to: Function.self)
         }
@@ -143,7 +150,8 @@ final class TLSLibrary: @unchecked Sendable {  // immutable after loading; OpenS
         // Before any other call: without OPENSSL_INIT_NO_ATEXIT, OpenSSL frees its global state in an
         // atexit handler, and a process that calls exit() while its sync or watch thread is inside SSL_read
         // crashes (SIGSEGV at exit, seen in about 1 of 20 runs of a writer that exits at once).
-        guard OPENSSL_init_ssl(Self.initNoAtExit | Self.initLoadSSLStrings | Self.initLoadCryptoStrings, nil) == 1 else {
+        guard OPENSSL_init_ssl(Self.initNoAtExit | Self.initLoadSSLStrings | Self.initLoadCryptoStrings, nil) == 1
+        else {
             throw TLSError("OpenSSL could not be initialized (OPENSSL_init_ssl failed)")
         }
     }
@@ -154,14 +162,17 @@ final class TLSLibrary: @unchecked Sendable {  // immutable after loading; OpenS
         while case let code = ERR_get_error(), code != 0 {
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            texts.append(Self.reason(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+            texts.append(
+                Self.reason(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
         }
         return texts.isEmpty ? nil : texts.joined(separator: "; ")
     }
 
     /// `error:0A000086:SSL routines::certificate verify failed` → `certificate verify failed`.
     private static func reason(_ text: String) -> String {
-        guard let last = text.split(separator: ":", omittingEmptySubsequences: false).last, !last.isEmpty else { return text }
+        guard let last = text.split(separator: ":", omittingEmptySubsequences: false).last, !last.isEmpty else {
+            return text
+        }
         return String(last)
     }
 }
