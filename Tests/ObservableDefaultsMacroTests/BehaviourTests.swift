@@ -94,7 +94,8 @@ import TestSupport
               "daemon.level": "verbose"
             }
             """
-        let temporary = suite.fileURL.deletingLastPathComponent().appendingPathComponent(".hand-edit")
+        let temporary = suite.fileURL.deletingLastPathComponent().appendingPathComponent(
+            ".hand-edit-\(UUID().uuidString)")
         try Data(text.utf8).write(to: temporary)
         #expect(rename(temporary.path, suite.fileURL.path) == 0)
         #expect(await marker.settle())
@@ -115,6 +116,62 @@ import TestSupport
         #expect(fresh.count == 1)
         writeOutside(suite, ["daemon.level": .string("light")])
         #expect(await eventually { model.level == .light })
+    }
+
+    /// A Codable value whose member does not fit: the error names the member's path, what it expects and
+    /// what it found, at the member's line and column (as deep as objects go; an array element at its array).
+    @Test func aMemberOfACodableValueThatDoesNotFitIsNamedAtItsPosition() async throws {
+        let suite = try makeSuite()
+        let errors = EventLog()
+        let observation = suite.observeErrors { errors.append($0.description) }
+        defer { observation.cancel() }
+        let model = ServiceSettings(userDefaults: suite)
+        let kept = Limits(cpu: 2, memory: 512)
+        model.limits = kept
+        let path = suite.fileURL.path
+        let edits = [
+            (
+                """
+                {
+                  "svc.limits": {
+                    "cpu": "lots",
+                    "memory": 512
+                  }
+                }
+                """,
+                "\(path):3:12: error: key 'svc.limits': 'cpu' expects a number, found the string \"lots\"; keeping the current value"
+            ),
+            (
+                """
+                {
+                  "svc.limits": {"cpu": 1.5}
+                }
+                """,
+                "\(path):2:17: error: key 'svc.limits': the field 'memory' is missing; keeping the current value"
+            ),
+            (
+                """
+                {
+                  "svc.limits": {
+                    "cpu": 1,
+                    "memory": 1,
+                    "servers": [{"port": 1}, {"port": "x"}]
+                  }
+                }
+                """,
+                "\(path):5:16: error: key 'svc.limits': 'servers[1].port' expects an integer, found the string \"x\"; keeping the current value"
+            )
+        ]
+        // No marker write between the edits: it would rewrite the file in the library's layout, and an error
+        // found in that version would rightly point at other lines.
+        for (text, expected) in edits {
+            let temporary = suite.fileURL.deletingLastPathComponent().appendingPathComponent(
+                ".hand-edit-\(UUID().uuidString)")
+            try Data(text.utf8).write(to: temporary)
+            #expect(rename(temporary.path, suite.fileURL.path) == 0)
+            #expect(await eventually { errors.events.contains(expected) }, "\(errors.events)")
+            #expect(model.limits == kept)
+        }
     }
 
     /// The README's way for an object to reach its suite's error channel: open the suite by the same name

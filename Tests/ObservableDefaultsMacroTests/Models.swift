@@ -169,6 +169,23 @@ enum LogLevel: String, Codable, CaseIterable, Sendable {
     case light, dark, system
 }
 
+/// A daemon's limits: a Codable value whose members a person edits by hand.
+struct Limits: Codable, Equatable, Sendable {
+    struct Server: Codable, Equatable, Sendable {
+        var port: Int
+    }
+
+    var cpu: Double
+    var memory: Int
+    var servers: [Server] = []
+}
+
+/// A Codable property of a hand-edited file.
+@ObservableDefaults(prefix: "svc.")
+final class ServiceSettings: Sendable {
+    var limits = Limits(cpu: 1, memory: 256)
+}
+
 /// What a daemon reads from a hand-edited file.
 @ObservableDefaults(prefix: "daemon.")
 final class DaemonSettings: Sendable {

@@ -40,13 +40,14 @@ import TestSupport
         #expect(suite.storedValue(forKey: "constant") == .string("kept"))
     }
 
-    @Test func truncatingToEmptyIsARealChange() throws {
+    @Test func truncatingToEmptyIsARealChangeAndAProblemUntilTheFileHoldsASuiteAgain() throws {
         let file = directory.file("emptied.json")
         try Data("{ \"a\": 1, \"b\": 2 }".utf8).write(to: file)
         let suite = try DefaultsSuite(fileURL: file)
         let changes = ChangeRecorder()
-        let observation = suite.observe { changes.record($0) }
-        defer { observation.cancel() }
+        let events = ErrorEventRecorder()
+        let observations = [suite.observe { changes.record($0) }, suite.observeErrorEvents { events.record($0) }]
+        defer { observations.forEach { $0.cancel() } }
         // `: > file`: truncate and close, nothing written.
         let handle = try FileHandle(forWritingTo: file)
         try handle.truncate(atOffset: 0)
@@ -54,5 +55,36 @@ import TestSupport
         #expect(changes.waitFor(key: "a"))
         #expect(changes.changes == [DefaultsChange(keys: ["a", "b"], origin: .outside)])
         #expect(suite.storedKeys.isEmpty)
+        #expect(eventually { events.occurred.count == 1 })
+        let empty = try #require(events.occurred.first)
+        #expect(empty.kind == .malformedFile && empty.fileURL == file)
+        #expect(empty.message.contains("the suite file is empty: every key reads its default"), "\(empty)")
+        #expect(suite.currentErrors == [empty])
+
+        try HandEdit.renameOver(file, "{ \"a\": 3 }")
+        #expect(eventually { suite.integer(forKey: "a") == 3 && events.recovered == [empty] })
+        #expect(suite.currentErrors.isEmpty)
+        // A marker that comes back through the watcher: every event of the refill has arrived by then.
+        try HandEdit.renameOver(file, "{ \"a\": 4 }")
+        #expect(eventually { suite.integer(forKey: "a") == 4 })
+        #expect(events.events.count == 2, "one problem, one recovery: \(events.events)")
+    }
+
+    @Test(arguments: ["app.json", "app.plist"])
+    func aSuiteOpenedOnAnEmptyFileSaysSoAndItsFirstWriteEndsIt(name: String) throws {
+        let file = directory.file(name)
+        try Data().write(to: file)
+        let suite = try DefaultsSuite(fileURL: file)
+        #expect(
+            suite.currentErrors.map(\.message).contains { $0.contains("the suite file is empty") },
+            "\(suite.currentErrors)")
+        let events = ErrorEventRecorder()
+        let observation = suite.observeErrorEvents { events.record($0) }
+        defer { observation.cancel() }
+        #expect(events.occurred.count == 1, "a new observer hears the problem at once")
+        suite.set(7, forKey: "workers")
+        #expect(events.recovered == events.occurred, "the write filled the file: \(events.events)")
+        #expect(suite.currentErrors.isEmpty)
+        #expect(String(decoding: try Data(contentsOf: file), as: UTF8.self).contains("workers"))
     }
 }

@@ -120,7 +120,7 @@ import Testing
             Issue.record("expected a type mismatch")
         } catch DecodingError.typeMismatch(_, let context) {
             #expect(context.codingPath.map(\.stringValue) == ["windows", "Index 0", "width"])
-            #expect(context.debugDescription == "expected integer, found string \"wide\"")
+            #expect(context.debugDescription == "expects an integer, found the string \"wide\"")
         }
     }
 

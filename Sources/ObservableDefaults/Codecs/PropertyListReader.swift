@@ -70,14 +70,10 @@ enum PropertyListReader {
             throw DefaultsError(
                 .malformedFile,
                 message:
-                    "expected a dictionary at the top level of a suite file, found \(articled(converted.typeName))",
+                    "expected a dictionary at the top level of a suite file, found \(converted.typeName.withIndefiniteArticle)",
                 fileURL: fileURL)
         }
         return dictionary.exactKeyed
-    }
-
-    private static func articled(_ typeName: String) -> String {
-        (typeName.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + typeName
     }
 
     /// Turns a parser error into a `malformedFile` error, keeping the parser's explanation and the line it

@@ -13,6 +13,8 @@ enum ErrorTopic: Hashable, Comparable, Sendable {
     case suiteWrite
     /// Outside changes to the suite's file cannot be seen (its directory is gone or cannot be watched).
     case suiteWatch
+    /// The suite's file is empty: every key reads its default until it holds a suite again.
+    case suiteEmpty
 
     // A cloud store's problems.
 
@@ -46,7 +48,7 @@ enum ErrorTopic: Hashable, Comparable, Sendable {
     /// holder named, is not), a cloud store's never (one outage is one error, whatever member it names).
     func isNews(_ new: DefaultsError, over old: DefaultsError) -> Bool {
         switch self {
-        case .suiteFile, .suiteWatch: new != old
+        case .suiteFile, .suiteWatch, .suiteEmpty: new != old
         case .suiteWrite: new.kind != old.kind || new.errorNumber != old.errorNumber
         default: false
         }
@@ -142,6 +144,12 @@ struct ErrorDelivery: Sendable {
 
     /// Whether there is nothing to send.
     var isEmpty: Bool { events.isEmpty || handlers.isEmpty }
+
+    /// Adds `other`'s events, from the same channel under the same lock (so told to the same handlers).
+    mutating func append(_ other: ErrorDelivery) {
+        events += other.events
+        if handlers.isEmpty { handlers = other.handlers }
+    }
 
     /// Tells each handler each event, in order.
     func send() {

@@ -14,6 +14,9 @@ struct AdoptedVersion {
     var identity: FileIdentity?
     /// Sorted entries to release once observers have heard (freeing a large suite's entries takes a while).
     var released: [SuiteFile.Entry]?
+    /// The file exists and holds nothing but whitespace: someone emptied it (the library never writes an
+    /// empty suite), and every key reads its default.
+    var isBlank = false
 }
 
 /// A version of the file that does not parse: memory keeps what it has, and the error is kept and maybe

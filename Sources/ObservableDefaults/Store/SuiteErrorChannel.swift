@@ -64,9 +64,12 @@ struct SuiteErrorChannel {
         channel.keep(error, as: .suiteFile)
     }
 
-    /// A version of the file parsed: says that the file error it ends, if any, is over.
-    mutating func fileParsed() -> ErrorDelivery {
-        channel.clear(.suiteFile)
+    /// A version of the file parsed: says that the file error it ends, if any, is over; and that the file
+    /// is empty (`blank`), with `emptyError` saying why, or that it is not empty any more.
+    mutating func fileParsed(blank: Bool, emptyError: @autoclosure () -> DefaultsError) -> ErrorDelivery {
+        var delivery = channel.clear(.suiteFile)
+        delivery.append(blank ? channel.report(emptyError(), topic: .suiteEmpty) : channel.clear(.suiteEmpty))
+        return delivery
     }
 
     // MARK: Writes

@@ -114,7 +114,8 @@ final class SuiteFile: Sendable {
         var bytes: [UInt8]?
         if document.bytes != nil {
             let newBytes = [UInt8](snapshot.bytes)
-            if let version = rereadIncrementally(&document, newBytes, identity: snapshot.identity) {
+            if var version = rereadIncrementally(&document, newBytes, identity: snapshot.identity) {
+                version.isBlank = Self.isBlank(snapshot.bytes)
                 return .adopted(version)
             }
             bytes = newBytes
@@ -129,8 +130,10 @@ final class SuiteFile: Sendable {
         }
         // Copied after the parse on a first read (as opening did before), not before it.
         if bytes == nil { bytes = [UInt8](snapshot.bytes) }
-        return .adopted(
-            adopt(&document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity))
+        var version = adopt(
+            &document, contents: contents, bytes: bytes, spellings: spellings, identity: snapshot.identity)
+        version.isBlank = Self.isBlank(snapshot.bytes)
+        return .adopted(version)
     }
 
     /// A fully read version goes into the document; every key may differ from memory.

@@ -10,8 +10,9 @@ extension SuiteStorage {
         var mustWritePending = false
         /// A file error to publish (a version that does not parse, seen for the first time).
         var error: DefaultsError?
-        /// That the file error this version ended is over (it parses again, or could be read at last).
-        var recovery = ErrorDelivery()
+        /// What this version says of the file's problems: the file error it ended is over (it parses
+        /// again, or could be read at last); the file is empty, or is not any more.
+        var fileProblems = ErrorDelivery()
     }
 
     /// Takes a version of the file that parsed into memory: memory is the file with the pending changes
@@ -22,8 +23,9 @@ extension SuiteStorage {
             var announcement = Announcement()
             // A full re-read is compared key by key only when someone listens.
             announcement.changes = state.memory.takeIn(version, comparing: !state.observers.isEmpty)
-            announcement.recovery = state.errors.fileParsed()
-            announcement.mustWritePending = !announcement.recovery.events.isEmpty && state.memory.hasPendingChanges
+            let endedFileError = state.errors.fileError != nil
+            announcement.fileProblems = state.errors.fileParsed(blank: version.isBlank, emptyError: emptyFileError())
+            announcement.mustWritePending = endedFileError && state.memory.hasPendingChanges
             var keys = announcement.changes.outsideChanges
             if let updated = announcement.changes.updatedKey { keys.insert(updated) }
             announcement.observers = state.observers.hearing(anyOf: keys)
@@ -41,13 +43,23 @@ extension SuiteStorage {
     /// Publishes a merge's error and notifies its observers: outside changes first, then the update.
     func announce(_ announcement: Announcement) {
         if let error = announcement.error { report(error) }
-        announcement.recovery.send()
+        announcement.fileProblems.send()
         if !announcement.changes.outsideChanges.isEmpty {
             SuiteObservers.notify(announcement.observers, keys: announcement.changes.outsideChanges, origin: .outside)
         }
         if let key = announcement.changes.updatedKey {
             SuiteObservers.notify(announcement.observers, keys: [key], origin: .thisProcess)
         }
+    }
+
+    /// The problem of a suite file that exists and holds nothing (someone emptied it: the library never
+    /// writes an empty suite).
+    private func emptyFileError() -> DefaultsError {
+        let object = format == .json ? "a JSON object (at least {})" : "a property list"
+        return DefaultsError(
+            .malformedFile,
+            message: "the suite file is empty: every key reads its default until the file holds \(object) again",
+            fileURL: fileURL)
     }
 
     static func changedKeys(from old: [ExactKey: DefaultsValue], to new: [ExactKey: DefaultsValue]) -> Set<ExactKey> {

@@ -102,19 +102,23 @@ enum ValueDecoding {
     static func mismatch(_ type: Any.Type, expected: String, found value: DefaultsValue, codingPath: [any CodingKey])
         -> DecodingError
     {
-        DecodingError.typeMismatch(
+        // "expects a number, found the string "lots"": read after the member's path in the errors people see.
+        let expectation = expected.hasPrefix("data") ? expected : expected.withIndefiniteArticle
+        return DecodingError.typeMismatch(
             type,
             DecodingError.Context(
-                codingPath: codingPath, debugDescription: "expected \(expected), found \(describe(value))"))
+                codingPath: codingPath, debugDescription: "expects \(expectation), found \(describe(value))"))
     }
 
+    /// The value as a sentence names it: `the string "lots"`, `the number 5`, `true`, `an array`.
     static func describe(_ value: DefaultsValue) -> String {
         switch value {
-        case .string(let string): "string \"\(string.count > 40 ? String(string.prefix(40)) + "…" : string)\""
-        case .integer(let integer): "integer \(integer)"
-        case .double(let double): "double \(double)"
-        case .bool(let bool): "boolean \(bool)"
-        default: value.typeName
+        case .string(let string): "the string \"\(string.count > 40 ? String(string.prefix(40)) + "…" : string)\""
+        case .integer(let integer): "the number \(integer)"
+        case .double(let double): "the number \(double)"
+        case .bool(let bool): "\(bool)"
+        case .data: "data"
+        default: value.typeName.withIndefiniteArticle
         }
     }
 }

@@ -9,14 +9,18 @@ enum _DefaultsMismatch {
     static func error<Value>(
         for stored: DefaultsValue, expected: Value.Type, key: String, in suite: DefaultsSuite, consequence: String
     ) -> DefaultsError {
-        let position = suite.format == .json ? jsonValuePosition(ofKey: key, in: suite.fileURL) : nil
+        let member = memberProblem(stored, expected: Value.self)
+        let path = [key] + (member?.path ?? [])
+        let position = suite.format == .json ? jsonValuePosition(ofPath: path, in: suite.fileURL) : nil
         return DefaultsError(
-            .wrongType, message: "\(problem(stored, expected: Value.self)); \(consequence)",
+            .wrongType, message: "\(member?.sentence ?? problem(stored, expected: Value.self)); \(consequence)",
             fileURL: suite.fileURL, key: key, line: position?.line, column: position?.column)
     }
 
+    /// `'cpu' expects a number, found the string "lots"` (a member of a Codable value),
     /// `'verbose' is not a case of LogLevel: light, dark, system`, or `"many" is not an Int`.
     static func problem<Value>(_ stored: DefaultsValue, expected: Value.Type) -> String {
+        if let member = memberProblem(stored, expected: Value.self) { return member.sentence }
         let type = unwrappedType(Value.self)
         let name = String(describing: type)
         if let cases = caseRawValues(of: type) {
@@ -28,8 +32,7 @@ enum _DefaultsMismatch {
             }
             return "\(found) is not a case of \(name): \(cases.joined(separator: ", "))"
         }
-        let article = name.first.map { "AEIOU".contains($0) } == true ? "an" : "a"
-        return "\(literal(stored)) is not \(article) \(name)"
+        return "\(literal(stored)) is not \(name.withIndefiniteArticle)"
     }
 
     /// The raw values of a `CaseIterable & RawRepresentable` type, in declaration order.
@@ -65,19 +68,75 @@ enum _DefaultsMismatch {
         (type as? any _DefaultsOptional.Type).map { unwrappedType($0.wrappedType) } ?? type
     }
 
-    /// The line and column of `key`'s value among the top-level members of the JSON file.
-    static func jsonValuePosition(ofKey key: String, in fileURL: URL) -> TextPosition? {
+    /// Why a stored value does not decode into a Codable `Value`, when a member inside it is the reason: the
+    /// member's path below the key (`["limits", "cpu"]` is `'limits.cpu'`) and the sentence saying what it
+    /// expects and found, or which field is missing. `nil` when `Value` is not Codable, or the value as a
+    /// whole is of the wrong kind (the plain sentence of ``problem(_:expected:)`` says that better).
+    ///
+    /// Decodes again to learn why: only on this error path, never on a read.
+    static func memberProblem<Value>(_ stored: DefaultsValue, expected: Value.Type) -> (
+        sentence: String, path: [String]
+    )? {
+        guard let decodable = unwrappedType(Value.self) as? any Decodable.Type else { return nil }
+        let failure: DecodingError
+        do {
+            _ = try DefaultsValueDecoder().decode(decodable, from: stored)
+            return nil
+        } catch let error as DecodingError {
+            failure = error
+        } catch {
+            return nil
+        }
+        switch failure {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            guard !context.codingPath.isEmpty else { return nil }
+            let path = context.codingPath.map { $0.pathComponent }
+            return ("'\(joined(path))' \(context.debugDescription)", path)
+        case .keyNotFound(let missing, let context):
+            let path = context.codingPath.map { $0.pathComponent }
+            let owner = path.isEmpty ? "" : " in '\(joined(path))'"
+            return ("the field '\(missing.stringValue)'\(owner) is missing", path)
+        @unknown default:
+            return nil
+        }
+    }
+
+    /// `limits.cpu`, `servers[2].port`.
+    private static func joined(_ path: [String]) -> String {
+        path.reduce("") { text, component in
+            component.hasPrefix("[") || text.isEmpty ? text + component : text + "." + component
+        }
+    }
+
+    /// The line and column of the value at `path` in the JSON file: the top-level member named by its first
+    /// component, then the members of nested objects named by the next ones, as deep as objects go (an
+    /// array's element is shown at the array).
+    static func jsonValuePosition(ofPath path: [String], in fileURL: URL) -> TextPosition? {
         guard let data = FileManager.default.contents(atPath: fileURL.path) else { return nil }
         return data.withUnsafeBytes { raw -> TextPosition? in
             let bytes = raw.bindMemory(to: UInt8.self)
-            guard let members = JSONSuiteIndex.scan(bytes) else { return nil }
-            for member in members.reversed() {  // the last duplicate wins when the file is read
-                let quoted = Data(UnsafeBufferPointer(rebasing: bytes[member.key]))
-                guard (try? JSONDecoder().decode(String.self, from: quoted)) == key else { continue }
-                return TextPosition(of: member.value.lowerBound, in: bytes)
+            var found: Int?
+            var object = 0..<bytes.count
+            for name in path {
+                guard !name.hasPrefix("["),
+                    let value = memberValue(named: name, in: UnsafeBufferPointer(rebasing: bytes[object]))
+                else { break }
+                object = (object.lowerBound + value.lowerBound)..<(object.lowerBound + value.upperBound)
+                found = object.lowerBound
             }
-            return nil
+            return found.map { TextPosition(of: $0, in: bytes) }
         }
+    }
+
+    /// The byte range of the value of member `name` in the JSON object `bytes` (the last duplicate, which
+    /// reading keeps), or `nil` when `bytes` is no object or has no such member.
+    private static func memberValue(named name: String, in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        guard let members = JSONSuiteIndex.scan(bytes) else { return nil }
+        for member in members.reversed() {
+            let quoted = Data(UnsafeBufferPointer(rebasing: bytes[member.key]))
+            if (try? JSONDecoder().decode(String.self, from: quoted)) == name { return member.value }
+        }
+        return nil
     }
 }
 
@@ -88,4 +147,9 @@ protocol _DefaultsOptional {
 
 extension Optional: _DefaultsOptional {
     static var wrappedType: Any.Type { Wrapped.self }
+}
+
+extension CodingKey {
+    /// `cpu` for a member, `[2]` for an array element, in a path shown to a person.
+    fileprivate var pathComponent: String { intValue.map { "[\($0)]" } ?? stringValue }
 }
