@@ -68,6 +68,29 @@ import Testing
         #expect(!output.contains("plugin") || !output.contains("crash"), "plugin failure:\n\(output)")
     }
 
+    /// A property whose type cannot be stored gets one error saying what to do (make it storable, or mark it
+    /// `@ObservableOnly` or `@Ignore`), not the candidates of every storage overload; a property marked so
+    /// compiles.
+    @Test func aPropertyWhoseTypeCannotBeStoredGetsOneErrorSayingWhatToDo() throws {
+        let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-non-storable/non-storable-types.swift")
+        let (status, output) = try Self.typecheck(file)
+        #expect(status != 0, "the bad fixture compiled")
+        let errors = output.split(separator: "\n").filter {
+            $0.hasPrefix("macro expansion @") && $0.contains(": error: ")
+        }
+        #expect(errors.count == 3, "one per property that cannot be stored:\n\(output)")
+        #expect(
+            errors.allSatisfy {
+                $0.hasSuffix(
+                    "is unavailable: the property's type cannot be stored: make it Codable, RawRepresentable (with a property-list raw value) or a property-list type, or mark the property @ObservableOnly or @Ignore"
+                )
+            }, "\(output)")
+        #expect(!output.contains("no exact matches"), "\(output)")
+        #expect(
+            !output.split(separator: "\n").contains { $0.hasPrefix(file.path) && $0.contains(": error: ") }, "\(output)"
+        )
+    }
+
     /// A mistake in a macro argument is reported once, by the compiler or by the plugin: the generated code
     /// adds no second error about the same thing. A fixture lists each of its errors in an `// expect:` line
     /// (one mistake each), and the compiler reports exactly those.

@@ -95,3 +95,26 @@ public func _defaultsSlot<V: Codable & Equatable>(key: String, _ value: Nullable
             encode: { nullable in try nullable.value.flatMap(wrapped.encode) },
             decode: { stored in wrapped.decode(stored).map { .some($0) } }))
 }
+
+// Chosen only when no overload above fits the property's type (the compiler ranks an unavailable declaration
+// last), so that such a property gets one error saying what to do instead of a list of every candidate.
+
+/// Any other type: it cannot be stored.
+@available(
+    *, unavailable,
+    message:
+        "the property's type cannot be stored: make it Codable, RawRepresentable (with a property-list raw value) or a property-list type, or mark the property @ObservableOnly or @Ignore"
+)
+public func _defaultsSlot<V>(key: String, _ value: V) -> _DefaultsSlot<V> {
+    fatalError("unavailable")
+}
+
+/// Any other optional type: it cannot be stored.
+@available(
+    *, unavailable,
+    message:
+        "the property's type cannot be stored: make it Codable, RawRepresentable (with a property-list raw value) or a property-list type, or mark the property @ObservableOnly or @Ignore"
+)
+public func _defaultsOptionalSlot<V>(key: String, _ value: V?) -> _DefaultsSlot<V?> {
+    fatalError("unavailable")
+}
