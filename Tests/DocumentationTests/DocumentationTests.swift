@@ -113,8 +113,9 @@ enum Script {
     }
     /// The articles the landing page links, by file name.
     static let articles = [
-        "GettingStarted", "SuitesAndFiles", "ObservingChanges", "Modes", "EditingByHand", "Durability",
-        "HandlingErrors", "ComingFromTheAppleLibrary", "TheTwoHalves", "Architecture"
+        "GettingStarted", "SuitesAndFiles", "ObservingChanges", "Modes", "EditingByHand", "TheDefaultsTool",
+        "Durability", "HandlingErrors", "ComingFromTheAppleLibrary", "SyncingAcrossMachines", "TheTwoHalves",
+        "Architecture"
     ]
     /// The build's products directory: where the running test bundle is. `swift test` built the library's
     /// module there, and holds the build lock a `swift build` of the script's own would wait for.

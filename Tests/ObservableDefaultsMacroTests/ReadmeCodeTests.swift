@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// The README's Swift examples compile as shown: each is type-checked by the real compiler with the built
-/// plugin, as a program's main file.
+/// The README's Swift examples compile as shown: the daemon's main.swift is type-checked by the real compiler
+/// with the built plugin, as a program's main file; the only other Swift block is the manifest fragment.
 @Suite struct ReadmeCodeTests {
     static var readme: String {
         get throws {
@@ -37,31 +37,26 @@ import Testing
         return try PluginDiagnosticsTests.typecheck(file)
     }
 
-    @Test func firstExampleCompilesAsShown() throws {
+    @Test func daemonExampleCompilesAsShown() throws {
         let blocks = Self.swiftBlocks(try Self.readme)
-        let first = try #require(blocks.first { $0.contains("@ObservableDefaults") })
-        #expect(first.hasPrefix("import Foundation\nimport ObservableDefaults\n"))
-        let (status, output) = try Self.typecheck(first)
+        let daemon = try #require(blocks.first { $0.contains("@ObservableDefaults") })
+        #expect(daemon.hasPrefix("import Foundation\nimport ObservableDefaults\n"))
+        let (status, output) = try Self.typecheck(daemon)
         #expect(status == 0, "\(output)")
         #expect(!output.contains("warning:"), "\(output)")
     }
 
-    @Test func objectUpdateExampleCompilesAsShown() throws {
-        let blocks = Self.swiftBlocks(try Self.readme)
-        let example = try #require(blocks.first { $0.contains("counters.update(") })
-        let (status, output) = try Self.typecheck("import Foundation\nimport ObservableDefaults\n" + example + "\n")
-        #expect(status == 0, "\(output)")
-        #expect(!output.contains("warning:"), "\(output)")
-    }
-
-    @Test func errorChannelExampleCompilesAfterTheFirst() throws {
-        let blocks = Self.swiftBlocks(try Self.readme)
-        let first = try #require(blocks.first { $0.contains("@ObservableDefaults") })
-        let errors = try #require(blocks.first { $0.contains("observeErrors") })
-        // The first example ends with an endless loop; the error example would follow the class in a program.
-        let program =
-            first.components(separatedBy: "\nlet settings = Settings()").first! + "\n" + errors + "\n_ = errors\n"
-        let (status, output) = try Self.typecheck(program)
-        #expect(status == 0, "\(output)")
+    /// Every other Swift block is the `Package.swift` fragment, which names the library product and package
+    /// as the manifest does; nothing else escapes the type check.
+    @Test func otherBlocksAreTheManifestFragment() throws {
+        let others = Self.swiftBlocks(try Self.readme).filter { !$0.contains("@ObservableDefaults") }
+        #expect(others.count == 1)
+        for block in others {
+            #expect(block.hasPrefix("// Package.swift\n"), "\(block)")
+            #expect(block.contains(#".product(name: "ObservableDefaults", package: "ObservableDefaults-Linux")"#))
+        }
+        let manifest = try String(
+            contentsOf: PluginDiagnosticsTests.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        #expect(manifest.contains(#".library(name: "ObservableDefaults", targets: ["ObservableDefaults"])"#))
     }
 }
