@@ -353,3 +353,58 @@ import TestSupport
         }
     }
 }
+
+/// XML values Foundation would read as something else (and the next write would then store): errors with
+/// their line and column, and the file is left as the person wrote it.
+@Suite struct MisreadXMLValueTests {
+    let directory = TemporaryDirectory()
+
+    @Test(arguments: [
+        ("<integer>9223372036854775808</integer>", "the integer 9223372036854775808 does not fit in 64 bits"),
+        ("<integer>-9223372036854775809</integer>", "the integer -9223372036854775809 does not fit in 64 bits"),
+        ("<integer>18446744073709551615</integer>", "the integer 18446744073709551615 does not fit in 64 bits"),
+        ("<date>2024-13-45T99:99:99Z</date>", "'2024-13-45T99:99:99Z' is not a date"),
+        ("<date>2023-02-29T00:00:00Z</date>", "'2023-02-29T00:00:00Z' is not a date"),
+        ("<data>@@@</data>", "the <data> element is not base64")
+    ])
+    func aValueFoundationWouldMisreadIsAPositionedErrorAndTheFileStays(element: String, message: String) throws {
+        let file = directory.file("values.plist")
+        let text =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n\t<key>v</key>\n\t\(element)\n</dict>\n</plist>\n"
+        try Data(text.utf8).write(to: file)
+        let suite = try DefaultsSuite(fileURL: file)
+        let error = try #require(suite.fileError)
+        #expect(error.kind == .malformedFile)
+        #expect(error.message.hasPrefix(message), "\(error)")
+        let valueColumn = element.firstIndex(of: ">").map { element.distance(from: element.startIndex, to: $0) + 3 }
+        #expect((error.line, error.column) == (5, valueColumn), "\(error)")
+        suite.set(1, forKey: "other")  // waits for a file that parses: the person's value is never rewritten
+        #expect(String(decoding: try Data(contentsOf: file), as: UTF8.self) == text)
+        #expect(suite.hasPendingChanges)
+    }
+
+    @Test func unpaddedBase64ReadsAsItsBytes() throws {
+        // Foundation reads `AAE` as empty data; its bytes are 00 01.
+        let text = "<plist version=\"1.0\"><dict><key>d</key><data>AAE</data></dict></plist>"
+        let values = try SuiteFormat.propertyList.decodeSuite(
+            Data(text.utf8), fileURL: URL(fileURLWithPath: "/tmp/d.plist"))
+        #expect(values["d"] == .data(Data([0x00, 0x01])))
+    }
+
+    @Test func aLeapSecondAndAValidLeapDayStillRead() throws {
+        for (element, year) in [
+            ("<date>2024-02-29T12:00:00Z</date>", 2024), ("<date>2016-12-31T23:59:60Z</date>", 2017)
+        ] {
+            let text = "<plist version=\"1.0\"><dict><key>when</key>\(element)</dict></plist>"
+            let values = try SuiteFormat.propertyList.decodeSuite(
+                Data(text.utf8), fileURL: URL(fileURLWithPath: "/tmp/when.plist"))
+            guard case .date(let date)? = values["when"] else {
+                Issue.record("\(element) did not read as a date: \(values)")
+                continue
+            }
+            #expect(
+                Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date).year
+                    == year)
+        }
+    }
+}

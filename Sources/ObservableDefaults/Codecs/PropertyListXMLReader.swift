@@ -5,11 +5,13 @@ import Foundation
 ///
 /// It is deliberately narrow, so that it reads exactly what `PropertyListSerialization` reads:
 /// errors it can place for certain (a character reference to a character XML does not allow or out of
-/// range, containers nested deeper than ``maximumDepth``) are thrown with their line and column; anything
+/// range, containers nested deeper than ``maximumDepth``, an integer that does not fit in 64 bits, a date in
+/// the writers' form with a field out of range, data that is not base64 — values Foundation would read as
+/// something else, which the next write would store) are thrown with their line and column; anything
 /// else outside the plain layout — comments, CDATA, entity references other than the five
 /// predefined ones and character references, attributes on value elements, control characters or
-/// carriage returns in text, an encoding other than UTF-8, duplicate keys, integers that do not fit in
-/// `Int`, reals or dates in forms other than the ones writers emit, any other error — makes it return
+/// carriage returns in text, an encoding other than UTF-8, duplicate keys, reals or dates in forms other
+/// than the ones writers emit, any other error — makes it return
 /// ``Outcome/unsupported``, and the caller reads the bytes with `PropertyListSerialization` instead, which then also reports the
 /// error. (`PropertyListTests` compares both readers on the forms this one accepts.)
 struct PropertyListXMLReader {
@@ -299,9 +301,16 @@ struct PropertyListXMLReader {
         return consume(closing) ? text : nil
     }
 
-    /// `-?[0-9]+` that fits in `Int`.
+    /// `-?[0-9]+` that fits in `Int`; digits that do not fit are an error (Foundation would read them as a
+    /// string, and the next write would store that string).
     private mutating func parseInteger() -> DefaultsValue? {
         guard let text = parsePlainText(closing: "</integer>"), !text.isEmpty else { return nil }
+        let start = index - "</integer>".utf8.count - text.count
+        func tooLarge() -> DefaultsValue? {
+            fail(
+                "the integer \(String(decoding: text, as: UTF8.self)) does not fit in 64 bits (from -9223372036854775808 to 9223372036854775807)",
+                at: start)
+        }
         var position = 0
         let negative = text[0] == UInt8(ascii: "-")
         if negative { position = 1 }
@@ -312,12 +321,12 @@ struct PropertyListXMLReader {
             guard let digit = digitValue(text[position], radix: 10) else { return nil }
             let (times10, o1) = accumulated.multipliedReportingOverflow(by: 10)
             let (next, o2) = times10.subtractingReportingOverflow(Int(digit))
-            if o1 || o2 { return nil }
+            if o1 || o2 { return tooLarge() }
             accumulated = next
             position += 1
         }
         if negative { return .integer(accumulated) }
-        return accumulated == .min ? nil : .integer(-accumulated)
+        return accumulated == .min ? tooLarge() : .integer(-accumulated)
     }
 
     /// `-?[0-9]+(.[0-9]+)?([eE][+-]?[0-9]+)?`, or `nan`, `+infinity`, `-infinity` as writers emit them.
@@ -353,11 +362,35 @@ struct PropertyListXMLReader {
         return .double(double)
     }
 
-    /// `YYYY-MM-DDTHH:MM:SSZ`, the form writers emit.
+    /// `YYYY-MM-DDTHH:MM:SSZ`, the form writers emit. In that form, a month, day, hour, minute or second
+    /// out of range is an error (Foundation would roll `2024-13-45T99:99:99Z` over into another date, and the
+    /// next write would store that date).
     private mutating func parseDate() -> DefaultsValue? {
         guard let text = parsePlainText(closing: "</date>"), text.count == 20,
             text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
-            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"), text[19] == UInt8(ascii: "Z"),
+            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"), text[19] == UInt8(ascii: "Z")
+        else { return nil }
+        func field(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for offset in range {
+                guard let digit = digitValue(text[offset], radix: 10) else { return nil }
+                value = value * 10 + Int(digit)
+            }
+            return value
+        }
+        guard let year = field(0..<4), let month = field(5..<7), let day = field(8..<10), let hour = field(11..<13),
+            let minute = field(14..<16), let second = field(17..<19)
+        else { return nil }
+        let isLeapYear = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let daysInMonth = [31, isLeapYear ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...daysInMonth[month - 1]).contains(day), hour <= 23, minute <= 59,
+            second <= 60
+        else {
+            return fail(
+                "'\(String(decoding: text, as: UTF8.self))' is not a date: expected YYYY-MM-DDTHH:MM:SSZ with a month from 01 to 12, a day that month has, hours to 23, minutes and seconds to 59",
+                at: index - "</date>".utf8.count - text.count)
+        }
+        guard
             // A leap second, and years far from today, are Foundation's to interpret.
             text[17] < UInt8(ascii: "6"), text[0] == UInt8(ascii: "1") || text[0] == UInt8(ascii: "2"),
             let date = ISO8601Text.date(from: String(decoding: text, as: UTF8.self))
@@ -371,7 +404,16 @@ struct PropertyListXMLReader {
         var compact: [UInt8] = []
         compact.reserveCapacity(text.count)
         for byte in text where !isWhitespace(byte) { compact.append(byte) }
-        guard let data = Data(base64Encoded: Data(compact)) else { return nil }
+        // Unpadded base64 reads as Foundation reads it.
+        if compact.count % 4 != 0, compact.last != UInt8(ascii: "=") {
+            compact += Array(repeating: UInt8(ascii: "="), count: 4 - compact.count % 4)
+        }
+        guard let data = Data(base64Encoded: Data(compact)) else {
+            // Foundation would read it as empty data, and the next write would store that.
+            return fail(
+                "the <data> element is not base64 (letters, digits, '+', '/', and '=' padding to a multiple of 4 characters)",
+                at: index - "</data>".utf8.count - text.count)
+        }
         return .data(data)
     }
 
