@@ -52,17 +52,22 @@ import TestSupport
         #expect(errors.errors.first?.kind == .unsupportedValue)
     }
 
-    @Test func theChannelKeepsTheLastErrorsNobodyHeard() {
+    @Test func theChannelKeepsTheLastEventsNobodyHeard() {
         var channel = ErrorChannel()
         for index in 0...ErrorChannel.unheardLimit {
             _ = channel.publish(DefaultsError(.cloud, message: "error \(index)"))
         }
-        _ = channel.report(DefaultsError(.cloud, message: "down"), topic: .connection)
+        let flaky = DefaultsError(.cloud, message: "came and went")
+        _ = channel.report(flaky, topic: .account)
+        _ = channel.clear(.account)
+        let down = DefaultsError(.cloud, message: "down")
+        _ = channel.report(down, topic: .connection)
         let (_, delivery) = channel.add { _ in }
-        #expect(
-            delivery.events.map(\.error.message) == ["down"] + (1...ErrorChannel.unheardLimit).map { "error \($0)" })
-        #expect(
-            channel.add { _ in }.delivery.events.map(\.error.message) == ["down"], "the next hears what persists only")
+        let expected: [DefaultsErrorEvent] =
+            (4...ErrorChannel.unheardLimit).map { .occurred(DefaultsError(.cloud, message: "error \($0)")) }
+            + [.occurred(flaky), .recovered(flaky), .occurred(down)]
+        #expect(delivery.events == expected, "the last 64 events, a persisting problem told once")
+        #expect(channel.add { _ in }.delivery.events == [.occurred(down)], "the next hears what persists only")
     }
 
     @Test func observeErrorsStillHearsOnlyErrors() throws {

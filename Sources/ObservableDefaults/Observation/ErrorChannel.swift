@@ -61,8 +61,9 @@ enum ErrorTopic: Hashable, Comparable, Sendable {
 /// A value kept under its owner's lock: its methods change the channel and return an ``ErrorDelivery``
 /// that the owner sends once the lock is released.
 ///
-/// Nothing is silent for want of a listener: a handler added later is told at once every problem that
-/// persists and every error published before any handler listened (the last ``unheardLimit``).
+/// Nothing is silent for want of a listener: the first handler is told at once every event published
+/// before any handler listened (the last ``unheardLimit``: a problem that came and went before anyone
+/// observed is heard as its error and its recovery), and every handler every problem that persists.
 struct ErrorChannel: Sendable {
     typealias Handler = @Sendable (DefaultsErrorEvent) -> Void
 
@@ -70,7 +71,7 @@ struct ErrorChannel: Sendable {
     static let unheardLimit = 64
 
     private var problems: [ErrorTopic: DefaultsError] = [:]
-    private var unheard: [DefaultsError] = []
+    private var unheard: [DefaultsErrorEvent] = []
     private var handlers: [Int: Handler] = [:]
     private var lastToken = 0
     /// The last error published.
@@ -84,12 +85,15 @@ struct ErrorChannel: Sendable {
 
     // MARK: Handlers
 
-    /// Adds a handler; the delivery tells it each problem that persists and each error nobody heard.
+    /// Adds a handler; the delivery tells it each event nobody heard, then each problem that persists (once:
+    /// one it heard among those events is not told again).
     mutating func add(_ handler: @escaping Handler) -> (token: Int, delivery: ErrorDelivery) {
         lastToken += 1
         handlers[lastToken] = handler
-        defer { unheard = [] }
-        return (lastToken, ErrorDelivery(events: (current + unheard).map { .occurred($0) }, handlers: [handler]))
+        var events = unheard
+        unheard = []
+        for problem in current where !events.contains(.occurred(problem)) { events.append(.occurred(problem)) }
+        return (lastToken, ErrorDelivery(events: events, handlers: [handler]))
     }
 
     mutating func removeHandler(_ token: Int) {
@@ -112,28 +116,31 @@ struct ErrorChannel: Sendable {
         problems[topic] = error
     }
 
-    /// Publishes `error`, or keeps it for the first handler when nobody listens (and it is no persisting
-    /// problem, which every new handler hears anyway).
+    /// Publishes `error` (kept for the first handler when nobody listens).
     mutating func publish(_ error: DefaultsError) -> ErrorDelivery {
         lastError = error
-        if handlers.isEmpty {
-            if !problems.values.contains(error) { unheard.append(error) }
-            if unheard.count > Self.unheardLimit { unheard.removeFirst(unheard.count - Self.unheardLimit) }
-        }
-        return ErrorDelivery(events: [.occurred(error)], handlers: Array(handlers.values))
+        return deliver([.occurred(error)])
     }
 
     /// Ends the problem of `topic`, if there is one; the delivery says it is over.
     mutating func clear(_ topic: ErrorTopic) -> ErrorDelivery {
         guard let ended = problems.removeValue(forKey: topic) else { return ErrorDelivery() }
-        return ErrorDelivery(events: [.recovered(ended)], handlers: Array(handlers.values))
+        return deliver([.recovered(ended)])
     }
 
     /// Ends every problem whose topic `isOver` says is over, in the order of their topics.
     mutating func clear(where isOver: (ErrorTopic) -> Bool) -> ErrorDelivery {
         let ended = problems.keys.filter(isOver).sorted().compactMap { problems.removeValue(forKey: $0) }
-        return ErrorDelivery(
-            events: ended.map { .recovered($0) }, handlers: ended.isEmpty ? [] : Array(handlers.values))
+        return ended.isEmpty ? ErrorDelivery() : deliver(ended.map { .recovered($0) })
+    }
+
+    /// The delivery of `events` to the handlers; while there are none, the events are kept for the first.
+    private mutating func deliver(_ events: [DefaultsErrorEvent]) -> ErrorDelivery {
+        if handlers.isEmpty {
+            unheard += events
+            if unheard.count > Self.unheardLimit { unheard.removeFirst(unheard.count - Self.unheardLimit) }
+        }
+        return ErrorDelivery(events: events, handlers: Array(handlers.values))
     }
 }
 
