@@ -13,14 +13,18 @@ enum _DefaultsMismatch {
         let path = [key] + (member?.path ?? [])
         let position = suite.format == .json ? jsonValuePosition(ofPath: path, in: suite.fileURL) : nil
         return DefaultsError(
-            .wrongType, message: "\(member?.sentence ?? problem(stored, expected: Value.self)); \(consequence)",
+            .wrongType, message: "\(member?.sentence ?? plainProblem(stored, expected: Value.self)); \(consequence)",
             fileURL: suite.fileURL, key: key, line: position?.line, column: position?.column)
     }
 
     /// `'cpu' expects a number, found the string "lots"` (a member of a Codable value),
     /// `'verbose' is not a case of LogLevel: light, dark, system`, or `"many" is not an Int`.
     static func problem<Value>(_ stored: DefaultsValue, expected: Value.Type) -> String {
-        if let member = memberProblem(stored, expected: Value.self) { return member.sentence }
+        memberProblem(stored, expected: Value.self)?.sentence ?? plainProblem(stored, expected: Value.self)
+    }
+
+    /// ``problem(_:expected:)`` for a value that is wrong as a whole (no member of it is the reason).
+    private static func plainProblem<Value>(_ stored: DefaultsValue, expected: Value.Type) -> String {
         let type = unwrappedType(Value.self)
         let name = String(describing: type)
         if let cases = caseRawValues(of: type) {
