@@ -158,7 +158,7 @@ struct HandFormattedDocument {
         key: ExactKey, value: DefaultsValue?
     )] {
         var changes: [ExactKey: DefaultsValue?] = [:]
-        for _ in 0..<Int.random(in: 1...3, using: &random) {
+        for _ in 0..<Int.random(in: 1...(random.next() % 4 == 0 ? 12 : 3), using: &random) {
             let key = ExactKey(keys.randomElement(using: &random)!)
             if random.next() % 3 == 0 {
                 changes[key] = .some(nil)

@@ -66,35 +66,252 @@ struct JSONSuiteEditor {
 
     // MARK: Editing
 
-    /// Applies `changes` (`nil`: remove the key): removals and replacements of existing members first,
-    /// from the end of the file back, then the new keys, in key order.
+    /// Applies `changes` (`nil`: remove the key) in two passes over the bytes, whatever their number:
+    /// first the replaced values and removed members, then the new keys, in key order.
     mutating func apply(_ changes: [(key: ExactKey, value: DefaultsValue?)]) {
-        var existing: [(member: Int, value: DefaultsValue?)] = []
+        var replaced: [(member: Int, value: DefaultsValue)] = []
+        var removed = Set<Int>()
         var added: [(key: ExactKey, value: DefaultsValue)] = []
         let occurrences = self.occurrences(of: changes.map(\.key))
         for (change, found) in zip(changes, occurrences) {
             if found.isEmpty {
                 if let value = change.value { added.append((change.key, value)) }
             } else if let value = change.value {
-                existing.append((found.last!, value))
+                replaced.append((found.last!, value))
             } else {
-                for member in found { existing.append((member, nil)) }
+                removed.formUnion(found)
             }
         }
-        existing.sort { $0.member > $1.member }
-        for (member, value) in existing {
-            if let value { replaceValue(of: member, with: value) } else { remove(member) }
+        if !replaced.isEmpty || !removed.isEmpty {
+            var edits = replaced.map { replacement in
+                Edit(
+                    range: members[replacement.member].value,
+                    text: JSONWriter.encodeValue(
+                        replacement.value, forKey: key(of: replacement.member), layout: layout(of: replacement.member),
+                        spellings: spellings),
+                    replacesValueOf: replacement.member)
+            }
+            edits += removals(of: removed)
+            commit(edits, removing: removed)
+            if members.isEmpty, (open + 1..<close).allSatisfy({ Self.isBlank(bytes[$0]) }) {
+                commit([Edit(range: open + 1..<close, text: [])], removing: [])
+            }
         }
         guard !added.isEmpty else { return }
         added.sort { $0.key < $1.key }
-        let sorted = isSorted
-        for (key, value) in added {
-            if sorted, let position = firstMember(after: key) {
-                insert(key.string, value, before: position)
+        if members.isEmpty {
+            appendToEmptyObject(added.removeFirst())
+            if added.isEmpty { return }
+        }
+        commit(insertions(of: added), removing: [])
+    }
+
+    /// One change of the bytes: `range` (of the bytes before the pass) replaced by `text`.
+    private struct Edit {
+        var range: Range<Int>
+        var text: [UInt8]
+        /// The member whose value `text` is.
+        var replacesValueOf: Int?
+        /// Where new members start in `text`.
+        var memberStarts: [Int] = []
+    }
+
+    /// The deletions that remove the members at `removed`: a member with a line to itself goes with that
+    /// line; one sharing a line goes with what separates it from the next member (from the member before,
+    /// for the last ones). When the last member goes and it had no trailing comma, the comma of the last
+    /// member left goes too.
+    private func removals(of removed: Set<Int>) -> [Edit] {
+        guard !removed.isEmpty else { return [] }
+        let lastKept = members.indices.last { !removed.contains($0) }
+        var edits: [Edit] = []
+        for position in removed.sorted() {
+            let member = members[position]
+            let gap = gapAfter(position)
+            let end = gap.comma.map { $0 + 1 } ?? member.value.upperBound
+            let range: Range<Int>
+            if let lineStart = lineStart(before: member.key.lowerBound), let lineEnd = lineEnd(from: end) {
+                range = lineStart..<lineEnd.after
+            } else if let lastKept, position > lastKept {
+                range = members[lastKept].value.upperBound..<member.value.upperBound
+            } else if position == members.count - 1 {
+                range = member.key.lowerBound..<end
             } else {
-                append(key.string, value)
+                range = member.key.lowerBound..<gap.next
+            }
+            edits.append(Edit(range: range, text: []))
+        }
+        let last = members.count - 1
+        if removed.contains(last), gapAfter(last).comma == nil, let lastKept, let comma = gapAfter(lastKept).comma {
+            edits.append(Edit(range: comma..<comma + 1, text: []))
+        }
+        return edits
+    }
+
+    /// The insertions of new members (the object has some): before the first member whose key sorts after
+    /// theirs when the keys are sorted, else after the last member; in the style of the member next to them.
+    private func insertions(of added: [(key: ExactKey, value: DefaultsValue)]) -> [Edit] {
+        var groups: [(before: Int?, members: [(key: ExactKey, value: DefaultsValue)])] = []
+        let sorted = isSorted
+        for member in added {
+            let before = sorted ? firstMember(after: member.key) : nil
+            if let last = groups.last, last.before == before {
+                groups[groups.count - 1].members.append(member)
+            } else {
+                groups.append((before, [member]))
             }
         }
+        var edits: [Edit] = []
+        for group in groups {
+            if let before = group.before {
+                edits.append(insertion(of: group.members, before: before))
+            } else {
+                edits += appending(group.members)
+            }
+        }
+        return edits
+    }
+
+    /// New members before the member at `position`, on lines of their own when it has one.
+    private func insertion(of added: [(key: ExactKey, value: DefaultsValue)], before position: Int) -> Edit {
+        let next = members[position]
+        var edit = Edit(range: next.key.lowerBound..<next.key.lowerBound, text: [])
+        if let lineStart = lineStart(before: next.key.lowerBound) {
+            let indentation = Array(bytes[lineStart..<next.key.lowerBound])
+            edit.range = lineStart..<lineStart
+            for (key, value) in added {
+                edit.text += indentation
+                edit.memberStarts.append(edit.text.count)
+                edit.text += encode(key.string, value, like: position, layout: multiLine(base: indentation))
+                edit.text += [UInt8(ascii: ",")] + newline
+            }
+        } else {
+            let separator = inlineSeparator
+            for (key, value) in added {
+                edit.memberStarts.append(edit.text.count)
+                edit.text += encode(key.string, value, like: position, layout: JSONWriter.Layout(oneLine: true))
+                edit.text += [UInt8(ascii: ",")] + separator
+            }
+        }
+        return edit
+    }
+
+    /// New members after the last one: on lines of their own when it has one (after a comment ending its
+    /// line), with a trailing comma each when it had one.
+    private func appending(_ added: [(key: ExactKey, value: DefaultsValue)]) -> [Edit] {
+        let lastPosition = members.count - 1
+        let last = members[lastPosition]
+        let gap = gapAfter(lastPosition)
+        let trailingComma = gap.comma != nil
+        var edits: [Edit] = []
+        if !trailingComma {
+            edits.append(Edit(range: last.value.upperBound..<last.value.upperBound, text: [UInt8(ascii: ",")]))
+        }
+        let afterLast = gap.comma.map { $0 + 1 } ?? last.value.upperBound
+        var edit = Edit(range: afterLast..<afterLast, text: [])
+        if let lineStart = lineStart(before: last.key.lowerBound) {
+            let indentation = Array(bytes[lineStart..<last.key.lowerBound])
+            let at = lineEnd(from: afterLast)?.breakStart ?? afterLast
+            edit.range = at..<at
+            for (index, (key, value)) in added.enumerated() {
+                edit.text += newline + indentation
+                edit.memberStarts.append(edit.text.count)
+                edit.text += encode(key.string, value, like: lastPosition, layout: multiLine(base: indentation))
+                if trailingComma || index < added.count - 1 { edit.text.append(UInt8(ascii: ",")) }
+            }
+        } else {
+            let separator = inlineSeparator
+            for (index, (key, value)) in added.enumerated() {
+                edit.text += separator
+                edit.memberStarts.append(edit.text.count)
+                edit.text += encode(key.string, value, like: lastPosition, layout: JSONWriter.Layout(oneLine: true))
+                if trailingComma || index < added.count - 1 { edit.text.append(UInt8(ascii: ",")) }
+            }
+        }
+        edits.append(edit)
+        return edits
+    }
+
+    /// The first member of an object that has none: on its own line, after whatever the object holds.
+    private mutating func appendToEmptyObject(_ added: (key: ExactKey, value: DefaultsValue)) {
+        var at = close
+        while at > open + 1, Self.isBlank(bytes[at - 1]) { at -= 1 }
+        var edit = Edit(range: at..<at, text: newline + unit)
+        edit.memberStarts = [edit.text.count]
+        edit.text += encode(added.key.string, added.value, like: nil, layout: multiLine(base: unit))
+        if !bytes[at..<close].contains(UInt8(ascii: "\n")) { edit.text += newline }
+        commit([edit], removing: [])
+    }
+
+    /// Applies `edits` (ranges of the current bytes; deletions may overlap, other edits do not) in one pass,
+    /// and brings the members up to date: those at `removed` are gone, replaced values and new members
+    /// are where their text went, the others moved.
+    private mutating func commit(_ edits: [Edit], removing removed: Set<Int>) {
+        // Sorted by position; edits at the same position stay in the order given.
+        let ordered = edits.indices.sorted {
+            (edits[$0].range.lowerBound, $0) < (edits[$1].range.lowerBound, $1)
+        }.map { edits[$0] }
+        var merged: [Edit] = []
+        merged.reserveCapacity(ordered.count)
+        for edit in ordered {
+            if let last = merged.last, last.text.isEmpty, edit.text.isEmpty, !edit.range.isEmpty,
+                edit.range.lowerBound < last.range.upperBound
+            {
+                merged[merged.count - 1].range =
+                    last.range.lowerBound..<max(last.range.upperBound, edit.range.upperBound)
+            } else {
+                merged.append(edit)
+            }
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + merged.reduce(0) { $0 + $1.text.count })
+        var replacedValues: [Int: Range<Int>] = [:]
+        var added: [Int] = []
+        var cursor = 0
+        for edit in merged {
+            output.append(contentsOf: bytes[cursor..<edit.range.lowerBound])
+            let start = output.count
+            output.append(contentsOf: edit.text)
+            if let member = edit.replacesValueOf { replacedValues[member] = start..<output.count }
+            added += edit.memberStarts.map { start + $0 }
+            cursor = edit.range.upperBound
+        }
+        output.append(contentsOf: bytes[cursor...])
+
+        var moved: [Member] = []
+        moved.reserveCapacity(members.count - removed.count + added.count)
+        var shift = 0
+        var next = 0
+        for position in members.indices where !removed.contains(position) {
+            let member = members[position]
+            while next < merged.count, merged[next].range.upperBound <= member.key.lowerBound {
+                shift += merged[next].text.count - merged[next].range.count
+                next += 1
+            }
+            moved.append(
+                Member(
+                    key: member.key.shifted(shift),
+                    value: replacedValues[position] ?? member.value.shifted(shift)))
+        }
+        let totalShift = merged.reduce(0) { $0 + $1.text.count - $1.range.count }
+        bytes = output
+        close += totalShift
+        guard !added.isEmpty else {
+            members = moved
+            return
+        }
+        let new = added.map { locate($0) }
+        var all: [Member] = []
+        all.reserveCapacity(moved.count + new.count)
+        var newIndex = 0
+        for member in moved {
+            while newIndex < new.count, new[newIndex].key.lowerBound < member.key.lowerBound {
+                all.append(new[newIndex])
+                newIndex += 1
+            }
+            all.append(member)
+        }
+        all += new[newIndex...]
+        members = all
     }
 
     /// For each key, the positions of the members with that key, in file order.
@@ -117,110 +334,6 @@ struct JSONSuiteEditor {
         return found
     }
 
-    /// Replaces the value of the member at `position`, laid out like the member.
-    private mutating func replaceValue(of position: Int, with value: DefaultsValue) {
-        let member = members[position]
-        let text = JSONWriter.encodeValue(
-            value, forKey: key(of: position), layout: layout(of: position), spellings: spellings)
-        replace(member.value, with: text)
-        members[position].value = member.value.lowerBound..<member.value.lowerBound + text.count
-    }
-
-    /// Removes the member at `position` with its comma; with its line when it has one to itself.
-    private mutating func remove(_ position: Int) {
-        let member = members[position]
-        let gap = gapAfter(position)
-        let isLast = position == members.count - 1
-        let end = gap.comma.map { $0 + 1 } ?? member.value.upperBound
-        if let lineStart = lineStart(before: member.key.lowerBound), let lineEnd = lineEnd(from: end) {
-            replace(lineStart..<lineEnd.after, with: [])
-            members.remove(at: position)
-            if isLast, gap.comma == nil, position > 0, let comma = gapAfter(position - 1).comma {
-                replace(comma..<comma + 1, with: [])
-            }
-        } else if !isLast {
-            replace(member.key.lowerBound..<gap.next, with: [])
-            members.remove(at: position)
-        } else if position > 0 {
-            // The last member on a shared line: from the end of the one before (its comma with it).
-            replace(members[position - 1].value.upperBound..<member.value.upperBound, with: [])
-            members.remove(at: position)
-        } else {
-            replace(member.key.lowerBound..<end, with: [])
-            members.remove(at: position)
-        }
-        if members.isEmpty, (open + 1..<close).allSatisfy({ Self.isBlank(bytes[$0]) }) {
-            replace(open + 1..<close, with: [])
-        }
-    }
-
-    /// Inserts a member before the member at `position`, in its style.
-    private mutating func insert(_ key: String, _ value: DefaultsValue, before position: Int) {
-        let next = members[position]
-        if let lineStart = lineStart(before: next.key.lowerBound) {
-            let indentation = Array(bytes[lineStart..<next.key.lowerBound])
-            let member = encode(key, value, like: position, layout: multiLine(base: indentation))
-            replace(lineStart..<lineStart, with: indentation + member + [UInt8(ascii: ",")] + newline)
-            members.insert(locate(lineStart + indentation.count, length: member.count), at: position)
-        } else {
-            let at = next.key.lowerBound
-            let member = encode(key, value, like: position, layout: JSONWriter.Layout(oneLine: true))
-            replace(at..<at, with: member + [UInt8(ascii: ",")] + inlineSeparator)
-            members.insert(locate(at, length: member.count), at: position)
-        }
-    }
-
-    /// Appends a member after the last one (or into the empty object), in the style of the last one.
-    private mutating func append(_ key: String, _ value: DefaultsValue) {
-        guard let lastPosition = members.indices.last else {
-            appendToEmptyObject(key, value)
-            return
-        }
-        let last = members[lastPosition]
-        let gap = gapAfter(lastPosition)
-        let comma = gap.comma.map { _ in [UInt8(ascii: ",")] } ?? []
-        if let lineStart = lineStart(before: last.key.lowerBound) {
-            let indentation = Array(bytes[lineStart..<last.key.lowerBound])
-            let member = encode(key, value, like: lastPosition, layout: multiLine(base: indentation))
-            let afterLast = gap.comma.map { $0 + 1 } ?? last.value.upperBound
-            let at = lineEnd(from: afterLast)?.breakStart ?? afterLast
-            let memberStart = at + newline.count + indentation.count
-            replace(at..<at, with: newline + indentation + member + comma)
-            var located = locate(memberStart, length: member.count)
-            if gap.comma == nil {
-                replace(last.value.upperBound..<last.value.upperBound, with: [UInt8(ascii: ",")])
-                located = Member(key: located.key.shifted(1), value: located.value.shifted(1))
-            }
-            members.append(located)
-        } else {
-            let member = encode(key, value, like: lastPosition, layout: JSONWriter.Layout(oneLine: true))
-            let separator = inlineSeparator
-            let at: Int
-            let text: [UInt8]
-            if let existingComma = gap.comma {
-                at = existingComma + 1
-                text = separator + member + [UInt8(ascii: ",")]
-            } else {
-                at = last.value.upperBound
-                text = [UInt8(ascii: ",")] + separator + member
-            }
-            let memberStart = at + text.count - member.count - comma.count
-            replace(at..<at, with: text)
-            members.append(locate(memberStart, length: member.count))
-        }
-    }
-
-    /// The first member of an object that has none: on its own line, after whatever the object holds.
-    private mutating func appendToEmptyObject(_ key: String, _ value: DefaultsValue) {
-        var at = close
-        while at > open + 1, Self.isBlank(bytes[at - 1]) { at -= 1 }
-        let member = encode(key, value, like: nil, layout: multiLine(base: unit))
-        var text = newline + unit + member
-        if !bytes[at..<close].contains(UInt8(ascii: "\n")) { text += newline }
-        replace(at..<at, with: text)
-        members.append(locate(at + newline.count + unit.count, length: member.count))
-    }
-
     // MARK: Layout
 
     /// The member text for `key`, with the colon spacing of the member at `position` (`": "` without one).
@@ -232,13 +345,11 @@ struct JSONSuiteEditor {
             layout: layout, spellings: spellings)
     }
 
-    /// The member that `text` (starting at `start`) is: its key, then its value after the colon spacing.
-    private func locate(_ start: Int, length: Int) -> Member {
+    /// The member whose key starts at `start` (a member the editor wrote there).
+    private func locate(_ start: Int) -> Member {
         bytes.withUnsafeBufferPointer { buffer in
             var index = start
-            var member = Member(key: start..<start, value: start..<start + length)
-            if let scanned = JSONSuiteIndex.scanMember(buffer, &index) { member = scanned }
-            return member
+            return JSONSuiteIndex.scanMember(buffer, &index) ?? Member(key: start..<start, value: start..<start)
         }
     }
 
@@ -326,8 +437,11 @@ struct JSONSuiteEditor {
     /// Whether the members' keys are in the order the library writes them (duplicates side by side).
     private var isSorted: Bool {
         guard members.count > 1 else { return true }
+        var previous = keyBytes(of: 0)
         for position in 1..<members.count {
-            if ExactKey(key(of: position)) < ExactKey(key(of: position - 1)) { return false }
+            let current = keyBytes(of: position)
+            if Self.compare(current, previous) < 0 { return false }
+            previous = current
         }
         return true
     }
@@ -344,40 +458,33 @@ struct JSONSuiteEditor {
         bytes.withUnsafeBufferPointer { JSONReader.string(in: $0, at: members[position].key) ?? "" }
     }
 
-    /// The order of the key of the member at `position` and the key with UTF-8 bytes `key`: the bytes
-    /// between the quotes compared directly unless they hold an escape.
+    /// The order of the key of the member at `position` and the key with UTF-8 bytes `key`.
     private func compareKey(of position: Int, with key: [UInt8]) -> Int {
+        Self.compare(keyBytes(of: position), key[...])
+    }
+
+    /// The UTF-8 bytes of the key of the member at `position`: the bytes between its quotes, or, when
+    /// they hold an escape, those of the key they spell.
+    private func keyBytes(of position: Int) -> ArraySlice<UInt8> {
         let range = members[position].key
-        let inner = range.lowerBound + 1..<range.upperBound - 1
-        if bytes[inner].contains(UInt8(ascii: "\\")) {
-            let decoded = ExactKey(self.key(of: position))
-            let other = ExactKey(String(decoding: key, as: UTF8.self))
-            return decoded == other ? 0 : (decoded < other ? -1 : 1)
-        }
-        return bytes.withUnsafeBufferPointer { buffer in
-            key.withUnsafeBufferPointer { other in
-                let common = min(inner.count, other.count)
-                let order =
-                    common == 0 ? 0 : memcmp(buffer.baseAddress! + inner.lowerBound, other.baseAddress!, common)
+        let inner = bytes[range.lowerBound + 1..<range.upperBound - 1]
+        guard inner.contains(UInt8(ascii: "\\")) else { return inner }
+        return Array(key(of: position).utf8)[...]
+    }
+
+    /// Byte order of two keys (see ``ExactKey``).
+    private static func compare(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Int {
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                let common = min(a.count, b.count)
+                let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
                 if order != 0 { return order < 0 ? -1 : 1 }
-                return inner.count == other.count ? 0 : (inner.count < other.count ? -1 : 1)
+                return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
             }
         }
     }
 
     // MARK: Bytes
-
-    /// Replaces `range` (which no member but the one being edited overlaps) and moves what follows.
-    private mutating func replace(_ range: Range<Int>, with text: [UInt8]) {
-        bytes.replaceSubrange(range, with: text)
-        let shift = text.count - range.count
-        guard shift != 0 else { return }
-        for position in members.indices where members[position].key.lowerBound >= range.upperBound {
-            members[position].key = members[position].key.shifted(shift)
-            members[position].value = members[position].value.shifted(shift)
-        }
-        if close >= range.upperBound { close += shift }
-    }
 
     /// The `{` and `}` of the top-level object whose members are `members`.
     private static func braces(_ bytes: UnsafeBufferPointer<UInt8>, members: [Member]) -> (open: Int, close: Int)? {
