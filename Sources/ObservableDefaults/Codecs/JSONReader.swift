@@ -11,7 +11,7 @@ import Foundation
 /// key is absent; `null` anywhere else is an error. Duplicate keys are accepted and the last one wins.
 ///
 /// Errors carry the 1-based line and column (in characters) of the offending character; a trailing
-/// comma is reported at the comma, an unterminated string at its opening quote.
+/// comma in a strict document is reported at the comma, an unterminated string or comment at its start.
 struct JSONReader {
     /// Containers nested deeper than this are rejected instead of overflowing the stack.
     static let maximumDepth = 512

@@ -264,14 +264,15 @@ struct JSONSuiteEditor {
         }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + merged.reduce(0) { $0 + $1.text.count })
-        var replacedValues: [Int: Range<Int>] = [:]
+        // The replaced values in file order (the edits are sorted), with where their text went.
+        var replacedValues: [(member: Int, value: Range<Int>)] = []
         var added: [Int] = []
         var cursor = 0
         for edit in merged {
             output.append(contentsOf: bytes[cursor..<edit.range.lowerBound])
             let start = output.count
             output.append(contentsOf: edit.text)
-            if let member = edit.replacesValueOf { replacedValues[member] = start..<output.count }
+            if let member = edit.replacesValueOf { replacedValues.append((member, start..<output.count)) }
             added += edit.memberStarts.map { start + $0 }
             cursor = edit.range.upperBound
         }
@@ -281,16 +282,19 @@ struct JSONSuiteEditor {
         moved.reserveCapacity(members.count - removed.count + added.count)
         var shift = 0
         var next = 0
-        for position in members.indices where !removed.contains(position) {
+        var nextReplaced = 0
+        for position in members.indices where removed.isEmpty || !removed.contains(position) {
             let member = members[position]
             while next < merged.count, merged[next].range.upperBound <= member.key.lowerBound {
                 shift += merged[next].text.count - merged[next].range.count
                 next += 1
             }
-            moved.append(
-                Member(
-                    key: member.key.shifted(shift),
-                    value: replacedValues[position] ?? member.value.shifted(shift)))
+            var value = member.value.shifted(shift)
+            if nextReplaced < replacedValues.count, replacedValues[nextReplaced].member == position {
+                value = replacedValues[nextReplaced].value
+                nextReplaced += 1
+            }
+            moved.append(Member(key: member.key.shifted(shift), value: value))
         }
         let totalShift = merged.reduce(0) { $0 + $1.text.count - $1.range.count }
         bytes = output
