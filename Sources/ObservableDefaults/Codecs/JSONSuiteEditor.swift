@@ -471,6 +471,7 @@ struct JSONSuiteEditor {
     /// they hold an escape, those of the key they spell.
     private func keyBytes(of position: Int) -> ArraySlice<UInt8> {
         let range = members[position].key
+        guard range.count >= 2 else { return [] }
         let inner = bytes[range.lowerBound + 1..<range.upperBound - 1]
         guard inner.contains(UInt8(ascii: "\\")) else { return inner }
         return Array(key(of: position).utf8)[...]
