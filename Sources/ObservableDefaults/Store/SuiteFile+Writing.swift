@@ -132,8 +132,8 @@ extension SuiteFile {
         /// sorted entries and bytes are rebuilt next time).
         func rollBack(_ document: inout Document) {
             if let caughtUp {
-                // The bytes of the version the values are go back too; without them the next write reads
-                // the file again (see `catchUp`).
+                // The document keeps no bytes then: its version is not the known one, so the next write
+                // reads the file again (see `catchUp`).
                 document.values = caughtUp.previous
                 return
             }
