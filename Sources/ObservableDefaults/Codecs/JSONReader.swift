@@ -463,14 +463,20 @@ struct JSONReader {
             switch bytes[index] {
             case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"): index += 1
             case UInt8(ascii: "/") where allowsComments:
-                let start = index
-                switch JSONComments.skip(bytes, &index) {
-                case .some(true): continue
-                case .some(false): return
-                case nil: throw error("unterminated comment: expected '*/', found end of file", at: start)
-                }
+                guard try skipComment() else { return }
             default: return
             }
+        }
+    }
+
+    /// Moves past the comment at a `/` (kept out of ``skipWhitespace()``'s loop, which runs between all
+    /// tokens); `false` when the `/` starts none.
+    @inline(never)
+    private mutating func skipComment() throws(DefaultsError) -> Bool {
+        let start = index
+        switch JSONComments.skip(bytes, &index) {
+        case .some(let skipped): return skipped
+        case nil: throw error("unterminated comment: expected '*/', found end of file", at: start)
         }
     }
 
