@@ -127,7 +127,7 @@ import TestSupport
         try defaults.ok("write", "app", "k", "v")
         let before = directory.bytes("app.json")
         let broken = directory.file("broken.json")
-        try Data("{\n  \"a\": 1,\n  \"b\": [1, 2,]\n}\n".utf8).write(to: broken)
+        try Data("{\n  \"a\": 1,\n  \"b\": [1 2]\n}\n".utf8).write(to: broken)
         let result = try defaults.run(["import", "app", broken.path])
         #expect(result.status == 1)
         #expect(result.stderr.contains("\(broken.path):3:"), "\(result)")

@@ -21,16 +21,16 @@ import TestSupport
         let errorObservation = suite.observeErrors { errors.record($0) }
         defer { observation.cancel(); errorObservation.cancel() }
 
-        // A person saves a half-edited file: a trailing comma on line 3.
-        let broken = "{\n  \"host\": \"example.org\",\n  \"port\": 9090,\n}\n"
+        // A person saves a half-edited file: the comma after line 2 is missing.
+        let broken = "{\n  \"host\": \"example.org\"\n  \"port\": 9090\n}\n"
         try HandEdit.renameOver(file, broken)
         #expect(eventually { !errors.errors.isEmpty })
         let error = try #require(errors.errors.first)
         #expect(error.kind == .malformedFile)
         #expect(error.fileURL == file)
-        #expect(error.line == 3, "the trailing comma")
-        #expect(error.column == 15)
-        #expect(error.message.contains("trailing comma"))
+        #expect(error.line == 3, "the member after the missing comma")
+        #expect(error.column == 3)
+        #expect(error.message.contains("expected ',' or '}'"))
         #expect(suite.fileError == error)
         #expect(suite.string(forKey: "host") == "localhost", "last good values stay")
         #expect(suite.integer(forKey: "port") == 8080)

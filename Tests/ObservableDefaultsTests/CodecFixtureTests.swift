@@ -94,11 +94,21 @@ import Testing
         #expect(error.fileURL == Fixtures.url("broken/truncated.json"))
     }
 
+    /// Trailing commas (in arrays and objects) are accepted, as in VS Code's `settings.json`.
     @Test func trailingCommaJSON() throws {
-        let error = try loadError("broken/trailing-comma.json", .json)
-        #expect(error.message == "trailing comma before '}'")
-        #expect(error.line == 7)
-        #expect(error.column == 4)
+        let values = try load("json/trailing-comma.json", .json)
+        #expect(
+            values == [
+                "logLevel": .string("debug"), "workers": .integer(8), "tags": .array([.string("a"), .string("b")])
+            ])
+    }
+
+    /// A `/*` comment that never ends is an error at its start.
+    @Test func unterminatedCommentJSON() throws {
+        let error = try loadError("broken/unterminated-comment.json", .json)
+        #expect(error.message == "unterminated comment: expected '*/', found end of file")
+        #expect(error.line == 3)
+        #expect(error.column == 3)
     }
 
     @Test func wrongTypesJSONParsesButConvertsToNothing() throws {

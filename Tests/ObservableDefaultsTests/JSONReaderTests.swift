@@ -84,11 +84,11 @@ import Testing
             name: "truncated after key", text: "{\n  \"a\"", line: 2, column: 6,
             message: "expected ':' after a key in an object, found end of file"),
         ErrorCase(
-            name: "trailing comma in object", text: "{\n  \"a\": 1,\n}", line: 2, column: 9,
-            message: "trailing comma before '}'"),
+            name: "comma alone in object", text: "{\n  ,\n}", line: 2, column: 3,
+            message: "expected a string key in an object, found ','"),
         ErrorCase(
-            name: "trailing comma in array", text: "{\"a\": [1, 2, ]}", line: 1, column: 12,
-            message: "trailing comma before ']'"),
+            name: "two trailing commas in array", text: "{\"a\": [1, 2,,]}", line: 1, column: 13,
+            message: "expected a value in an array, found ','"),
         ErrorCase(
             name: "missing colon", text: "{\n  \"a\" 1\n}", line: 2, column: 7,
             message: "expected ':' after a key in an object, found '1'"),
@@ -121,8 +121,14 @@ import Testing
             name: "top level string", text: "\"x\"", line: 1, column: 1,
             message: "expected '{' (the top level of a suite file must be an object), found '\"'"),
         ErrorCase(
-            name: "comment", text: "{\n  // comment\n}", line: 2, column: 3,
+            name: "slash that starts no comment", text: "{\n  / comment\n}", line: 2, column: 3,
             message: "expected a string key in an object, found '/'"),
+        ErrorCase(
+            name: "unterminated comment", text: "{\"a\": 1 /* to do\n}", line: 1, column: 9,
+            message: "unterminated comment: expected '*/', found end of file"),
+        ErrorCase(
+            name: "error after a comment", text: "{ /* a \"b\" */\n  \"a\" // x\n  1 }", line: 3, column: 3,
+            message: "expected ':' after a key in an object, found '1'"),
         ErrorCase(
             name: "unquoted value", text: "{\"a\": hello}", line: 1, column: 7,
             message: "expected a value after ':' in an object, found 'hello'"),

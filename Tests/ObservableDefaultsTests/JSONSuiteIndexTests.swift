@@ -245,7 +245,7 @@ import TestSupport
         }
         #expect(parts.map(\.0) == [#""a""#, #""c\"""#, #""n""#])
         #expect(parts.map(\.1) == [#"[1, "]", {"b": "}"}]"#, #""x\\""#, "-1.5e3"])
-        for broken in ["{", "{\"a\":1,}", "{\"a\":1} x", "[]", "{\"a\" 1}", "{\"a\":}", "{\"a\":[1}"] {
+        for broken in ["{", "{\"a\":1,,}", "{\"a\":1 /*", "{\"a\":1} x", "[]", "{\"a\" 1}", "{\"a\":}", "{\"a\":[1}"] {
             #expect(Array(broken.utf8).withUnsafeBufferPointer { JSONSuiteIndex.scan($0) } == nil, "\(broken)")
         }
     }

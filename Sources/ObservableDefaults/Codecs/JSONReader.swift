@@ -1,14 +1,17 @@
 import Foundation
 
-/// A strict RFC 8259 JSON reader over UTF-8 bytes that produces the value model directly.
+/// An RFC 8259 JSON reader over UTF-8 bytes that produces the value model directly.
 ///
-/// Beyond the RFC it accepts the literals `NaN`, `Infinity` and `-Infinity` (which earlier versions of the
+/// Suite files (``parseSuite(_:fileURL:)``, ``memberValue(in:at:key:spellings:)``) may also hold comments
+/// (`//` to the end of the line, `/* … */`) wherever whitespace may stand, and a trailing comma after the last
+/// member of an object or element of an array, as VS Code's `settings.json` does; other documents
+/// (``parseDocument(_:)``: etcd answers, cloud values) are strict. Beyond the RFC it also accepts the literals `NaN`, `Infinity` and `-Infinity` (which earlier versions of the
 /// writer emitted for non-finite doubles) and a leading UTF-8 byte-order mark. Integers without fraction or exponent that fit
 /// in `Int` become `.integer`; every other number becomes `.double`. A `null` dictionary value means the
 /// key is absent; `null` anywhere else is an error. Duplicate keys are accepted and the last one wins.
 ///
 /// Errors carry the 1-based line and column (in characters) of the offending character; a trailing
-/// comma is reported at the comma, an unterminated string at its opening quote.
+/// comma in a strict document is reported at the comma, an unterminated string or comment at its start.
 struct JSONReader {
     /// Containers nested deeper than this are rejected instead of overflowing the stack.
     static let maximumDepth = 512
@@ -20,10 +23,13 @@ struct JSONReader {
     /// ``JSONNumberSpellings``), under ``topLevelKey``.
     private var spellings = JSONNumberSpellings()
     private var topLevelKey = ""
+    /// Whether comments and trailing commas are accepted (suite files).
+    private let allowsComments: Bool
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, fileURL: URL?) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, fileURL: URL?, allowsComments: Bool = true) {
         self.bytes = bytes
         self.fileURL = fileURL
+        self.allowsComments = allowsComments
     }
 
     /// Parses a whole suite file: a top-level object, or nothing but whitespace (an empty suite).
@@ -45,10 +51,12 @@ struct JSONReader {
 
     /// Runs `body` with a reader over `data`'s bytes.
     private static func reading<Parsed>(
-        _ data: Data, fileURL: URL?, _ body: (inout JSONReader) throws(DefaultsError) -> Parsed
+        _ data: Data, fileURL: URL?, allowsComments: Bool = true,
+        _ body: (inout JSONReader) throws(DefaultsError) -> Parsed
     ) throws(DefaultsError) -> Parsed {
         let result: Result<Parsed, DefaultsError> = data.withUnsafeBytes { raw in
-            var reader = JSONReader(bytes: raw.bindMemory(to: UInt8.self), fileURL: fileURL)
+            var reader = JSONReader(
+                bytes: raw.bindMemory(to: UInt8.self), fileURL: fileURL, allowsComments: allowsComments)
             return Result { () throws(DefaultsError) in try body(&reader) }
         }
         return try result.get()
@@ -58,14 +66,14 @@ struct JSONReader {
 
     private mutating func parseTopLevel() throws(DefaultsError) -> [ExactKey: DefaultsValue] {
         skipByteOrderMark()
-        skipWhitespace()
+        try skipWhitespace()
         guard index < bytes.count else { return [:] }
         guard bytes[index] == UInt8(ascii: "{") else {
             throw error("expected '{' (the top level of a suite file must be an object), found \(found())")
         }
         // Top-level keys are told apart by their bytes (see ``ExactKey``).
         let dictionary = try parseObject(depth: 1, keyedBy: { ExactKey($0) })
-        skipWhitespace()
+        try skipWhitespace()
         if index < bytes.count {
             throw error("expected end of file after the top-level object, found \(found())")
         }
@@ -75,14 +83,16 @@ struct JSONReader {
     /// A document holding one value of any kind, such as an etcd answer or a cloud value's text: the
     /// value, or `nil` for the literal `null`. Errors are reported as for a suite file.
     static func parseDocument(_ data: Data) throws(DefaultsError) -> DefaultsValue? {
-        try reading(data, fileURL: nil) { reader throws(DefaultsError) in try reader.parseWholeValue() }
+        try reading(data, fileURL: nil, allowsComments: false) { reader throws(DefaultsError) in
+            try reader.parseWholeValue()
+        }
     }
 
     private mutating func parseWholeValue() throws(DefaultsError) -> DefaultsValue? {
         skipByteOrderMark()
-        skipWhitespace()
+        try skipWhitespace()
         let value = try parseValue(depth: 0, context: "at the start of the text")
-        skipWhitespace()
+        try skipWhitespace()
         if index < bytes.count { throw error("expected end of file after the value, found \(found())") }
         return value
     }
@@ -131,7 +141,7 @@ struct JSONReader {
     ) throws(DefaultsError) -> [Key: DefaultsValue] {
         if depth > Self.maximumDepth { throw error("containers are nested more than \(Self.maximumDepth) levels deep") }
         index += 1  // '{'
-        skipWhitespace()
+        try skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             return [:]
@@ -162,20 +172,20 @@ struct JSONReader {
         throws(DefaultsError)
     {
         while true {
-            skipWhitespace()
+            try skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
                 throw error("expected a string key in an object, found \(found())")
             }
             let key = try parseString()
             if depth == 1 { topLevelKey = key }
-            skipWhitespace()
+            try skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw error("expected ':' after a key in an object, found \(found())")
             }
             index += 1
-            skipWhitespace()
+            try skipWhitespace()
             members.append((key, try parseValue(depth: depth, context: "after ':' in an object")))
-            skipWhitespace()
+            try skipWhitespace()
             guard index < bytes.count else {
                 throw error("expected ',' or '}' after a value in an object, found end of file")
             }
@@ -183,9 +193,11 @@ struct JSONReader {
             case UInt8(ascii: ","):
                 let comma = index
                 index += 1
-                skipWhitespace()
+                try skipWhitespace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                    throw error("trailing comma before '}'", at: comma)
+                    guard allowsComments else { throw error("trailing comma before '}'", at: comma) }
+                    index += 1
+                    return
                 }
             case UInt8(ascii: "}"):
                 index += 1
@@ -200,13 +212,13 @@ struct JSONReader {
         if depth > Self.maximumDepth { throw error("containers are nested more than \(Self.maximumDepth) levels deep") }
         index += 1  // '['
         var array: [DefaultsValue] = []
-        skipWhitespace()
+        try skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
             return array
         }
         while true {
-            skipWhitespace()
+            try skipWhitespace()
             let start = index
             guard let value = try parseValue(depth: depth, context: "in an array") else {
                 throw error(
@@ -214,7 +226,7 @@ struct JSONReader {
                     at: start)
             }
             array.append(value)
-            skipWhitespace()
+            try skipWhitespace()
             guard index < bytes.count else {
                 throw error("expected ',' or ']' after a value in an array, found end of file")
             }
@@ -222,9 +234,11 @@ struct JSONReader {
             case UInt8(ascii: ","):
                 let comma = index
                 index += 1
-                skipWhitespace()
+                try skipWhitespace()
                 if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                    throw error("trailing comma before ']'", at: comma)
+                    guard allowsComments else { throw error("trailing comma before ']'", at: comma) }
+                    index += 1
+                    return array
                 }
             case UInt8(ascii: "]"):
                 index += 1
@@ -442,12 +456,27 @@ struct JSONReader {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
-    private mutating func skipWhitespace() {
+    /// Moves past whitespace and, in a suite file, comments. An unterminated `/*` comment is an error at
+    /// its start; a `/` that starts no comment is left for the caller to report.
+    private mutating func skipWhitespace() throws(DefaultsError) {
         while index < bytes.count {
             switch bytes[index] {
             case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"): index += 1
+            case UInt8(ascii: "/") where allowsComments:
+                guard try skipComment() else { return }
             default: return
             }
+        }
+    }
+
+    /// Moves past the comment at a `/` (kept out of ``skipWhitespace()``'s loop, which runs between all
+    /// tokens); `false` when the `/` starts none.
+    @inline(never)
+    private mutating func skipComment() throws(DefaultsError) -> Bool {
+        let start = index
+        switch JSONComments.skip(bytes, &index) {
+        case .some(let skipped): return skipped
+        case nil: throw error("unterminated comment: expected '*/', found end of file", at: start)
         }
     }
 

@@ -10,7 +10,8 @@ enum JSONSuiteIndex {
     // MARK: Scanning
 
     /// The members of a suite file in order, or `nil` when anything is unexpected (a full parse then finds
-    /// the error). Whitespace only is an empty suite. Values are delimited, not checked: one whose bytes
+    /// the error). Whitespace and comments only is an empty suite; comments and a trailing comma may stand
+    /// where the reader accepts them (see ``JSONReader``). Values are delimited, not checked: one whose bytes
     /// are not those of a member already parsed is parsed before it is used.
     static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> [Member]? {
         scan(bytes, end: nil)?.members
@@ -89,6 +90,8 @@ enum JSONSuiteIndex {
             guard bytes[index] == UInt8(ascii: ",") else { return nil }
             index += 1
             skipWhitespace(bytes, &index)
+            // A trailing comma (a suite file may have one).
+            if index < count, bytes[index] == UInt8(ascii: "}") { continue }
             if let end, let taken = end.appendMembers(startingAt: index, to: &members) { return taken }
             guard let member = scanMember(bytes, &index) else { return nil }
             members.append(member)
@@ -96,7 +99,7 @@ enum JSONSuiteIndex {
     }
 
     /// `"key": value` at `index`, which it moves past.
-    private static func scanMember(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Member? {
+    static func scanMember(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Member? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let keyStart = index
         guard skipString(bytes, &index) else { return nil }
@@ -110,13 +113,10 @@ enum JSONSuiteIndex {
         return Member(key: key, value: valueStart..<index)
     }
 
+    /// Moves past whitespace and comments (see ``JSONComments``); an unterminated comment stops at its
+    /// `/`, which no caller accepts, so the scan fails there.
     private static func skipWhitespace(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) {
-        while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"): index += 1
-            default: return
-            }
-        }
+        _ = JSONComments.skipTrivia(bytes, &index)
     }
 
     /// Moves past a string starting at its opening quote; `false` when it does not end.
@@ -148,6 +148,13 @@ enum JSONSuiteIndex {
                 case UInt8(ascii: "\""):
                     guard skipString(bytes, &index) else { return false }
                     continue
+                case UInt8(ascii: "/"):
+                    // A comment inside a container may hold brackets and quotes.
+                    switch JSONComments.skip(bytes, &index) {
+                    case .some(true): continue
+                    case .some(false): break
+                    case nil: return false
+                    }
                 case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
                     depth -= 1

@@ -13,14 +13,72 @@ import Foundation
 /// Dates and data, which JSON cannot hold, are written in their normalised string form (see
 /// ``JSONRepresentation``), so encoding a value gives the same bytes as encoding its normalised form.
 struct JSONWriter: ~Copyable {
+    /// How the lines of a value are laid out when it is written into a file a person laid out (see
+    /// ``JSONSuiteEditor``): the file's line break and indentation, or all on one line.
+    struct Layout: Equatable {
+        /// `\n`, or `\r\n` in a file with CRLF line breaks.
+        var newline: [UInt8] = [0x0A]
+        /// One level of indentation: the file's (two spaces, four, a tab…).
+        var unit: [UInt8] = [0x20, 0x20]
+        /// The indentation of the line the value starts on (its member's).
+        var base: [UInt8] = []
+        /// Containers on one line: `[1, 2]`, `{"a": 1, "b": 2}`.
+        var oneLine = false
+    }
+
     private var output: ByteBuffer
     private var spellings: JSONNumberSpellings
     /// The spellings of the top-level member being written.
     private var memberSpellings: [UInt64: String]?
+    /// The layout of nested lines (`nil`: the library's own, two spaces and `\n`).
+    private var layout: Layout?
 
     private init(capacity: Int, spellings: JSONNumberSpellings) {
         output = ByteBuffer(capacity: capacity)
         self.spellings = spellings
+    }
+
+    /// The text of a top-level member for a person's file: the quoted key, `colon` (the file's `": "`,
+    /// `":"`…) and the value laid out as `layout` says, with the spellings recorded for the key's numbers.
+    static func encodeMember(
+        key: String, value: DefaultsValue, colon: [UInt8], layout: Layout, spellings: JSONNumberSpellings
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64, spellings: spellings)
+        writer.layout = layout
+        writer.memberSpellings = spellings.isEmpty ? nil : spellings.spellings(forKey: key)
+        writer.writeString(key)
+        colon.withUnsafeBufferPointer { writer.output.append($0) }
+        writer.write(value, indent: 0)
+        return writer.output.bytes
+    }
+
+    /// The text of a value for a person's file, laid out as ``encodeMember(key:value:colon:layout:spellings:)``
+    /// lays out a member's value.
+    static func encodeValue(
+        _ value: DefaultsValue, forKey key: String, layout: Layout, spellings: JSONNumberSpellings
+    ) -> [UInt8] {
+        var writer = JSONWriter(capacity: 32, spellings: spellings)
+        writer.layout = layout
+        writer.memberSpellings = spellings.isEmpty ? nil : spellings.spellings(forKey: key)
+        writer.write(value, indent: 0)
+        return writer.output.bytes
+    }
+
+    /// Starts the line of a container's member, element or closing bracket at `indent` levels (a space
+    /// between members on one line, nothing before a closing bracket).
+    private mutating func breakLine(indent: Int, closing: Bool = false) {
+        guard let layout else {
+            output.append(UInt8(ascii: "\n"))
+            output.appendRepeated(UInt8(ascii: " "), count: 2 * indent)
+            return
+        }
+        if layout.oneLine {
+            if !closing { output.append(UInt8(ascii: " ")) }
+            return
+        }
+        layout.newline.withUnsafeBufferPointer { output.append($0) }
+        layout.base.withUnsafeBufferPointer { output.append($0) }
+        for _ in 0..<indent { layout.unit.withUnsafeBufferPointer { output.append($0) } }
     }
 
     /// Serialises a suite's top-level dictionary.
@@ -53,6 +111,7 @@ struct JSONWriter: ~Copyable {
                     } else {
                         writer.memberSpellings =
                             writer.spellings.isEmpty ? nil : writer.spellings.spellings(forKey: entries[position].key)
+                        writer.output.append(UInt8(ascii: " "), UInt8(ascii: " "))
                         writer.writeMember(entries[position], indent: 0)
                     }
                     entries[position].fragment = start..<writer.output.count
@@ -72,9 +131,8 @@ struct JSONWriter: ~Copyable {
         return writer.output.bytes
     }
 
-    /// `"key": value` of a dictionary at `indent`, with the member's own indentation.
+    /// `"key": value` of a dictionary at `indent` (the caller wrote the member's indentation).
     private mutating func writeMember(_ entry: SuiteFormat.Entry, indent: Int) {
-        output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
         writeString(entry.key)
         output.append(UInt8(ascii: ":"), UInt8(ascii: " "))
         write(entry.value, indent: indent + 1)
@@ -107,12 +165,16 @@ struct JSONWriter: ~Copyable {
         var first = true
         for entry in entries {
             if !first { output.append(UInt8(ascii: ",")) }
+            if layout?.oneLine == true && first {
+                first = false
+                writeMember(entry, indent: indent)
+                continue
+            }
             first = false
-            output.append(UInt8(ascii: "\n"))
+            breakLine(indent: indent + 1)
             writeMember(entry, indent: indent)
         }
-        output.append(UInt8(ascii: "\n"))
-        output.appendRepeated(UInt8(ascii: " "), count: 2 * indent)
+        breakLine(indent: indent, closing: true)
         output.append(UInt8(ascii: "}"))
     }
 
@@ -125,13 +187,16 @@ struct JSONWriter: ~Copyable {
         var first = true
         for element in array {
             if !first { output.append(UInt8(ascii: ",")) }
+            if layout?.oneLine == true && first {
+                first = false
+                write(element, indent: indent + 1)
+                continue
+            }
             first = false
-            output.append(UInt8(ascii: "\n"))
-            output.appendRepeated(UInt8(ascii: " "), count: 2 * (indent + 1))
+            breakLine(indent: indent + 1)
             write(element, indent: indent + 1)
         }
-        output.append(UInt8(ascii: "\n"))
-        output.appendRepeated(UInt8(ascii: " "), count: 2 * indent)
+        breakLine(indent: indent, closing: true)
         output.append(UInt8(ascii: "]"))
     }
 

@@ -2,7 +2,8 @@ import Foundation
 
 /// The file format of a suite: JSON (the default) or a property list.
 public enum SuiteFormat: String, Sendable, CaseIterable {
-    /// Pretty-printed JSON with sorted keys, read by the library's own parser.
+    /// JSON, read by the library's own parser (comments and trailing commas allowed). A new file is
+    /// pretty-printed with sorted keys; a write to an existing one edits only the members it changes.
     case json
     /// A property list: XML or binary when read, XML when written.
     case propertyList = "plist"

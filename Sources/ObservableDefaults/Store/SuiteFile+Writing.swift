@@ -45,7 +45,8 @@ extension SuiteFile {
     /// One attempt of ``write(_:into:)``: under the cross-process lock, catch up with the file if another
     /// process replaced it, apply the changes, encode, replace the file, and keep what the next write
     /// reuses. The document is changed in place (no copy of the whole suite, no sorting it again, and only
-    /// changed entries encoded again) and put back as it was when the attempt fails.
+    /// changed entries encoded again) and put back as it was when the attempt fails. A JSON file is
+    /// edited where its changed members are (see ``JSONSuiteEditor``): the rest of its bytes stay as they are.
     private func transaction(_ document: inout Document, _ request: WriteRequest) throws(WriteFailure) -> AdoptedVersion
     {
         var attempt = Attempt(taking: &document, knownIdentity: known.withLock { $0.identity })
@@ -82,8 +83,15 @@ extension SuiteFile {
         var spellings: JSONNumberSpellings
         /// The document's sorted entries, kept up to date by the changes (`nil`: sorted again).
         var entries: [Entry]?
-        /// The bytes last read or written, whose unchanged fragments the encoder reuses.
+        /// The bytes last read or written (or read by the catch-up): a JSON write edits them, a property
+        /// list's encoder reuses their unchanged fragments.
         var previousBytes: [UInt8]?
+        /// The top-level members of `previousBytes` when known (JSON), then those of the edited bytes.
+        var members: [SuiteIndex.Member]?
+        /// What the document held before the attempt, put back when it fails.
+        let original: (bytes: [UInt8]?, members: [SuiteIndex.Member]?)
+        /// The changes to write into a JSON file, in the order applied (only those that change a value).
+        var edits: [(key: ExactKey, value: DefaultsValue?)] = []
         /// When another process changed the file since our last read or write: what it held then, and
         /// what it holds now.
         var caughtUp: (previous: [ExactKey: DefaultsValue], current: [ExactKey: DefaultsValue])?
@@ -97,7 +105,8 @@ extension SuiteFile {
             spellings = document.spellings
             entries = document.entries.take()
             previousBytes = document.bytes.take()
-            document.members = nil
+            members = document.members.take()
+            original = (previousBytes, members)
         }
 
         /// The keys another process changed, as found by the catch-up (empty when there was none).
@@ -115,6 +124,7 @@ extension SuiteFile {
         mutating func keep(_ bytes: [UInt8], in document: inout Document) {
             document.entries = entries.take()
             document.bytes = bytes
+            document.members = members.take()
             document.spellings = spellings
         }
 
@@ -122,9 +132,13 @@ extension SuiteFile {
         /// sorted entries and bytes are rebuilt next time).
         func rollBack(_ document: inout Document) {
             if let caughtUp {
+                // The document keeps no bytes then: its version is not the known one, so the next write
+                // reads the file again (see `catchUp`).
                 document.values = caughtUp.previous
                 return
             }
+            document.bytes = original.bytes
+            document.members = original.members
             for (key, old) in replaced.reversed() {
                 if let old { document.values[key] = old } else { document.values.removeValue(forKey: key) }
             }
@@ -132,16 +146,19 @@ extension SuiteFile {
     }
 
     /// When the file on disk is not the version the document holds (another process wrote it),
-    /// reads it and makes it the document's contents, so its keys are kept.
+    /// reads it and makes it the document's contents, so its keys are kept. A JSON file is also read when
+    /// the document has not kept its bytes, which the write edits.
     private func catchUp(_ document: inout Document, _ attempt: inout Attempt, existing: FileStatus?)
         throws(DefaultsError)
     {
-        guard existing.map(FileIdentity.init) != attempt.knownIdentity else { return }
-        let current = try decodeCurrentFile(&attempt)
+        let replaced = existing.map(FileIdentity.init) != attempt.knownIdentity
+        guard replaced || (format == .json && existing != nil && attempt.previousBytes == nil) else { return }
+        let (current, bytes) = try decodeCurrentFile(&attempt)
         attempt.caughtUp = (document.values, current)
         document.values = current
         attempt.entries = nil
-        attempt.previousBytes = nil
+        attempt.members = nil
+        attempt.previousBytes = format == .json ? bytes : nil
     }
 
     /// Applies the pending changes, then the update (which sees them), to the document's values
@@ -164,13 +181,29 @@ extension SuiteFile {
                 }
             attempt.replaced.append((key, old))
             if attempt.entries != nil { Self.update(&attempt.entries!, key: key, value: value) }
+            // An equal value is not written again: the file keeps the person's text of it.
+            if format == .json && old != value { attempt.edits.append((key, value)) }
         }
         return updatedValue
     }
 
-    /// The new file's bytes, reusing the unchanged fragments of the previous ones.
+    /// The new file's bytes: for JSON, the previous ones with the changed members edited (see
+    /// ``JSONSuiteEditor``); for a property list, reusing the unchanged fragments of the previous ones.
     private func encode(_ values: [ExactKey: DefaultsValue], _ attempt: inout Attempt) throws(DefaultsError) -> [UInt8]
     {
+        if format == .json {
+            attempt.entries = nil
+            guard let previous = attempt.previousBytes,
+                var editor = JSONSuiteEditor(bytes: previous, members: attempt.members, spellings: attempt.spellings)
+            else {
+                attempt.members = nil
+                return JSONSuiteEditor.newFile(values, after: attempt.previousBytes, spellings: attempt.spellings)
+            }
+            editor.apply(attempt.edits)
+            attempt.members = editor.members
+            return editor.bytes
+        }
+        attempt.members = nil
         if attempt.entries == nil {
             attempt.entries = SuiteFormat.sortedEntries(of: values)
         }
@@ -182,13 +215,17 @@ extension SuiteFile {
     /// Reads and decodes the file as it is now (an absent file is empty). A version that does not parse is
     /// recorded in `attempt` and its error thrown. The attempt's spellings become the file's (see
     /// ``JSONNumberSpellings``).
-    private func decodeCurrentFile(_ attempt: inout Attempt) throws(DefaultsError) -> [ExactKey: DefaultsValue] {
+    /// Also returns the bytes read (`nil`: no file).
+    private func decodeCurrentFile(_ attempt: inout Attempt) throws(DefaultsError) -> (
+        [ExactKey: DefaultsValue], [UInt8]?
+    ) {
         guard let snapshot = try SuiteFileIO.readSnapshot(url) else {
             attempt.spellings = JSONNumberSpellings()
-            return [:]
+            return ([:], nil)
         }
         do {
-            return try format.decode(snapshot.bytes, fileURL: url, spellings: &attempt.spellings)
+            let values = try format.decode(snapshot.bytes, fileURL: url, spellings: &attempt.spellings)
+            return (values, [UInt8](snapshot.bytes))
         } catch {
             attempt.broken = recordBroken(error, identity: snapshot.identity)
             throw error

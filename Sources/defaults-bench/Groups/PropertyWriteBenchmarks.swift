@@ -33,6 +33,15 @@ enum PropertyWriteBenchmarks {
         }
         let watching = watchedSuite.observe(keys: [BenchKeys.count]) { change in Blackhole.consume(change.keys.count) }
         defer { watching.cancel() }
+        // The same 10 keys in a file a person laid out (issue 32): comments, four spaces, a trailing comma.
+        // A write edits the changed member in place, the rest stays byte for byte.
+        let handFormattedURL = context.directory("write-by-hand").appendingPathComponent("write.json")
+        var handFormattedText = "// Written by hand.\n{\n    \"\(BenchKeys.count)\": 0, // the counter\n"
+        handFormattedText += "    /* the other settings */\n"
+        for index in 0..<9 { handFormattedText += "    \"other\(index)\": \"value \(index)\", // setting \(index)\n" }
+        handFormattedText += "}\n"
+        RawFile.renameOver(handFormattedURL.path, Array(handFormattedText.utf8))
+        let handFormattedSuite = openSuite(handFormattedURL)
         let fsyncSuite = openSuite(directory.appendingPathComponent("write-fsync.json"))
         fsyncSuite.synchronizesToDisk = true
         let scratch = ScratchUserDefaults("write")
@@ -54,6 +63,17 @@ enum PropertyWriteBenchmarks {
                     for _ in 0..<n {
                         counter &+= 1
                         suite.set(.integer(counter), forKey: BenchKeys.count)
+                    }
+                    return counter
+                }
+            ),
+            (
+                "suite.handformatted",
+                "`DefaultsSuite.set` write-through on a file laid out by hand with comments (edited in place)", 1 << 12,
+                { n in
+                    for _ in 0..<n {
+                        counter &+= 1
+                        handFormattedSuite.set(.integer(counter), forKey: BenchKeys.count)
                     }
                     return counter
                 }
@@ -181,6 +201,7 @@ enum PropertyWriteBenchmarks {
         // The watched write against the unwatched one, and both against the raw floor's pair.
         group.relate("suite.watched", to: "suite.writethrough")
         group.relate("suite.writethrough", to: WriteFloors.saveVariants[0].unwatchedID)
+        group.relate("suite.handformatted", to: WriteFloors.saveVariants[0].unwatchedID)
         for variant in WriteFloors.saveVariants { group.relate(variant.watchedID, to: variant.unwatchedID) }
         group.relate(WriteFloors.checkedWatchID, to: WriteFloors.saveVariants[0].unwatchedID)
         group.notes.append(

@@ -67,6 +67,12 @@ enum ScaleBenchmarks {
             if let largest = settings.scaleSizes.max() {
                 context.progress("6. scale: \(label), one change in \(largest) keys")
                 group.append(oneChangeRow(context, format: format, keys: largest, label: label))
+                if format == .json {
+                    context.progress("6. scale: JSON laid out by hand with comments, one change in \(largest) keys")
+                    group.append(
+                        oneChangeRow(context, format: format, keys: largest, label: label, handFormatted: true))
+                    group.relate("json.change.commented", to: "json.change")
+                }
             }
         }
         if settings.quick { group.notes.append("`--quick` skips the 100,000-key suites.") }
@@ -134,13 +140,18 @@ enum ScaleBenchmarks {
             note: perKey + "load in a fresh process (after a 10-key warm-up load): \(Formatting.duration(cold.p50))")
     }
 
-    /// Replaces the largest suite with versions differing in one key and times `reload()`.
-    private static func oneChangeRow(_ context: BenchContext, format: SuiteFormat, keys: Int, label: String)
-        -> ResultRow
-    {
-        let file = context.directory("scale-change-\(format.rawValue)").appendingPathComponent(
-            "suite.\(format.fileExtension)")
+    /// Replaces the largest suite with versions differing in one key and times `reload()`. With
+    /// `handFormatted`, the file is laid out as a person might (see ``layOutByHand(_:)``) first.
+    private static func oneChangeRow(
+        _ context: BenchContext, format: SuiteFormat, keys: Int, label: String, handFormatted: Bool = false
+    ) -> ResultRow {
+        let file = context.directory("scale-change-\(format.rawValue)\(handFormatted ? "-commented" : "")")
+            .appendingPathComponent("suite.\(format.fileExtension)")
         generate(file, keys: keys)
+        if handFormatted {
+            guard let bytes = RawFile.readAll(file.path) else { fail("cannot read \(file.path)") }
+            RawFile.renameOver(file.path, layOutByHand(bytes))
+        }
         let (original, changed) = versions(of: file)
         let suite = openSuite(file)
         var flip = false
@@ -153,11 +164,43 @@ enum ScaleBenchmarks {
             let expected = flip ? "value-key000000-b" : "value-key000000-a"
             return suite.value(String.self, forKey: "key000000") == expected ? end - start : nil
         }
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+        var notes = handFormatted ? ["file \(Formatting.bytes(Double(size)))"] : []
+        if dropped > 0 { notes.append("\(dropped) samples did not see the change") }
         return ResultRow(
-            id: "\(format.rawValue).change",
-            name:
-                "\(label), \(Formatting.grouped(Double(keys))) keys: one key changed on disk, `reload()` (re-read + diff)",
-            statistics: statistics, note: dropped > 0 ? "\(dropped) samples did not see the change" : nil)
+            id: "\(format.rawValue).change\(handFormatted ? ".commented" : "")",
+            name: "\(label), \(Formatting.grouped(Double(keys))) keys"
+                + (handFormatted ? ", laid out by hand with comments (4 spaces, a comment line per member)" : "")
+                + ": one key changed on disk, `reload()` (re-read + diff)",
+            statistics: statistics, note: notes.isEmpty ? nil : notes.joined(separator: "; "))
+    }
+
+    /// The library's JSON laid out as a person might write it: four spaces, a `//` comment line before
+    /// every member, a `/* … */` comment after each tenth value, and a trailing comma.
+    static func layOutByHand(_ bytes: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count * 2)
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        var member = 0
+        for (index, line) in lines.enumerated() {
+            if line.starts(with: Array("  \"".utf8)) {
+                output += Array("    // setting \(member)\n    ".utf8)
+                var text = Array(line.dropFirst(2))
+                if member % 10 == 0 {
+                    let hasComma = text.last == UInt8(ascii: ",")
+                    if hasComma { text.removeLast() }
+                    text += Array(" /* checked */".utf8)
+                    if hasComma { text.append(UInt8(ascii: ",")) }
+                }
+                if index + 2 == lines.count - 1 { text.append(UInt8(ascii: ",")) }
+                output += text
+                member += 1
+            } else {
+                output += line
+            }
+            if index < lines.count - 1 { output.append(UInt8(ascii: "\n")) }
+        }
+        return output
     }
 
     /// The generated suite's bytes, and the same bytes with one value (of `key000000`) changed.

@@ -55,6 +55,26 @@ enum WriteTargets {
                     target: watched, status: .notMeasured,
                     evidence: "the `suite.watched` or `suite.writethrough` row is missing"))
         }
+        let floorID = WriteFloors.saveVariants[0].unwatchedID
+        for (id, target) in [
+            ("suite.writethrough", "Issue 32: write-through `set` ≤ 1.2× the raw save floor"),
+            (
+                "suite.handformatted",
+                "Issue 32: write-through `set` on a file laid out by hand with comments ≤ 1.2× the raw save floor"
+            )
+        ] {
+            if let ours = ratio(id, floorID), let row = writes.row(id), let floor = writes.row(floorID) {
+                results.append(
+                    TargetResult(
+                        target: target, status: ours <= 1.2 ? .met : .notMet,
+                        evidence:
+                            "\(time(row.statistics.p50)) vs \(time(floor.statistics.p50)) = \(Formatting.ratio(ours))"))
+            } else {
+                results.append(
+                    TargetResult(
+                        target: target, status: .notMeasured, evidence: "the `\(id)` or `\(floorID)` row is missing"))
+            }
+        }
         return results
     }
 }
