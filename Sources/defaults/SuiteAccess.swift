@@ -8,6 +8,10 @@ import ObservableDefaults
 struct SuiteAccess {
     let options: GlobalOptions
 
+    /// The layers the tool reads through: the standard ones but the argument domain (the tool's own flags
+    /// are not settings). A write of a key an administrator forces is refused.
+    static let layers: [DefaultsLayer] = [.managed, .file, .system, .global]
+
     /// The suites directory: `--directory`, else the library's default resolution
     /// (`$OBSERVABLE_DEFAULTS_DIRECTORY`, `$XDG_CONFIG_HOME/observable-defaults`, `~/.config/observable-defaults`).
     var directory: URL { options.directory ?? DefaultsSuite.defaultDirectory }
@@ -27,7 +31,7 @@ struct SuiteAccess {
         let file = try resolve(domain)
         guard let existing = file.existing else { throw file.missingError }
         let suite: DefaultsSuite
-        do { suite = try DefaultsSuite(fileURL: existing) } catch { throw ToolError(error) }
+        do { suite = try DefaultsSuite(fileURL: existing, layers: Self.layers) } catch { throw ToolError(error) }
         if let error = suite.fileError { throw ToolError(error) }
         return suite
     }
@@ -50,9 +54,10 @@ struct SuiteAccess {
 
     private func open(_ file: DomainFile) throws(ToolError) -> DefaultsSuite {
         do {
-            if let existing = file.existing { return try DefaultsSuite(fileURL: existing) }
-            if file.isPath { return try DefaultsSuite(fileURL: file.url) }
-            return try DefaultsSuite(name: file.name, directory: file.directory, format: file.format)
+            if let existing = file.existing { return try DefaultsSuite(fileURL: existing, layers: Self.layers) }
+            if file.isPath { return try DefaultsSuite(fileURL: file.url, layers: Self.layers) }
+            return try DefaultsSuite(
+                name: file.name, directory: file.directory, format: file.format, layers: Self.layers)
         } catch {
             throw ToolError(error)
         }
@@ -60,8 +65,11 @@ struct SuiteAccess {
 
     /// Writes whatever the suite still holds in memory, turning a failed write into a tool error.
     static func commit(_ suite: DefaultsSuite) throws(ToolError) {
-        // A value the format cannot hold was refused on the error channel, not stored.
-        if let refused = suite.lastError, refused.kind == .unsupportedValue { throw ToolError(refused) }
+        // A value the format cannot hold, or a key an administrator forces, was refused on the error channel,
+        // not stored.
+        if let refused = suite.lastError, refused.kind == .unsupportedValue || refused.kind == .forcedKey {
+            throw ToolError(refused)
+        }
         do { try suite.flush() } catch { throw ToolError(error) }
     }
 

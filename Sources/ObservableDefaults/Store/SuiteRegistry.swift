@@ -11,11 +11,22 @@ enum SuiteRegistry {
     // Keyed by the exact bytes of the path: two names equal only by canonical equivalence are two files.
     private static let storages = Locked<[ExactKey: WeakStorage]>([:])
 
-    static func storage(for fileURL: URL, format: SuiteFormat) throws(DefaultsError) -> SuiteStorage {
-        let key = ExactKey(fileURL.standardizedFileURL.path)
+    /// The storage of the file at `fileURL` read through `layers` (placed where the environment says now).
+    ///
+    /// Keyed by the file, the layers and their places: handles that ask for the same file with different
+    /// layers get storages of their own, which see each other's writes as another process's (through the
+    /// file, once watched or reloaded).
+    static func storage(for fileURL: URL, format: SuiteFormat, layers: [DefaultsLayer] = [.file]) throws(DefaultsError)
+        -> SuiteStorage
+    {
+        let places = layers == [.file] ? nil : LayerPlaces.current()
+        var path = fileURL.standardizedFileURL.path
+        if let places { path += "\u{0}\(layers)\u{0}\(places)" }
+        let key = ExactKey(path)
         return try storages.withLock { storages throws(DefaultsError) -> SuiteStorage in
             if let existing = storages[key]?.storage { return existing }
-            let storage = try SuiteStorage(fileURL: fileURL.standardizedFileURL, format: format)
+            let storage = try SuiteStorage(
+                fileURL: fileURL.standardizedFileURL, format: format, layers: layers, places: places)
             storages[key] = WeakStorage(storage: storage)
             if storages.count > 64 { storages = storages.filter { $0.value.storage != nil } }
             return storage
