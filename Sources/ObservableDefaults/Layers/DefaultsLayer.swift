@@ -27,6 +27,9 @@ public enum DefaultsLayer: Sendable, Hashable, CustomStringConvertible {
     /// dropped, typed as a `-key value` argument's; contents that are not UTF-8 are data), as Kubernetes
     /// mounts a ConfigMap or Secret: an update of the volume (its `..data` symlink swapped) is one change.
     case keyPerFile(URL)
+    /// A cloud store's values (a fleet-wide value under a machine's own overrides), under the keys that
+    /// start with `prefix`, the prefix removed. Read-only to the suite.
+    case cloud(CloudKeyValueStore, prefix: String = "")
     /// `NAME.json` (or `.plist`) under `observable-defaults/` in each directory of `$XDG_CONFIG_DIRS`
     /// (default `/etc/xdg`); the first directory that has the key wins.
     case system
@@ -45,9 +48,28 @@ public enum DefaultsLayer: Sendable, Hashable, CustomStringConvertible {
         case .environment(let prefix): ".environment(prefix: \"\(prefix)\")"
         case .file: ".file"
         case .keyPerFile(let url): ".keyPerFile(\(url.path))"
+        case .cloud(let store, let prefix): ".cloud(\(ObjectIdentifier(store)), prefix: \"\(prefix)\")"
         case .system: ".system"
         case .global: ".global"
         }
+    }
+
+    /// Equal layers: the same case with equal values (a cloud layer: the same store and prefix).
+    public static func == (lhs: DefaultsLayer, rhs: DefaultsLayer) -> Bool {
+        switch (lhs, rhs) {
+        case (.managed, .managed), (.arguments, .arguments), (.file, .file), (.system, .system), (.global, .global):
+            true
+        case (.environment(let left), .environment(let right)): left == right
+        case (.keyPerFile(let left), .keyPerFile(let right)): left == right
+        case (.cloud(let left, let leftPrefix), .cloud(let right, let rightPrefix)):
+            left === right && leftPrefix == rightPrefix
+        default: false
+        }
+    }
+
+    /// Hashes the case and its values (a cloud layer: the store's identity and the prefix).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(description)
     }
 
     /// Throws unless `layers` holds ``file`` exactly once and no layer twice.

@@ -13,6 +13,8 @@ public enum DefaultsOrigin: Sendable, Hashable, CustomStringConvertible {
     case file(URL)
     /// A key-per-file directory: the file holding the value.
     case keyPerFile(URL)
+    /// A cloud store (``DefaultsLayer/cloud(_:prefix:)``).
+    case cloud
     /// A system file under `$XDG_CONFIG_DIRS`.
     case system(URL)
     /// The global domain's file.
@@ -28,6 +30,7 @@ public enum DefaultsOrigin: Sendable, Hashable, CustomStringConvertible {
         case .environment(let variable): "environment \(variable)"
         case .file(let url): "file \(url.path)"
         case .keyPerFile(let url): "key-per-file \(url.path)"
+        case .cloud: "cloud"
         case .system(let url): "system \(url.path)"
         case .global(let url): "global \(url.path)"
         case .registered: "registered"

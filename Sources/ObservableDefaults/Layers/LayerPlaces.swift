@@ -14,10 +14,12 @@ struct LayerPlaces: Hashable, Sendable {
 
     /// The places the environment names now.
     static func current() -> LayerPlaces {
-        let environment = ProcessInfo.processInfo.environment
-        let managed = environment["OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
-        let configDirectories = (environment["XDG_CONFIG_DIRS"] ?? "").split(separator: ":").map(String.init)
-            .filter { $0.hasPrefix("/") }
+        // getenv, not ProcessInfo's environment: that copies every variable, at every open.
+        let managed = getenv("OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY").map { String(cString: $0) }.flatMap {
+            $0.isEmpty ? nil : $0
+        }
+        let configDirectories = (getenv("XDG_CONFIG_DIRS").map { String(cString: $0) } ?? "").split(separator: ":")
+            .map(String.init).filter { $0.hasPrefix("/") }
         return LayerPlaces(
             managedDirectory: URL(fileURLWithPath: managed ?? "/etc/observable-defaults/managed", isDirectory: true),
             systemDirectories: (configDirectories.isEmpty ? ["/etc/xdg"] : configDirectories).map {

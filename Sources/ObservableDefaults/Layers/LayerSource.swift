@@ -11,6 +11,8 @@ final class LayerSource: Sendable {
         case fixed([ExactKey: LayerEntry])
         /// A key-per-file directory, read again when anything in it changes.
         case keyPerFile(KeyPerFileDirectory)
+        /// A cloud store's keys with a prefix, read again when one of them changes.
+        case cloud(CloudKeyValueStore, prefix: String)
         /// Environment variables with the layer's prefix (they do not change while the process runs).
         case environment(EnvironmentLayer, [String: LayerEntry])
     }
@@ -68,6 +70,8 @@ final class LayerSource: Sendable {
                     .environment(prefix))
             case .keyPerFile(let directory):
                 add(.keyPerFile(KeyPerFileDirectory(url: directory)), .keyPerFile(directory))
+            case .cloud(let store, let prefix):
+                add(.cloud(store, prefix: prefix), .cloud)
             }
         }
         return (sources, fileIndex)
@@ -79,14 +83,14 @@ final class LayerSource: Sendable {
         case .file(let file): file.paths
         // A path ending in `/`: every name in the directory (see ``FileWatcher/registration(file:onEvent:)``).
         case .keyPerFile(let directory): [directory.url.path + "/"]
-        case .fixed, .environment: []
+        case .fixed, .environment, .cloud: []
         }
     }
 
     /// Whether the source is read again when its files change.
     var isLive: Bool {
         switch kind {
-        case .file, .keyPerFile: true
+        case .file, .keyPerFile, .cloud: true
         case .fixed, .environment: false
         }
     }
@@ -98,8 +102,18 @@ final class LayerSource: Sendable {
         case .file(let file): KeyPerFileDirectory.Contents(values: try file.read())
         case .keyPerFile(let directory): try directory.read()
         case .fixed(let values): KeyPerFileDirectory.Contents(values: values)
+        case .cloud(let store, let prefix): KeyPerFileDirectory.Contents(values: Self.values(of: store, prefix: prefix))
         case .environment: KeyPerFileDirectory.Contents()
         }
+    }
+
+    /// The values a cloud store holds (not its registered defaults) under keys starting with `prefix`.
+    private static func values(of store: CloudKeyValueStore, prefix: String) -> [ExactKey: LayerEntry] {
+        var values: [ExactKey: LayerEntry] = [:]
+        for (key, value) in store.core.state.withLock({ $0.values }) where key.hasPrefix(prefix) {
+            values[ExactKey(String(key.dropFirst(prefix.count)))] = LayerEntry(value: value, origin: .cloud)
+        }
+        return values
     }
 
     /// The source's values when the suite opens, with what a read found wrong: a file that cannot be used

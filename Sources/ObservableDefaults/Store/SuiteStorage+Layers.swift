@@ -87,6 +87,22 @@ extension SuiteStorage {
             return stale
         }
         for token in stale { watcher.unwatch(token) }
+        let observations = layerObservations.withLock { observations -> [DefaultsObservation] in
+            let stale = observations
+            observations = []
+            guard wanted else { return stale }
+            for source in layerSources {
+                guard case .cloud(let store, let prefix) = source.kind else { continue }
+                observations.append(
+                    store.observe(prefix: prefix.isEmpty ? nil : prefix, scope: .allProcesses) {
+                        [weak self, weak source] _ in
+                        guard let self, let source else { return }
+                        self.reloadLayer(source, gate: nil)
+                    })
+            }
+            return stale
+        }
+        for observation in observations { observation.cancel() }
     }
 
     /// What the watcher says about a layer file. A layer directory that does not exist is normal (no

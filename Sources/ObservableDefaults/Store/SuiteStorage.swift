@@ -45,6 +45,8 @@ final class SuiteStorage: Sendable {
     let layerSources: [LayerSource]
     /// The layer files' registrations with ``watcher`` while the suite is watched.
     let layerWatches = Locked<[WatchToken]>([])
+    /// The observations of cloud layers' stores while the suite is watched.
+    let layerObservations = Locked<[DefaultsObservation]>([])
     /// Whether a layer above the file may hide some key (``SuiteLayers/mayShadow``), read without the lock
     /// by an object's property write; set under the lock with every change of the layers.
     let layersMayShadow = Atomic(false)

@@ -171,3 +171,38 @@ import TestSupport
         #expect(!own.layerSources.contains { $0.changeOrigin == .global(global) })
     }
 }
+
+/// A cloud store as a layer: the fleet's value under the machine's own file, live.
+@Suite struct CloudLayerTests {
+    let layers = LayerFixture()
+
+    @Test func aCloudStoresKeysAreALiveLayerBelowTheFile() throws {
+        let store = CloudKeyValueStore.inMemory()
+        store.set("eu", forKey: "fleet.region")
+        store.set("unrelated", forKey: "region")
+        try layers.write(#"{"region": "sys", "zone": "sys"}"#, "fleet", in: layers.system[0])
+        let suite = try layers.suite("fleet", layers: [.managed, .file, .cloud(store, prefix: "fleet."), .system])
+        #expect(suite.value(forKey: "region") == .string("eu"))
+        #expect(suite.origin(forKey: "region") == .cloud)
+        #expect(suite.value(forKey: "zone") == .string("sys"), "the system layer is below the cloud")
+
+        let changes = ChangeRecorder()
+        let observation = suite.observe(scope: .allProcesses) { changes.record($0) }
+        defer { observation.cancel() }
+        store.set("us", forKey: "fleet.region")
+        #expect(changes.waitFor(key: "region"))
+        #expect(changes.changes.first == DefaultsChange(keys: ["region"], origin: .outside, layer: .cloud))
+        #expect(suite.value(forKey: "region") == .string("us"))
+
+        // The machine's own file overrides the fleet: the store's later changes of the key are hidden.
+        suite.set("mine", forKey: "region")
+        changes.clear()
+        store.set("ap", forKey: "fleet.region")
+        store.set("other-prefix", forKey: "region")
+        store.set(1, forKey: "fleet.marker")
+        #expect(changes.waitFor(key: "marker"))
+        #expect(changes.changes(before: "marker").isEmpty, "\(changes.changes)")
+        #expect(suite.value(forKey: "region") == .string("mine"))
+        #expect(store.storedValue(forKey: "fleet.region") == .string("ap"), "the suite never writes the store")
+    }
+}
