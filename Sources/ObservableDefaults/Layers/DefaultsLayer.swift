@@ -69,7 +69,23 @@ public enum DefaultsLayer: Sendable, Hashable, CustomStringConvertible {
 
     /// Hashes the case and its values (a cloud layer: the store's identity and the prefix).
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(description)
+        switch self {
+        case .managed: hasher.combine(0)
+        case .arguments: hasher.combine(1)
+        case .environment(let prefix):
+            hasher.combine(2)
+            hasher.combine(prefix)
+        case .file: hasher.combine(3)
+        case .keyPerFile(let url):
+            hasher.combine(4)
+            hasher.combine(url)
+        case .cloud(let store, let prefix):
+            hasher.combine(5)
+            hasher.combine(ObjectIdentifier(store))
+            hasher.combine(prefix)
+        case .system: hasher.combine(6)
+        case .global: hasher.combine(7)
+        }
     }
 
     /// Throws unless `layers` holds ``file`` exactly once and no layer twice.

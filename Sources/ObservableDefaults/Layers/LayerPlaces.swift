@@ -12,6 +12,13 @@ struct LayerPlaces: Hashable, Sendable {
     /// The directory of the global domain's file.
     var globalDirectory: URL
 
+    /// The variables `names` that are set, read with getenv.
+    private static func variables(_ names: [String]) -> [String: String] {
+        var values: [String: String] = [:]
+        for name in names { if let value = getenv(name) { values[name] = String(cString: value) } }
+        return values
+    }
+
     /// The places the environment names now.
     static func current() -> LayerPlaces {
         // getenv, not ProcessInfo's environment: that copies every variable, at every open.
@@ -26,6 +33,6 @@ struct LayerPlaces: Hashable, Sendable {
                 URL(fileURLWithPath: $0, isDirectory: true).appendingPathComponent(
                     "observable-defaults", isDirectory: true)
             },
-            globalDirectory: SuiteLocation.defaultDirectory())
+            globalDirectory: SuiteLocation.defaultDirectory(environment: variables(SuiteLocation.directoryVariables)))
     }
 }

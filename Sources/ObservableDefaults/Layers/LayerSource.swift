@@ -58,7 +58,7 @@ final class LayerSource: Sendable {
                     name: DefaultsSuite.globalDomain, directory: places.globalDirectory, checksTrust: false
                 ) { .global($0) }
                 // The global domain's own suite does not read itself as a layer.
-                if !file.candidates.contains(where: { $0.standardizedFileURL.path == fileURL.path }) {
+                if !file.candidates.contains(where: { $0.path == fileURL.path }) {
                     add(.file(file), .global(file.candidates[0]))
                 }
             case .arguments:

@@ -8,8 +8,15 @@ enum SuiteRegistry {
         weak var storage: SuiteStorage?
     }
 
-    // Keyed by the exact bytes of the path: two names equal only by canonical equivalence are two files.
-    private static let storages = Locked<[ExactKey: WeakStorage]>([:])
+    /// A storage's file (by the exact bytes of its path: two names equal only by canonical equivalence are two
+    /// files), its layers and where they are.
+    private struct Key: Hashable {
+        var path: ExactKey
+        var layers: [DefaultsLayer]
+        var places: LayerPlaces?
+    }
+
+    private static let storages = Locked<[Key: WeakStorage]>([:])
 
     /// The storage of the file at `fileURL` read through `layers` (placed where the environment says now).
     ///
@@ -20,9 +27,7 @@ enum SuiteRegistry {
         -> SuiteStorage
     {
         let places = layers == [.file] ? nil : LayerPlaces.current()
-        var path = fileURL.standardizedFileURL.path
-        if let places { path += "\u{0}\(layers)\u{0}\(places)" }
-        let key = ExactKey(path)
+        let key = Key(path: ExactKey(fileURL.standardizedFileURL.path), layers: layers, places: places)
         return try storages.withLock { storages throws(DefaultsError) -> SuiteStorage in
             if let existing = storages[key]?.storage { return existing }
             let storage = try SuiteStorage(
