@@ -250,15 +250,16 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// the write starts over), so it should only compute. Pending changes are written in the same file
     /// write.
     /// - Returns: the value stored.
-    /// - Throws: the ``DefaultsError`` that prevented the write (the lock is held too long, the file does
-    ///   not parse, permission denied, disk full); then nothing was changed.
+    /// - Throws: the ``DefaultsError`` that prevented the write (the key is forced by an administrator, the
+    ///   lock is held too long, the file does not parse, permission denied, disk full); then nothing was
+    ///   changed.
     @discardableResult
     public func update(forKey key: String, _ transform: (DefaultsValue?) -> DefaultsValue?) throws(DefaultsError)
         -> DefaultsValue?
     {
         // `withoutActuallyEscaping` rethrows untyped: the typed error is carried out in a Result.
-        if storage.isForced(key) {
-            let error = storage.forcedKeyError(ExactKey(key), storage.forcedEntry(key)!)
+        if let forced = storage.forcedEntry(key) {
+            let error = storage.forcedKeyError(ExactKey(key), forced)
             storage.report(error)
             throw error
         }
