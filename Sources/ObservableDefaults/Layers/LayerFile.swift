@@ -6,8 +6,9 @@ import Foundation
 /// `NAME.json` is used when it exists, else `NAME.plist`. A file that does not exist gives no values; one
 /// that cannot be used (it does not parse, it is not trusted, it cannot be read) throws an error naming it.
 struct LayerFile: Sendable {
-    /// `NAME.json` and `NAME.plist` in the layer's directory, in the order they are tried.
-    let candidates: [URL]
+    /// The paths of `NAME.json` and `NAME.plist` in the layer's directory, in the order they are tried (paths,
+    /// not URLs: a URL made by appending a component asks the file system whether it is a directory).
+    let candidates: [String]
     /// Whether the file must be owned by root or this process's user and not writable by group or others
     /// (dconf's and sudo's rule for files an administrator owns).
     let checksTrust: Bool
@@ -16,21 +17,25 @@ struct LayerFile: Sendable {
 
     /// The layer file of suite `name` in `directory`.
     init(name: String, directory: URL, checksTrust: Bool, origin: @escaping @Sendable (URL) -> DefaultsOrigin) {
-        candidates = [
-            directory.appendingPathComponent(name + ".json"), directory.appendingPathComponent(name + ".plist")
-        ]
+        let path = directory.path
+        let directory = path.hasSuffix("/") ? path : path + "/"
+        candidates = [directory + name + ".json", directory + name + ".plist"]
         self.checksTrust = checksTrust
         self.origin = origin
     }
 
     /// The paths to watch.
-    var paths: [String] { candidates.map(\.path) }
+    var paths: [String] { candidates }
+
+    /// The file `NAME.json`, for messages.
+    var mainURL: URL { URL(fileURLWithPath: candidates[0], isDirectory: false) }
 
     /// The values of the first candidate that exists, or none.
     func read() throws(DefaultsError) -> [ExactKey: LayerEntry] {
-        for url in candidates {
-            guard let bytes = try readBytes(url) else { continue }
-            let format = SuiteFormat(fileExtension: url.pathExtension) ?? .json
+        for (index, path) in candidates.enumerated() {
+            guard let bytes = try readBytes(path) else { continue }
+            let url = URL(fileURLWithPath: path, isDirectory: false)
+            let format: SuiteFormat = index == 0 ? .json : .propertyList
             let values = try format.decode(bytes, fileURL: url)
             let origin = origin(url)
             return values.mapValues { LayerEntry(value: $0, origin: origin) }
@@ -38,16 +43,18 @@ struct LayerFile: Sendable {
         return [:]
     }
 
-    /// The bytes of the file at `url` (`nil`: it does not exist), after the trust check of the very file
+    /// The bytes of the file at `path` (`nil`: it does not exist), after the trust check of the very file
     /// opened.
-    private func readBytes(_ url: URL) throws(DefaultsError) -> Data? {
+    private func readBytes(_ path: String) throws(DefaultsError) -> Data? {
         let file: FileDescriptor
         do {
-            file = try FileDescriptor(opening: url.path, .readOnly)
+            file = try FileDescriptor(opening: path, .readOnly)
         } catch {
             if error.errno.isMissingPath { return nil }
+            let url = URL(fileURLWithPath: path, isDirectory: false)
             throw DefaultsError(error, "cannot open the layer file for reading", fileURL: url)
         }
+        let url = URL(fileURLWithPath: path, isDirectory: false)
         let status: FileStatus
         do {
             status = try file.status()

@@ -20,15 +20,19 @@ final class LayerSource: Sendable {
     let kind: Kind
     /// Its position in ``SuiteLayers`` (highest first).
     let index: Int
-    /// The origin told in a ``DefaultsChange`` of this source (its main file, or its layer).
-    let changeOrigin: DefaultsOrigin
+    /// The origin told in a ``DefaultsChange`` of this source (its main file, or its layer); worked out when
+    /// a change is told (a file URL costs more to make than the rest of opening a layer).
+    private let origin: @Sendable () -> DefaultsOrigin
+
+    /// The origin told in a ``DefaultsChange`` of this source.
+    var changeOrigin: DefaultsOrigin { origin() }
     /// Serializes reading the source and applying what was read, so versions are applied in the order read.
     let reading = Locked(())
 
-    init(kind: Kind, index: Int, changeOrigin: DefaultsOrigin) {
+    init(kind: Kind, index: Int, changeOrigin: @escaping @Sendable () -> DefaultsOrigin) {
         self.kind = kind
         self.index = index
-        self.changeOrigin = changeOrigin
+        origin = changeOrigin
     }
 
     /// The sources of `layers` for the suite `name` whose file is `fileURL`, in precedence order, and how
@@ -38,7 +42,7 @@ final class LayerSource: Sendable {
     ) -> (sources: [LayerSource], fileIndex: Int) {
         var sources: [LayerSource] = []
         var fileIndex = 0
-        func add(_ kind: Kind, _ origin: DefaultsOrigin) {
+        func add(_ kind: Kind, _ origin: @escaping @Sendable () -> DefaultsOrigin) {
             sources.append(LayerSource(kind: kind, index: sources.count, changeOrigin: origin))
         }
         for layer in layers {
@@ -47,31 +51,31 @@ final class LayerSource: Sendable {
                 fileIndex = sources.count
             case .managed:
                 let file = LayerFile(name: name, directory: places.managedDirectory, checksTrust: true) { .managed($0) }
-                add(.file(file), .managed(file.candidates[0]))
+                add(.file(file)) { .managed(file.mainURL) }
             case .system:
                 for directory in places.systemDirectories {
                     let file = LayerFile(name: name, directory: directory, checksTrust: true) { .system($0) }
-                    add(.file(file), .system(file.candidates[0]))
+                    add(.file(file)) { .system(file.mainURL) }
                 }
             case .global:
                 let file = LayerFile(
                     name: DefaultsSuite.globalDomain, directory: places.globalDirectory, checksTrust: false
                 ) { .global($0) }
                 // The global domain's own suite does not read itself as a layer.
-                if !file.candidates.contains(where: { $0.path == fileURL.path }) {
-                    add(.file(file), .global(file.candidates[0]))
+                if !file.candidates.contains(fileURL.path) {
+                    add(.file(file)) { .global(file.mainURL) }
                 }
             case .arguments:
-                add(.fixed(ArgumentDomain.process.entries), .argument)
+                add(.fixed(ArgumentDomain.process.entries)) { .argument }
             case .environment(let prefix):
                 let environment = EnvironmentLayer(prefix: prefix)
                 add(
                     .environment(environment, environment.entries(in: ProcessInfo.processInfo.environment)),
-                    .environment(prefix))
+                    { .environment(prefix) })
             case .keyPerFile(let directory):
-                add(.keyPerFile(KeyPerFileDirectory(url: directory)), .keyPerFile(directory))
+                add(.keyPerFile(KeyPerFileDirectory(url: directory))) { .keyPerFile(directory) }
             case .cloud(let store, let prefix):
-                add(.cloud(store, prefix: prefix), .cloud)
+                add(.cloud(store, prefix: prefix)) { .cloud }
             }
         }
         return (sources, fileIndex)

@@ -13,7 +13,8 @@ enum SuiteRegistry {
     private struct Key: Hashable {
         var path: ExactKey
         var layers: [DefaultsLayer]
-        var places: LayerPlaces?
+        /// The places' number (``LayerPlaces/currentWithNumber()``), 0 for the file alone.
+        var places: Int
     }
 
     private static let storages = Locked<[Key: WeakStorage]>([:])
@@ -26,12 +27,12 @@ enum SuiteRegistry {
     static func storage(for fileURL: URL, format: SuiteFormat, layers: [DefaultsLayer] = [.file]) throws(DefaultsError)
         -> SuiteStorage
     {
-        let places = layers == [.file] ? nil : LayerPlaces.current()
-        let key = Key(path: ExactKey(fileURL.standardizedFileURL.path), layers: layers, places: places)
+        let places = layers == [.file] ? nil : LayerPlaces.currentWithNumber()
+        let key = Key(path: ExactKey(fileURL.standardizedFileURL.path), layers: layers, places: places?.number ?? 0)
         return try storages.withLock { storages throws(DefaultsError) -> SuiteStorage in
             if let existing = storages[key]?.storage { return existing }
             let storage = try SuiteStorage(
-                fileURL: fileURL.standardizedFileURL, format: format, layers: layers, places: places)
+                fileURL: fileURL.standardizedFileURL, format: format, layers: layers, places: places?.places)
             storages[key] = WeakStorage(storage: storage)
             if storages.count > 64 { storages = storages.filter { $0.value.storage != nil } }
             return storage

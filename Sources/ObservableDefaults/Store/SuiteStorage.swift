@@ -71,7 +71,7 @@ final class SuiteStorage: Sendable {
             layers == [.file]
             ? (sources: [], fileIndex: 0)
             : LayerSource.sources(
-                for: layers, name: fileURL.deletingPathExtension().lastPathComponent, fileURL: fileURL,
+                for: layers, name: Self.suiteName(of: fileURL), fileURL: fileURL,
                 places: places ?? .current())
         layerSources = sources.sources
         file = SuiteFile(url: fileURL, format: format)
@@ -92,6 +92,14 @@ final class SuiteStorage: Sendable {
             break
         }
         PendingChangesAtExit.install()
+    }
+
+    /// The file's name without its extension, by string (URL's `deletingPathExtension` costs more than the
+    /// rest of working out the layers).
+    static func suiteName(of fileURL: URL) -> String {
+        let name = fileURL.lastPathComponent
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
     }
 
     /// A storage released with changes it could not write tries once more, and says on standard error
