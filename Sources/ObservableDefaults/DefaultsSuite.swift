@@ -32,38 +32,60 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// The suite's file format.
     public var format: SuiteFormat { storage.format }
 
+    /// The layers the suite reads through, in precedence order (see ``DefaultsLayer``).
+    public var layers: [DefaultsLayer] { storage.layers }
+
     /// Opens (creating on first write) the suite `name` in `directory`, or in ``defaultDirectory`` when
-    /// `directory` is `nil`. The directory is created (0700) if it is missing.
+    /// `directory` is `nil`, reading through the ``DefaultsLayer/standard`` layers. The directory is created
+    /// (0700) if it is missing.
     ///
     /// The file is `<name>.json`, or an existing `<name>.plist` when there is no `<name>.json`.
     /// - Throws: ``DefaultsError`` for an invalid name (empty, `/`, NUL, `.`, `..`, over 225 bytes), a directory that cannot
     ///   be created, or a suite path that is a directory or cannot be read. A file whose contents do not parse
     ///   does not throw, nor one that cannot be read only for now (no descriptor left): see ``fileError``.
     public convenience init(name: String, directory: URL? = nil) throws(DefaultsError) {
-        try self.init(name: name, directory: directory, format: nil)
+        try self.init(name: name, directory: directory, format: nil, layers: DefaultsLayer.standard)
     }
 
-    /// Opens the suite `name` in `directory` (or ``defaultDirectory``) stored in `format`.
-    public convenience init(name: String, directory: URL? = nil, format: SuiteFormat?) throws(DefaultsError) {
+    /// Opens the suite `name` in `directory` (or ``defaultDirectory``) stored in `format`, reading through
+    /// `layers` in precedence order (see ``DefaultsLayer``; ``DefaultsLayer/file`` exactly once). The
+    /// environment variables that place layers (`XDG_CONFIG_DIRS`, `OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY`)
+    /// are read now.
+    /// - Throws: as ``init(name:directory:)``, and ``DefaultsError/Kind/invalidLayers`` for a bad list.
+    public convenience init(
+        name: String, directory: URL? = nil, format: SuiteFormat? = nil,
+        layers: [DefaultsLayer] = DefaultsLayer.standard
+    ) throws(DefaultsError) {
         try SuiteLocation.validate(name: name)
         let directory = directory ?? Self.defaultDirectory
         try SuiteLocation.createDirectory(directory)
         let fileURL = SuiteLocation.fileURL(name: name, directory: directory, preferredFormat: format)
-        try self.init(storage: SuiteRegistry.storage(for: fileURL, format: format ?? Self.format(of: fileURL)))
+        try DefaultsLayer.validate(layers, fileURL: fileURL)
+        try self.init(
+            storage: SuiteRegistry.storage(for: fileURL, format: format ?? Self.format(of: fileURL), layers: layers))
     }
 
-    /// Opens the suite stored in the file at `fileURL`. A `.plist` extension selects the property-list
-    /// format; anything else is JSON. The file's directory must exist.
+    /// Opens the suite stored in the file at `fileURL`, reading through the ``DefaultsLayer/standard``
+    /// layers. A `.plist` extension selects the property-list format; anything else is JSON. The file's
+    /// directory must exist.
     public convenience init(fileURL: URL) throws(DefaultsError) {
+        try self.init(fileURL: fileURL, layers: DefaultsLayer.standard)
+    }
+
+    /// Opens the suite stored in the file at `fileURL`, reading through `layers` (see
+    /// ``init(name:directory:format:layers:)``). The layers' files are named after the file's name
+    /// without its extension.
+    public convenience init(fileURL: URL, layers: [DefaultsLayer]) throws(DefaultsError) {
         let directory = fileURL.deletingLastPathComponent()
         try SuiteLocation.validate(fileName: fileURL.lastPathComponent, fileURL: fileURL)
+        try DefaultsLayer.validate(layers, fileURL: fileURL)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue
         else {
             throw DefaultsError(
                 .fileSystem, message: "the suite's directory does not exist", fileURL: fileURL, errorNumber: ENOENT)
         }
-        try self.init(storage: SuiteRegistry.storage(for: fileURL, format: Self.format(of: fileURL)))
+        try self.init(storage: SuiteRegistry.storage(for: fileURL, format: Self.format(of: fileURL), layers: layers))
     }
 
     /// A handle on `storage` (the registry's, or one made apart from it with its own watcher).
@@ -90,7 +112,7 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
             // last resort cannot throw in practice.
             let suite =
                 (try? DefaultsSuite(name: name, directory: fallbackDirectory))
-                ?? (try! DefaultsSuite(fileURL: URL(fileURLWithPath: "/dev/null")))
+                ?? (try! DefaultsSuite(fileURL: URL(fileURLWithPath: "/dev/null"), layers: [.file]))
             if let error = error as? DefaultsError { suite.storage.report(error) }
             return suite
         }
@@ -105,20 +127,22 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
 
     // MARK: Reading values
 
-    /// The stored value for `key`, else its registered default, else `nil`.
+    /// The effective value for `key` (the first layer that has it: see ``DefaultsLayer``), else its
+    /// registered default, else `nil`.
     public func value(forKey key: String) -> DefaultsValue? {
         storage.value(forKey: key)
     }
 
-    /// The value stored in the file for `key` (or written here and pending), ignoring registered defaults.
+    /// The value stored in the file for `key` (or written here and pending), ignoring the other layers and
+    /// registered defaults.
     public func storedValue(forKey key: String) -> DefaultsValue? {
         storage.storedValue(forKey: key)
     }
 
-    /// The value for `key` converted to `type`: the stored value if it converts, else the registered default
-    /// if it converts, else `nil`. A value of the wrong type never hides a usable default.
+    /// The value for `key` converted to `type`: the effective value if it converts, else the registered
+    /// default if it converts, else `nil`. A value of the wrong type never hides a usable default.
     public func value<T: DefaultsValueConvertible>(_ type: T.Type, forKey key: String) -> T? {
-        if let stored = storage.storedValue(forKey: key), let converted = T(defaultsValue: stored) { return converted }
+        if let stored = storage.layeredValue(forKey: key), let converted = T(defaultsValue: stored) { return converted }
         return storage.registeredDefaults[ExactKey(key)].flatMap(T.init(defaultsValue:))
     }
 
@@ -128,7 +152,8 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
         value(forKey: key)?.foundationObject
     }
 
-    /// Every stored key and value merged over the registered defaults, as Foundation objects.
+    /// Every key of every layer and its effective value, merged over the registered defaults, as Foundation
+    /// objects.
     ///
     /// Keys that differ only by Unicode normalisation (`"caf\u{E9}"`, `"cafe\u{301}"`) are two keys of
     /// the suite but one `String` key here; ``storedKeys`` lists each, and ``object(forKey:)`` reads each.
@@ -136,10 +161,11 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
         values().mapValues(\.foundationObject)
     }
 
-    /// Every stored key and value merged over the registered defaults (keys as in
-    /// ``dictionaryRepresentation()``).
+    /// Every key of every layer and its effective value, merged over the registered defaults (keys as in
+    /// ``dictionaryRepresentation()``). An environment layer's variables count under the keys the other
+    /// layers, the file or the registered defaults have.
     public func values() -> [String: DefaultsValue] {
-        storage.registeredDefaults.merging(storage.storedValues) { _, stored in stored }.stringKeyed
+        storage.registeredDefaults.merging(storage.layeredValues) { _, stored in stored }.stringKeyed
     }
 
     /// The keys stored in the file (plus pending ones), without registered defaults. Keys compare by
@@ -224,13 +250,19 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
     /// the write starts over), so it should only compute. Pending changes are written in the same file
     /// write.
     /// - Returns: the value stored.
-    /// - Throws: the ``DefaultsError`` that prevented the write (the lock is held too long, the file does
-    ///   not parse, permission denied, disk full); then nothing was changed.
+    /// - Throws: the ``DefaultsError`` that prevented the write (the key is forced by an administrator, the
+    ///   lock is held too long, the file does not parse, permission denied, disk full); then nothing was
+    ///   changed.
     @discardableResult
     public func update(forKey key: String, _ transform: (DefaultsValue?) -> DefaultsValue?) throws(DefaultsError)
         -> DefaultsValue?
     {
         // `withoutActuallyEscaping` rethrows untyped: the typed error is carried out in a Result.
+        if let forced = storage.forcedEntry(key) {
+            let error = storage.forcedKeyError(ExactKey(key), forced)
+            storage.report(error)
+            throw error
+        }
         let result = withoutActuallyEscaping(transform) { transform in
             Result { () throws(DefaultsError) in
                 try storage.update(SuiteStorage.AtomicUpdate(key: ExactKey(key), transform: transform))
@@ -262,10 +294,12 @@ public final class DefaultsSuite: Sendable, CustomStringConvertible {
         try storage.persist()
     }
 
-    /// Re-reads the file now if it changed on disk, announcing changed keys as outside changes. Observers
-    /// of ``DefaultsObservationScope/allProcesses`` get this automatically; call it to catch up without one.
+    /// Re-reads the file now if it changed on disk, and the other layers' files, announcing changed keys as
+    /// outside changes. Observers of ``DefaultsObservationScope/allProcesses`` get this automatically; call
+    /// it to catch up without one.
     public func reload() {
         storage.reloadFromDisk()
+        storage.reloadLayers()
     }
 
     /// Whether changes made here are waiting to be written (see ``flush()``).

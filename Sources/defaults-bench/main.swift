@@ -55,7 +55,8 @@ let groups: [(Int, (BenchContext) -> GroupResult)] = [
     (5, HandEditLatencyBenchmarks.run),
     (6, ScaleBenchmarks.run),
     (7, ConcurrentWriterBenchmarks.run),
-    (CloudBenchmarks.number, CloudBenchmarks.run)
+    (CloudBenchmarks.number, CloudBenchmarks.run),
+    (LayerBenchmarks.number, LayerBenchmarks.run)
 ]
 
 let startedAt = ISO8601DateFormatter().string(from: Date())

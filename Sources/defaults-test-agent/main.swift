@@ -53,6 +53,10 @@
 //   defaults-test-agent cloud-local-count DIR         writes n = last + 1, 2, … to a local-only cloud store in
 //                                                     DIR (beside 40 filler keys), each synchronized,
 //                                                     printing each (forever)
+//   defaults-test-agent layers FILE PREFIX KEYS [-KEY VALUE]…   open FILE with the standard layers and
+//                                                     .environment(prefix: PREFIX) above the file; print
+//                                                     "KEY=VALUE origin=ORIGIN" for each of the comma-separated
+//                                                     KEYS (the -KEY VALUE arguments are its argument domain)
 //   defaults-test-agent load FILE                     time opening a suite file
 //   defaults-test-agent cost DIR N                    time N object(forKey:) reads and N/100 sets
 //   defaults-test-agent latency DIR SAMPLES           spawn `stamp` in a child and print latency percentiles
@@ -419,6 +423,20 @@ case "cloud-local-unwritable" where arguments.count == 2:
     guard waitUntil(seconds: 20, { localCopySaveError(of: store) != nil }), let error = localCopySaveError(of: store)
     else { exit(4) }
     emit("saving: \(error.message) \(errnoText(of: error))")
+
+case "layers" where arguments.count >= 4:
+    let suite: DefaultsSuite
+    do {
+        suite = try DefaultsSuite(
+            fileURL: URL(fileURLWithPath: arguments[1]),
+            layers: [.managed, .arguments, .environment(prefix: arguments[2]), .file, .system, .global])
+    } catch {
+        fail("\(error)")
+    }
+    for key in arguments[3].split(separator: ",").map(String.init) {
+        let value = suite.value(forKey: key).map { "\($0)" } ?? "nil"
+        emit("\(key)=\(value) origin=\(suite.origin(forKey: key).map { "\($0)" } ?? "nil")")
+    }
 
 case "load" where arguments.count == 2:
     let start = monotonicNanoseconds()

@@ -11,6 +11,8 @@ struct GlobalOptions {
     var json = false
     /// `--help` / `-h`.
     var help = false
+    /// `--show-origin` (`read`): each effective value with its layer and file, through every layer.
+    var showOrigin = false
 }
 
 /// A command line split into the verb, its options and its positional arguments.
@@ -61,7 +63,7 @@ struct ParsedArguments {
                 // A single-dash argument belongs to the verb (type flags of `write`, negative numbers).
                 if verb == nil {
                     // `defaults -currentHost read ...`: the macOS options get their own explanation.
-                    let isMacOSOption = ["-g", "-globalDomain", "-currentHost", "-host"].contains(argument)
+                    let isMacOSOption = ["-currentHost", "-host"].contains(argument)
                     throw .usage(isMacOSOption ? DomainFile.optionMessage(argument)! : "unknown option '\(argument)'")
                 }
                 positional.append(argument)
@@ -78,6 +80,9 @@ struct ParsedArguments {
                 options.help = true
             case "json":
                 options.json = true
+            case "show-origin":
+                guard verb == "read" else { throw .usage("--show-origin is an option of read", verb: verb) }
+                options.showOrigin = true
             case "directory":
                 let value = try takeValue(name, inline: inline)
                 guard !value.isEmpty else { throw .usage("option --directory needs a directory", verb: verb) }

@@ -8,9 +8,10 @@ import ObservableDefaults
 /// - An argument containing `/` is a path (`/etc/app/settings.plist`, `./x.json`), as macOS `defaults`
 ///   accepts one. A `.json` or `.plist` extension names the file itself; without one, `PATH.json`, else
 ///   `PATH.plist`, is used, and a new file gets the `--format` extension. The path's directory must exist.
-/// - An argument starting with `-` is an option in the wrong place; macOS's `-g`/`-globalDomain` and
-///   `-currentHost`/`-host` get their own message, since Linux has neither a global domain nor per-host
-///   settings.
+/// - `-g` (or `-globalDomain`) is the global domain, `NSGlobalDomain` in the library's default suites
+///   directory whatever `--directory` says (every suite reads it there, see `DefaultsSuite.global`).
+/// - Any other argument starting with `-` is an option in the wrong place; macOS's `-currentHost`/`-host`
+///   get their own message, since Linux has no per-host settings.
 struct DomainFile {
     /// The argument as the user wrote it, for messages.
     let domain: String
@@ -30,7 +31,10 @@ struct DomainFile {
 
     init(_ domain: String, directory suitesDirectory: URL, format requested: SuiteFormat?) throws(ToolError) {
         self.domain = domain
-        if let message = Self.optionMessage(domain) { throw .usage(message) }
+        let isGlobal = ["-g", "-globalDomain", "-globaldomain"].contains(domain)
+        if !isGlobal, let message = Self.optionMessage(domain) { throw .usage(message) }
+        let suitesDirectory = isGlobal ? DefaultsSuite.defaultDirectory : suitesDirectory
+        let domain = isGlobal ? DefaultsSuite.globalDomain : domain
         isPath = domain.contains("/")
         var candidates: [URL]
         if isPath {
@@ -73,9 +77,6 @@ struct DomainFile {
     static func optionMessage(_ domain: String) -> String? {
         guard domain.hasPrefix("-"), domain != "-" else { return nil }
         switch domain {
-        case "-g", "-globalDomain", "-globaldomain":
-            return
-                "'\(domain)' (the macOS global domain) is not supported on Linux: there is no domain shared by every program; name a suite instead"
         case "-currentHost", "-host":
             return "'\(domain)' is not supported on Linux: settings are per user, not per host; name a suite instead"
         default:

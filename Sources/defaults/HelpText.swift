@@ -27,7 +27,8 @@ enum HelpText {
           -h, --help        show help; 'defaults VERB --help' shows a verb's help
 
         A suite named NAME is the file NAME.json (or NAME.plist) in the directory. A suite argument with a '/'
-        is a file path (/etc/app/settings.plist, ./x.json). macOS's -g and -currentHost are not supported.
+        is a file path (/etc/app/settings.plist, ./x.json). -g is the global domain (NSGlobalDomain, read by
+        every suite); macOS's -currentHost is not supported.
         Errors are printed on stderr with the suite, key, file, line and column involved; the exit status
         is 1 when an operation fails and 2 when the command line is wrong.
         """
@@ -36,10 +37,12 @@ enum HelpText {
         switch verb {
         case "read":
             return """
-                Usage: defaults read [suite [key]] [--json]
+                Usage: defaults read [--show-origin] [suite [key]] [--json]
 
                 Without arguments, prints every suite in the directory. With a suite, prints its keys and values;
-                with a key too, prints that value (a string is printed as it is, without quotes).
+                with a key too, prints that value (a string is printed as it is, without quotes). This is the
+                suite's file, as on macOS; --show-origin prints the effective values through the suite's layers
+                (managed, the file, system files, the global domain), each with its layer and file.
                 Human output looks like macOS 'defaults read': { key = value; }, arrays as ( ... ), booleans as
                 1/0, dates as 2024-05-01 12:30:00 +0000, data as {length = 2, bytes = 0x0aff}.
                 With --json the output is JSON: dates are ISO 8601 UTC strings, data is base64.

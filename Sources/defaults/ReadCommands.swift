@@ -8,7 +8,8 @@ struct ReadCommands {
 
     /// `defaults read [suite [key]]`
     func read(_ arguments: [String]) throws(ToolError) {
-        try arguments.expectCount(0...2, verb: "read", usage: "defaults read [suite [key]]")
+        try arguments.expectCount(0...2, verb: "read", usage: "defaults read [--show-origin] [suite [key]]")
+        if access.options.showOrigin { return try readWithOrigins(arguments) }
         guard let name = arguments.first else { return try readEverything() }
         let suite = try access.openExisting(name)
         guard arguments.count == 2 else {
@@ -18,6 +19,37 @@ struct ReadCommands {
         }
         let value = try Self.value(of: arguments[1], in: suite, name: name)
         Console.out(json ? JSONFormat.render(value) : HumanFormat.topLevel(Self.forPeople(value, in: suite)))
+    }
+
+    /// `defaults read --show-origin [suite [key]]`: each effective value through every layer (but the
+    /// argument domain) with where it comes from, as `git config --show-origin` does:
+    /// `system /etc/xdg/observable-defaults/app.json<TAB>port = 80`.
+    private func readWithOrigins(_ arguments: [String]) throws(ToolError) {
+        let names = arguments.isEmpty ? try access.suiteNames() : [arguments[0]]
+        var rows: [(suite: String, key: String, origin: String, value: DefaultsValue)] = []
+        for name in names {
+            let suite = try access.openExisting(name, layers: SuiteAccess.layers)
+            let keys = arguments.count == 2 ? [arguments[1]] : suite.values().keys.sorted()
+            for key in keys {
+                guard let value = suite.value(forKey: key), let origin = suite.origin(forKey: key) else {
+                    throw ToolError("Key '\(key)' does not exist in suite '\(name)' or its layers")
+                }
+                rows.append((name, key, "\(origin)", Self.forPeople(value, in: suite)))
+            }
+        }
+        if json {
+            let objects = rows.map { row in
+                DefaultsValue.dictionary([
+                    "suite": .string(row.suite), "key": .string(row.key), "origin": .string(row.origin),
+                    "value": row.value
+                ])
+            }
+            return Console.out(JSONFormat.render(.array(objects)))
+        }
+        for row in rows {
+            let shown = arguments.isEmpty ? "\(row.suite) \(row.key)" : row.key
+            Console.out("\(row.origin)\t\(shown) = \(HumanFormat.topLevel(row.value))")
+        }
     }
 
     /// Every suite in the directory; broken ones are reported on stderr and make the exit status 1.

@@ -8,6 +8,14 @@ import ObservableDefaults
 struct SuiteAccess {
     let options: GlobalOptions
 
+    /// The layers `read --show-origin` and `watch` read through: the standard ones but the argument domain
+    /// (the tool's own flags are not settings).
+    static let layers: [DefaultsLayer] = [.managed, .file, .system, .global]
+    /// What the other reading verbs show: the file, as macOS `defaults read` does.
+    static let fileOnly: [DefaultsLayer] = [.file]
+    /// What writes go through: the file, refused for a key an administrator forces.
+    static let writing: [DefaultsLayer] = [.managed, .file]
+
     /// The suites directory: `--directory`, else the library's default resolution
     /// (`$OBSERVABLE_DEFAULTS_DIRECTORY`, `$XDG_CONFIG_HOME/observable-defaults`, `~/.config/observable-defaults`).
     var directory: URL { options.directory ?? DefaultsSuite.defaultDirectory }
@@ -22,12 +30,12 @@ struct SuiteAccess {
         _ = try resolve(domain)
     }
 
-    /// Opens a suite that must exist, and whose file must parse.
-    func openExisting(_ domain: String) throws(ToolError) -> DefaultsSuite {
+    /// Opens a suite that must exist, and whose file must parse, reading the file alone (or `layers`).
+    func openExisting(_ domain: String, layers: [DefaultsLayer] = Self.fileOnly) throws(ToolError) -> DefaultsSuite {
         let file = try resolve(domain)
         guard let existing = file.existing else { throw file.missingError }
         let suite: DefaultsSuite
-        do { suite = try DefaultsSuite(fileURL: existing) } catch { throw ToolError(error) }
+        do { suite = try DefaultsSuite(fileURL: existing, layers: layers) } catch { throw ToolError(error) }
         if let error = suite.fileError { throw ToolError(error) }
         return suite
     }
@@ -35,7 +43,7 @@ struct SuiteAccess {
     /// Opens a suite for writing, creating its directory (and, on the first write, its file in `--format`).
     /// A file that does not parse is refused: the tool never writes over a broken file.
     func openForWriting(_ domain: String) throws(ToolError) -> DefaultsSuite {
-        let suite = try open(try resolve(domain))
+        let suite = try open(try resolve(domain), layers: Self.writing)
         if let error = suite.fileError {
             throw ToolError("\(error.description)\nThe file was not changed; fix it first.")
         }
@@ -45,14 +53,14 @@ struct SuiteAccess {
     /// Opens a suite to watch it: an existing file as it is (even broken: the watcher reports when it is
     /// fixed), else the place where it will be created.
     func openForWatching(_ domain: String) throws(ToolError) -> DefaultsSuite {
-        try open(try resolve(domain))
+        try open(try resolve(domain), layers: Self.layers)
     }
 
-    private func open(_ file: DomainFile) throws(ToolError) -> DefaultsSuite {
+    private func open(_ file: DomainFile, layers: [DefaultsLayer]) throws(ToolError) -> DefaultsSuite {
         do {
-            if let existing = file.existing { return try DefaultsSuite(fileURL: existing) }
-            if file.isPath { return try DefaultsSuite(fileURL: file.url) }
-            return try DefaultsSuite(name: file.name, directory: file.directory, format: file.format)
+            if let existing = file.existing { return try DefaultsSuite(fileURL: existing, layers: layers) }
+            if file.isPath { return try DefaultsSuite(fileURL: file.url, layers: layers) }
+            return try DefaultsSuite(name: file.name, directory: file.directory, format: file.format, layers: layers)
         } catch {
             throw ToolError(error)
         }
@@ -60,8 +68,11 @@ struct SuiteAccess {
 
     /// Writes whatever the suite still holds in memory, turning a failed write into a tool error.
     static func commit(_ suite: DefaultsSuite) throws(ToolError) {
-        // A value the format cannot hold was refused on the error channel, not stored.
-        if let refused = suite.lastError, refused.kind == .unsupportedValue { throw ToolError(refused) }
+        // A value the format cannot hold, or a key an administrator forces, was refused on the error channel,
+        // not stored.
+        if let refused = suite.lastError, refused.kind == .unsupportedValue || refused.kind == .forcedKey {
+            throw ToolError(refused)
+        }
         do { try suite.flush() } catch { throw ToolError(error) }
     }
 

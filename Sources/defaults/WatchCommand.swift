@@ -23,7 +23,9 @@ struct WatchCommand {
         let observation = suite.observe(keys: keys, prefix: prefixes.first, scope: .allProcesses) { change in
             for key in change.keys.sorted() {
                 Console.out(
-                    Self.line(key: key, value: suite.storedValue(forKey: key), origin: change.origin, json: json))
+                    Self.line(
+                        key: key, value: suite.value(forKey: key), origin: change.origin, layer: change.layer,
+                        json: json))
             }
         }
         if let error = suite.fileError { Console.err("defaults: \(error.description)") }
@@ -35,13 +37,15 @@ struct WatchCommand {
         withExtendedLifetime(signalSources) { dispatchMain() }
     }
 
-    /// `12:30:00.250 outside theme = value` (`key deleted` for a removal), or one JSON object.
-    static func line(key: String, value: DefaultsValue?, origin: DefaultsChangeOrigin, json: Bool, now: Date = Date())
-        -> String
-    {
-        WatchLine.text(
-            key: key, value: value, sourceField: "origin", source: origin == .outside ? "outside" : "this-process",
-            json: json, now: now)
+    /// `12:30:00.250 outside theme = value` (`key deleted` for a removal; a change of another layer than
+    /// the file names it: `outside (system /etc/xdg/observable-defaults/app.json)`), or one JSON object.
+    static func line(
+        key: String, value: DefaultsValue?, origin: DefaultsChangeOrigin, layer: DefaultsOrigin? = nil, json: Bool,
+        now: Date = Date()
+    ) -> String {
+        var source = origin == .outside ? "outside" : "this-process"
+        if let layer { source += " (\(layer))" }
+        return WatchLine.text(key: key, value: value, sourceField: "origin", source: source, json: json, now: now)
     }
 }
 

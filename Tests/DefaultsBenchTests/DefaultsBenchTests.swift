@@ -65,7 +65,8 @@ import TestSupport
         for title in [
             "## 1. Property read", "## 2. Property write", "## 3. Outside-change fan-out",
             "## 4. Cross-process latency",
-            "## 5. Hand-edit latency", "## 6. Scale", "## 7. Concurrent writers", "## 9. Cloud (etcd)", "## Machine",
+            "## 5. Hand-edit latency", "## 6. Scale", "## 7. Concurrent writers", "## 9. Cloud (etcd)", "## 10. Layers",
+            "## Machine",
             "## Targets (issue 5)"
         ] {
             #expect(text.contains(title), "missing \(title)")
@@ -77,14 +78,15 @@ import TestSupport
             "Issue 12: in-memory part of a property write",
             "Issue 12: write-through `set` on a watched suite",
             "directory watched by a raw inotify reader thread that `stat`s the file at each event on its name",
-            "(the least a watcher does to tell its own save from another's), watched ÷ unwatched"
+            "(the least a watcher does to tell its own save from another's), watched ÷ unwatched",
+            "a system file saved (the suite's file without the key)"
         ] {
             #expect(text.contains(row), "missing \(row)")
         }
 
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any]
         let groups = json?["groups"] as? [[String: Any]]
-        #expect(groups?.count == 8)
+        #expect(groups?.count == 9)
         #expect((groups ?? []).allSatisfy { !(($0["rows"] as? [Any]) ?? []).isEmpty })
     }
 }

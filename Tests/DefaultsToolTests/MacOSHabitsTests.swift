@@ -87,10 +87,7 @@ import TestSupport
         try defaults.ok("write", "app", "--", "-dashed", "v")
         #expect(try directory.contents("app.json") == ["-dashed": .string("v")])
 
-        for arguments in [
-            ["read", "-g"], ["write", "-g", "k", "v"], ["read", "-globalDomain", "k"], ["-currentHost", "read", "app"],
-            ["write", "-currentHost", "k", "v"], ["-g", "read"]
-        ] {
+        for arguments in [["-currentHost", "read", "app"], ["write", "-currentHost", "k", "v"]] {
             let result = try defaults.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result)")
             #expect(result.stderr.contains("is not supported on Linux"), "\(arguments): \(result)")

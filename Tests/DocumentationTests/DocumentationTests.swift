@@ -113,7 +113,7 @@ enum Script {
     }
     /// The articles the landing page links, by file name.
     static let articles = [
-        "GettingStarted", "SuitesAndFiles", "ObservingChanges", "Modes", "EditingByHand", "TheDefaultsTool",
+        "GettingStarted", "SuitesAndFiles", "Layers", "ObservingChanges", "Modes", "EditingByHand", "TheDefaultsTool",
         "Durability", "HandlingErrors", "ComingFromTheAppleLibrary", "SyncingAcrossMachines", "TheTwoHalves",
         "Architecture"
     ]

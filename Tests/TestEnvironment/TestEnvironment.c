@@ -1,5 +1,5 @@
 // Runs when the test binary is loaded, before any test in any test target: points the library's suites
-// directory at a fresh temporary directory (the variable wins over XDG_CONFIG_HOME and HOME) and its cloud
+// directory at a fresh temporary directory (and the managed and system layers' directories into it) (the variable wins over XDG_CONFIG_HOME and HOME) and its cloud
 // state directory (local copies) at a `state` folder inside it, and the temporary directory (TMPDIR) at
 // another fresh directory, clears a cloud address the developer may
 // have exported (tests must never reach a real cluster by accident), and removes both directories when
@@ -17,6 +17,9 @@
 static char directory[4096];
 static char state_directory[4200];
 static char temporary_directory[4200];
+static char layers_directory[4200];
+static char managed_directory[4300];
+static char system_directory[4300];
 static int temporary_created = 0;
 static int created = 0;
 
@@ -45,6 +48,17 @@ __attribute__((constructor)) static void install_test_environment(void) {
     unsetenv("OBSERVABLE_DEFAULTS_STANDARD_SUITE");
     snprintf(state_directory, sizeof state_directory, "%s/state", directory);
     setenv("OBSERVABLE_DEFAULTS_STATE_DIRECTORY", state_directory, 1);
+    // The layers that live under /etc by default (managed files, $XDG_CONFIG_DIRS) are placed in the suites
+    // directory too, so no test ever reads an administrator's files; child processes inherit the variables.
+    snprintf(layers_directory, sizeof layers_directory, "%s/layers", directory);
+    snprintf(managed_directory, sizeof managed_directory, "%s/managed", layers_directory);
+    snprintf(system_directory, sizeof system_directory, "%s/xdg", layers_directory);
+    if (mkdir(layers_directory, 0700) != 0 || mkdir(managed_directory, 0700) != 0 || mkdir(system_directory, 0700) != 0) {
+        fprintf(stderr, "TestEnvironment: cannot create the layer directories under %s\n", directory);
+        abort();  // never fall back to /etc
+    }
+    setenv("OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY", managed_directory, 1);
+    setenv("XDG_CONFIG_DIRS", system_directory, 1);
     unsetenv("OBSERVABLE_DEFAULTS_CLOUD");
     unsetenv("OBSERVABLE_DEFAULTS_DEV_MODE");
     unsetenv("XCODE_RUNNING_FOR_PREVIEWS");

@@ -18,24 +18,31 @@ public enum DefaultsObservationScope: String, Sendable, Equatable {
     case allProcesses
 }
 
-/// One change to a suite: the keys whose value changed (limited to the observer's filter) and where the
+/// One change to a suite: the keys whose effective value changed (limited to the observer's filter) and where the
 /// change came from.
 public struct DefaultsChange: Sendable, Equatable, CustomStringConvertible {
     /// The keys whose stored value changed, were added, or were removed. (Two keys that differ only by
     /// Unicode normalisation and changed together are one element of this set.)
     public var keys: Set<String>
-    /// Whether the change was made in this process or came from outside.
+    /// Whether the change was made in this process or came from outside. A change of another layer than
+    /// the suite's file (see ``layer``) is ``DefaultsChangeOrigin/outside``.
     public var origin: DefaultsChangeOrigin
+    /// The layer the change came from when it is not the suite's own file: the managed, system or global
+    /// file that changed (see ``DefaultsLayer``); `nil` for the suite's file and registered defaults.
+    public var layer: DefaultsOrigin?
 
     /// Creates a change event.
-    public init(keys: Set<String>, origin: DefaultsChangeOrigin) {
+    public init(keys: Set<String>, origin: DefaultsChangeOrigin, layer: DefaultsOrigin? = nil) {
         self.keys = keys
         self.origin = origin
+        self.layer = layer
     }
 
-    /// The origin and the sorted changed keys, e.g. `outside: host, port`.
+    /// The origin and the sorted changed keys, e.g. `outside: host, port`, with the layer when it is not
+    /// the suite's file (`outside (system /etc/xdg/observable-defaults/app.json): port`).
     public var description: String {
-        "\(origin.rawValue): \(keys.sorted().joined(separator: ", "))"
+        let source = layer.map { "\(origin.rawValue) (\($0))" } ?? origin.rawValue
+        return "\(source): \(keys.sorted().joined(separator: ", "))"
     }
 }
 

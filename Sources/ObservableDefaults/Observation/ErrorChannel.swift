@@ -15,6 +15,11 @@ enum ErrorTopic: Hashable, Comparable, Sendable {
     case suiteWatch
     /// The suite's file is empty: every key reads its default until it holds a suite again.
     case suiteEmpty
+    /// A file of one of the suite's other layers (source `index`, see ``LayerSource``) cannot be used: it
+    /// does not parse, is not trusted, or cannot be read. The layer keeps its last good values meanwhile.
+    case layerFile(index: Int)
+    /// A file of a key-per-file layer (source `index`) passed over: too large, or a symlink out of the volume.
+    case layerKeyFile(index: Int, name: String)
 
     // A cloud store's problems.
 
@@ -48,7 +53,7 @@ enum ErrorTopic: Hashable, Comparable, Sendable {
     /// holder named, is not), a cloud store's never (one outage is one error, whatever member it names).
     func isNews(_ new: DefaultsError, over old: DefaultsError) -> Bool {
         switch self {
-        case .suiteFile, .suiteWatch, .suiteEmpty: new != old
+        case .suiteFile, .suiteWatch, .suiteEmpty, .layerFile, .layerKeyFile: new != old
         case .suiteWrite: new.kind != old.kind || new.errorNumber != old.errorNumber
         default: false
         }

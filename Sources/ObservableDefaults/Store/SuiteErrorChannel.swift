@@ -72,6 +72,29 @@ struct SuiteErrorChannel {
         return delivery
     }
 
+    // MARK: Other layers
+
+    /// A file of layer source `index` cannot be used, because of `error`: published if news.
+    mutating func layerFailed(_ index: Int, _ error: DefaultsError) -> ErrorDelivery {
+        channel.report(error, topic: .layerFile(index: index))
+    }
+
+    /// Layer source `index` was read, passing over the key files `problems` (by name, with why): the
+    /// problem of its file and those of key files not passed over any more are over; the others are
+    /// published if news.
+    mutating func layerRead(_ index: Int, problems: [String: DefaultsError]) -> ErrorDelivery {
+        var delivery = channel.clear(.layerFile(index: index))
+        delivery.append(
+            channel.clear { topic in
+                guard case .layerKeyFile(index, let name) = topic else { return false }
+                return problems[name] == nil
+            })
+        for (name, error) in problems.sorted(by: { $0.key < $1.key }) {
+            delivery.append(channel.report(error, topic: .layerKeyFile(index: index, name: name)))
+        }
+        return delivery
+    }
+
     // MARK: Writes
 
     /// A write failed with `error`: published unless it is known (a broken file was published when it was

@@ -27,6 +27,9 @@ enum SuiteLocation {
             .appendingPathComponent(folderName, isDirectory: true)
     }
 
+    /// The variables ``defaultDirectory(environment:)`` reads.
+    static let directoryVariables = [directoryEnvironmentVariable, "XDG_CONFIG_HOME", "HOME"]
+
     private static func homeDirectory(environment: [String: String]) -> URL {
         if let home = environment["HOME"], home.hasPrefix("/") {
             return URL(fileURLWithPath: home, isDirectory: true)

@@ -111,27 +111,41 @@ struct SuiteMemory {
         var updatedKey: ExactKey?
         /// The value an ``SuiteFile/AtomicUpdate`` stored, unless a newer change of the key is pending.
         var updatedValue: DefaultsValue?
+        /// What readers saw before for each key changed (`outsideChanges` and `updatedKey`), when asked
+        /// for (the suite's other layers decide with it whether the change shows).
+        var previous: [ExactKey: DefaultsValue?] = [:]
     }
 
     /// Takes in a version of the file that parsed, read or written: the pending changes it wrote land, and
     /// the keys it changed take its values, except pending keys (written now, or changed again since), which
     /// keep memory's. `comparing`: whether a full re-read is compared key by key (someone is listening);
     /// otherwise none of its keys is reported (opening a large suite costs no comparison).
-    mutating func takeIn(_ version: AdoptedVersion, comparing: Bool) -> Changes {
+    /// `recordingPrevious`: keep what readers saw before for each changed key (``Changes/previous``).
+    mutating func takeIn(_ version: AdoptedVersion, comparing: Bool, recordingPrevious: Bool = false) -> Changes {
         var changes = Changes()
         landed(version.written)
         if let changedKeys = version.changedKeys {
             // Only keys whose file value changed can differ from memory.
             for key in changedKeys where version.written[key] == nil && !isPending(key) && key != version.update?.key {
-                if adopt(version.contents[key], forKey: key) { changes.outsideChanges.insert(key) }
+                let old = recordingPrevious ? base[key] : nil
+                if adopt(version.contents[key], forKey: key) {
+                    changes.outsideChanges.insert(key)
+                    if recordingPrevious { changes.previous[key] = .some(old) }
+                }
             }
         } else {
+            let old = recordingPrevious ? values : [:]
             changes.outsideChanges = replaceFileContents(with: version.contents, comparing: comparing)
+            if recordingPrevious { for key in changes.outsideChanges { changes.previous[key] = .some(old[key]) } }
         }
         // A change another thread made meanwhile (still pending) comes after the update.
         if let update = version.update, !isPending(update.key) {
             changes.updatedValue = update.value
-            if adopt(update.value, forKey: update.key) { changes.updatedKey = update.key }
+            let old = recordingPrevious ? base[update.key] : nil
+            if adopt(update.value, forKey: update.key) {
+                changes.updatedKey = update.key
+                if recordingPrevious { changes.previous[update.key] = .some(old) }
+            }
         }
         return changes
     }

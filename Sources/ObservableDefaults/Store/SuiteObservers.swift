@@ -61,12 +61,15 @@ struct SuiteObservers {
     }
 
     /// Calls each observer given with the keys among `keys` that it hears. Called with no lock held.
-    static func notify(_ observers: [SuiteObserver], keys: Set<ExactKey>, origin: DefaultsChangeOrigin) {
+    /// `layer`: the layer the change came from when it is not the suite's file.
+    static func notify(
+        _ observers: [SuiteObserver], keys: Set<ExactKey>, origin: DefaultsChangeOrigin, layer: DefaultsOrigin? = nil
+    ) {
         for observer in observers {
             if origin == .outside && observer.scope == .thisProcess { continue }
             if !observer.isActive.isSet { continue }
             let relevant = observer.filter.matching(keys)
-            if !relevant.isEmpty { observer.handler(DefaultsChange(keys: relevant, origin: origin)) }
+            if !relevant.isEmpty { observer.handler(DefaultsChange(keys: relevant, origin: origin, layer: layer)) }
         }
     }
 }

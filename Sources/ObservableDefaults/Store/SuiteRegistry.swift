@@ -8,14 +8,31 @@ enum SuiteRegistry {
         weak var storage: SuiteStorage?
     }
 
-    // Keyed by the exact bytes of the path: two names equal only by canonical equivalence are two files.
-    private static let storages = Locked<[ExactKey: WeakStorage]>([:])
+    /// A storage's file (by the exact bytes of its path: two names equal only by canonical equivalence are two
+    /// files), its layers and where they are.
+    private struct Key: Hashable {
+        var path: ExactKey
+        var layers: [DefaultsLayer]
+        /// The places' number (``LayerPlaces/currentWithNumber()``), 0 for the file alone.
+        var places: Int
+    }
 
-    static func storage(for fileURL: URL, format: SuiteFormat) throws(DefaultsError) -> SuiteStorage {
-        let key = ExactKey(fileURL.standardizedFileURL.path)
+    private static let storages = Locked<[Key: WeakStorage]>([:])
+
+    /// The storage of the file at `fileURL` read through `layers` (placed where the environment says now).
+    ///
+    /// Keyed by the file, the layers and their places: handles that ask for the same file with different
+    /// layers get storages of their own, which see each other's writes as another process's (through the
+    /// file, once watched or reloaded).
+    static func storage(for fileURL: URL, format: SuiteFormat, layers: [DefaultsLayer] = [.file]) throws(DefaultsError)
+        -> SuiteStorage
+    {
+        let places = layers == [.file] ? nil : LayerPlaces.currentWithNumber()
+        let key = Key(path: ExactKey(fileURL.standardizedFileURL.path), layers: layers, places: places?.number ?? 0)
         return try storages.withLock { storages throws(DefaultsError) -> SuiteStorage in
             if let existing = storages[key]?.storage { return existing }
-            let storage = try SuiteStorage(fileURL: fileURL.standardizedFileURL, format: format)
+            let storage = try SuiteStorage(
+                fileURL: fileURL.standardizedFileURL, format: format, layers: layers, places: places?.places)
             storages[key] = WeakStorage(storage: storage)
             if storages.count > 64 { storages = storages.filter { $0.value.storage != nil } }
             return storage

@@ -22,7 +22,10 @@ extension SuiteStorage {
         state.withLock { state in
             var announcement = Announcement()
             // A full re-read is compared key by key only when someone listens.
-            announcement.changes = state.memory.takeIn(version, comparing: !state.observers.isEmpty)
+            let layered = state.layers.hasValues
+            announcement.changes = state.memory.takeIn(
+                version, comparing: !state.observers.isEmpty, recordingPrevious: layered)
+            if layered { hideShadowedChanges(&announcement.changes, state) }
             let endedFileError = state.errors.fileError != nil
             announcement.fileProblems = state.errors.fileParsed(blank: version.isBlank, emptyError: emptyFileError())
             announcement.mustWritePending = endedFileError && state.memory.hasPendingChanges
@@ -30,6 +33,20 @@ extension SuiteStorage {
             if let updated = announcement.changes.updatedKey { keys.insert(updated) }
             announcement.observers = state.observers.hearing(anyOf: keys)
             return announcement
+        }
+    }
+
+    /// Drops the changed keys whose effective value did not change: a higher layer hides the file's value,
+    /// or a layer below gives the same value the file held or now holds.
+    private func hideShadowedChanges(_ changes: inout SuiteMemory.Changes, _ state: State) {
+        for key in changes.outsideChanges
+        where !state.layers.fileChangeIsVisible(key, old: changes.previous[key] ?? nil, new: state.memory[key]) {
+            changes.outsideChanges.remove(key)
+        }
+        if let key = changes.updatedKey,
+            !state.layers.fileChangeIsVisible(key, old: changes.previous[key] ?? nil, new: state.memory[key])
+        {
+            changes.updatedKey = nil
         }
     }
 

@@ -4,7 +4,10 @@ import Foundation
 extension SuiteStorage {
     func addObserver(_ observer: SuiteObserver) -> UInt64 {
         let token = state.withLock { $0.observers.add(observer) }
-        if observer.scope == .allProcesses && updateWatching() { reloadFromDisk() }
+        if observer.scope == .allProcesses && updateWatching() {
+            reloadFromDisk()
+            reloadLayers()
+        }
         return token
     }
 
@@ -32,6 +35,7 @@ extension SuiteStorage {
             } else if let watched = token.take() {
                 watcher.unwatch(watched)
             }
+            if !layerSources.isEmpty { watchLayers(wanted) }
             return wanted
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The one in-memory copy of a suite file in this process, shared by every ``DefaultsSuite`` handle on
 /// that file: it coordinates memory, observers and the error channel (``State``) with the file
@@ -16,6 +17,8 @@ final class SuiteStorage: Sendable {
         /// What readers see: the file's contents with the changes made here that are not in the file yet.
         var memory = SuiteMemory()
         var registered: [ExactKey: DefaultsValue] = [:]
+        /// The values of the suite's other layers (managed, arguments, system, global…), merged.
+        var layers = SuiteLayers(sources: [], fileIndex: 0)
         var observers = SuiteObservers()
         var errors = SuiteErrorChannel()
         var retry = RetrySchedule()
@@ -36,22 +39,43 @@ final class SuiteStorage: Sendable {
     let scheduler: any DelayScheduler
     /// The file's registration with ``watcher`` while it is watched (see ``updateWatching()``).
     let watching = Locked<WatchToken?>(nil)
+    /// The layers the suite reads through, in precedence order (``DefaultsLayer/file`` among them).
+    let layers: [DefaultsLayer]
+    /// The sources of the layers other than the file, in precedence order (see ``SuiteLayers``).
+    let layerSources: [LayerSource]
+    /// The layer files' registrations with ``watcher`` while the suite is watched.
+    let layerWatches = Locked<[WatchToken]>([])
+    /// The observations of cloud layers' stores while the suite is watched.
+    let layerObservations = Locked<[DefaultsObservation]>([])
+    /// Whether a layer above the file may hide some key (``SuiteLayers/mayShadow``), read without the lock
+    /// by an object's property write; set under the lock with every change of the layers.
+    let layersMayShadow = Atomic(false)
 
     /// Opens the storage and loads the file. Throws for problems with the path itself (a directory where
     /// the file should be, no permission to read); a file whose contents do not parse is not fatal: the
     /// suite starts empty and ``fileError`` reports it. Nor is a file that cannot be read for a reason
     /// that may pass (no descriptor left, no memory): the suite starts empty, ``fileError`` says why, and
     /// the file is read again until it can be (see ``readAgainUntilReadable(after:)``). `watcher` watches
-    /// the file while it has cross-process observers; `scheduler` runs the retries.
+    /// the file while it has cross-process observers; `scheduler` runs the retries. `layers` (already
+    /// validated) are read in `places`; a layer file that cannot be used is reported, not thrown.
     init(
-        fileURL: URL, format: SuiteFormat, watcher: any FileWatching = FileWatcher.shared,
-        scheduler: any DelayScheduler = DelayedWork.shared
+        fileURL: URL, format: SuiteFormat, layers: [DefaultsLayer] = [.file], places: LayerPlaces? = nil,
+        watcher: any FileWatching = FileWatcher.shared, scheduler: any DelayScheduler = DelayedWork.shared
     ) throws(DefaultsError) {
         self.fileURL = fileURL
         self.format = format
         self.watcher = watcher
         self.scheduler = scheduler
+        self.layers = layers
+        let sources =
+            layers == [.file]
+            ? (sources: [], fileIndex: 0)
+            : LayerSource.sources(
+                for: layers, name: Self.suiteName(of: fileURL), fileURL: fileURL,
+                places: places ?? .current())
+        layerSources = sources.sources
         file = SuiteFile(url: fileURL, format: format)
+        if !layerSources.isEmpty { loadLayers(fileIndex: sources.fileIndex) }
         switch read(gate: nil) {
         case .unchanged:
             // No file yet: nothing to load.
@@ -70,18 +94,41 @@ final class SuiteStorage: Sendable {
         PendingChangesAtExit.install()
     }
 
+    /// The file's name without its extension, by string (URL's `deletingPathExtension` costs more than the
+    /// rest of working out the layers).
+    static func suiteName(of fileURL: URL) -> String {
+        let name = fileURL.lastPathComponent
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
     /// A storage released with changes it could not write tries once more, and says on standard error
     /// what is lost if that fails too (see ``PendingChangesAtExit``).
     deinit {
         PendingChangesAtExit.writeOrReport(self)
         if let token = watching.withLock({ $0 }) { watcher.unwatch(token) }
+        for token in layerWatches.withLock({ $0 }) { watcher.unwatch(token) }
     }
 
     // MARK: Reading
 
+    /// The effective value of `key` (the layers and the file), else its registered default.
     func value(forKey key: String) -> DefaultsValue? {
         let key = ExactKey(key)
-        return state.withLock { $0.memory[key] ?? $0.registered[key] }
+        return state.withLock { $0.layers.effective(key, file: $0.memory[key]) ?? $0.registered[key] }
+    }
+
+    /// The effective value of `key` (the layers and the file), without registered defaults.
+    func layeredValue(forKey key: String) -> DefaultsValue? {
+        let key = ExactKey(key)
+        return state.withLock { $0.layers.effective(key, file: $0.memory[key]) }
+    }
+
+    /// The value of the highest layer below the file that has `key`, else its registered default: what the
+    /// key reads once the file no longer holds it (unless a higher layer has it).
+    func fallbackValue(forKey key: String) -> DefaultsValue? {
+        let key = ExactKey(key)
+        return state.withLock { $0.layers.entryBelow(key)?.value ?? $0.registered[key] }
     }
 
     func storedValue(forKey key: String) -> DefaultsValue? {
@@ -90,6 +137,10 @@ final class SuiteStorage: Sendable {
     }
 
     var storedValues: [ExactKey: DefaultsValue] { state.withLock { $0.memory.values } }
+    /// Every key of every layer and the file merged, as readers see them (without registered defaults).
+    var layeredValues: [ExactKey: DefaultsValue] {
+        state.withLock { $0.layers.merged(over: $0.memory.values, known: $0.registered.keys) }
+    }
     /// The file's contents as this process last read or wrote them.
     var fileContents: [ExactKey: DefaultsValue] { file.knownValues }
     var registeredDefaults: [ExactKey: DefaultsValue] { state.withLock { $0.registered } }
@@ -114,15 +165,27 @@ final class SuiteStorage: Sendable {
         for case let (key, value?) in changes where !isWritable(value, forKey: key.string) {
             changes.removeValue(forKey: key)
         }
-        let (changed, observers, writeNow) = state.withLock { state -> (Set<ExactKey>, [SuiteObserver], Bool) in
+        var refused: [DefaultsError] = []
+        let (changed, visible, observers, writeNow) = state.withLock {
+            state -> (Set<ExactKey>, Set<ExactKey>, [SuiteObserver], Bool) in
             var changed = Set<ExactKey>()
+            var visible = Set<ExactKey>()
             for (key, newValue) in changes {
-                if state.memory.set(newValue.map(format.normalize), forKey: key) { changed.insert(key) }
+                if let forced = state.layers.forced(key) {
+                    refused.append(forcedKeyError(key, forced))
+                    continue
+                }
+                let old = state.memory[key]
+                if state.memory.set(newValue.map(format.normalize), forKey: key) {
+                    changed.insert(key)
+                    if state.layers.fileChangeIsVisible(key, old: old, new: state.memory[key]) { visible.insert(key) }
+                }
             }
-            return (changed, state.observers.hearing(anyOf: changed), state.batchDepth == 0)
+            return (changed, visible, state.observers.hearing(anyOf: visible), state.batchDepth == 0)
         }
+        for error in refused { report(error) }
         guard !changed.isEmpty else { return }
-        SuiteObservers.notify(observers, keys: changed, origin: .thisProcess)
+        if !visible.isEmpty { SuiteObservers.notify(observers, keys: visible, origin: .thisProcess) }
         if writeNow { persistReportingErrors() }
     }
 
@@ -153,13 +216,28 @@ final class SuiteStorage: Sendable {
             normalized = nil
         }
         let key = ExactKey(string)
+        var refused: LayerEntry?
         let delivery = state.withLock { state -> (observers: [SuiteObserver], writeNow: Bool)? in
+            // A forced key is refused before anything changes (an object's copy included).
+            if let forced = state.layers.forced(key) {
+                refused = forced
+                return nil
+            }
             var handle = kept
+            // The old value only matters when a layer below shows through the file's absence.
+            let below = state.layers.entryBelow(key)?.value
+            let old = below != nil ? state.memory[key] : nil
             let changed = state.memory.set(normalized.take(), forKey: key, handle: &handle)
             alongside(handle)
             guard changed else { return nil }
+            // Written to the file, but readers see the same value: a higher layer hides the file's, or the
+            // file now holds (or no longer holds) what the layer below gives.
+            if state.layers.shadows(key) || below != nil && (old ?? below) == (state.memory[key] ?? below) {
+                return ([], state.batchDepth == 0)
+            }
             return (state.observers.hearing(key, except: skipped), state.batchDepth == 0)
         }
+        if let refused { report(forcedKeyError(key, refused)) }
         guard let delivery else { return }
         if !delivery.observers.isEmpty { SuiteObservers.notify(delivery.observers, key: key, origin: .thisProcess) }
         if delivery.writeNow { persistReportingErrors() }
@@ -191,7 +269,9 @@ final class SuiteStorage: Sendable {
             var changed = Set<ExactKey>()
             for (key, value) in defaults {
                 let normalized = format.normalize(value)
-                if state.memory[key] == nil && state.registered[key] != normalized { changed.insert(key) }
+                if state.layers.effective(key, file: state.memory[key]) == nil && state.registered[key] != normalized {
+                    changed.insert(key)
+                }
                 state.registered[key] = normalized
             }
             return (changed, state.observers.hearing(anyOf: changed))

@@ -24,6 +24,14 @@ public struct DefaultsError: Error, Sendable, Equatable, CustomStringConvertible
         /// A cloud store could not reach or use its server: unreachable endpoints, refused credentials, a
         /// malformed answer, a server value that does not decode (the message names endpoint and key).
         case cloud
+        /// A list of layers that does not hold ``DefaultsLayer/file`` exactly once, or holds a layer twice.
+        case invalidLayers
+        /// A write to a key an administrator forces (the managed layer has it): nothing was written, and the
+        /// key keeps its forced value.
+        case forcedKey
+        /// A managed or system file that is not owned by root or this process's user, or that others may
+        /// change: it is ignored until its owner and mode are fixed.
+        case untrustedFile
     }
 
     /// What kind of failure this is.

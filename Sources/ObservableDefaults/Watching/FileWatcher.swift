@@ -135,8 +135,15 @@ final class FileWatcher: Sendable {
         try? state.withLock { $0.wakePipe }?.wake()
     }
 
-    /// Which names concern the file at `file`: its own, and for a symlink its target's too.
+    /// Which names concern the file at `file`: its own, and for a symlink its target's too. A path ending
+    /// in `/` is a directory whose every name concerns it (a key-per-file layer's volume), as a symlink's
+    /// directory does.
     static func registration(file: String, onEvent: @escaping @Sendable (WatchEvent) -> Void) -> Registration {
+        if file.count > 1, file.hasSuffix("/") {
+            let directory = String(file.dropLast())
+            return Registration(
+                file: file, onEvent: onEvent, names: [WatchedName(directory: directory, name: "")], isSymlink: true)
+        }
         var names: Set<WatchedName> = [WatchedName(directory: directoryPart(of: file), name: namePart(of: file))]
         let isSymlink = FileSystem.isSymlink(file)
         if isSymlink {

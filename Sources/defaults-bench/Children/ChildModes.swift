@@ -18,6 +18,7 @@ import ObservableDefaults
 /// Profiling aids (run under `perf record`; not used by the groups):
 ///
 ///     generate FILE KEYS             write a suite of KEYS mixed values like the scale group's
+///     open-loop DIR COUNT standard|file   open COUNT absent suites in DIR with those layers
 ///     load-loop FILE COUNT           load the suite COUNT times (fresh storage each time)
 ///     reload-loop FILE COUNT         replace the suite with a one-key-changed version and reload(), COUNT times
 ///     set-loop FILE COUNT            COUNT write-through sets of a new value to one key
@@ -85,6 +86,18 @@ enum ChildModes {
         case "generate" where arguments.count == 3:
             guard let keys = Int(arguments[2]) else { fail("KEYS must be an integer") }
             ScaleBenchmarks.generate(URL(fileURLWithPath: arguments[1]), keys: keys)
+            exit(0)
+
+        case "open-loop" where arguments.count == 4:
+            // Opens COUNT suites, their files absent, in DIR with the standard layers or the file only.
+            guard let count = Int(arguments[2]) else { fail("COUNT must be an integer") }
+            let layers: [DefaultsLayer] = arguments[3] == "standard" ? DefaultsLayer.standard : [.file]
+            for index in 0..<count {
+                let url = URL(fileURLWithPath: arguments[1]).appendingPathComponent("open-\(index).json")
+                do { Blackhole.consume(try DefaultsSuite(fileURL: url, layers: layers).name.utf8.count) } catch {
+                    fail("\(error)")
+                }
+            }
             exit(0)
 
         case "load-loop" where arguments.count == 3:

@@ -88,6 +88,24 @@ final class LatencySide {
         ) { observation?.cancel() }
     }
 
+    /// A raw rename-over writer child saving a *system layer* file (`$XDG_CONFIG_DIRS/observable-defaults/`),
+    /// observed by the library here through a suite whose own file does not hold the key: the layer path.
+    /// `suite` must read through `systemFile`'s layer (opened with the places set).
+    static func systemLayer(
+        suite: DefaultsSuite, systemFile: URL, paddingKeys: Int
+    ) -> LatencySide {
+        RawFile.renameOver(systemFile.path, StampText.file(stamp: 0, paddingKeys: paddingKeys))
+        suite.reload()
+        let probe = LatencyProbe()
+        let observation = suite.observe(keys: ["stamp"]) { change in
+            guard change.layer != nil, let stamp = suite.value(Int.self, forKey: "stamp") else { return }
+            probe.arrive(stamp: stamp)
+        }
+        return LatencySide(
+            probe: probe, child: startChild(["writer", "raw", systemFile.path, String(paddingKeys)]), suite: suite
+        ) { observation.cancel() }
+    }
+
     /// No library code: a raw rename-over writer child and a raw inotify reader here.
     static func raw(_ context: BenchContext, label: String, paddingKeys: Int) -> LatencySide {
         let directory = context.directory(label)

@@ -4,6 +4,8 @@ import Foundation
 /// the declaration default (as for a suite), dates and data as their JSON text, and type mismatches reported
 /// on the store's error channel.
 extension CloudKeyValueStore: _DefaultsValueSource {
+    func currentValue(forKey key: String) -> DefaultsValue? { storedValue(forKey: key) }
+
     func registeredDefault(forKey key: String) -> DefaultsValue? { core.registeredDefault(forKey: key) }
 
     func normalized(_ stored: DefaultsValue) -> DefaultsValue { JSONRepresentation.normalize(stored) }

@@ -54,9 +54,22 @@ extension _DefaultsObjectBinding {
         }
 
         /// A value the suite's format can write and read back (else reported, as the suite's `set` does).
+        ///
+        /// A key a higher layer hides is not the property's to change: a forced key is refused and reported;
+        /// for another (a `-key value` argument) the value goes to the file, as with `UserDefaults`, and the
+        /// property keeps reading the layer's value. Either way the property is left as it is.
         @usableFromInline
         func accept(_ stored: consuming DefaultsValue?) -> DefaultsValue?? {
             if let value = stored, !suite._withUnsafeGuaranteedRef({ $0.storage.isWritable(value, forKey: fullKey) }) {
+                return nil
+            }
+            let storage = suite._withUnsafeGuaranteedRef { $0.storage }
+            if let shadowing = storage.shadowingEntry(fullKey) {
+                if shadowing.origin.isForced {
+                    storage.report(storage.forcedKeyError(ExactKey(fullKey), shadowing))
+                } else {
+                    storage.apply(stored, forKey: fullKey, validated: true)
+                }
                 return nil
             }
             return .some(stored)
@@ -65,9 +78,16 @@ extension _DefaultsObjectBinding {
         @inlinable
         func storedForm(of accepted: DefaultsValue?) -> DefaultsValue? { accepted }
 
+        /// What the property reads once its key is removed from the file: a layer below the file's value,
+        /// else the registered default, else the declaration default.
         @usableFromInline
         func fallback<Value>(of slot: _DefaultsSlot<Value>) -> _DefaultsSlot<Value>.State {
-            suite._withUnsafeGuaranteedRef { slot.fallback(from: $0, fullKey: fullKey) }
+            suite._withUnsafeGuaranteedRef { suite in
+                if let below = suite.storage.fallbackValue(forKey: fullKey), let value = slot.codec.decode(below) {
+                    return _DefaultsSlot<Value>.State(value: value, stored: below)
+                }
+                return slot.fallback(from: suite, fullKey: fullKey)
+            }
         }
 
         @usableFromInline

@@ -32,7 +32,7 @@ extension _DefaultsSlot {
         registrar: Observation.ObservationRegistrar,
         willSet: ((Host, Value) -> Void)?, didSet: ((Host, Value) -> Void)?
     ) {
-        var basis = source.storedValue(forKey: fullKey)
+        var basis = source.currentValue(forKey: fullKey)
         while true {
             guard let resolved = resolve(basis, in: source, fullKey: fullKey, keepingOnMismatch: true) else { return }
             guard let old = snapshot(unlessHolding: resolved) else { return }
@@ -42,7 +42,7 @@ extension _DefaultsSlot {
             didSet?(host, old.value)
             // A write of this object between reading the source and storing the copy (it is not announced back
             // to the object) left the copy older than the source: apply what the source holds now.
-            let now = source.storedValue(forKey: fullKey)
+            let now = source.currentValue(forKey: fullKey)
             if now == basis { return }
             basis = now
         }

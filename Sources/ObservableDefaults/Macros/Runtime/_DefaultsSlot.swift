@@ -91,10 +91,10 @@ public final class _DefaultsSlot<Value> {
     /// is reported and the copy kept.
     /// Like an applied change, it repeats when memory changed meanwhile (see `_DefaultsSlot.apply(from:fullKey:host:keyPath:registrar:willSet:didSet:)`).
     func follow(_ source: some _DefaultsValueSource, fullKey: String) {
-        var basis = source.storedValue(forKey: fullKey)
+        var basis = source.currentValue(forKey: fullKey)
         while let resolved = resolve(basis, in: source, fullKey: fullKey, keepingOnMismatch: true) {
             store(resolved)
-            let now = source.storedValue(forKey: fullKey)
+            let now = source.currentValue(forKey: fullKey)
             if now == basis { return }
             basis = now
         }
@@ -108,7 +108,8 @@ public final class _DefaultsSlot<Value> {
     /// (`keepingOnMismatch`, the result is `nil`), and a new object uses the registered default, then the
     /// declaration default.
     func resolve(in source: some _DefaultsValueSource, fullKey: String, keepingOnMismatch: Bool) -> State? {
-        resolve(source.storedValue(forKey: fullKey), in: source, fullKey: fullKey, keepingOnMismatch: keepingOnMismatch)
+        resolve(
+            source.currentValue(forKey: fullKey), in: source, fullKey: fullKey, keepingOnMismatch: keepingOnMismatch)
     }
 
     /// ``resolve(in:fullKey:keepingOnMismatch:)`` for the value `stored` the source held for `fullKey`.

@@ -4,8 +4,9 @@ import Foundation
 /// `@ObservableCloud`. The slot's resolution rules (stored value, registered default, declaration default;
 /// a value of the wrong type reported) are written once over it, so both families store alike.
 protocol _DefaultsValueSource {
-    /// The value stored for the full key, or `nil` when absent.
-    func storedValue(forKey key: String) -> DefaultsValue?
+    /// The value the full key reads before any default (a suite's effective value, through its layers),
+    /// or `nil` when absent.
+    func currentValue(forKey key: String) -> DefaultsValue?
     /// The registered default for the full key (a cloud store has none).
     func registeredDefault(forKey key: String) -> DefaultsValue?
     /// `stored` in the form the source holds it (a cloud store keeps dates and data as their JSON text), so
@@ -16,6 +17,8 @@ protocol _DefaultsValueSource {
 }
 
 extension DefaultsSuite: _DefaultsValueSource {
+    func currentValue(forKey key: String) -> DefaultsValue? { storage.layeredValue(forKey: key) }
+
     func registeredDefault(forKey key: String) -> DefaultsValue? { storage.registeredDefaults[ExactKey(key)] }
 
     func normalized(_ stored: DefaultsValue) -> DefaultsValue { stored }

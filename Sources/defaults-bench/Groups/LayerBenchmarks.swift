@@ -1,0 +1,153 @@
+import Foundation
+import ObservableDefaults
+
+/// Group 10: the search list (issue 33). A property read with every default layer present against a plain
+/// `@Observable` property; a change saved in a lower layer (a system file) against the same save of the
+/// suite's own file; opening a suite with the standard layers (their files absent) against a suite of one
+/// file.
+enum LayerBenchmarks {
+    static let number = 10
+
+    static func run(_ context: BenchContext) -> GroupResult {
+        var group = GroupResult(
+            number: number, title: "Layers",
+            method:
+                "The layers' places (`OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY`, `XDG_CONFIG_DIRS`, the suites directory "
+                + "holding the global domain) point at scratch directories while the group opens its suites. Reads "
+                + "and opens are sampled interleaved (round-robin batches); latencies are ping-pong with a raw "
+                + "rename-over writer child in alternating rounds, as in group 5.")
+        let root = context.directory("layers")
+        let managed = root.appendingPathComponent("managed", isDirectory: true)
+        let xdg = root.appendingPathComponent("xdg", isDirectory: true)
+        let system = xdg.appendingPathComponent("observable-defaults", isDirectory: true)
+        let suites = root.appendingPathComponent("suites", isDirectory: true)
+        for directory in [managed, system, suites] {
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        let names = ["OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY", "XDG_CONFIG_DIRS", "OBSERVABLE_DEFAULTS_DIRECTORY"]
+        let saved = names.map { name -> (String, String?) in (name, getenv(name).map { String(cString: $0) }) }
+        setenv("OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY", managed.path, 1)
+        setenv("XDG_CONFIG_DIRS", xdg.path, 1)
+        setenv("OBSERVABLE_DEFAULTS_DIRECTORY", suites.path, 1)
+        defer {
+            for (name, value) in saved {
+                if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            }
+        }
+
+        measureRead(context, &group, managed: managed, system: system, suites: suites)
+        measureOpen(context, &group, suites: suites)
+        measureLatency(context, &group, system: system, suites: suites)
+        return group
+    }
+
+    /// `1.x`: the Int property of an object whose suite has a managed, a system and a global file (none with
+    /// its key), against a plain `@Observable` property.
+    private static func measureRead(
+        _ context: BenchContext, _ group: inout GroupResult, managed: URL, system: URL, suites: URL
+    ) {
+        context.progress("10. layers: property read")
+        let write = { (url: URL, text: String) in _ = RawFile.renameOver(url.path, Array(text.utf8)) }
+        write(managed.appendingPathComponent("layered-read.json"), #"{"forced": 1}"#)
+        write(system.appendingPathComponent("layered-read.json"), #"{"name": "system", "shipped": 2}"#)
+        write(suites.appendingPathComponent("NSGlobalDomain.json"), #"{"locale": "fr"}"#)
+        let suite = openSuite(suites.appendingPathComponent("layered-read.json"))
+        let object = opaque(MacroSettings(userDefaults: suite))
+        object.count = 42
+        let plain = opaque(PlainSettings())
+        let statistics = Sampler.interleaved(
+            context.settings,
+            [
+                Sampler.Candidate(body: { n in
+                    var sum = 0
+                    for _ in 0..<n { sum &+= plain.count }
+                    return sum
+                }),
+                Sampler.Candidate(body: { n in
+                    var sum = 0
+                    for _ in 0..<n { sum &+= object.count }
+                    return sum
+                })
+            ])
+        group.append(ResultRow(id: "read.plain", name: "Int: plain `@Observable`", statistics: statistics[0]))
+        group.append(
+            ResultRow(
+                id: "read.layers",
+                name: "Int: `@ObservableDefaults` property, managed, system and global files present",
+                statistics: statistics[1]))
+        group.relate("read.layers", to: "read.plain")
+        withExtendedLifetime(object) {}
+    }
+
+    /// `open.x`: opening a suite (its file absent) with the standard layers, their files absent, against a
+    /// suite of one file.
+    private static func measureOpen(_ context: BenchContext, _ group: inout GroupResult, suites: URL) {
+        context.progress("10. layers: open")
+        var counter = 0
+        func open(_ layers: [DefaultsLayer]) -> Int {
+            counter += 1
+            let url = suites.appendingPathComponent("open-\(counter).json")
+            do {
+                return try DefaultsSuite(fileURL: url, layers: layers).name.utf8.count
+            } catch {
+                fail("cannot open \(url.path): \(error)")
+            }
+        }
+        let statistics = Sampler.interleaved(
+            context.settings,
+            [
+                Sampler.Candidate(
+                    maxBatch: 4096,
+                    body: { n in
+                        var sum = 0
+                        for _ in 0..<n { sum &+= open([.file]) }
+                        return sum
+                    }),
+                Sampler.Candidate(
+                    maxBatch: 4096,
+                    body: { n in
+                        var sum = 0
+                        for _ in 0..<n { sum &+= open(DefaultsLayer.standard) }
+                        return sum
+                    })
+            ])
+        group.append(
+            ResultRow(id: "open.file", name: "open: the file only (`layers: [.file]`)", statistics: statistics[0]))
+        group.append(
+            ResultRow(
+                id: "open.standard", name: "open: `DefaultsLayer.standard`, managed, system and global files absent",
+                statistics: statistics[1]))
+        group.relate("open.standard", to: "open.file")
+    }
+
+    /// `latency.x`: a change saved in a system file reaching a `DefaultsSuite.observe(keys:)` handler,
+    /// against the same save of the suite's own file (group 5's path).
+    private static func measureLatency(
+        _ context: BenchContext, _ group: inout GroupResult, system: URL, suites: URL
+    ) {
+        let paddingKeys = HandEditLatencyBenchmarks.paddingKeys
+        let samples = context.settings.latencySamples
+        let fileSide = LatencySide.handEdit(context, label: "layers-file", paddingKeys: paddingKeys) {
+            suite, probe in
+            suite.observe(keys: ["stamp"]) { change in
+                guard change.origin == .outside, let stamp = suite.value(Int.self, forKey: "stamp") else { return }
+                probe.arrive(stamp: stamp)
+            }
+        }
+        let layered = openSuite(suites.appendingPathComponent("layered-latency.json"))
+        let layerSide = LatencySide.systemLayer(
+            suite: layered, systemFile: system.appendingPathComponent("layered-latency.json"), paddingKeys: paddingKeys)
+        LatencySide.interleave(
+            [fileSide, layerSide], samples: samples, rounds: context.settings.quick ? 1 : 5, context: context,
+            label: "10. layers: latency")
+        group.append(
+            fileSide.finish(
+                id: "latency.file", name: "the suite's own file saved: `observe(keys:)` handler sees the value",
+                expected: samples))
+        group.append(
+            layerSide.finish(
+                id: "latency.system", name: "a system file saved (the suite's file without the key): the same",
+                expected: samples))
+        group.relate("latency.system", to: "latency.file")
+    }
+}
