@@ -49,6 +49,8 @@ extension PropertyListXMLReader {
         var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
         reader.skipWhitespace()
         if reader.index == bytes.count { return ([], 0) }
+        // The scan reads the file's own bytes (a full parse drops the byte-order mark before it starts).
+        if reader.index == 0, reader.startsWith("\u{FEFF}") { reader.index = 3 }
         let scan = reader.parseDocument { reader -> (members: [SuiteIndex.Member], sameAtEnd: Int)? in
             if reader.consume("<dict/>") { return ([], 0) }
             guard reader.consume("<dict>") else { return nil }

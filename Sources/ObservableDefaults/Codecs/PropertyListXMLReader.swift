@@ -80,8 +80,6 @@ struct PropertyListXMLReader {
 
     /// The prolog, the root (`<plist>` holding one value, or a bare value element) and what may follow it.
     mutating func parseDocument<T>(_ parseTop: (inout PropertyListXMLReader) -> T?) -> T? {
-        // A byte-order mark is removed before a full parse; the member scan reads the file's own bytes.
-        if startsWith("\u{FEFF}") { index += 3 }
         skipWhitespace()
         if startsWith("<?xml"), index + 5 < bytes.count,
             bytes[index + 5] == UInt8(ascii: "?") || isWhitespace(bytes[index + 5])
@@ -141,10 +139,14 @@ struct PropertyListXMLReader {
 
     /// Where a value stands, for the message when it is missing.
     enum ValueContext {
+        /// The document's one value (inside `<plist>`, or the bare root).
         case top
+        /// An element of an `<array>`.
         case array
+        /// The value of the key in a `<dict>`.
         case member(String)
 
+        /// Where the value stands, as a message says it.
         var text: String {
             switch self {
             case .top: "as the document's value"
@@ -381,6 +383,7 @@ struct PropertyListXMLReader {
 
 /// The value elements of a property list (and `<key>`, which stands only in a dictionary).
 enum ValueElement: Equatable {
+    /// One element each, named as in the file.
     case dict, array, string, key, integer, real, date, data, `true`, `false`
 
     /// The element named by `bytes`, or `nil`.
