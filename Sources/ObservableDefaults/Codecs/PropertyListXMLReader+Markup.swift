@@ -195,7 +195,8 @@ extension PropertyListXMLReader {
 
     /// The text of a `<string>` or `<key>` up to `closing`: predefined entities and character references
     /// replaced, CDATA sections taken as they are, comments and processing instructions left out. Carriage
-    /// returns are kept as written (as Foundation keeps them).
+    /// returns and other control characters are kept as written, as Foundation keeps them (a suite refuses
+    /// to store a character XML does not allow: ``SuiteFormat/firstCharacterXMLRejects(in:)``).
     mutating func parseText(closing: StaticString, element: String) -> String? {
         let start = index
         var highBits: UInt8 = 0
@@ -208,7 +209,7 @@ extension PropertyListXMLReader {
                 index += closing.utf8CodeUnitCount
                 return makeString(text, isASCII: highBits < 0x80, written: start..<end)
             }
-            if byte == UInt8(ascii: "&") || (byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D) { break }
+            if byte == UInt8(ascii: "&") { break }
             highBits |= byte
             index += 1
         }
@@ -236,8 +237,6 @@ extension PropertyListXMLReader {
             case UInt8(ascii: "&"):
                 guard let scalar = parseReference() else { return nil }
                 decoded.append(contentsOf: UTF8.encode(scalar)!)
-            case 0..<0x20 where byte != 0x09 && byte != 0x0A && byte != 0x0D:
-                return fail("control character \(found()) in a <\(element)>: XML text cannot hold it", at: index)
             default:
                 decoded.append(byte)
                 index += 1
@@ -254,15 +253,7 @@ extension PropertyListXMLReader {
             index = bytes.count
             return fail("unterminated CDATA section: expected ']]>', found end of file", at: start) ?? false
         }
-        for offset in index..<end {
-            let byte = bytes[offset]
-            if byte < 0x20, byte != 0x09, byte != 0x0A, byte != 0x0D {
-                return fail(
-                    "control character \(found(at: offset)) in a CDATA section: XML text cannot hold it", at: offset)
-                    ?? false
-            }
-            decoded.append(byte)
-        }
+        decoded.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<end]))
         index = end + 3
         return true
     }
