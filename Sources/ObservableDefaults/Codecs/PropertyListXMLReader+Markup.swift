@@ -73,6 +73,7 @@ extension PropertyListXMLReader {
     }
 
     /// Whitespace, comments and processing instructions, as many as stand at `index`.
+    @inline(__always)
     mutating func skipMisc() {
         while true {
             skipWhitespace()
@@ -171,7 +172,7 @@ extension PropertyListXMLReader {
 
     /// The closing tag `literal` (`</name>`), also with spaces before its `>`; `false` after recording an
     /// error that says what else was expected (`expectation`).
-    mutating func expectClose(_ literal: StaticString, after expectation: String) -> Bool {
+    mutating func expectClose(_ literal: StaticString, after expectation: @autoclosure () -> String) -> Bool {
         if consume(literal) { return true }
         let nameLength = literal.utf8CodeUnitCount - 1
         let namesIt = literal.withUTF8Buffer { expected in
@@ -188,7 +189,7 @@ extension PropertyListXMLReader {
                 }
             }
         }
-        return fail("expected '\(literal)' \(expectation), found \(found())", at: index) ?? false
+        return fail("expected '\(literal)' \(expectation()), found \(found())", at: index) ?? false
     }
 
     // MARK: - Text

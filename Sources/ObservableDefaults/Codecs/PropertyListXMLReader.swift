@@ -164,9 +164,14 @@ struct PropertyListXMLReader {
         let start = index
         guard index < bytes.count, bytes[index] == UInt8(ascii: "<") else { return expectedValue(context) }
         index += 1
+        // The name's bytes packed into a word as they are scanned (see ValueElement).
         let nameStart = index
-        while index < bytes.count, isNameByte(bytes[index]) { index += 1 }
-        guard let element = ValueElement(bytes: UnsafeBufferPointer(rebasing: bytes[nameStart..<index])) else {
+        var word: UInt64 = 0
+        while index < bytes.count, isNameByte(bytes[index]) {
+            if index - nameStart < 8 { word |= UInt64(bytes[index]) << (8 * (index - nameStart)) }
+            index += 1
+        }
+        guard index - nameStart < 8, let element = ValueElement(word: word) else {
             index = start
             return expectedValue(context)
         }
@@ -180,6 +185,9 @@ struct PropertyListXMLReader {
         if index < bytes.count, bytes[index] == UInt8(ascii: ">") {
             index += 1
             isEmpty = false
+        } else if startsWith("/>") {
+            index += 2
+            isEmpty = true
         } else {
             guard let empty = finishOpenTag(element.name) else { return nil }
             isEmpty = empty
@@ -231,12 +239,12 @@ struct PropertyListXMLReader {
         var members: [(key: String, value: DefaultsValue, offset: Int)] = []
         while true {
             skipMisc()
-            if startsWith("</") {
+            if startsTag(with: UInt8(ascii: "/")) {
                 guard expectClose("</dict>", after: "or '<key>' in a <dict>") else { return nil }
                 break
             }
             let keyStart = index
-            guard startsWith("<key"), index + 4 < bytes.count,
+            guard startsTag(with: UInt8(ascii: "k")), startsWith("<key"), index + 4 < bytes.count,
                 bytes[index + 4] == UInt8(ascii: ">") || bytes[index + 4] == UInt8(ascii: "/")
                     || isWhitespace(bytes[index + 4])
             else { return fail("expected '<key>' or '</dict>' in a <dict>, found \(found())", at: index) }
@@ -296,7 +304,7 @@ struct PropertyListXMLReader {
         var array: [DefaultsValue] = []
         while true {
             skipMisc()
-            if startsWith("</") {
+            if startsTag(with: UInt8(ascii: "/")) {
                 guard expectClose("</array>", after: "or a value in an <array>") else { return nil }
                 return array
             }
@@ -333,20 +341,35 @@ struct PropertyListXMLReader {
         }
     }
 
+    @inline(__always)
     mutating func skipWhitespace() {
         while index < bytes.count, isWhitespace(bytes[index]) { index += 1 }
     }
 
+    @inline(__always)
     func startsWith(_ literal: StaticString) -> Bool {
         startsWith(literal, at: index)
     }
 
+    @inline(__always)
     func startsWith(_ literal: StaticString, at offset: Int) -> Bool {
-        literal.withUTF8Buffer { expected in
-            guard offset + expected.count <= bytes.count else { return false }
-            for position in 0..<expected.count where bytes[offset + position] != expected[position] { return false }
-            return true
+        // The literals are ASCII text; reading their bytes directly avoids a closure call per comparison.
+        guard literal.hasPointerRepresentation else {
+            return literal.withUTF8Buffer { expected in
+                offset + expected.count <= bytes.count
+                    && (0..<expected.count).allSatisfy { bytes[offset + $0] == expected[$0] }
+            }
         }
+        let count = literal.utf8CodeUnitCount
+        guard offset + count <= bytes.count else { return false }
+        let expected = literal.utf8Start
+        for position in 0..<count where bytes[offset + position] != expected[position] { return false }
+        return true
+    }
+
+    /// Whether the bytes at `index` are `<` followed by `second`.
+    func startsTag(with second: UInt8) -> Bool {
+        index + 1 < bytes.count && bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == second
     }
 
     mutating func consume(_ literal: StaticString) -> Bool {
@@ -386,22 +409,20 @@ enum ValueElement: Equatable {
     /// One element each, named as in the file.
     case dict, array, string, key, integer, real, date, data, `true`, `false`
 
-    /// The element named by `bytes`, or `nil`.
-    init?(bytes: UnsafeBufferPointer<UInt8>) {
-        func named(_ literal: StaticString) -> Bool {
-            literal.withUTF8Buffer { $0.elementsEqual(bytes) }
-        }
-        switch bytes.count {
-        case 3 where named("key"): self = .key
-        case 4 where named("dict"): self = .dict
-        case 4 where named("real"): self = .real
-        case 4 where named("date"): self = .date
-        case 4 where named("data"): self = .data
-        case 4 where named("true"): self = .true
-        case 5 where named("array"): self = .array
-        case 5 where named("false"): self = .false
-        case 6 where named("string"): self = .string
-        case 7 where named("integer"): self = .integer
+    /// The element whose name is packed in `word`, its first byte lowest (names are at most 7 bytes), or
+    /// `nil`. One integer comparison per name, on the path every value takes.
+    init?(word: UInt64) {
+        switch word {
+        case 0x676E69727473: self = .string  // "string", first byte lowest
+        case 0x79656B: self = .key  // "key", first byte lowest
+        case 0x72656765746E69: self = .integer  // "integer", first byte lowest
+        case 0x6C616572: self = .real  // "real", first byte lowest
+        case 0x74636964: self = .dict  // "dict", first byte lowest
+        case 0x7961727261: self = .array  // "array", first byte lowest
+        case 0x65757274: self = .true  // "true", first byte lowest
+        case 0x65736C6166: self = .false  // "false", first byte lowest
+        case 0x65746164: self = .date  // "date", first byte lowest
+        case 0x61746164: self = .data  // "data", first byte lowest
         default: return nil
         }
     }
