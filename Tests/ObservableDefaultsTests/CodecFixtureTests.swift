@@ -128,7 +128,7 @@ import Testing
     @Test func brokenPropertyList() throws {
         let error = try loadError("broken/broken.plist", .propertyList)
         #expect(error.kind == .malformedFile)
-        #expect(error.line == 8)
-        #expect(error.message.hasPrefix("not a valid property list: "))
+        #expect((error.line, error.column) == (8, 11))
+        #expect(error.message.hasPrefix("expected a digit in <integer>, found 'eight'"))
     }
 }

@@ -4,9 +4,9 @@ import Foundation
 /// whose bytes changed (see ``SuiteIndex``): a member is a `<key>` element of the top-level dictionary and
 /// the value element after it, delimited by ``PropertyListXMLReader`` without building values.
 ///
-/// Only documents ``PropertyListXMLReader`` reads itself take this path; anything it leaves to
-/// `PropertyListSerialization` (comments, CDATA, another encoding, a value in an unusual form) makes the
-/// scan or a member's parse fail, and the caller parses the whole file.
+/// Documents in the plain layout take this path; anything else (comments or CDATA between or in members,
+/// UTF-16, a byte-order mark, an error) makes the scan or a member's parse fail, and the caller parses the
+/// whole file.
 enum PropertyListXMLSuiteIndex {
     typealias Member = SuiteIndex.Member
 

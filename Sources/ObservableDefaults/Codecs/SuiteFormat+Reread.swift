@@ -12,7 +12,8 @@ extension SuiteFormat {
     /// The re-read that parses only the members whose bytes changed: brings `values` (the contents of
     /// `previous`) to those of `current`, or returns `nil` with `values` as they were, and the caller
     /// parses the whole file (also a file that does not parse, a file of another kind — a binary property
-    /// list — or one the format's own reader leaves to Foundation).
+    /// list — or an XML property list in a form the member scan does not delimit: comments, CDATA,
+    /// UTF-16).
     /// - Parameters:
     ///   - previousMembers: the members of `previous`, when a re-read found them.
     ///   - entries: the writer's entries, when `previous` is what this process wrote (their fragments
@@ -54,12 +55,11 @@ extension SuiteFormat {
         }
     }
 
-    /// The members of a property list read before, when ``PropertyListXMLReader`` read it itself: its
-    /// values are then what the member reader gives for the same bytes. (A document it left to
-    /// `PropertyListSerialization` may scan, but that parser's values, and its `String`-keyed dictionary,
-    /// are not the member reader's.) Costs one parse, once per file version read with a full parse.
+    /// The members of a property list read before, when it is XML that ``PropertyListXMLReader`` reads and
+    /// the member scan delimits (a binary property list is not). Costs one parse, once per file version read
+    /// with a full parse.
     private static func membersOfReadPropertyList(_ bytes: UnsafeBufferPointer<UInt8>) -> [SuiteIndex.Member]? {
-        guard case .suite? = try? PropertyListXMLReader.parseSuite(Data(buffer: bytes)) else { return nil }
+        guard (try? PropertyListXMLReader.parseSuite(Data(buffer: bytes))) != nil else { return nil }
         return PropertyListXMLSuiteIndex.scan(bytes)
     }
 }

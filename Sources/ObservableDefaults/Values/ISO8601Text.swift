@@ -84,7 +84,7 @@ enum ISO8601Text {
 
     // Proleptic Gregorian calendar conversions (days counted from 1970-01-01), using 400-year eras so
     // that they are exact for negative days too.
-    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
+    static func daysSince1970(year: Int, month: Int, day: Int) -> Int64 {
         let y = Int64(month <= 2 ? year - 1 : year)
         let era = y.floorDivided(by: 400)
         let yearOfEra = y - era * 400
