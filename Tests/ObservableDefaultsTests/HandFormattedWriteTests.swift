@@ -19,6 +19,35 @@ import TestSupport
         String(decoding: try Data(contentsOf: suite.fileURL), as: UTF8.self)
     }
 
+    /// In a sorted file, a new key goes above the comment lines right above the member after it (they
+    /// describe that member), and below a comment with a blank line between it and that member.
+    @Test func aNewKeyGoesAboveTheCommentsOfTheNextMember() throws {
+        let original = """
+            {
+              "alpha": 1, // the first
+              // About gamma,
+              /* on two lines. */
+              "gamma": 3,
+              // Limits.
+
+              "kappa": 5,
+              "omega": 9
+            }
+
+            """
+        let suite = try suite("comment-block", original)
+        suite.set(2, forKey: "beta")
+        var expected = original.replacingOccurrences(
+            of: "  // About gamma,", with: "  \"beta\": 2,\n  // About gamma,")
+        #expect(try text(suite) == expected)
+
+        suite.set(4, forKey: "hotel")
+        expected = expected.replacingOccurrences(of: "\n  \"kappa\"", with: "\n  \"hotel\": 4,\n  \"kappa\"")
+        #expect(try text(suite) == expected)
+        #expect(expected.contains("  // Limits.\n\n  \"hotel\": 4,\n  \"kappa\": 5,"))
+        #expect(suite.integer(forKey: "hotel") == 4 && suite.integer(forKey: "beta") == 2)
+    }
+
     /// Tabs, comments everywhere a comment may stand, unicode escapes and trailing commas: `set` of an
     /// existing key changes its value only, a new key goes after the last member (the keys are not in
     /// sorted order) in the file's style, `removeObject` takes the member's line.

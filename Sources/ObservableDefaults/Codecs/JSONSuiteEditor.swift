@@ -13,7 +13,8 @@ import Foundation
 /// - A new key is written in the file's own style: the indentation and `": "` spacing of the member next
 ///   to it, one line when the members share a line, the file's line break (CRLF stays CRLF), and a
 ///   trailing comma when the last member had one. When the file's keys are in the order the library
-///   writes (sorted by their bytes), it goes to its sorted place; otherwise after the last member.
+///   writes (sorted by their bytes), it goes to its sorted place, above the comment lines right above the
+///   member it precedes (they describe that member); otherwise after the last member.
 /// - A file without an object (absent, blank) is written in the library's layout (see ``JSONWriter``),
 ///   after any comments it holds.
 struct JSONSuiteEditor {
@@ -177,7 +178,8 @@ struct JSONSuiteEditor {
         var edit = Edit(range: next.key.lowerBound..<next.key.lowerBound, text: [])
         if let lineStart = lineStart(before: next.key.lowerBound) {
             let indentation = Array(bytes[lineStart..<next.key.lowerBound])
-            edit.range = lineStart..<lineStart
+            let start = commentLinesStart(above: lineStart, of: position)
+            edit.range = start..<start
             for (key, value) in added {
                 edit.text += indentation
                 edit.memberStarts.append(edit.text.count)
@@ -388,6 +390,43 @@ struct JSONSuiteEditor {
             return [UInt8(ascii: " ")]
         }
         return Array(between)
+    }
+
+    /// Where the comment lines right above the line starting at `lineStart` (that of the member at
+    /// `position`) begin: a new member goes above the comments that describe the next one. Only whole
+    /// lines holding one `//` or `/* */` comment each, with no blank line between them and the member, and
+    /// below the line of the member (or `{`) before; otherwise `lineStart`.
+    private func commentLinesStart(above lineStart: Int, of position: Int) -> Int {
+        let boundary: Int
+        if position == 0 {
+            boundary = open + 1
+        } else {
+            guard let comma = gapAfter(position - 1).comma else { return lineStart }
+            boundary = comma + 1
+        }
+        guard let first = lineEnd(from: boundary)?.after, first < lineStart else { return lineStart }
+        return bytes.withUnsafeBufferPointer { buffer in
+            var start: Int?
+            var index = first
+            while index < lineStart {
+                let lineBegin = index
+                while buffer[index] == UInt8(ascii: " ") || buffer[index] == UInt8(ascii: "\t") { index += 1 }
+                let commentStart = index
+                guard buffer[index] == UInt8(ascii: "/"), JSONComments.skip(buffer, &index) == true,
+                    !buffer[commentStart..<index].contains(UInt8(ascii: "\n")),
+                    let end = lineEnd(from: index)
+                else {
+                    // A blank line or anything else: the comments below it (if any) belong to the member.
+                    start = nil
+                    guard let end = lineEnd(from: lineBegin) else { return lineStart }
+                    index = end.after
+                    continue
+                }
+                if start == nil { start = lineBegin }
+                index = end.after
+            }
+            return index == lineStart ? (start ?? lineStart) : lineStart
+        }
     }
 
     /// Where the line holding `position` starts, when only spaces and tabs stand before it on the line.
