@@ -72,6 +72,15 @@ final class LatencySide {
         }
     }
 
+    /// The observer of a hand-edit side: each outside change of `stamp` read through the suite arrives at
+    /// `probe`.
+    static func observingStamp(_ suite: DefaultsSuite, _ probe: LatencyProbe) -> DefaultsObservation {
+        suite.observe(keys: ["stamp"]) { change in
+            guard change.origin == .outside, let stamp = suite.value(Int.self, forKey: "stamp") else { return }
+            probe.arrive(stamp: stamp)
+        }
+    }
+
     /// A raw rename-over writer child, observed by the library here (a hand edit by another process).
     /// `probeSetup` attaches what delivers stamps to the probe (it may return `nil` and use ``beforeEachWrite``).
     static func handEdit(

@@ -14,13 +14,9 @@ enum HandEditLatencyBenchmarks {
                 + "file to a temporary file and renames it over the suite; this process records when the new value is "
                 + "visible. Ping-pong, alternating rounds, as in group 4.")
         let samples = context.settings.latencySamples
-        let suiteSide = LatencySide.handEdit(context, label: "handedit-suite", paddingKeys: paddingKeys) {
-            suite, probe in
-            suite.observe(keys: ["stamp"]) { change in
-                guard change.origin == .outside, let stamp = suite.value(Int.self, forKey: "stamp") else { return }
-                probe.arrive(stamp: stamp)
-            }
-        }
+        let suiteSide = LatencySide.handEdit(
+            context, label: "handedit-suite", paddingKeys: paddingKeys,
+            probeSetup: LatencySide.observingStamp)
         let macroSide = MacroRows.handEditSide(context, paddingKeys: paddingKeys)
         let floor = LatencySide.raw(context, label: "handedit-floor", paddingKeys: paddingKeys)
         LatencySide.interleave(

@@ -127,13 +127,9 @@ enum LayerBenchmarks {
     ) {
         let paddingKeys = HandEditLatencyBenchmarks.paddingKeys
         let samples = context.settings.latencySamples
-        let fileSide = LatencySide.handEdit(context, label: "layers-file", paddingKeys: paddingKeys) {
-            suite, probe in
-            suite.observe(keys: ["stamp"]) { change in
-                guard change.origin == .outside, let stamp = suite.value(Int.self, forKey: "stamp") else { return }
-                probe.arrive(stamp: stamp)
-            }
-        }
+        let fileSide = LatencySide.handEdit(
+            context, label: "layers-file", paddingKeys: paddingKeys,
+            probeSetup: LatencySide.observingStamp)
         let layered = openSuite(suites.appendingPathComponent("layered-latency.json"))
         let layerSide = LatencySide.systemLayer(
             suite: layered, systemFile: system.appendingPathComponent("layered-latency.json"), paddingKeys: paddingKeys)
