@@ -48,13 +48,21 @@ private func bindLoopback(_ descriptor: Int32, listening: Bool) -> UInt16? {
 /// address) over a plain HTTP/1.0 socket — no library code, no `URLSession` — with a two-second timeout:
 /// the answer's body when the status was 200, else nil. For harness requests (status, auth setup).
 public func etcdPost(_ endpoint: URL, _ path: String, _ body: String) -> String? {
+    etcdExchange(endpoint, method: "POST", path, body)
+}
+
+/// ``etcdPost(_:_:_:)`` as a GET without a body (an etcd proxy's `/health`).
+public func etcdGet(_ endpoint: URL, _ path: String) -> String? {
+    etcdExchange(endpoint, method: "GET", path, nil)
+}
+
+private func etcdExchange(_ endpoint: URL, method: String, _ path: String, _ body: String?) -> String? {
     guard let host = endpoint.host, let port = endpoint.port,
         let descriptor = connectedIPv4Socket(host: host, port: port, timeout: 2)
     else { return nil }
     defer { close(descriptor) }
-    let request = Array(
-        "POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-            .utf8)
+    let content = body.map { "Content-Type: application/json\r\nContent-Length: \($0.utf8.count)\r\n" } ?? ""
+    let request = Array("\(method) \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\n\(content)\r\n\(body ?? "")".utf8)
     var sent = 0
     while sent < request.count {
         let count = request[sent...].withUnsafeBufferPointer { send(descriptor, $0.baseAddress, $0.count, 0) }

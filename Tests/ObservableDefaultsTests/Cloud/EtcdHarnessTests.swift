@@ -22,6 +22,23 @@ import TestSupport
     }
 }
 
+/// The harness's `etcd grpc-proxy`: it starts in front of a member, serves gRPC only (its JSON gateway
+/// answers 404, which is why the store needs gRPC to use it), and stopping it leaves no process or file.
+@Suite(.serialized, EtcdCluster.required) struct EtcdGRPCProxyHarnessTests {
+    @Test func aProxyStartsInFrontOfAMemberAndStopsWithoutTrace() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let proxy = try EtcdGRPCProxy(members: cluster.endpoints, executable: EtcdCluster.executable)
+        let pid = try #require(proxy.pid)
+        #expect(etcdGet(proxy.endpoint, "/health")?.contains(#""health":"true""#) == true)
+        #expect(try synchronousPost(proxy.endpoint, "/v3/maintenance/status", "{}") == nil)
+        #expect(try synchronousPost(cluster.endpoints[0], "/v3/maintenance/status", "{}") != nil)
+        proxy.stop()
+        #expect(kill(pid, 0) == -1 && errno == ESRCH)
+        #expect(!FileManager.default.fileExists(atPath: proxy.directory.path))
+        #expect(etcdGet(proxy.endpoint, "/health") == nil)
+    }
+}
+
 /// The port race of picking a free port and releasing it before etcd binds it: another process that takes
 /// the port meanwhile (here: a socket of this test, listening on the first port handed out, or on the peer
 /// port of the third member) makes etcd exit; the launcher starts the members again on other ports.
