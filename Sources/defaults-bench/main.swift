@@ -56,7 +56,8 @@ let groups: [(Int, (BenchContext) -> GroupResult)] = [
     (6, ScaleBenchmarks.run),
     (7, ConcurrentWriterBenchmarks.run),
     (CloudBenchmarks.number, CloudBenchmarks.run),
-    (LayerBenchmarks.number, LayerBenchmarks.run)
+    (LayerBenchmarks.number, LayerBenchmarks.run),
+    (FleetBenchmarks.number, FleetBenchmarks.run)
 ]
 
 let startedAt = ISO8601DateFormatter().string(from: Date())

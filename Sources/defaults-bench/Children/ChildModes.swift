@@ -137,7 +137,9 @@ enum ChildModes {
             exit(0)
 
         default:
-            if MacroChildModes.run(arguments) || CloudChildModes.run(arguments) { exit(0) }
+            if MacroChildModes.run(arguments) || CloudChildModes.run(arguments) || FleetChildMode.run(arguments) {
+                exit(0)
+            }
             fail("unknown child mode: \(arguments.joined(separator: " "))")
         }
     }

@@ -138,6 +138,9 @@ enum Targets {
         if let cloud = group(CloudBenchmarks.number) {
             results.append(contentsOf: CloudTargets.evaluate(cloud))
         }
+        if let fleet = group(FleetBenchmarks.number) {
+            results.append(contentsOf: FleetTargets.evaluate(fleet))
+        }
         if let compile = group(CompileTimeResults.number) {
             results.append(CompileTimeResults.target(compile))
         }

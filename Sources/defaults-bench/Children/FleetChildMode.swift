@@ -1,0 +1,80 @@
+import Foundation
+import ObservableDefaults
+import Synchronization
+
+/// The fleet process of group 11:
+///
+///     cloud-fleet CONFIGURATION STATE_PARENT COUNT
+///                                    open COUNT `CloudKeyValueStore`s on the cloud address CONFIGURATION (an
+///                                    `etcd://` URL, `?transport=` included), each with its own connection,
+///                                    watch and local copy (in STATE_PARENT/N), each observing "stamp"; print
+///                                    "ready" once every store synchronised ("error WHY" if one cannot);
+///                                    for each input line "wait STAMP", print "arrived STAMP N" once every
+///                                    store has seen the stamp (N: how many had within 60 s); exit at end
+///                                    of input
+enum FleetChildMode {
+    static func run(_ arguments: [String]) -> Bool {
+        guard arguments.first == "cloud-fleet", arguments.count == 4 else { return false }
+        guard let count = Int(arguments[3]), count > 0 else { fail("cloud-fleet: COUNT must be a positive integer") }
+        let arrivals = FleetArrivals()
+        let parent = URL(fileURLWithPath: arguments[2], isDirectory: true)
+        let opened = Mutex<[(CloudKeyValueStore, DefaultsObservation)]>([])
+        let failure = Mutex<String?>(nil)
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            do {
+                var configuration = try EtcdConfiguration(url: arguments[1])
+                configuration.stateDirectory = parent.appendingPathComponent(String(index), isDirectory: true)
+                let store = try CloudKeyValueStore(etcd: configuration)
+                guard store.synchronize(timeout: 60) else {
+                    failure.withLock {
+                        $0 =
+                            $0 ?? "store \(index) did not synchronise within 60 s: "
+                            + store.currentErrors.map(\.description).joined(separator: "; ")
+                    }
+                    return
+                }
+                let observation = store.observe(keys: ["stamp"]) { _ in
+                    arrivals.record(Int(store.longLong(forKey: "stamp")))
+                }
+                opened.withLock { $0.append((store, observation)) }
+            } catch {
+                failure.withLock { $0 = $0 ?? "store \(index): \(error)" }
+            }
+        }
+        if let why = failure.withLock({ $0 }) {
+            emit("error \(why)")
+            exit(1)
+        }
+        emit("ready")
+        while let line = readLine() {
+            let fields = line.split(separator: " ")
+            if fields.count == 2, fields[0] == "wait", let stamp = Int(fields[1]) {
+                emit("arrived \(stamp) \(arrivals.wait(for: stamp, count: count, seconds: 60))")
+            }
+        }
+        withExtendedLifetime(opened) {}
+        return true
+    }
+}
+
+/// How many stores have seen each stamp, and a wait for all of them.
+final class FleetArrivals: Sendable {
+    private let counts = Mutex<[Int: Int]>([:])
+    private let changed = DispatchSemaphore(value: 0)
+
+    func record(_ stamp: Int) {
+        counts.withLock { $0[stamp, default: 0] += 1 }
+        changed.signal()
+    }
+
+    /// How many stores had `stamp` when all `count` had it, or when `seconds` passed.
+    func wait(for stamp: Int, count: Int, seconds: Int) -> Int {
+        let deadline = DispatchTime.now() + .seconds(seconds)
+        while true {
+            let seen = counts.withLock { $0[stamp, default: 0] }
+            if seen >= count || changed.wait(timeout: deadline) == .timedOut {
+                return counts.withLock { $0.removeValue(forKey: stamp) ?? 0 }
+            }
+        }
+    }
+}

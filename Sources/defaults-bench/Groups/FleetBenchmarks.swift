@@ -1,0 +1,170 @@
+import EtcdLauncher
+import Foundation
+import ObservableDefaults
+
+/// Group 11: what a fleet of stores costs one etcd member (issue 31). One child process holds N stores,
+/// each with its own connection and watch on the member (or on a `grpc-proxy` in front of it); the
+/// member's resident memory growth and its CPU per change are charged to the watchers.
+enum FleetBenchmarks {
+    static let number = 11
+
+    /// One way the fleet reaches the member.
+    struct Side {
+        let id: String
+        let name: String
+        /// Through the proxy rather than to the member directly.
+        let throughProxy: Bool
+        /// The `?transport=` value.
+        let transport: String
+    }
+
+    static let sides = [
+        Side(id: "gateway", name: "JSON gateway, each store to the member", throughProxy: false, transport: "gateway"),
+        Side(id: "grpc", name: "gRPC, each store to the member", throughProxy: false, transport: "grpc"),
+        Side(id: "grpc-proxy", name: "gRPC, each store to one `etcd grpc-proxy`", throughProxy: true, transport: "grpc")
+    ]
+
+    /// How many changes the CPU rows average over.
+    static func changes(_ settings: RunSettings) -> Int { settings.quick ? 5 : 30 }
+    static func stores(_ settings: RunSettings) -> Int { settings.quick ? 100 : 1_000 }
+
+    static func run(_ context: BenchContext) -> GroupResult {
+        let count = stores(context.settings)
+        var group = GroupResult(
+            number: number, title: "Fleet (etcd)",
+            method:
+                "One throwaway single-node etcd on a loopback port. A child process opens \(count) `CloudKeyValueStore`s "
+                + "(each its own connection, watch and local copy, all on one namespace per side) and observes a key; this "
+                + "process puts a new value to that key over a raw JSON-gateway socket and waits until every store has it. "
+                + "Memory: the member's `VmRSS` once every store has seen a first change, minus before the child started, "
+                + "per store. CPU: the member's user + system time over \(changes(context.settings)) changes, minus the same "
+                + "changes with no fleet, per change and per store. Watchers: the member's `etcd_debugging_mvcc_watcher_total` "
+                + "growth. Sides run one after the other.")
+        func missingAll(_ reason: String) -> GroupResult {
+            context.progress("11. fleet: \(reason)")
+            group.rows = sides.flatMap { side in
+                rowNames(side, count).map { ResultRow.missing(id: $0.id, name: $0.name, reason: reason) }
+            }
+            return group
+        }
+        guard let executable = EtcdBinary.find() else {
+            return missingAll("skipped: etcd is not installed; install it with `\(EtcdBinary.installCommand)`")
+        }
+        let node: EtcdNode
+        let proxy: EtcdGRPCProxy
+        do {
+            node = try EtcdNode(executable: executable)
+            proxy = try EtcdGRPCProxy(members: [node.endpoint], executable: executable)
+        } catch {
+            return missingAll("etcd did not start: \(error)")
+        }
+        defer {
+            proxy.stop()
+            node.stop()
+        }
+        for side in sides {
+            let rows = measure(side, context: context, node: node, proxy: proxy, count: count)
+            group.rows += rows
+        }
+        for what in ["memory", "cpu"] {
+            for side in sides.dropFirst() { group.relate("\(side.id).\(what)", to: "gateway.\(what)") }
+        }
+        return group
+    }
+
+    private static func rowNames(_ side: Side, _ count: Int) -> [(id: String, name: String)] {
+        [
+            ("\(side.id).memory", "\(side.name): member memory per store (\(count) stores)"),
+            ("\(side.id).cpu", "\(side.name): member CPU per change per store"),
+            ("\(side.id).watchers", "\(side.name): watchers the member serves for the \(count) stores")
+        ]
+    }
+
+    private static func measure(_ side: Side, context: BenchContext, node: EtcdNode, proxy: EtcdGRPCProxy, count: Int)
+        -> [ResultRow]
+    {
+        let names = rowNames(side, count)
+        func missing(_ reason: String) -> [ResultRow] {
+            context.progress("11. fleet, \(side.id): \(reason)")
+            return names.map { ResultRow.missing(id: $0.id, name: $0.name, reason: reason) }
+        }
+        let target = side.throughProxy ? proxy.endpoint : node.endpoint
+        let namespace = "fleet-\(side.id)"
+        let address = "etcd://127.0.0.1:\(target.port ?? 0)/\(namespace)?transport=\(side.transport)"
+        do {
+            _ = try EtcdConfiguration(url: address)
+        } catch {
+            return missing("not measured: \(error)")
+        }
+        guard let pid = node.pid else { return missing("the etcd node is not running") }
+        let putter = EtcdRawPutter(endpoint: node.endpoint, key: "\(namespace)/stamp")
+        var stamp = Int(monotonicNanoseconds())
+        func cpuOfChanges(_ each: () -> Bool) -> Int? {
+            guard let before = EtcdMemberUsage.of(pid) else { return nil }
+            for _ in 0..<changes(context.settings) {
+                stamp += 1
+                guard (try? putter.put(stamp)) != nil, each() else { return nil }
+            }
+            guard let after = EtcdMemberUsage.of(pid) else { return nil }
+            return (after.cpuNanoseconds - before.cpuNanoseconds) / changes(context.settings)
+        }
+        context.progress("11. fleet, \(side.id): changes with no fleet")
+        guard let alone = cpuOfChanges({ true }), let watchersBefore = EtcdMemberUsage.watcherCount(node.endpoint),
+            let before = EtcdMemberUsage.of(pid)
+        else { return missing("the member's usage cannot be read") }
+
+        context.progress("11. fleet, \(side.id): opening \(count) stores")
+        let state = context.directory("fleet-\(side.id)")
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(["cloud-fleet", address, state.path, String(count)])
+        } catch {
+            return missing("cannot start the fleet process: \(error)")
+        }
+        defer {
+            child.closeInput()
+            _ = child.wait()
+            waitForWatchers(node.endpoint, atMost: watchersBefore)
+        }
+        guard let ready = child.readLine(deadline: monotonicNanoseconds() + 300_000_000_000), ready == "ready" else {
+            child.terminate()
+            return missing(
+                "the fleet did not start: \(child.readLine(deadline: monotonicNanoseconds()) ?? "no answer")")
+        }
+        func allArrive() -> Bool {
+            child.send("wait \(stamp)")
+            guard let line = child.readLine(deadline: monotonicNanoseconds() + 90_000_000_000) else { return false }
+            return line == "arrived \(stamp) \(count)"
+        }
+        stamp += 1
+        guard (try? putter.put(stamp)) != nil, allArrive() else {
+            return missing("a change did not reach every store of the fleet within 60 s")
+        }
+        guard let grown = EtcdMemberUsage.of(pid), let watchers = EtcdMemberUsage.watcherCount(node.endpoint) else {
+            return missing("the member's usage cannot be read")
+        }
+        context.progress("11. fleet, \(side.id): \(changes(context.settings)) changes to every store")
+        guard let withFleet = cpuOfChanges(allArrive) else {
+            return missing("a change did not reach every store of the fleet within 60 s")
+        }
+        let memory = Double(grown.residentBytes - before.residentBytes) / Double(count)
+        let cpu = Double(withFleet - alone) / Double(count)
+        return [
+            ResultRow(id: names[0].id, name: names[0].name, unit: .bytes, statistics: Statistics(single: memory)),
+            ResultRow(id: names[1].id, name: names[1].name, statistics: Statistics(single: cpu)),
+            ResultRow(
+                id: names[2].id, name: names[2].name, unit: .count,
+                statistics: Statistics(single: Double(watchers - watchersBefore)))
+        ]
+    }
+
+    /// Polls (every 50 ms, at most 20 s) until the member serves at most `count` watchers again, so the next
+    /// side starts from a quiet member.
+    private static func waitForWatchers(_ endpoint: URL, atMost count: Int) {
+        let deadline = monotonicNanoseconds() + 20_000_000_000
+        while monotonicNanoseconds() < deadline {
+            if let now = EtcdMemberUsage.watcherCount(endpoint), now <= count { return }
+            sleepNanoseconds(50_000_000)
+        }
+    }
+}
