@@ -94,9 +94,19 @@ import TestSupport
         }
         #expect(lengths.withLock { $0.count } == 6)
         #expect(try connection.ping(deadline: Self.deadline()) < .seconds(30))
+
+        // h2c to the TLS port: a clear sentence pointing at https://.
+        let plainToTLS = URL(string: "http://127.0.0.1:\(node.endpoints[0].port!)")!
+        do {
+            _ = try HTTP2Connection.open(url: plainToTLS, transport: EtcdTransport(), deadline: .now + .seconds(10))
+            Issue.record("h2c to a TLS member connected")
+        } catch {
+            print("h2c to a TLS member: \(error.text)")
+            #expect(error.text.contains("https://"), "\(error.text)")
+        }
     }
 
-    @Test func anHTTPSEndpointOnAPlainMemberOrAnHTTPEndpointOnATLSMemberIsAClearError() throws {
+    @Test func anHTTPSEndpointOnAPlainMemberIsAClearError() throws {
         let node = try EtcdCluster.sharedNode()
         let tlsToPlain = URL(string: "https://127.0.0.1:\(node.endpoints[0].port!)")!
         do {

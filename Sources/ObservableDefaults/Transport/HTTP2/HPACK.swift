@@ -1,7 +1,9 @@
 /// What is wrong with a header block HPACK cannot decode (RFC 7541); `text` says it for a person, to follow
 /// "sent a malformed answer: ".
 struct HPACKError: Error, Equatable {
+    /// What is wrong, for a person.
     let text: String
+    /// An error saying `text`.
     init(_ text: String) { self.text = text }
 }
 
@@ -54,6 +56,7 @@ enum HPACKInteger {
 
 /// HPACK's static table (RFC 7541, Appendix A): entry `i` (from 1) is `entries[i - 1]`.
 enum HPACKStaticTable {
+    /// The 61 entries, in index order.
     static let entries: [HTTP2Header] = [
         (":authority", ""), (":method", "GET"), (":method", "POST"), (":path", "/"), (":path", "/index.html"),
         (":scheme", "http"), (":scheme", "https"), (":status", "200"), (":status", "204"), (":status", "206"),
@@ -86,8 +89,10 @@ struct HPACKDynamicTable {
     private(set) var size = 0
     private(set) var maximumSize: Int
 
+    /// An empty table of at most `maximumSize` bytes.
     init(maximumSize: Int) { self.maximumSize = maximumSize }
 
+    /// What `entry` counts against a table's size (RFC 7541, 4.1).
     static func size(of entry: HTTP2Header) -> Int { entry.name.utf8.count + entry.value.utf8.count + 32 }
 
     /// The entry at dynamic index `index` (0: the newest).
@@ -95,8 +100,10 @@ struct HPACKDynamicTable {
         index < entries.count ? entries[entries.count - 1 - index] : nil
     }
 
+    /// How many entries the table holds.
     var count: Int { entries.count }
 
+    /// Adds `entry` as the newest, evicting the oldest entries as needed.
     mutating func add(_ entry: HTTP2Header) {
         let entrySize = Self.size(of: entry)
         guard entrySize <= maximumSize else {
@@ -110,6 +117,7 @@ struct HPACKDynamicTable {
         evict()
     }
 
+    /// Sets the size limit (a dynamic table size update), evicting down to it.
     mutating func resize(_ newMaximum: Int) {
         maximumSize = newMaximum
         evict()
@@ -137,6 +145,8 @@ struct HPACKDecoder {
     let maximumListSize: Int
     private(set) var table: HPACKDynamicTable
 
+    /// A decoder whose table may grow to `allowedTableSize` bytes and whose header lists may have
+    /// `maximumListSize` bytes.
     init(allowedTableSize: Int = 4096, maximumListSize: Int) {
         self.allowedTableSize = allowedTableSize
         self.maximumListSize = maximumListSize
@@ -226,6 +236,7 @@ struct HPACKDecoder {
 struct HPACKEncoder {
     private var announcedEmptyTable = false
 
+    /// The header block for `headers`, in order.
     mutating func encode(_ headers: [HTTP2Header]) -> [UInt8] {
         var bytes: [UInt8] = []
         if !announcedEmptyTable {

@@ -86,6 +86,7 @@ private final class HTTP2Stream: HTTP2Exchange {
     /// Keeps the connection open while the exchange is in use.
     private let connection: HTTP2Connection
     private let multiplexer: HTTP2Multiplexer
+    /// The stream's state, shared with the reader thread.
     private let state: HTTP2StreamState
 
     init(connection: HTTP2Connection, multiplexer: HTTP2Multiplexer, state: HTTP2StreamState) {

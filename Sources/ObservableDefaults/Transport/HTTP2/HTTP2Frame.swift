@@ -2,17 +2,24 @@ import Foundation
 
 /// One HTTP/2 frame (RFC 9113, 4.1): its type, flags, stream and payload.
 struct HTTP2Frame: Equatable {
+    /// The frame type (``data``, ``headers``, …).
     var type: UInt8
+    /// The flags (``endStream``, ``endHeaders``, …).
     var flags: UInt8 = 0
+    /// The stream identifier (0: the connection).
     var stream: UInt32
+    /// The payload, padding included.
     var payload: [UInt8] = []
 
     // Frame types (RFC 9113, 6).
+    /// The frame types (RFC 9113, 6).
     static let data: UInt8 = 0x0, headers: UInt8 = 0x1, priority: UInt8 = 0x2, resetStream: UInt8 = 0x3
     static let settings: UInt8 = 0x4, pushPromise: UInt8 = 0x5, ping: UInt8 = 0x6, goAway: UInt8 = 0x7
     static let windowUpdate: UInt8 = 0x8, continuation: UInt8 = 0x9
 
     // Flags.
+    /// The flags: END_STREAM (DATA, HEADERS) and ACK (SETTINGS, PING) share a bit; END_HEADERS,
+    /// PADDED, PRIORITY.
     static let endStream: UInt8 = 0x1, ack: UInt8 = 0x1, endHeaders: UInt8 = 0x4, padded: UInt8 = 0x8
     static let priorityFlag: UInt8 = 0x20
 
@@ -24,6 +31,7 @@ struct HTTP2Frame: Equatable {
     /// The client connection preface (RFC 9113, 3.4), sent before the first SETTINGS.
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
+    /// Whether `flag` is set.
     func has(_ flag: UInt8) -> Bool { flags & flag != 0 }
 
     /// The frame as bytes on the wire.
@@ -34,6 +42,7 @@ struct HTTP2Frame: Equatable {
         return bytes
     }
 
+    /// Appends the frame as bytes on the wire to `bytes`.
     func append(to bytes: inout [UInt8]) {
         let length = payload.count
         bytes += [
@@ -45,6 +54,7 @@ struct HTTP2Frame: Equatable {
         bytes += payload
     }
 
+    /// Appends `value` as 4 bytes, most significant first.
     static func append32(_ value: UInt32, to bytes: inout [UInt8]) {
         bytes += [
             UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
@@ -52,6 +62,8 @@ struct HTTP2Frame: Equatable {
         ]
     }
 
+    /// The 4 bytes of `bytes` from `offset` as a number, most significant first (fewer when `bytes`
+    /// ends sooner: callers check lengths first).
     static func read32<Bytes: Collection<UInt8>>(_ bytes: Bytes, at offset: Int) -> UInt32 {
         let start = bytes.index(bytes.startIndex, offsetBy: offset)
         return bytes[start...].prefix(4).reduce(0) { $0 << 8 | UInt32($1) }
@@ -91,10 +103,13 @@ struct HTTP2Frame: Equatable {
 /// `code` is sent in the client's GOAWAY. `text` says what was received and, where it helps, what was
 /// expected.
 struct HTTP2ProtocolError: Error, Equatable {
+    /// What the peer sent, and what was expected.
     let text: String
+    /// The error code of the GOAWAY the client sends.
     var code: UInt32 = HTTP2ErrorCode.protocolError
     /// Set when `text` names something over this limit of the client's, in bytes.
     var sizeLimit: Int?
+    /// An error saying `text`, sent as `code`.
     init(_ text: String, code: UInt32 = HTTP2ErrorCode.protocolError) {
         self.text = text
         self.code = code
@@ -103,6 +118,7 @@ struct HTTP2ProtocolError: Error, Equatable {
 
 /// HTTP/2 error codes (RFC 9113, 7).
 enum HTTP2ErrorCode {
+    /// The codes, named as in the RFC.
     static let noError: UInt32 = 0x0, protocolError: UInt32 = 0x1, internalError: UInt32 = 0x2
     static let flowControlError: UInt32 = 0x3, settingsTimeout: UInt32 = 0x4, streamClosed: UInt32 = 0x5
     static let frameSizeError: UInt32 = 0x6, refusedStream: UInt32 = 0x7, cancel: UInt32 = 0x8
@@ -128,6 +144,7 @@ struct HTTP2FrameReader {
     private var buffer: [UInt8] = []
     private var position = 0
 
+    /// A reader accepting payloads of up to `maximumSize` bytes.
     init(maximumSize: Int = HTTP2Frame.defaultMaximumSize) { self.maximumSize = maximumSize }
 
     /// Bytes received but not yet returned as frames.
@@ -136,6 +153,7 @@ struct HTTP2FrameReader {
     /// Up to `count` of the bytes not yet returned as frames.
     func peek(_ count: Int) -> ArraySlice<UInt8> { buffer[position..<min(buffer.count, position + count)] }
 
+    /// Takes in bytes as they were received.
     mutating func append<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
         if position > 0, position == buffer.count {
             buffer.removeAll(keepingCapacity: true)

@@ -3,9 +3,11 @@ import Foundation
 /// One stream's state, shared by its exchange and the connection's reader thread; every field is guarded by
 /// the ``HTTP2Multiplexer``'s condition.
 final class HTTP2StreamState: @unchecked Sendable {
+    /// The stream identifier (odd: the client opened it).
     let id: UInt32
     /// What arrived and the caller has not taken yet (at most one stream window of data).
     var inbox: [HTTP2Received] = []
+    /// The first item of ``inbox`` not yet taken.
     var inboxStart = 0
     /// How much more the member may send before it waits for the client's WINDOW_UPDATE.
     var receiveWindow: Int
@@ -15,22 +17,28 @@ final class HTTP2StreamState: @unchecked Sendable {
     var sendWindow: Int
     /// A final (non-1xx) head arrived.
     var headReceived = false
+    /// How many informational (1xx) heads arrived.
     var informationalHeads = 0
+    /// The member sent END_STREAM.
     var remoteEnded = false
+    /// The client sent END_STREAM.
     var localEnded = false
     /// Why the stream failed; delivered after what arrived before it.
     var failure: EtcdHTTP.Failure?
     /// Still counted among the open streams (in the multiplexer's table).
     var open = true
 
+    /// A new stream `id` with its initial windows.
     init(id: UInt32, receiveWindow: Int, sendWindow: Int) {
         self.id = id
         self.receiveWindow = receiveWindow
         self.sendWindow = sendWindow
     }
 
+    /// Whether something arrived that the caller has not taken.
     var hasReceived: Bool { inboxStart < inbox.count }
 
+    /// Takes the oldest item of the inbox (there must be one).
     func take() -> HTTP2Received {
         let item = inbox[inboxStart]
         inboxStart += 1
@@ -58,6 +66,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     private let socket: HTTP2Socket
     private let scheme: String
     private let authority: String
+    /// What the connection reads at most.
     let limits: EtcdReadLimits
 
     private let condition = NSCondition()
@@ -78,6 +87,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// Serialises opening streams: IDs must go out in increasing order, with their header block in one piece.
     private let writing = NSLock()
 
+    /// A connection over `socket`, whose requests carry `scheme` and `authority` (`host:port`).
     init(socket: HTTP2Socket, scheme: String, authority: String, limits: EtcdReadLimits) {
         self.socket = socket
         self.scheme = scheme
@@ -125,8 +135,11 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         if let broken { throw broken }
     }
 
+    /// Whether new streams can be opened (no GOAWAY, not broken or closed).
     var isUsable: Bool { locked { broken == nil && goAwayLastStream == nil } }
 
+    /// Sends GOAWAY (once) and ends the connection: every open stream fails as not processed (unless
+    /// it was sent or answered already).
     func close() {
         var failure = EtcdHTTP.Failure("the client closed the connection")
         failure.notProcessed = true
@@ -163,6 +176,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
 
     // MARK: Streams
 
+    /// Opens a stream: waits for a free one (the member's SETTINGS_MAX_CONCURRENT_STREAMS) until
+    /// `deadline`, then sends the request's header block (HEADERS and, beyond the member's frame size,
+    /// CONTINUATION).
     func openStream(path: String, headers: [HTTP2Header], deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
         -> HTTP2StreamState
     {
@@ -242,6 +258,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         return nil
     }
 
+    /// Sends `data` on `stream` as DATA frames, each as large as both windows and the member's frame size
+    /// allow, waiting for WINDOW_UPDATEs until `deadline`; `endStream` ends the request.
     func send(_ data: Data, on stream: HTTP2StreamState, endStream: Bool, deadline: ContinuousClock.Instant?)
         throws(EtcdHTTP.Failure)
     {
@@ -290,6 +308,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }
     }
 
+    /// The next thing that arrived on `stream`, waiting until `deadline`; taking data grants the member
+    /// its stream window again, a quarter of it at a time.
     func receive(on stream: HTTP2StreamState, deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
         -> HTTP2Received
     {
@@ -322,6 +342,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         return received
     }
 
+    /// Fails `stream` for its caller and resets it with CANCEL unless it ended already.
     func cancel(_ stream: HTTP2StreamState) {
         let reset = locked { () -> Bool in
             if stream.failure == nil {
@@ -348,6 +369,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         condition.broadcast()
     }
 
+    /// Sends a PING and waits for its ACK until `deadline`; the round trip's time.
     func ping(deadline: ContinuousClock.Instant) throws(EtcdHTTP.Failure) -> Duration {
         let started = ContinuousClock.now
         let id = try locked { () throws(EtcdHTTP.Failure) -> UInt64 in
@@ -388,6 +410,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         var bytes: [UInt8]
     }
 
+    /// The reader thread: reads, splits into frames, handles each, until the connection ends or fails;
+    /// then closes the socket.
     private func readLoop() {
         var reader = HTTP2FrameReader(maximumSize: HTTP2Frame.defaultMaximumSize)
         var decoder = HPACKDecoder(maximumListSize: limits.headBytes)
@@ -438,10 +462,16 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// An answer in HTTP/1 where the server's preface belongs is worth its own sentence.
     private func checkPreface(_ reader: HTTP2FrameReader) throws(HTTP2ProtocolError) {
         let start = reader.peek(40)
-        guard start.starts(with: "HTTP/".utf8) else { return }
-        throw HTTP2ProtocolError(
-            "an HTTP/1 answer ('\(EtcdHTTP.excerpt(start))') to the HTTP/2 preface, expected SETTINGS (the endpoint does not speak HTTP/2 with prior knowledge)"
-        )
+        if start.starts(with: "HTTP/".utf8) {
+            throw HTTP2ProtocolError(
+                "an HTTP/1 answer ('\(EtcdHTTP.excerpt(start))') to the HTTP/2 preface, expected SETTINGS (the endpoint does not speak HTTP/2 with prior knowledge; if the member serves TLS, its endpoint must be https://)"
+            )
+        }
+        if let first = start.first, (0x14...0x17).contains(first), start.dropFirst().first == 0x03 {
+            throw HTTP2ProtocolError(
+                "a TLS record ('\(EtcdHTTP.excerpt(start))') to the HTTP/2 preface, expected SETTINGS (the member serves TLS: its endpoint must be https://)"
+            )
+        }
     }
 
     /// A connection error: the member gets a GOAWAY with `error.code`, and every stream fails with what it sent.
@@ -464,6 +494,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         locked { breakConnection(failure) }
     }
 
+    /// Handles one frame, enforcing that a header block's CONTINUATION frames follow it alone.
     private func handle(_ frame: HTTP2Frame, pending: inout PendingBlock?, decoder: inout HPACKDecoder)
         throws(HTTP2ProtocolError)
     {
@@ -565,6 +596,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         return stream
     }
 
+    /// Decodes a complete header block and hands it to its stream: a head (1xx ones too), or trailers
+    /// (which must end the stream).
     private func deliverHeaders(_ block: PendingBlock, decoder: inout HPACKDecoder) throws(HTTP2ProtocolError) {
         // Decoded even for a stream that ended: the dynamic table must follow every block.
         let headers: [HTTP2Header]
@@ -603,6 +636,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         if stream.localEnded { closeStream(stream) }
     }
 
+    /// DATA: checked against both receive windows and queued for the caller; the connection window is
+    /// granted again at once once half used (the stream windows bound what is kept).
     private func receiveData(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
         try requireStream(frame)
         let length = frame.payload.count
@@ -642,6 +677,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         if connectionGrant > 0 { try? socket.write(Self.windowUpdate(stream: 0, UInt32(connectionGrant)).encoded) }
     }
 
+    /// RST_STREAM: the stream fails naming the code; REFUSED_STREAM means not processed.
     private func receiveReset(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
         try requireStream(frame)
         guard frame.payload.count == 4 else { throw sizeError(frame, expected: "4") }
@@ -658,6 +694,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }
     }
 
+    /// SETTINGS: applied (a new initial window changes every open stream's window, perhaps below zero)
+    /// and acknowledged.
     private func receiveSettings(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
         guard frame.stream == 0 else {
             throw HTTP2ProtocolError("a SETTINGS frame on stream \(frame.stream), expected stream 0")
@@ -705,6 +743,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         try? socket.write(HTTP2Frame(type: HTTP2Frame.settings, flags: HTTP2Frame.ack, stream: 0).encoded)
     }
 
+    /// GOAWAY: no new streams; those above its last stream fail as not processed, the others go on.
     private func receiveGoAway(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
         guard frame.stream == 0 else {
             throw HTTP2ProtocolError("a GOAWAY frame on stream \(frame.stream), expected stream 0")
@@ -727,6 +766,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }
     }
 
+    /// WINDOW_UPDATE: more room to send on the connection or a stream.
     private func receiveWindowUpdate(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
         guard frame.payload.count == 4 else { throw sizeError(frame, expected: "4") }
         let increment = Int(HTTP2Frame.read32(frame.payload, at: 0) & 0x7FFF_FFFF)
@@ -766,12 +806,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
 
     // MARK: Frames the client sends
 
+    /// A WINDOW_UPDATE granting `increment` bytes on `stream` (0: the connection).
     static func windowUpdate(stream: UInt32, _ increment: UInt32) -> HTTP2Frame {
         var payload: [UInt8] = []
         HTTP2Frame.append32(increment, to: &payload)
         return HTTP2Frame(type: HTTP2Frame.windowUpdate, stream: stream, payload: payload)
     }
 
+    /// A GOAWAY with `code`, the last stream processed, and `debug` data.
     static func goAway(_ code: UInt32, lastStream: UInt32, debug: [UInt8] = []) -> HTTP2Frame {
         var payload: [UInt8] = []
         HTTP2Frame.append32(lastStream, to: &payload)
@@ -779,6 +821,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         return HTTP2Frame(type: HTTP2Frame.goAway, stream: 0, payload: payload + debug)
     }
 
+    /// An error code as a RST_STREAM payload.
     static func code(_ code: UInt32) -> [UInt8] {
         var payload: [UInt8] = []
         HTTP2Frame.append32(code, to: &payload)

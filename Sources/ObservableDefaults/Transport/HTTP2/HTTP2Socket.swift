@@ -28,6 +28,7 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
     /// The socket's receive timeout with TLS: the longest a read holds the lock.
     static let tlsReadSlice: TimeInterval = 0.05
 
+    /// Takes over the connected socket `descriptor` (and its TLS layer, if any), setting its timeouts.
     init(descriptor: Int32, tls: TLSSession?) {
         self.descriptor = descriptor
         self.tls = tls
