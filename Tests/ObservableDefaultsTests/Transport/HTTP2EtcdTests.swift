@@ -80,6 +80,64 @@ import TestSupport
         #expect(try Self.status(connection) > 0, "the connection carries on after a cancelled stream")
     }
 
+    /// A protobuf length-delimited field: `field`'s tag (wire type 2), the length as a varint, the bytes.
+    static func field(_ field: UInt8, _ bytes: [UInt8]) -> [UInt8] {
+        var result = [field << 3 | 2]
+        var length = bytes.count
+        while length >= 0x80 {
+            result.append(UInt8(length & 0x7F) | 0x80)
+            length >>= 7
+        }
+        return result + [UInt8(length)] + bytes
+    }
+
+    /// `message` as one gRPC length-prefixed message.
+    static func grpcMessage(_ message: [UInt8]) -> Data {
+        var framed: [UInt8] = [0]
+        HTTP2Frame.append32(UInt32(message.count), to: &framed)
+        return Data(framed + message)
+    }
+
+    /// One unary call: sends `message` to `path`, returns the answer's body (checked for `grpc-status: 0`).
+    static func call(_ connection: HTTP2Connection, _ path: String, _ message: [UInt8]) throws -> Data {
+        let exchange = try connection.exchange(path: path, headers: grpcHeaders, deadline: deadline())
+        try exchange.send(grpcMessage(message), endStream: true, deadline: deadline())
+        var body = Data()
+        while true {
+            switch try exchange.receive(deadline: deadline()) {
+            case .data(let data, _): body.append(data)
+            case .headers(let headers, let endStream):
+                guard endStream else { continue }
+                #expect(headers.contains(HTTP2Header("grpc-status", "0")), "\(headers)")
+                return body
+            }
+        }
+    }
+
+    /// A range answer of over 8 MiB (six values of 1.4 MiB, each under etcd's request limit) flows through the
+    /// 1 MiB stream window as the caller takes it, within seconds.
+    @Test func aRangeAnswerOfOver8MiBFlowsThroughTheStreamWindow() throws {
+        let node = try EtcdCluster.sharedNode()
+        let connection = try HTTP2Connection.open(
+            url: node.endpoints[0], transport: EtcdTransport(), deadline: Self.deadline())
+        defer { connection.close() }
+        let prefix = Array("h2-range-\(UUID().uuidString)/".utf8)
+        let value = [UInt8](repeating: 0x61, count: 1_400_000)
+        for index in 0..<6 {
+            _ = try Self.call(
+                connection, "/etcdserverpb.KV/Put",
+                Self.field(1, prefix + Array("\(index)".utf8)) + Self.field(2, value))
+        }
+        var end = prefix
+        end[end.count - 1] += 1
+        let started = ContinuousClock.now
+        let body = try Self.call(connection, "/etcdserverpb.KV/Range", Self.field(1, prefix) + Self.field(2, end))
+        let took = started.duration(to: .now)
+        print("8.4 MB range answer over HTTP/2 in \(took)")
+        #expect(body.count > 6 * 1_400_000 && body.count < 6 * 1_400_000 + 4096)
+        #expect(took < .seconds(20))
+    }
+
     @Test func overTLSTheConnectionChoosesH2WithALPN() throws {
         let node = try EtcdCluster(members: 1, tls: EtcdTLSTests.server)
         #expect(node.endpoints[0].scheme == "https")
