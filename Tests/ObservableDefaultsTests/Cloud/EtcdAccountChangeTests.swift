@@ -111,7 +111,7 @@ import TestSupport
         let configuration = EtcdConfiguration(
             endpoints: etcd.endpoints, namespace: namespace, stateDirectory: directory.file("s"), requestTimeout: 2)
         let requests: [(String, (EtcdClient) throws(DefaultsError) -> Void)] = [
-            ("status", { client throws(DefaultsError) in _ = try client.send("/v3/maintenance/status", [:]) }),
+            ("status", { client throws(DefaultsError) in _ = try client.status() }),
             (
                 "upload",
                 { client throws(DefaultsError) in
@@ -139,7 +139,7 @@ import TestSupport
         let (header, _) = try client.readNamespace()
         #expect(!client.cluster.foundAnotherCluster)
         client.cluster.expect(header.clusterID)
-        _ = try client.send("/v3/maintenance/status", [:])
+        _ = try client.status()
 
         client.cluster.expect("1")
         #expect(client.isResponsive(etcd.endpoints[0], timeout: 2))  // the probe: responsive, and remembered
@@ -149,8 +149,8 @@ import TestSupport
         let ends = Locked<[EtcdWatchStream.End]>([])
         let events = Locked(0)
         let watch = EtcdWatchStream(
-            endpoint: etcd.endpoints[0], transport: client.transport, prefix: namespace + "/", startRevision: 1,
-            headers: [:],
+            endpoint: etcd.endpoints[0], wire: client.wire, prefix: namespace + "/", startRevision: 1,
+            token: nil,
             cluster: client.cluster, onEvents: { _, _ in events.withLock { $0 += 1 } },
             onEnd: { end in ends.withLock { $0.append(end) } })
         watch.start()

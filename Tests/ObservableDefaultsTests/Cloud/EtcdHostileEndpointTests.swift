@@ -106,7 +106,7 @@ import TestSupport
         let endpoint = try HostileEndpoint { _ in [.send(answer.bytes)] }
         defer { endpoint.stop() }
         let client = client([endpoint.url])
-        let error = #expect(throws: DefaultsError.self) { try client.send("/v3/maintenance/status", [:]) }
+        let error = #expect(throws: DefaultsError.self) { try client.status() }
         let message = error?.message ?? ""
         #expect(message.hasPrefix("etcd member \(endpoint.url.absoluteString) sent "), "\(message)")
         #expect(message.contains(answer.expected), "\(message)")
@@ -183,7 +183,7 @@ import TestSupport
         let endpoint = try HostileEndpoint { _ in answer.steps }
         defer { endpoint.stop() }
         let client = client([endpoint.url], timeout: 20)
-        let error = #expect(throws: DefaultsError.self) { try client.send("/v3/maintenance/status", [:]) }
+        let error = #expect(throws: DefaultsError.self) { try client.status() }
         let message = error?.message ?? ""
         #expect(message.hasPrefix("etcd member \(endpoint.url.absoluteString) sent "), "\(message)")
         #expect(message.contains(answer.expected), "\(message)")
@@ -291,7 +291,8 @@ import TestSupport
         defer { trickler.stop() }
         let ends = Locked<[String]>([])
         let watch = EtcdWatchStream(
-            endpoint: trickler.url, transport: EtcdTransport(), prefix: "ns/", startRevision: 1, headers: [:],
+            endpoint: trickler.url, wire: EtcdGatewayWire(transport: EtcdTransport()), prefix: "ns/", startRevision: 1,
+            token: nil,
             cluster: EtcdClusterCheck(),
             onEvents: { _, _ in }, onEnd: { end in ends.withLock { $0.append(String(describing: end)) } })
         watch.start()
@@ -319,7 +320,8 @@ import TestSupport
         defer { endpoint.stop() }
         let ends = Locked<[String]>([])
         let watch = EtcdWatchStream(
-            endpoint: endpoint.url, transport: EtcdTransport(), prefix: "ns/", startRevision: 1, headers: [:],
+            endpoint: endpoint.url, wire: EtcdGatewayWire(transport: EtcdTransport()), prefix: "ns/", startRevision: 1,
+            token: nil,
             cluster: EtcdClusterCheck(),
             onEvents: { _, _ in }, onEnd: { end in ends.withLock { $0.append(String(describing: end)) } })
         watch.start()
@@ -348,8 +350,9 @@ import TestSupport
         let events = Locked<[Int64]>([])
         let ends = Locked<[String]>([])
         let stream = EtcdWatchStream(
-            endpoint: endpoint.url, transport: EtcdTransport(), prefix: "ns/", startRevision: startRevision,
-            headers: [:],
+            endpoint: endpoint.url, wire: EtcdGatewayWire(transport: EtcdTransport()), prefix: "ns/",
+            startRevision: startRevision,
+            token: nil,
             cluster: EtcdClusterCheck(),
             onEvents: { _, pairs in events.withLock { $0 += pairs.map(\.0.modRevision) } },
             onEnd: { end in ends.withLock { $0.append(String(describing: end)) } })

@@ -12,7 +12,7 @@ import TestSupport
         let namespace = freshNamespace()
         let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("a"))
         #expect(store.synchronize(timeout: 20))
-        let pool = try #require(store.sync?.client.connections)
+        let pool = try #require((store.sync?.client.wire as? EtcdGatewayWire)?.connections)
         let before = pool.reuses.withLock { $0 }
         for index in 0..<20 {
             store.set(Int64(index), forKey: "k")

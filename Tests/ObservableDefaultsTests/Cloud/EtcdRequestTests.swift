@@ -15,7 +15,7 @@ import Testing
     @Test func aCompareAndSwapPutIsTheTransactionJSONWithEveryStringBase64() throws {
         let key = "ns/\"quoted\" \\ back\nslash ü 🚀"
         let value = Data("{\n  \"a\" : \"x\\\"y\"\n}".utf8)
-        let body = EtcdRequest.compareAndSwapBody(key: key, value: value, expected: 9_007_199_254_740_993)
+        let body = EtcdRequest.transactionBody(.compareAndSwap(key: key, value: value, expected: 9_007_199_254_740_993))
         let expected: NSDictionary = [
             "compare": [["key": b64(key), "target": "MOD", "result": "EQUAL", "mod_revision": "9007199254740993"]],
             "success": [["request_put": ["key": b64(key), "value": value.base64EncodedString()]]]
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func aCompareAndSwapDeleteOfAnAbsentKeyComparesWithRevisionZero() throws {
-        let body = EtcdRequest.compareAndSwapBody(key: "ns/k", value: nil, expected: 0)
+        let body = EtcdRequest.transactionBody(.compareAndSwap(key: "ns/k", value: nil, expected: 0))
         let expected: NSDictionary = [
             "compare": [["key": b64("ns/k"), "target": "MOD", "result": "EQUAL", "mod_revision": "0"]],
             "success": [["request_delete_range": ["key": b64("ns/k")]]]

@@ -90,13 +90,15 @@ import TestSupport
                 endpoints: [broken.url, healthy.url], namespace: "n", stateDirectory: directory.url, requestTimeout: 2))
         let passedOver = Locked<[String]>([])
         client.passedOver.set { error in passedOver.withLock { $0.append(error.message) } }
-        #expect(throws: Never.self) { _ = try client.send("/v3/maintenance/status", [:]) }
+        #expect(throws: Never.self) { _ = try client.status() }
         #expect(
             passedOver.withLock { $0 } == [
                 "etcd member \(broken.url.absoluteString) sent a malformed answer: a Content-Length of '-1', expected a decimal number of bytes"
             ])
         #expect(client.currentEndpoint == healthy.url)
-        #expect(client.connections.take(EtcdTarget(broken.url).member) == nil, "the broken connection is not kept")
+        #expect(
+            (client.wire as? EtcdGatewayWire)?.connections.take(EtcdTarget(broken.url).member) == nil,
+            "the broken connection is not kept")
         #expect(eventually { broken.finishedConnections == 1 })
     }
 }

@@ -1,30 +1,42 @@
 import Foundation
 
-/// A client of etcd's v3 JSON gateway: requests go to the current endpoint and move on to the next one
-/// when a member cannot be reached or has no leader; with credentials it logs in for a token and logs in
-/// again when the token expires.
+/// A client of an etcd cluster over a member's ``EtcdWire`` (the JSON gateway, ``EtcdGatewayWire``; the
+/// configuration's ``EtcdConfiguration/transport`` chooses): calls go to the current endpoint and move on to
+/// the next one when a member cannot be reached or has no leader; with credentials it logs in for a token
+/// and logs in again when the token expires; every answer's header is checked against ``cluster``. All of
+/// this is the same whichever wire carries the calls.
 final class EtcdClient: Sendable {
     let configuration: EtcdConfiguration
     private let state = Locked<(endpoint: Int, token: String?)>((0, nil))
-    /// Kept-alive connections for ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)`` (probes and watches use their own).
-    let connections = EtcdConnectionPool()
-    /// Plain or TLS, per endpoint; shared by requests, probes and watches.
+    /// Plain or TLS, per endpoint, with what a connection reads at most; shared by every call and watch.
     let transport: EtcdTransport
-    /// The cluster answers must come from: requests, probes and the watch verify every answer's header.
+    /// Carries each call to one member.
+    let wire: any EtcdWire
+    /// The cluster answers must come from: calls, probes and the watch verify every answer's header.
     let cluster = EtcdClusterCheck()
-    /// ``target(_:atEndpoint:)``'s, by endpoint and path (a handful: the endpoints times the paths requested).
-    private let targets = Locked<[TargetKey: (EtcdTarget, context: String)]>([:])
-    /// Runs on the requesting thread with the error of each member a request gives up on and moves on from
+    /// Runs on the requesting thread with the error of each member a call gives up on and moves on from
     /// to another (unreachable, too slow, a broken answer, no leader), also when the next member answers.
     let passedOver = LockedCallback<DefaultsError>()
 
-    init(configuration: EtcdConfiguration) {
+    /// A client of the cluster `configuration` names, over the wire of its ``EtcdConfiguration/transport``
+    /// (`wire`: another one, for tests).
+    init(configuration: EtcdConfiguration, wire: (any EtcdWire)? = nil) {
         self.configuration = configuration
-        transport = EtcdTransport(
+        let transport = EtcdTransport(
             configuration.tls, limits: EtcdReadLimits(for: configuration.limits, keyPrefix: configuration.keyPrefix))
+        self.transport = transport
+        self.wire = wire ?? Self.wire(for: configuration.transport, transport: transport)
     }
 
-    /// The endpoint requests and the watch use now.
+    /// The wire of `choice`.
+    private static func wire(for choice: EtcdConfiguration.Transport, transport: EtcdTransport) -> any EtcdWire {
+        switch choice {
+        case .gateway: EtcdGatewayWire(transport: transport)
+        case .grpc: EtcdUnbuiltWire(transport: choice)
+        }
+    }
+
+    /// The endpoint calls and the watch use now.
     var currentEndpoint: URL { configuration.endpoints[state.withLock { $0.endpoint }] }
 
     /// Moves on from `endpoint` to the next one (unless another caller already did).
@@ -36,44 +48,44 @@ final class EtcdClient: Sendable {
         }
     }
 
-    /// The `Authorization` header (logging in first when needed, running `whileWaiting` as
-    /// ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)`` does); empty without credentials.
-    func authorizationHeaders(whileWaiting: () -> Void = {}) throws(DefaultsError) -> [String: String] {
-        guard configuration.user != nil else { return [:] }
-        if let token = state.withLock({ $0.token }) { return ["Authorization": token] }
-        let token = try logIn(whileWaiting: whileWaiting)
-        return ["Authorization": token]
+    /// The token to send (logging in first when needed, running `whileWaiting` as
+    /// ``call(_:authorized:timeout:verifyingCluster:whileWaiting:_:)`` does); `nil` without credentials.
+    func token(whileWaiting: () -> Void = {}) throws(DefaultsError) -> String? {
+        guard configuration.user != nil else { return nil }
+        if let token = state.withLock({ $0.token }) { return token }
+        return try logIn(whileWaiting: whileWaiting)
     }
 
     private func logIn(whileWaiting: () -> Void) throws(DefaultsError) -> String {
-        let body: [String: Any] = ["name": configuration.user ?? "", "password": configuration.password ?? ""]
-        let answer = try send("/v3/auth/authenticate", body, authorized: false, whileWaiting: whileWaiting)
-        guard let token = answer.string("token") else { throw answer.malformed("no token in the login answer") }
-        state.withLock { $0.token = token }
-        return token
+        let (user, password) = (configuration.user ?? "", configuration.password ?? "")
+        let login = try call(.authenticate, authorized: false, whileWaiting: whileWaiting) {
+            call, waiting throws(EtcdWireFailure) in
+            try wire.authenticate(user: user, password: password, call, whileWaiting: waiting)
+        }
+        state.withLock { $0.token = login.token }
+        return login.token
     }
 
-    /// Sends one request, failing over across every endpoint once; throws the last failure. An answer from
-    /// another cluster than ``cluster`` expects is refused (thrown), unless `verifyingCluster` is false.
-    /// `whileWaiting` is the caller's own work to overlap with the round trip: it runs once, when the
-    /// request would first wait for the network (see ``EtcdHTTP/post(to:body:headers:timeout:transport:pool:whileWaiting:)``).
-    func send(
-        _ path: String, _ body: [String: Any], authorized: Bool = true, timeout: TimeInterval? = nil,
-        verifyingCluster: Bool = true,
-        whileWaiting: () -> Void = {}
-    ) throws(DefaultsError) -> EtcdAnswer {
-        let encoded = (try? JSONSerialization.data(withJSONObject: body)) ?? Data("{}".utf8)
-        return try send(
-            path, body: encoded, authorized: authorized, timeout: timeout, verifyingCluster: verifyingCluster,
-            whileWaiting: whileWaiting)
+    /// Makes one call over ``wire``, failing over across every endpoint once; throws the last failure. An
+    /// answer from another cluster than ``cluster`` expects is refused (thrown), unless `verifyingCluster`
+    /// is false. `whileWaiting` is the caller's own work to overlap with the round trip: it runs once, when
+    /// the call would first wait for the network (see ``EtcdWire``).
+    func call<Answer: EtcdHeaderCarrying>(
+        _ kind: EtcdCallKind, authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true,
+        whileWaiting: () -> Void = {},
+        _ perform: (EtcdCall, _ whileWaiting: () -> Void) throws(EtcdWireFailure) -> Answer
+    ) throws(DefaultsError) -> Answer {
+        // `perform` gets `whileWaiting` (through `waiting`), which the compiler cannot see is not kept.
+        try withoutActuallyEscaping(whileWaiting) { whileWaiting throws(DefaultsError) in
+            try call(kind, authorized, timeout, verifyingCluster, whileWaiting, perform)
+        }
     }
 
-    /// ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)`` with a body already encoded as JSON.
-    func send(
-        _ path: String, body encoded: Data, authorized: Bool = true, timeout: TimeInterval? = nil,
-        verifyingCluster: Bool = true,
-        whileWaiting: () -> Void = {}
-    ) throws(DefaultsError) -> EtcdAnswer {
+    private func call<Answer: EtcdHeaderCarrying>(
+        _ kind: EtcdCallKind, _ authorized: Bool, _ timeout: TimeInterval?, _ verifyingCluster: Bool,
+        _ whileWaiting: @escaping () -> Void,
+        _ perform: (EtcdCall, _ whileWaiting: () -> Void) throws(EtcdWireFailure) -> Answer
+    ) throws(DefaultsError) -> Answer {
         var waited = false
         func waiting() {
             if !waited { whileWaiting() }
@@ -87,33 +99,36 @@ final class EtcdClient: Sendable {
         while attempts < configuration.endpoints.count {
             let index = state.withLock { $0.endpoint }
             let endpoint = configuration.endpoints[index]
-            let (target, context) = target(path, atEndpoint: index)
-            let headers = authorized ? try authorizationHeaders(whileWaiting: waiting) : [:]
-            let outcome = EtcdHTTP.post(
-                to: target, body: encoded, headers: headers,
-                timeout: timeout ?? configuration.requestTimeout, transport: transport, pool: connections,
-                whileWaiting: waiting)
-            switch outcome {
-            case .unreachable(let why, let refused, let rejected):
-                refusedEverywhere = refusedEverywhere && refused
-                definiteEverywhere = definiteEverywhere && (refused || rejected)
-                lastError = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) \(why)")
-            case .answer(200, let data):
-                let answer = try EtcdAnswer(data: data, context: context)
-                if verifyingCluster { try cluster.verify(answer, endpoint: endpoint) }
-                return answer
-            case .answer(let status, let data):
-                let failure = EtcdFailure(status: status, body: data)
-                if authorized, failure.isExpiredToken, !loggedInAgain, configuration.user != nil {
-                    loggedInAgain = true
-                    state.withLock { $0.token = nil }
-                    continue  // same endpoint, new token
+            let token = authorized ? try token(whileWaiting: waiting) : nil
+            let call = EtcdCall(
+                index: index, endpoint: endpoint, token: token, timeout: timeout ?? configuration.requestTimeout)
+            var answer: Answer?
+            do throws(EtcdWireFailure) {
+                answer = try perform(call, waiting)
+            } catch {
+                switch error {
+                case .unreachable(let why, let refused, let rejected):
+                    refusedEverywhere = refusedEverywhere && refused
+                    definiteEverywhere = definiteEverywhere && (refused || rejected)
+                    lastError = DefaultsError(.cloud, message: "etcd member \(endpoint.absoluteString) \(why)")
+                case .malformed(let error):
+                    throw error
+                case .refused(let failure):
+                    if authorized, failure.isExpiredToken, !loggedInAgain, configuration.user != nil {
+                        loggedInAgain = true
+                        state.withLock { $0.token = nil }
+                        continue  // same endpoint, new token
+                    }
+                    let error = failure.error(context: wire.context(kind, at: endpoint), user: configuration.user)
+                    guard failure.isUnavailable else { throw error }
+                    refusedEverywhere = false
+                    definiteEverywhere = false
+                    lastError = error
                 }
-                let error = failure.error(context: context, user: configuration.user)
-                guard failure.isUnavailable else { throw error }
-                refusedEverywhere = false
-                definiteEverywhere = false
-                lastError = error
+            }
+            if let answer {
+                if verifyingCluster { try cluster.verify(answer.answerHeader, endpoint: endpoint) }
+                return answer
             }
             failOver(from: endpoint)
             attempts += 1
@@ -126,7 +141,7 @@ final class EtcdClient: Sendable {
             lastError = DefaultsError(
                 .cloud,
                 message:
-                    "etcd \(configuration.endpoints.count == 1 ? "member" : "members") \(members) cannot be reached: nothing accepts connections there (\(path))",
+                    "etcd \(configuration.endpoints.count == 1 ? "member" : "members") \(members) cannot be reached: nothing accepts connections there (\(wire.name(kind)))",
                 errorNumber: ECONNREFUSED)
         } else if definiteEverywhere {
             lastError.errorNumber = EPROTO  // a TLS handshake was turned down: the member's own reason stays
@@ -134,44 +149,76 @@ final class EtcdClient: Sendable {
         throw lastError
     }
 
-    /// Where a request of `path` to the endpoint at `index` goes, and how errors name it ("path at
-    /// endpoint"); made once per endpoint and path.
-    private func target(_ path: String, atEndpoint index: Int) -> (EtcdTarget, context: String) {
-        let key = TargetKey(endpoint: index, path: path)
-        if let known = targets.withLock({ $0[key] }) { return known }
-        let endpoint = configuration.endpoints[index]
-        let made = (EtcdTarget(endpoint.appendingPathComponent(path)), context: "\(path) at \(endpoint.absoluteString)")
-        targets.withLock { $0[key] = made }
-        return made
-    }
-
-    private struct TargetKey: Hashable {
-        /// The index of the endpoint in the configuration.
-        var endpoint: Int
-        var path: String
-    }
-
-    /// Whether `error` (thrown by ``send(_:_:authorized:timeout:verifyingCluster:whileWaiting:)``) says that every endpoint refused the
-    /// connection, had no route, or turned down the TLS handshake: waiting longer would not help.
+    /// Whether `error` (thrown by ``call(_:authorized:timeout:verifyingCluster:whileWaiting:_:)``) says that
+    /// every endpoint refused the connection, had no route, or turned down the TLS handshake: waiting longer
+    /// would not help.
     static func isRefusedEverywhere(_ error: DefaultsError) -> Bool {
         error.kind == .cloud && (error.errorNumber == ECONNREFUSED || error.errorNumber == EPROTO)
     }
 
-    /// Whether the member at `endpoint` answers a status request within `timeout`, the whole answer (a hung
+    /// Whether the member at `endpoint` answers a status call within `timeout`, the whole answer (a hung
     /// or trickling member does not).
     /// An answer from another cluster is responsive, and ``cluster`` remembers it.
     func isResponsive(_ endpoint: URL, timeout: TimeInterval, whileWaiting: () -> Void = {}) -> Bool {
-        let headers = (try? authorizationHeaders(whileWaiting: whileWaiting)) ?? [:]
-        if case .answer(200, let data) = EtcdHTTP.post(
-            url: endpoint.appendingPathComponent("/v3/maintenance/status"), body: Data("{}".utf8),
-            headers: headers, timeout: timeout, transport: transport, whileWaiting: whileWaiting)
-        {
-            if let answer = try? EtcdAnswer(data: data, context: "status probe") {
-                try? cluster.verify(answer, endpoint: endpoint)
-            }
+        let token = try? token(whileWaiting: whileWaiting)
+        let index = configuration.endpoints.firstIndex(of: endpoint) ?? 0
+        let call = EtcdCall(index: index, endpoint: endpoint, token: token ?? nil, timeout: timeout)
+        do throws(EtcdWireFailure) {
+            let status = try wire.status(call, probing: true, whileWaiting: whileWaiting)
+            try? cluster.verify(status.header, endpoint: endpoint)
             return true
+        } catch {
+            // A member that answers, even with a malformed answer, is not hung.
+            if case .malformed = error { return true }
+            return false
         }
-        return false
+    }
+
+    // MARK: Calls
+
+    /// The member's status; another cluster's answer is refused (the round's check that a member serves).
+    @discardableResult
+    func status(whileWaiting: () -> Void = {}) throws(DefaultsError) -> EtcdStatus {
+        try call(.status, whileWaiting: whileWaiting) { call, waiting throws(EtcdWireFailure) in
+            try wire.status(call, probing: false, whileWaiting: waiting)
+        }
+    }
+
+    /// Grants a lease of `ttl` seconds; its ID.
+    func grantLease(ttl: Int64, whileWaiting: () -> Void = {}) throws(DefaultsError) -> Int64 {
+        try call(.leaseGrant, whileWaiting: whileWaiting) { call, waiting throws(EtcdWireFailure) in
+            try wire.grantLease(ttl: ttl, call, whileWaiting: waiting)
+        }.id
+    }
+
+    /// Runs `transaction`.
+    func transaction(_ transaction: EtcdTransaction, whileWaiting: () -> Void = {}) throws(DefaultsError)
+        -> EtcdTransactionResult
+    {
+        try call(.transaction, whileWaiting: whileWaiting) { call, waiting throws(EtcdWireFailure) in
+            try wire.transaction(transaction, call, whileWaiting: waiting)
+        }
+    }
+
+    /// Reads `request`'s keys; with `verifyingCluster` false, any cluster's answer is taken.
+    func range(_ request: EtcdRangeRequest, verifyingCluster: Bool = true, whileWaiting: () -> Void = {})
+        throws(DefaultsError) -> EtcdRangeResult
+    {
+        try call(.range, verifyingCluster: verifyingCluster, whileWaiting: whileWaiting) {
+            call, waiting throws(EtcdWireFailure) in
+            try wire.range(request, call, whileWaiting: waiting)
+        }
+    }
+
+    /// A watch of the namespace from `startRevision` at the current endpoint (not started), with the
+    /// current token (none when logging in fails: the watch then fails, and the next round logs in).
+    func watch(
+        from startRevision: Int64, onEvents: @escaping @Sendable (EtcdHeader, [(EtcdKeyValue, deleted: Bool)]) -> Void,
+        onEnd: @escaping @Sendable (EtcdWatchStream.End) -> Void
+    ) -> EtcdWatchStream {
+        EtcdWatchStream(
+            endpoint: currentEndpoint, wire: wire, prefix: configuration.keyPrefix, startRevision: startRevision,
+            token: (try? token()) ?? nil, cluster: cluster, onEvents: onEvents, onEnd: onEnd)
     }
 
     // MARK: Key-value operations
@@ -180,16 +227,13 @@ final class EtcdClient: Sendable {
     /// Any cluster's answer is taken: the caller compares the header's cluster with the store's account.
     func readNamespace(whileWaiting: () -> Void = {}) throws(DefaultsError) -> (EtcdHeader, [EtcdKeyValue]) {
         let prefix = configuration.keyPrefix
-        let answer = try send(
-            "/v3/kv/range", ["key": EtcdRequest.base64(prefix), "range_end": EtcdRequest.prefixEnd(prefix)],
-            verifyingCluster: false,
-            whileWaiting: whileWaiting)
-        let pairs = try answer.keyValues().map { pair in
+        let result = try range(.prefix(prefix), verifyingCluster: false, whileWaiting: whileWaiting)
+        let pairs = result.pairs.map { pair in
             var pair = pair
             pair.key = String(pair.key.dropFirst(prefix.count))
             return pair
         }
-        return (try answer.header(), pairs)
+        return (result.header, pairs)
     }
 
     /// The outcome of a compare-and-swap.
@@ -205,63 +249,18 @@ final class EtcdClient: Sendable {
     func compareAndSwap(key: String, value: Data?, expected: Int64, whileWaiting: () -> Void = {}) throws(DefaultsError)
         -> SwapResult
     {
-        let body = EtcdRequest.compareAndSwapBody(key: configuration.keyPrefix + key, value: value, expected: expected)
-        let answer = try send("/v3/kv/txn", body: body, whileWaiting: whileWaiting)
-        let header = try answer.header()
-        if answer.bool("succeeded") { return .written(revision: header.revision) }
+        let swap = EtcdTransaction.compareAndSwap(key: configuration.keyPrefix + key, value: value, expected: expected)
+        let result = try transaction(swap, whileWaiting: whileWaiting)
+        if result.succeeded { return .written(revision: result.header.revision) }
         return try current(key)
     }
 
     /// The key's current pair (`nil`: absent) and the revision it was read at, after a refused swap.
     /// Read later than the refusal, it may be newer still: the server wins either way.
     private func current(_ key: String) throws(DefaultsError) -> SwapResult {
-        let answer = try send("/v3/kv/range", ["key": EtcdRequest.base64(configuration.keyPrefix + key)])
-        let header = try answer.header()
-        guard var current = try answer.keyValues().first else {
-            return .conflict(current: nil, revision: header.revision)
-        }
+        let result = try range(EtcdRangeRequest(key: configuration.keyPrefix + key))
+        guard var current = result.pairs.first else { return .conflict(current: nil, revision: result.header.revision) }
         current.key = key
-        return .conflict(current: current, revision: header.revision)
-    }
-}
-
-/// An etcd request error: `{"error": "...", "message": "...", "code": N}` with an HTTP status.
-struct EtcdFailure {
-    let status: Int
-    let code: Int?
-    let message: String
-
-    init(status: Int, body: Data) {
-        self.status = status
-        let answer = try? EtcdAnswer(data: body, context: "")
-        if case .integer(let number)? = answer?.object["code"] { code = number } else { code = nil }
-        message =
-            answer?.string("message") ?? answer?.string("error")
-            ?? "HTTP \(status): \(String(decoding: body.prefix(120), as: UTF8.self))"
-    }
-
-    /// gRPC 16 Unauthenticated: the token expired or is unknown (log in again).
-    var isExpiredToken: Bool { status == 401 || (code == 16 && message.contains("token")) }
-    /// gRPC 14 Unavailable (no leader, member stopping), or a gateway error: another member may serve it.
-    var isUnavailable: Bool {
-        code == 14 || status == 502 || status == 503 || (code == 4 && message.contains("timed out"))
-    }
-
-    func error(context: String, user: String?) -> DefaultsError {
-        if code == 3, message.contains("authentication failed") {
-            return DefaultsError(
-                .cloud,
-                message:
-                    "etcd refused the login of user '\(user ?? "")' (\(context)): \(message); check the user and password"
-            )
-        }
-        if code == 7 {
-            return DefaultsError(
-                .cloud,
-                message:
-                    "etcd denied user '\(user ?? "")' access (\(context)): \(message); the user needs read and write permission on the namespace"
-            )
-        }
-        return DefaultsError(.cloud, message: "etcd refused the request (\(context)): \(message)")
+        return .conflict(current: current, revision: result.header.revision)
     }
 }

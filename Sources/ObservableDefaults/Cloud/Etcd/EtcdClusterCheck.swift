@@ -31,10 +31,10 @@ final class EtcdClusterCheck: Sendable {
     /// not, say, a connection failure met since).
     func refused(with error: DefaultsError) -> Bool { state.withLock { $0.refusal == error } }
 
-    /// Throws when `answer`'s header names another cluster than the expected one (an answer without a
-    /// header passes: the caller reports that as malformed where it needs the header).
-    func verify(_ answer: EtcdAnswer, endpoint: URL) throws(DefaultsError) {
-        guard let header = try? answer.child("header"), let clusterID = header.string("cluster_id") else { return }
+    /// Throws when `header` names another cluster than the expected one (an answer without a header, or a
+    /// header without a cluster ID, passes: the caller reports that as malformed where it needs the header).
+    func verify(_ header: EtcdHeader?, endpoint: URL) throws(DefaultsError) {
+        guard let clusterID = header?.clusterID, !clusterID.isEmpty else { return }
         try verify(clusterID, endpoint: endpoint)
     }
 

@@ -40,6 +40,31 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// update's transaction counts one operation more (its marker). A smaller limit found on the server
     /// splits further.
     public var maxTransactionOperations = 128
+    /// How the store speaks to the members: etcd's JSON gateway over HTTP/1.1 (``Transport/gateway``,
+    /// the default for now) or its native gRPC (``Transport/grpc``, not built yet). In a cloud address:
+    /// `?transport=gateway` or `?transport=grpc` after the namespace.
+    public var transport: Transport = .standard
+
+    /// How a store speaks to etcd's members.
+    public enum Transport: String, Sendable, Equatable, CaseIterable {
+        /// etcd's native gRPC API over HTTP/2 (h2c on plain TCP, ALPN `h2` with TLS); it also goes through
+        /// `etcd grpc-proxy`. Not built yet: a store configured with it reports why instead of syncing.
+        case grpc
+        /// etcd's v3 JSON gateway over HTTP/1.1 (`POST /v3/kv/range` and so on), served by every member
+        /// (not by `etcd grpc-proxy`).
+        case gateway
+
+        /// The transport a configuration uses unless told otherwise.
+        static let standard = Transport.gateway
+
+        /// Why this transport cannot be used in this build (`nil`: it can).
+        var unavailability: String? {
+            switch self {
+            case .grpc: "the gRPC transport is not built yet"
+            case .gateway: nil
+            }
+        }
+    }
 
     /// Creates a configuration.
     public init(
@@ -79,7 +104,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// Parses `etcd://host:2379,host2:2379/namespace`, the form of `$OBSERVABLE_DEFAULTS_CLOUD`;
     /// `user:password@` may precede the hosts. `etcds://` or `https://` instead: the members serve TLS
     /// (`http://` is the same as `etcd://`). The TLS files come from `environment`, see
-    /// ``EtcdTLS/init(environment:)``.
+    /// ``EtcdTLS/init(environment:)``. A query after the namespace chooses the ``transport``:
+    /// `?transport=gateway` or `?transport=grpc`.
     ///
     /// An error names the address with its password replaced by `***` (`etcd://root:***@host/ns`).
     public init(url text: String, environment: [String: String] = ProcessInfo.processInfo.environment)
@@ -89,7 +115,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
             DefaultsError(
                 .cloud,
                 message:
-                    "'\(Self.redactingCredentials(in: text))' is not a cloud address: \(why); expected etcd://[user:password@]host:port[,host:port…]/namespace (etcds:// for TLS)"
+                    "'\(Self.redactingCredentials(in: text))' is not a cloud address: \(why); expected etcd://[user:password@]host:port[,host:port…]/namespace[?transport=gateway|grpc] (etcds:// for TLS)"
             )
         }
         let schemes = ["etcd://": "http", "http://": "http", "etcds://": "https", "https://": "https"]
@@ -98,8 +124,13 @@ public struct EtcdConfiguration: Sendable, Equatable {
         }
         var rest = Substring(text.drop(while: { $0 != "/" }).dropFirst(2))
         guard let slash = rest.firstIndex(of: "/") else { throw bad("the namespace after the hosts is missing") }
-        let namespace = String(rest[rest.index(after: slash)...])
+        var namespace = String(rest[rest.index(after: slash)...])
         rest = rest[..<slash]
+        var transport = Transport.standard
+        if let question = namespace.lastIndex(of: "?") {
+            transport = try Self.transport(fromQuery: namespace[namespace.index(after: question)...], bad)
+            namespace = String(namespace[..<question])
+        }
         var user: String?, password: String?
         if let at = rest.lastIndex(of: "@") {
             let credentials = rest[..<at].split(separator: ":", maxSplits: 1).map {
@@ -123,6 +154,26 @@ public struct EtcdConfiguration: Sendable, Equatable {
         self.init(
             endpoints: endpoints, namespace: namespace, user: user, password: password,
             tls: EtcdTLS(environment: environment))
+        self.transport = transport
+    }
+
+    /// The transport a cloud address's query chooses (`transport=gateway`, `transport=grpc`); any other
+    /// query, or a transport this build does not have, is an error made by `bad`.
+    private static func transport(
+        fromQuery query: Substring, _ bad: (String) -> DefaultsError
+    ) throws(DefaultsError) -> Transport {
+        let accepted = Transport.allCases.map { "?transport=\($0.rawValue)" }.joined(separator: " or ")
+        let parts = query.split(separator: "=", maxSplits: 1)
+        guard parts.count == 2, parts[0] == "transport" else {
+            throw bad("the query '?\(query)' is not understood, expected \(accepted)")
+        }
+        guard let transport = Transport(rawValue: String(parts[1])) else {
+            throw bad("'\(parts[1])' is not a transport, expected \(accepted)")
+        }
+        if let unavailability = transport.unavailability {
+            throw bad("\(unavailability); use ?transport=gateway")
+        }
+        return transport
     }
 
     /// The etcd key prefix of this namespace (`namespace/`).
@@ -146,7 +197,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
 
 extension EtcdConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The configuration as a cloud address, the password shown as `***`:
-    /// `etcd://root:***@10.0.0.1:2379,10.0.0.2:2379/fleet` (`etcds://` when the first endpoint is `https`).
+    /// `etcd://root:***@10.0.0.1:2379,10.0.0.2:2379/fleet` (`etcds://` when the first endpoint is `https`;
+    /// `?transport=…` at the end unless the ``transport`` is the default).
     public var description: String {
         let scheme = endpoints.first?.scheme == "https" ? "etcds" : "etcd"
         let hosts = endpoints.map { endpoint in
@@ -155,7 +207,8 @@ extension EtcdConfiguration: CustomStringConvertible, CustomDebugStringConvertib
             return bracketed + (endpoint.port.map { ":\($0)" } ?? "")
         }
         let credentials = user.map { "\($0)\(password == nil ? "" : ":***")@" } ?? (password == nil ? "" : ":***@")
-        return "\(scheme)://\(credentials)\(hosts.joined(separator: ","))/\(namespace)"
+        let query = transport == .standard ? "" : "?transport=\(transport.rawValue)"
+        return "\(scheme)://\(credentials)\(hosts.joined(separator: ","))/\(namespace)\(query)"
     }
 
     /// Every setting, the password shown as `***`.
@@ -173,7 +226,7 @@ extension EtcdConfiguration: CustomStringConvertible, CustomDebugStringConvertib
                 "password": (password == nil ? nil : "***") as String? as Any, "tls": tls,
                 "stateDirectory": stateDirectory as Any,
                 "limits": limits, "requestTimeout": requestTimeout, "probeInterval": probeInterval,
-                "maxTransactionOperations": maxTransactionOperations
+                "maxTransactionOperations": maxTransactionOperations, "transport": transport
             ], displayStyle: .struct)
     }
 }

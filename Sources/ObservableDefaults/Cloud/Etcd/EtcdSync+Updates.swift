@@ -43,7 +43,7 @@ struct CloudUpdateRequests: Sendable {
 /// What the sync thread keeps about update transactions.
 struct EtcdUpdateBookkeeping: Sendable {
     /// The lease the marker key is attached to, so that a store's marker goes some time after its last update.
-    var lease: (id: String, granted: ContinuousClock.Instant)?
+    var lease: (id: Int64, granted: ContinuousClock.Instant)?
     /// The cluster refused a lease: markers go without one until then.
     var noLeaseUntil: ContinuousClock.Instant?
     /// Numbers the markers' tokens.
@@ -211,7 +211,7 @@ extension EtcdSync {
             }
             if let refusal { return end(.failure(core.overLimits(key, refusal)), serverValue: true) }
             let sent = EtcdSentTransaction(members: [.init(key: key, write: write)], token: token)
-            let answer: EtcdAnswer
+            let answer: EtcdTransactionResult
             do {
                 answer = try send(sent)
             } catch {
@@ -219,15 +219,16 @@ extension EtcdSync {
                 return .unreachable(error, sent: Self.isDefinite(error) ? nil : sent)
             }
             do {
-                if answer.bool("succeeded") {
+                if answer.succeeded {
                     confirm(
-                        sent, at: try answer.header().revision, skipping: request.skipping,
+                        sent, at: answer.header.revision, skipping: request.skipping,
                         announcingServerChange: !first && current != start.memory)
                     return .done(.success(value))
                 }
-                let ranges = try answer.rangeResponses()
+                let ranges = try answer.rangeResponses(context: transactionContext)
                 guard ranges.count == 2 else {
-                    throw answer.malformed("a refused update read back \(ranges.count) keys, not 2")
+                    throw DefaultsError.malformedEtcdAnswer(
+                        transactionContext, "a refused update read back \(ranges.count) keys, not 2")
                 }
                 if let marker = ranges[1], marker.value == Data(token.utf8) {
                     // An attempt whose answer was lost was carried out (this one, sent again to another member).
@@ -282,7 +283,7 @@ extension EtcdSync {
 
     /// Sends the transaction of `sent`'s members (with the marker when it has a token): the body is built
     /// with the marker's current lease, and built again with a new lease when the cluster no longer knows it.
-    private func send(_ sent: EtcdSentTransaction) throws(DefaultsError) -> EtcdAnswer {
+    private func send(_ sent: EtcdSentTransaction) throws(DefaultsError) -> EtcdTransactionResult {
         var retriedLease = false
         while true {
             let lease = sent.token == nil ? nil : try markerLease()
@@ -292,10 +293,10 @@ extension EtcdSync {
                     expected: member.write.baseRevision
                 )
             }
-            let body = EtcdRequest.transactionBody(writes, marker: sent.token.map { (markerKey, $0, lease) })
+            let transaction = EtcdTransaction.writes(writes, marker: sent.token.map { (markerKey, $0, lease) })
             do {
-                return try client.send("/v3/kv/txn", body: body, whileWaiting: saveTakenWrite)
-            } catch  where !retriedLease && lease != nil && error.message.contains("requested lease not found") {
+                return try client.transaction(transaction, whileWaiting: saveTakenWrite)
+            } catch  where !retriedLease && lease != nil && EtcdFailure.isLeaseNotFound(error) {
                 // The lease expired or the cluster was re-created: the transaction was refused as a whole.
                 retriedLease = true
                 updateBookkeeping.withLock { $0.lease = nil }
@@ -303,21 +304,22 @@ extension EtcdSync {
         }
     }
 
+    /// How errors name a transaction at the current endpoint.
+    private var transactionContext: String { client.wire.context(.transaction, at: client.currentEndpoint) }
+
     /// The lease for the marker: granted once an hour for 24 hours; `nil` when the cluster refuses leases.
-    private func markerLease() throws(DefaultsError) -> String? {
+    private func markerLease() throws(DefaultsError) -> Int64? {
         let now = ContinuousClock.now
-        let known = updateBookkeeping.withLock { bookkeeping -> String?? in
+        let known = updateBookkeeping.withLock { bookkeeping -> Int64?? in
             if let lease = bookkeeping.lease, now - lease.granted < .seconds(3_600) { return .some(lease.id) }
             if let until = bookkeeping.noLeaseUntil, now < until { return .some(nil) }
             return nil
         }
         if let known { return known }
         do throws(DefaultsError) {
-            let answer = try client.send("/v3/lease/grant", ["TTL": "86400"], whileWaiting: saveTakenWrite)
-            let id = try answer.int64("ID")
-            guard id != 0 else { throw answer.malformed("no lease ID in the answer to a lease grant") }
-            updateBookkeeping.withLock { $0.lease = (String(id), now) }
-            return String(id)
+            let id = try client.grantLease(ttl: 86_400, whileWaiting: saveTakenWrite)
+            updateBookkeeping.withLock { $0.lease = (id, now) }
+            return id
         } catch  where error.message.hasPrefix("etcd refused the request") || error.message.hasPrefix("etcd denied") {
             // A cluster that refuses leases to this user: the marker goes without one (it stays).
             updateBookkeeping.withLock { $0.noLeaseUntil = now + .seconds(3_600) }
@@ -418,11 +420,11 @@ extension EtcdSync {
         guard let sent = updateBookkeeping.withLock({ $0.unanswered }), let token = sent.token else { return }
         let answer = try send(sent)
         updateBookkeeping.withLock { $0.unanswered = nil }
-        if answer.bool("succeeded") {
-            confirm(sent, at: try answer.header().revision, skipping: nil, announcingServerChange: true)
+        if answer.succeeded {
+            confirm(sent, at: answer.header.revision, skipping: nil, announcingServerChange: true)
             return
         }
-        let ranges = try answer.rangeResponses()
+        let ranges = try answer.rangeResponses(context: transactionContext)
         if let marker = ranges.last ?? nil, marker.value == Data(token.utf8) {
             confirm(sent, at: marker.modRevision, skipping: nil, announcingServerChange: true)
             for (member, pair) in zip(sent.members, ranges) {
@@ -464,15 +466,12 @@ extension EtcdSync {
         if let split { reportSplit(split.batch, keys: split.keys, limit: limit) }
         var token: String? = members.contains { $0.write.hasSteps } ? nextToken() : nil
         while true {
-            let answer: EtcdAnswer
+            let answer: EtcdTransactionResult
             let sent = EtcdSentTransaction(members: members, token: token)
             do {
                 answer = try send(sent)
             } catch {
-                if members.count > 1,
-                    error.message.contains("too many operations in txn request")
-                        || error.message.contains("request is too large")
-                {
+                if members.count > 1, EtcdFailure.isTransactionTooLarge(error) {
                     // The server takes fewer: half as many from now on; the batch goes in more parts.
                     let smaller = max(1, members.count / 2)
                     updateBookkeeping.withLock {
@@ -490,14 +489,14 @@ extension EtcdSync {
                 if token != nil, !Self.isDefinite(error) { updateBookkeeping.withLock { $0.unanswered = sent } }
                 throw error
             }
-            if answer.bool("succeeded") {
-                let revision = try answer.header().revision
-                confirm(sent, at: revision, skipping: nil, announcingServerChange: true)
+            if answer.succeeded {
+                confirm(sent, at: answer.header.revision, skipping: nil, announcingServerChange: true)
                 return
             }
-            let ranges = try answer.rangeResponses()
+            let ranges = try answer.rangeResponses(context: transactionContext)
             guard ranges.count == members.count + (token == nil ? 0 : 1) else {
-                throw answer.malformed("a refused batch read back \(ranges.count) keys for \(members.count) writes")
+                throw DefaultsError.malformedEtcdAnswer(
+                    transactionContext, "a refused batch read back \(ranges.count) keys for \(members.count) writes")
             }
             if let token, let marker = ranges.last ?? nil, marker.value == Data(token.utf8) {
                 confirm(sent, at: marker.modRevision, skipping: nil, announcingServerChange: true)

@@ -56,7 +56,7 @@ final class EtcdSync: Sendable {
                     let reason = try readNamespace(first: phase.opening == .firstRead)
                     if reason == .accountChange { endWatch() }  // it watched the old cluster
                 case .check:
-                    _ = try client.send("/v3/maintenance/status", [:], whileWaiting: saveTakenWrite)
+                    try client.status(whileWaiting: saveTakenWrite)
                 case .nothing:
                     break
                 }
@@ -306,13 +306,10 @@ final class EtcdSync: Sendable {
     // MARK: Watching
 
     private func startWatch() {
-        let headers = (try? client.authorizationHeaders()) ?? [:]
         let from = core.state.withLock { $0.lastRevision } + 1
         let prefix = configuration.keyPrefix
-        let stream = EtcdWatchStream(
-            endpoint: client.currentEndpoint, transport: client.transport, prefix: prefix, startRevision: from,
-            headers: headers,
-            cluster: client.cluster,
+        let stream = client.watch(
+            from: from,
             onEvents: { [self] _, events in apply(events, prefix: prefix) },
             onEnd: { [control] end in
                 if case .cancelled = end { return }

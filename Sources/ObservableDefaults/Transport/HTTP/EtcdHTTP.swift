@@ -204,6 +204,9 @@ enum EtcdHTTP {
         /// The exchange did not end within its timeout (a hung or trickling member; sending again would only
         /// wait again).
         var timedOut = false
+        /// The member did not process the request at all (an HTTP/2 stream above the last one a GOAWAY
+        /// accepted, or refused with `REFUSED_STREAM`, or never sent): it is safe to send it again elsewhere.
+        var notProcessed = false
         /// The member's answer broke HTTP's rules or one of the client's limits (``EtcdReadLimits``): the
         /// connection cannot be read any further.
         var malformed = false
@@ -247,7 +250,7 @@ enum EtcdHTTP {
         /// What this connection reads at most.
         let limits: EtcdReadLimits
         /// The TLS layer of an `https` connection; `nil`: plain.
-        private var tls: TLSSession?
+        private(set) var tls: TLSSession?
         private var buffer: [UInt8] = []
         private var position = 0
         /// Whether any byte arrived on this connection since the last ``send(_:)``.
@@ -274,10 +277,13 @@ enum EtcdHTTP {
             self.limits = limits
         }
 
-        /// Connects to `url`'s member (`http` or `https`, through `transport`), bounded by `deadline`
-        /// (`timeout` from now if not given); `timeout` is also the socket's timeout for later exchanges.
+        /// Connects to `url`'s member (`http` or `https`, through `transport`, offering the application
+        /// protocols `alpn` in the TLS handshake), bounded by `deadline` (`timeout` from now if not given);
+        /// `timeout` is also the socket's timeout for later exchanges. The HTTP/2 connection opens its socket
+        /// here too.
         static func open(
-            url: URL, timeout: TimeInterval, deadline: ContinuousClock.Instant? = nil, transport: EtcdTransport
+            url: URL, timeout: TimeInterval, deadline: ContinuousClock.Instant? = nil, transport: EtcdTransport,
+            alpn: [String] = []
         ) -> Result<Connection, Failure> {
             guard url.scheme == "http" || url.scheme == "https", let host = url.host else {
                 return .failure(Failure("only http:// and https:// endpoints are supported, not \(url.absoluteString)"))
@@ -310,7 +316,7 @@ enum EtcdHTTP {
                         if url.scheme == "https" {
                             try connection.limitWait(receiving: true, sending: true, doing: "the TLS handshake")
                         }
-                        connection.tls = try transport.secure(descriptor, url: url)
+                        connection.tls = try transport.secure(descriptor, url: url, alpn: alpn)
                         return .success(connection)
                     }
                 } catch {

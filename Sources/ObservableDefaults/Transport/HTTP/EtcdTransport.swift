@@ -29,12 +29,13 @@ final class EtcdTransport: Sendable {
     }
 
     /// Secures the socket `descriptor`, connected to `url`'s member: nothing for `http` (returns `nil`),
-    /// the TLS handshake for `https`, bounded by the socket's timeouts.
-    func secure(_ descriptor: Int32, url: URL) throws(EtcdHTTP.Failure) -> TLSSession? {
+    /// the TLS handshake for `https` offering the application protocols `alpn` (none: no ALPN), bounded by
+    /// the socket's timeouts.
+    func secure(_ descriptor: Int32, url: URL, alpn: [String] = []) throws(EtcdHTTP.Failure) -> TLSSession? {
         guard url.scheme == "https" else { return nil }
         let member = "\(url.host ?? ""):\(url.port ?? 443)"
         do throws(TLSError) {
-            return try tlsContext().get().connect(descriptor: descriptor, host: url.host ?? "")
+            return try tlsContext().get().connect(descriptor: descriptor, host: url.host ?? "", alpn: alpn)
         } catch {
             var failure = EtcdHTTP.Failure("TLS with \(member): \(error.text)")
             failure.timedOut = error.timedOut

@@ -2,9 +2,12 @@ import Foundation
 
 /// One header field of an HTTP/2 request or answer (names are lower-case, as HTTP/2 requires).
 struct HTTP2Header: Sendable, Equatable {
+    /// The name, lower-case.
     var name: String
+    /// The value.
     var value: String
 
+    /// The header `name: value`.
     init(_ name: String, _ value: String) {
         self.name = name
         self.value = value

@@ -65,8 +65,9 @@ final class TLSContext: @unchecked Sendable {  // not changed after init; OpenSS
     }
 
     /// Runs the TLS handshake on the connected socket `descriptor` for `host` (a name or an IP address:
-    /// the certificate must name it; a name is also sent as SNI). Bounded by the socket's timeouts.
-    func connect(descriptor: Int32, host: String) throws(TLSError) -> TLSSession {
+    /// the certificate must name it; a name is also sent as SNI), offering the application protocols `alpn`
+    /// (ALPN, e.g. `h2`; none: no ALPN). Bounded by the socket's timeouts.
+    func connect(descriptor: Int32, host: String, alpn: [String] = []) throws(TLSError) -> TLSSession {
         library.ERR_clear_error()
         guard let ssl = library.SSL_new(context) else {
             throw TLSError("cannot create a TLS connection: \(library.takeErrors() ?? "no reason given")")
@@ -89,6 +90,14 @@ final class TLSContext: @unchecked Sendable {  // not changed after init; OpenSS
         }
         guard named else {
             throw TLSError("cannot set the host name \(host) to verify: \(library.takeErrors() ?? "no reason given")")
+        }
+        if !alpn.isEmpty {
+            // The wire format: each protocol name preceded by its length in one byte.
+            let list = alpn.flatMap { [UInt8(clamping: $0.utf8.count)] + Array($0.utf8.prefix(255)) }
+            guard library.SSL_set_alpn_protos(ssl, list, UInt32(list.count)) == 0 else {
+                throw TLSError(
+                    "cannot offer the protocols \(alpn) (ALPN): \(library.takeErrors() ?? "no reason given")")
+            }
         }
         let (result, savedErrno) = withSignalPipeBlocked { (library.SSL_connect(ssl), errno) }
         guard result == 1 else {
@@ -131,6 +140,15 @@ final class TLSSession: @unchecked Sendable {
     }
 
     fileprivate static let closedText = "the connection closed"
+
+    /// The application protocol the server selected with ALPN (`h2`), `nil` when it selected none.
+    var negotiatedProtocol: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        library.SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
 
     /// Writes some of `bytes` (at least one); returns how many.
     func write(_ bytes: UnsafeRawBufferPointer) throws(TLSError) -> Int {

@@ -100,6 +100,10 @@ final class TLSLibrary: @unchecked Sendable {  // immutable after loading; OpenS
     let X509_VERIFY_PARAM_set1_ip_asc: @convention(c) (Pointer?, UnsafePointer<CChar>?) -> Int32
     let SSL_ctrl: @convention(c) (Pointer?, Int32, Int, UnsafeMutableRawPointer?) -> Int
     let SSL_connect: @convention(c) (Pointer?) -> Int32
+    /// Returns 0 on success (unlike most OpenSSL functions).
+    let SSL_set_alpn_protos: @convention(c) (Pointer?, UnsafePointer<UInt8>?, UInt32) -> Int32
+    let SSL_get0_alpn_selected:
+        @convention(c) (Pointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt32>?) -> Void
     let SSL_read: @convention(c) (Pointer?, UnsafeMutableRawPointer?, Int32) -> Int32
     let SSL_write: @convention(c) (Pointer?, UnsafeRawPointer?, Int32) -> Int32
     let SSL_get_error: @convention(c) (Pointer?, Int32) -> Int32
@@ -138,6 +142,8 @@ final class TLSLibrary: @unchecked Sendable {  // immutable after loading; OpenS
         SSL_get0_param = try ssl.callAs("SSL_get0_param")
         SSL_ctrl = try ssl.callAs("SSL_ctrl")
         SSL_connect = try ssl.callAs("SSL_connect")
+        SSL_set_alpn_protos = try ssl.callAs("SSL_set_alpn_protos")
+        SSL_get0_alpn_selected = try ssl.callAs("SSL_get0_alpn_selected")
         SSL_read = try ssl.callAs("SSL_read")
         SSL_write = try ssl.callAs("SSL_write")
         SSL_get_error = try ssl.callAs("SSL_get_error")

@@ -1,0 +1,288 @@
+import Foundation
+import Synchronization
+
+/// Opens HTTP/2 exchanges for gRPC calls: the HTTP/2 connection to a member provides it. The connection adds
+/// the pseudo-headers (`:method POST`, `:scheme`, `:authority`, `:path` from `path`); `headers` are the
+/// call's own.
+protocol HTTP2ExchangeOpening: Sendable {
+    /// A new stream carrying a request to `path` with `headers`, opened by `deadline` (`nil`: no bound).
+    func exchange(path: String, headers: [HTTP2Header], deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
+        -> any HTTP2Exchange
+}
+
+/// gRPC calls over HTTP/2 exchanges: a unary call (one request message, one answer message) and a
+/// bidirectional stream (etcd's Watch). Calls block their thread.
+enum GRPCCall {
+    /// Metadata for etcd: its auth token (etcd reads it from the key `token`), and `hasleader: true`, with
+    /// which a member without a leader ends a watch with "no leader" instead of staying silent.
+    static func etcdMetadata(token: String?, requireLeader: Bool) -> [HTTP2Header] {
+        var metadata: [HTTP2Header] = []
+        if let token { metadata.append(HTTP2Header("token", token)) }
+        if requireLeader { metadata.append(HTTP2Header("hasleader", "true")) }
+        return metadata
+    }
+
+    /// A request's headers: gRPC's content type, `te: trailers` (gRPC requires it), the time left until
+    /// `deadline` as `grpc-timeout`, then `metadata`.
+    static func requestHeaders(
+        metadata: [HTTP2Header], deadline: ContinuousClock.Instant?, now: ContinuousClock.Instant = .now
+    ) -> [HTTP2Header] {
+        var headers = [HTTP2Header("content-type", "application/grpc"), HTTP2Header("te", "trailers")]
+        if let deadline { headers.append(HTTP2Header("grpc-timeout", timeout(deadline - now))) }
+        headers += metadata.map { HTTP2Header($0.name.lowercased(), $0.value) }
+        return headers
+    }
+
+    /// `duration` as a `grpc-timeout` value: at most 8 digits and a unit (`n`, `u`, `m`, `S`, `M`, `H`), the
+    /// finest unit that fits, rounded up so the server never gives up before the client; "0n" once passed.
+    static func timeout(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        guard seconds > 0 || (seconds == 0 && attoseconds > 0) else { return "0n" }
+        let limit: Int64 = 99_999_999
+        // Below 9e9 s the nanoseconds fit in an Int64; 99,999,999 hours is far beyond that.
+        guard seconds < 9_000_000_000 else { return "\(limit)H" }
+        let nanoseconds = seconds * 1_000_000_000 + (attoseconds + 999_999_999) / 1_000_000_000
+        let units: [(String, Int64)] = [
+            ("n", 1), ("u", 1_000), ("m", 1_000_000), ("S", 1_000_000_000), ("M", 60_000_000_000),
+            ("H", 3_600_000_000_000)
+        ]
+        for (unit, size) in units {
+            let value = (nanoseconds + size - 1) / size
+            if value <= limit { return "\(value)\(unit)" }
+        }
+        return "\(limit)H"
+    }
+
+    /// A unary call: sends `request` (a message's protobuf bytes) to `path` and returns the answer's one
+    /// message, all by `deadline` (`nil`: no bound; sent to the server as `grpc-timeout`).
+    ///
+    /// Throws ``GRPCFailure/status(_:)`` when the server ended the call with a status other than OK, and
+    /// ``GRPCFailure/transport(_:)`` when the exchange failed or the answer broke gRPC's rules (then the
+    /// exchange is cancelled).
+    static func unary(
+        path: String, request: [UInt8], metadata: [HTTP2Header] = [], deadline: ContinuousClock.Instant?,
+        limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening
+    ) throws(GRPCFailure) -> [UInt8] {
+        let stream = try GRPCStream.open(
+            path: path, metadata: metadata, deadline: deadline, limits: limits, on: opener)
+        do throws(GRPCFailure) {
+            try stream.send(request, endStream: true, deadline: deadline)
+            guard let answer = try stream.receive(deadline: deadline) else {
+                throw GRPCFailure.malformed("the answer to \(path) ended with status OK but no message")
+            }
+            if try stream.receive(deadline: deadline) != nil {
+                throw GRPCFailure.malformed("the answer to the unary call \(path) holds more than one message")
+            }
+            return answer
+        } catch {
+            stream.cancel()
+            throw error
+        }
+    }
+
+    /// A unary call with etcd's messages: `request` to its method, the answer read as `Answer`; an answer
+    /// that is not a valid `Answer` is a malformed answer (``GRPCFailure/transport(_:)``).
+    static func unary<Answer: ProtobufMessage>(
+        path: String, request: some ProtobufMessage, answer: Answer.Type, metadata: [HTTP2Header] = [],
+        deadline: ContinuousClock.Instant?, limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening
+    ) throws(GRPCFailure) -> Answer {
+        let bytes = try unary(
+            path: path, request: request.encoded(), metadata: metadata, deadline: deadline, limits: limits, on: opener)
+        do throws(ProtobufError) {
+            return try Answer(decoding: bytes, limits: .init(fieldBytes: limits.answerBytes, depth: 100))
+        } catch {
+            throw .malformed("an answer to \(path) that is not a valid \(Answer.protobufName): \(error)")
+        }
+    }
+}
+
+/// One gRPC call's stream: messages sent (without ending the request while the call goes on), messages
+/// received one at a time, and the status the server ends it with. A unary call is one of these; etcd's
+/// Watch keeps one open, sending create and cancel requests and receiving events.
+///
+/// `send`, `receive` and `cancel` may be called from different threads (one sender, any receivers: they
+/// take turns); `cancel` makes a waiting `receive` or `send` return with a failure.
+final class GRPCStream: Sendable {
+    private let exchange: any HTTP2Exchange
+    private let path: String
+    private let answer: Mutex<GRPCAnswer>
+
+    private init(exchange: any HTTP2Exchange, path: String, limits: EtcdReadLimits) {
+        self.exchange = exchange
+        self.path = path
+        self.answer = Mutex(GRPCAnswer(path: path, limit: limits.answerBytes))
+    }
+
+    /// Opens a call to `path` with `metadata`; `deadline` bounds opening the stream and is sent as
+    /// `grpc-timeout` (`nil` for a watch: no bound).
+    static func open(
+        path: String, metadata: [HTTP2Header] = [], deadline: ContinuousClock.Instant?,
+        limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening
+    ) throws(GRPCFailure) -> GRPCStream {
+        if let deadline, deadline <= .now {
+            var failure = EtcdHTTP.Failure("the deadline of \(path) passed before the call started")
+            failure.timedOut = true
+            throw .transport(failure)
+        }
+        let headers = GRPCCall.requestHeaders(metadata: metadata, deadline: deadline)
+        do throws(EtcdHTTP.Failure) {
+            let exchange = try opener.exchange(path: path, headers: headers, deadline: deadline)
+            return GRPCStream(exchange: exchange, path: path, limits: limits)
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    /// Sends one message (`endStream`: the last this call sends), by `deadline`.
+    func send(_ message: [UInt8], endStream: Bool = false, deadline: ContinuousClock.Instant?) throws(GRPCFailure) {
+        do throws(EtcdHTTP.Failure) {
+            try exchange.send(GRPCFraming.frame(message), endStream: endStream, deadline: deadline)
+        } catch {
+            throw .transport(error)
+        }
+    }
+
+    /// Sends one of etcd's messages.
+    func send(_ message: some ProtobufMessage, endStream: Bool = false, deadline: ContinuousClock.Instant?)
+        throws(GRPCFailure)
+    {
+        try send(message.encoded(), endStream: endStream, deadline: deadline)
+    }
+
+    /// The next message the server sent, waiting for it until `deadline` (`nil`: no bound); `nil` once the
+    /// server ended the call with status OK. Throws the status the server ended the call with otherwise, or
+    /// a transport failure (the answer broke gRPC's rules: the exchange is cancelled).
+    func receive(deadline: ContinuousClock.Instant?) throws(GRPCFailure) -> [UInt8]? {
+        let result = answer.withLock { answer -> Result<[UInt8]?, GRPCFailure> in
+            Result { () throws(GRPCFailure) in try answer.next(from: exchange, deadline: deadline) }
+        }
+        if case .failure(.transport(let failure)) = result, failure.malformed { exchange.cancel() }
+        return try result.get()
+    }
+
+    /// The next message read as `Message`; one that is not a valid `Message` is a malformed answer.
+    func receive<Message: ProtobufMessage>(_ type: Message.Type, deadline: ContinuousClock.Instant?)
+        throws(GRPCFailure) -> Message?
+    {
+        guard let bytes = try receive(deadline: deadline) else { return nil }
+        do throws(ProtobufError) {
+            return try Message(decoding: bytes)
+        } catch {
+            exchange.cancel()
+            throw .malformed("a message on \(path) that is not a valid \(Message.protobufName): \(error)")
+        }
+    }
+
+    /// Ends the call early (the stream is reset); a `receive` or `send` waiting on another thread fails.
+    func cancel() {
+        exchange.cancel()
+    }
+}
+
+/// Reads a gRPC answer from what an HTTP/2 stream delivers: the head (`:status` 200 and gRPC's content
+/// type, or a trailers-only answer), the messages of the body, and the trailers with `grpc-status`.
+struct GRPCAnswer {
+    /// Where the answer is in its course.
+    private enum Phase {
+        case awaitingHead
+        case body
+        /// The call ended; `nil`: with status OK.
+        case ended(GRPCStatus?)
+    }
+
+    private let path: String
+    private var phase = Phase.awaitingHead
+    private var reader: GRPCMessageReader
+    /// Messages received and not yet returned.
+    private var pending: [[UInt8]] = []
+
+    init(path: String, limit: Int) {
+        self.path = path
+        self.reader = GRPCMessageReader(limit: limit)
+    }
+
+    /// The next message, reading from `exchange` as needed; `nil` once ended with OK.
+    mutating func next(from exchange: any HTTP2Exchange, deadline: ContinuousClock.Instant?) throws(GRPCFailure)
+        -> [UInt8]?
+    {
+        while true {
+            if !pending.isEmpty { return pending.removeFirst() }
+            if case .ended(let status) = phase {
+                if let status { throw .status(status) }
+                return nil
+            }
+            let received: HTTP2Received
+            do throws(EtcdHTTP.Failure) {
+                received = try exchange.receive(deadline: deadline)
+            } catch {
+                throw .transport(error)
+            }
+            try take(received)
+        }
+    }
+
+    /// Takes one thing the stream delivered.
+    mutating func take(_ received: HTTP2Received) throws(GRPCFailure) {
+        switch (phase, received) {
+        case (.awaitingHead, .headers(let headers, let endStream)):
+            guard let statusText = Self.value("status", in: headers, pseudo: true), let status = Int(statusText)
+            else {
+                throw .malformed("an answer head without a valid :status")
+            }
+            if (100..<200).contains(status) { return }  // an interim head; the answer's own follows
+            guard status == 200 else {
+                var message = "HTTP status \(status)"
+                if let text = Self.value("grpc-message", in: headers) {
+                    message += ": " + GRPCStatus.decodeMessage(text)
+                }
+                phase = .ended(GRPCStatus(GRPCStatus.Code(httpStatus: status), message))
+                return
+            }
+            let contentType = Self.value("content-type", in: headers) ?? ""
+            guard
+                contentType == "application/grpc" || contentType.hasPrefix("application/grpc+")
+                    || contentType.hasPrefix("application/grpc;")
+            else {
+                throw .malformed("an answer whose content-type is '\(contentType)' (expected application/grpc)")
+            }
+            if endStream {
+                try end(with: headers)
+            } else {
+                phase = .body
+            }
+        case (.awaitingHead, .data):
+            throw .malformed("body bytes before the answer's head")
+        case (.body, .data(let data, let endStream)):
+            pending += try reader.append(data)
+            if endStream {
+                throw .malformed("the answer to \(path) ended without trailers (no grpc-status)")
+            }
+        case (.body, .headers(let trailers, let endStream)):
+            guard endStream else { throw .malformed("a second header block that does not end the stream") }
+            guard !reader.isInsideMessage else {
+                throw .malformed("the answer ended inside a message (\(reader.unfinishedDescription))")
+            }
+            try end(with: trailers)
+        case (.ended, _):
+            throw .malformed("more after the answer ended")
+        }
+    }
+
+    /// Ends the answer with the status in `trailers`.
+    private mutating func end(with trailers: [HTTP2Header]) throws(GRPCFailure) {
+        guard let text = Self.value("grpc-status", in: trailers) else {
+            throw .malformed("the answer to \(path) ended without a grpc-status")
+        }
+        guard let code = GRPCStatus.code(from: text) else {
+            throw .malformed("a grpc-status that is not a number: '\(text.prefix(40))'")
+        }
+        let message = Self.value("grpc-message", in: trailers).map(GRPCStatus.decodeMessage) ?? ""
+        phase = .ended(code == .ok ? nil : GRPCStatus(code, message))
+    }
+
+    /// The value of the header `name` (or the pseudo-header `:name`).
+    private static func value(_ name: String, in headers: [HTTP2Header], pseudo: Bool = false) -> String? {
+        let wanted = pseudo ? ":" + name : name
+        return headers.first { $0.name == wanted }?.value
+    }
+}

@@ -1,0 +1,830 @@
+import Foundation
+
+/// One stream's state, shared by its exchange and the connection's reader thread; every field is guarded by
+/// the ``HTTP2Multiplexer``'s condition.
+final class HTTP2StreamState: @unchecked Sendable {
+    /// The stream identifier (odd: the client opened it).
+    let id: UInt32
+    /// What arrived and the caller has not taken yet (at most one stream window of data).
+    var inbox: [HTTP2Received] = []
+    /// The first item of ``inbox`` not yet taken.
+    var inboxStart = 0
+    /// How much more the member may send before it waits for the client's WINDOW_UPDATE.
+    var receiveWindow: Int
+    /// Data taken by the caller (or padding) since the last WINDOW_UPDATE.
+    var ungranted = 0
+    /// How much the client may still send (the member's stream window; may be negative after a SETTINGS).
+    var sendWindow: Int
+    /// A final (non-1xx) head arrived.
+    var headReceived = false
+    /// How many informational (1xx) heads arrived.
+    var informationalHeads = 0
+    /// The member sent END_STREAM.
+    var remoteEnded = false
+    /// The client sent END_STREAM.
+    var localEnded = false
+    /// Why the stream failed; delivered after what arrived before it.
+    var failure: EtcdHTTP.Failure?
+    /// Still counted among the open streams (in the multiplexer's table).
+    var open = true
+
+    /// A new stream `id` with its initial windows.
+    init(id: UInt32, receiveWindow: Int, sendWindow: Int) {
+        self.id = id
+        self.receiveWindow = receiveWindow
+        self.sendWindow = sendWindow
+    }
+
+    /// Whether something arrived that the caller has not taken.
+    var hasReceived: Bool { inboxStart < inbox.count }
+
+    /// Takes the oldest item of the inbox (there must be one).
+    func take() -> HTTP2Received {
+        let item = inbox[inboxStart]
+        inboxStart += 1
+        if inboxStart == inbox.count {
+            inbox.removeAll(keepingCapacity: true)
+            inboxStart = 0
+        }
+        return item
+    }
+}
+
+/// The shared state of an ``HTTP2Connection`` and its reader thread: the streams, both directions' flow
+/// control, the member's settings, GOAWAY and pings. Guarded by one condition, broadcast on every change
+/// a waiting caller could care about; the socket is written outside it.
+final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under `condition`
+    /// The window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE): an 8 MiB range answer
+    /// flows without waiting for the caller on any ordinary link, and a slow consumer holds at most this.
+    static let streamWindow = 1 << 20
+    /// The window the client grants the connection, granted again as data arrives (stream windows bound what
+    /// is kept).
+    static let connectionWindow = 8 << 20
+    /// The largest window HTTP/2 allows.
+    static let maximumWindow = Int(Int32.max)
+
+    private let socket: HTTP2Socket
+    private let scheme: String
+    private let authority: String
+    /// What the connection reads at most.
+    let limits: EtcdReadLimits
+
+    private let condition = NSCondition()
+    private var streams: [UInt32: HTTP2StreamState] = [:]
+    private var nextStreamID: UInt32 = 1
+    private var encoder = HPACKEncoder()  // used under `writing`, in stream order
+    private var peerMaximumStreams = Int.max
+    private var peerInitialWindow = 65535
+    private var peerMaximumFrameSize = HTTP2Frame.defaultMaximumSize
+    private var connectionSendWindow = 65535
+    private var connectionReceiveWindow = 65535
+    private var settingsReceived = false
+    private var goAwayLastStream: UInt32?
+    /// Why the connection can carry nothing more (broken, closed, or a GOAWAY's reason).
+    private var broken: EtcdHTTP.Failure?
+    private var pings: [UInt64: Bool] = [:]
+    private var nextPing: UInt64 = 1
+    /// Serialises opening streams: IDs must go out in increasing order, with their header block in one piece.
+    private let writing = NSLock()
+
+    /// A connection over `socket`, whose requests carry `scheme` and `authority` (`host:port`).
+    init(socket: HTTP2Socket, scheme: String, authority: String, limits: EtcdReadLimits) {
+        self.socket = socket
+        self.scheme = scheme
+        self.authority = authority
+        self.limits = limits
+    }
+
+    // MARK: Starting and ending
+
+    /// Sends the preface and the client's SETTINGS, starts the reader thread, and waits for the member's
+    /// SETTINGS until `deadline`.
+    func start(deadline: ContinuousClock.Instant) throws(EtcdHTTP.Failure) {
+        var bytes = HTTP2Frame.preface
+        var settings: [UInt8] = []
+        for (identifier, value) in [
+            (UInt16(2), UInt32(0)),  // ENABLE_PUSH
+            (4, UInt32(Self.streamWindow)),  // INITIAL_WINDOW_SIZE
+            (6, UInt32(limits.headBytes))  // MAX_HEADER_LIST_SIZE
+        ] {
+            settings += [UInt8(identifier >> 8), UInt8(identifier & 0xFF)]
+            HTTP2Frame.append32(value, to: &settings)
+        }
+        HTTP2Frame(type: HTTP2Frame.settings, stream: 0, payload: settings).append(to: &bytes)
+        Self.windowUpdate(stream: 0, UInt32(Self.connectionWindow - 65535)).append(to: &bytes)
+        locked { connectionReceiveWindow = Self.connectionWindow }
+        do throws(EtcdHTTP.Failure) { try socket.write(bytes) } catch {
+            socket.close()
+            throw error
+        }
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "ObservableDefaults.HTTP2"
+        thread.start()
+        condition.lock()
+        defer { condition.unlock() }
+        while !settingsReceived, broken == nil {
+            guard wait(until: deadline) else {
+                var failure = EtcdHTTP.Failure(
+                    "sent no HTTP/2 SETTINGS in time (an HTTP/2 server sends them at once; is this an etcd client port?)"
+                )
+                failure.timedOut = true
+                breakConnection(failure)
+                throw failure
+            }
+        }
+        if let broken { throw broken }
+    }
+
+    /// Whether new streams can be opened (no GOAWAY, not broken or closed).
+    var isUsable: Bool { locked { broken == nil && goAwayLastStream == nil } }
+
+    /// Sends GOAWAY (once) and ends the connection: every open stream fails as not processed (unless
+    /// it was sent or answered already).
+    func close() {
+        var failure = EtcdHTTP.Failure("the client closed the connection")
+        failure.notProcessed = true
+        if locked({ broken == nil }) { try? socket.write(Self.goAway(HTTP2ErrorCode.noError, lastStream: 0).encoded) }
+        locked { breakConnection(failure) }
+    }
+
+    /// Marks the connection broken with `failure` and fails every open stream with it (under the lock).
+    private func breakConnection(_ failure: EtcdHTTP.Failure) {
+        if broken == nil { broken = failure }
+        for stream in streams.values where stream.failure == nil {
+            var failure = failure
+            if stream.localEnded || stream.headReceived { failure.notProcessed = false }
+            stream.failure = failure
+            stream.open = false
+        }
+        streams.removeAll()
+        condition.broadcast()
+        socket.shutDown()
+    }
+
+    /// Waits on the condition until `deadline` (`nil`: no bound); false when it has passed.
+    private func wait(until deadline: ContinuousClock.Instant?) -> Bool {
+        guard let deadline else {
+            condition.wait()
+            return true
+        }
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { return false }
+        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        _ = condition.wait(until: Date(timeIntervalSinceNow: min(seconds, 1e9)))
+        return true
+    }
+
+    // MARK: Streams
+
+    /// Opens a stream: waits for a free one (the member's SETTINGS_MAX_CONCURRENT_STREAMS) until
+    /// `deadline`, then sends the request's header block (HEADERS and, beyond the member's frame size,
+    /// CONTINUATION).
+    func openStream(path: String, headers: [HTTP2Header], deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
+        -> HTTP2StreamState
+    {
+        var request = [
+            HTTP2Header(":method", "POST"), HTTP2Header(":scheme", scheme), HTTP2Header(":path", path),
+            HTTP2Header(":authority", authority)
+        ]
+        request += headers
+        while true {
+            try waitForFreeStream(deadline: deadline)
+            writing.lock()
+            defer { writing.unlock() }
+            let opened = try locked { () throws(EtcdHTTP.Failure) -> (HTTP2StreamState, Int)? in
+                if let failure = unusableFailure() { throw failure }
+                guard streams.count < peerMaximumStreams else { return nil }
+                guard nextStreamID < 0x7FFF_FFFF else {
+                    var failure = EtcdHTTP.Failure("the connection has used all its stream identifiers")
+                    failure.notProcessed = true
+                    throw failure
+                }
+                let stream = HTTP2StreamState(
+                    id: nextStreamID, receiveWindow: Self.streamWindow, sendWindow: peerInitialWindow)
+                nextStreamID += 2
+                streams[stream.id] = stream
+                return (stream, peerMaximumFrameSize)
+            }
+            guard let (stream, frameSize) = opened else { continue }
+            let block = encoder.encode(request)
+            var bytes: [UInt8] = []
+            var offset = 0
+            repeat {
+                let end = min(block.count, offset + frameSize)
+                let last = end == block.count
+                HTTP2Frame(
+                    type: offset == 0 ? HTTP2Frame.headers : HTTP2Frame.continuation,
+                    flags: last ? HTTP2Frame.endHeaders : 0, stream: stream.id, payload: Array(block[offset..<end])
+                ).append(to: &bytes)
+                offset = end
+            } while offset < block.count
+            do throws(EtcdHTTP.Failure) { try socket.write(bytes) } catch {
+                fail(error)
+                throw error
+            }
+            return stream
+        }
+    }
+
+    /// Waits until the member's limit of concurrent streams leaves room for one more.
+    private func waitForFreeStream(deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure) {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let failure = unusableFailure() { throw failure }
+            if streams.count < peerMaximumStreams { return }
+            guard wait(until: deadline) else {
+                var failure = EtcdHTTP.Failure(
+                    "allows \(peerMaximumStreams) concurrent streams on a connection (SETTINGS_MAX_CONCURRENT_STREAMS) and none ended in time for another"
+                )
+                failure.timedOut = true
+                failure.notProcessed = true
+                throw failure
+            }
+        }
+    }
+
+    /// Why no stream can be opened now (under the lock): a GOAWAY, or the connection broken or closed.
+    private func unusableFailure() -> EtcdHTTP.Failure? {
+        if var failure = broken {
+            failure.notProcessed = true
+            return failure
+        }
+        if goAwayLastStream != nil {
+            var failure = EtcdHTTP.Failure("is going away (it sent GOAWAY): the connection takes no new requests")
+            failure.notProcessed = true
+            return failure
+        }
+        return nil
+    }
+
+    /// Sends `data` on `stream` as DATA frames, each as large as both windows and the member's frame size
+    /// allow, waiting for WINDOW_UPDATEs until `deadline`; `endStream` ends the request.
+    func send(_ data: Data, on stream: HTTP2StreamState, endStream: Bool, deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure)
+    {
+        let bytes = [UInt8](data)
+        var offset = 0
+        repeat {
+            let count = try locked { () throws(EtcdHTTP.Failure) -> Int in
+                while true {
+                    if let failure = stream.failure { throw failure }
+                    if stream.localEnded {
+                        throw EtcdHTTP.Failure("the request was ended already: nothing more can be sent")
+                    }
+                    let left = bytes.count - offset
+                    if left == 0 { return 0 }
+                    let window = min(stream.sendWindow, connectionSendWindow)
+                    if window > 0 {
+                        let count = min(left, window, peerMaximumFrameSize)
+                        stream.sendWindow -= count
+                        connectionSendWindow -= count
+                        return count
+                    }
+                    guard wait(until: deadline) else {
+                        var failure = EtcdHTTP.Failure(
+                            "kept its HTTP/2 flow-control window closed: \(left) bytes of the request could not be sent in time"
+                        )
+                        failure.timedOut = true
+                        throw failure
+                    }
+                }
+            }
+            let last = offset + count == bytes.count
+            let frame = HTTP2Frame(
+                type: HTTP2Frame.data, flags: endStream && last ? HTTP2Frame.endStream : 0, stream: stream.id,
+                payload: Array(bytes[offset..<offset + count]))
+            do throws(EtcdHTTP.Failure) { try socket.write(frame.encoded) } catch {
+                fail(error)
+                throw error
+            }
+            offset += count
+        } while offset < bytes.count
+        if endStream {
+            locked {
+                stream.localEnded = true
+                if stream.remoteEnded { closeStream(stream) }
+            }
+        }
+    }
+
+    /// The next thing that arrived on `stream`, waiting until `deadline`; taking data grants the member
+    /// its stream window again, a quarter of it at a time.
+    func receive(on stream: HTTP2StreamState, deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
+        -> HTTP2Received
+    {
+        let (received, grant) = try locked { () throws(EtcdHTTP.Failure) -> (HTTP2Received, Int) in
+            while true {
+                if stream.hasReceived {
+                    let item = stream.take()
+                    var grant = 0
+                    if case .data(let data, _) = item {
+                        stream.ungranted += data.count
+                        if !stream.remoteEnded, stream.open, stream.ungranted >= Self.streamWindow / 4 {
+                            grant = stream.ungranted
+                            stream.receiveWindow += grant
+                            stream.ungranted = 0
+                        }
+                    }
+                    return (item, grant)
+                }
+                if let failure = stream.failure { throw failure }
+                if stream.remoteEnded { throw EtcdHTTP.Failure("the answer was read to its end: nothing more comes") }
+                guard wait(until: deadline) else {
+                    var failure = EtcdHTTP.Failure("no answer within the timeout")
+                    failure.timedOut = true
+                    failure.answerStarted = stream.headReceived
+                    throw failure
+                }
+            }
+        }
+        if grant > 0 { try? socket.write(Self.windowUpdate(stream: stream.id, UInt32(grant)).encoded) }
+        return received
+    }
+
+    /// Fails `stream` for its caller and resets it with CANCEL unless it ended already.
+    func cancel(_ stream: HTTP2StreamState) {
+        let reset = locked { () -> Bool in
+            if stream.failure == nil {
+                var failure = EtcdHTTP.Failure("the exchange was cancelled")
+                failure.notProcessed = !stream.localEnded
+                stream.failure = failure
+            }
+            guard stream.open else { return false }
+            closeStream(stream)
+            condition.broadcast()
+            return true
+        }
+        if reset {
+            let frame = HTTP2Frame(
+                type: HTTP2Frame.resetStream, stream: stream.id, payload: Self.code(HTTP2ErrorCode.cancel))
+            try? socket.write(frame.encoded)
+        }
+    }
+
+    /// Takes `stream` out of the open streams, freeing its slot (under the lock).
+    private func closeStream(_ stream: HTTP2StreamState) {
+        stream.open = false
+        streams[stream.id] = nil
+        condition.broadcast()
+    }
+
+    /// Sends a PING and waits for its ACK until `deadline`; the round trip's time.
+    func ping(deadline: ContinuousClock.Instant) throws(EtcdHTTP.Failure) -> Duration {
+        let started = ContinuousClock.now
+        let id = try locked { () throws(EtcdHTTP.Failure) -> UInt64 in
+            if let broken { throw broken }
+            defer { nextPing += 1 }
+            pings[nextPing] = false
+            return nextPing
+        }
+        var payload: [UInt8] = []
+        HTTP2Frame.append32(UInt32(id >> 32), to: &payload)
+        HTTP2Frame.append32(UInt32(id & 0xFFFF_FFFF), to: &payload)
+        do throws(EtcdHTTP.Failure) {
+            try socket.write(HTTP2Frame(type: HTTP2Frame.ping, stream: 0, payload: payload).encoded)
+        } catch {
+            fail(error)
+            throw error
+        }
+        return try locked { () throws(EtcdHTTP.Failure) -> Duration in
+            defer { pings[id] = nil }
+            while pings[id] != true {
+                if let broken { throw broken }
+                if !wait(until: deadline) {
+                    var failure = EtcdHTTP.Failure("did not answer an HTTP/2 PING in time")
+                    failure.timedOut = true
+                    throw failure
+                }
+            }
+            return started.duration(to: .now)
+        }
+    }
+
+    // MARK: Reading
+
+    /// A header block being received: its HEADERS frame's stream and END_STREAM, and its bytes so far.
+    private struct PendingBlock {
+        let stream: UInt32
+        let endStream: Bool
+        var bytes: [UInt8]
+    }
+
+    /// The reader thread: reads, splits into frames, handles each, until the connection ends or fails;
+    /// then closes the socket.
+    private func readLoop() {
+        var reader = HTTP2FrameReader(maximumSize: HTTP2Frame.defaultMaximumSize)
+        var decoder = HPACKDecoder(maximumListSize: limits.headBytes)
+        var pending: PendingBlock?
+        var first = true
+        let size = 16384
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 1)
+        defer {
+            buffer.deallocate()
+            socket.close()
+        }
+        while true {
+            let count: Int
+            do throws(EtcdHTTP.Failure) { count = try socket.read(into: buffer) } catch {
+                return fail(error)
+            }
+            guard count > 0 else {
+                let failure = EtcdHTTP.Failure(
+                    first
+                        ? "closed the connection without an HTTP/2 answer (if the member serves TLS, its endpoint must be https://)"
+                        : "closed the connection")
+                return fail(failure)
+            }
+            reader.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            do throws(HTTP2ProtocolError) {
+                while true {
+                    if first, reader.bufferedCount >= 5 {
+                        try checkPreface(reader)
+                    }
+                    guard let frame = try reader.next() else { break }
+                    if first {
+                        guard frame.type == HTTP2Frame.settings, !frame.has(HTTP2Frame.ack) else {
+                            throw HTTP2ProtocolError(
+                                "a \(HTTP2Frame.name(of: frame.type)) frame first, expected the server's SETTINGS (its connection preface)"
+                            )
+                        }
+                        first = false
+                    }
+                    try handle(frame, pending: &pending, decoder: &decoder)
+                }
+            } catch {
+                return protocolFailure(error)
+            }
+            if locked({ broken != nil }) { return }
+        }
+    }
+
+    /// An answer in HTTP/1 where the server's preface belongs is worth its own sentence.
+    private func checkPreface(_ reader: HTTP2FrameReader) throws(HTTP2ProtocolError) {
+        let start = reader.peek(40)
+        if start.starts(with: "HTTP/".utf8) {
+            throw HTTP2ProtocolError(
+                "an HTTP/1 answer ('\(EtcdHTTP.excerpt(start))') to the HTTP/2 preface, expected SETTINGS (the endpoint does not speak HTTP/2 with prior knowledge; if the member serves TLS, its endpoint must be https://)"
+            )
+        }
+        if let first = start.first, (0x14...0x17).contains(first), start.dropFirst().first == 0x03 {
+            throw HTTP2ProtocolError(
+                "a TLS record ('\(EtcdHTTP.excerpt(start))') to the HTTP/2 preface, expected SETTINGS (the member serves TLS: its endpoint must be https://)"
+            )
+        }
+    }
+
+    /// A connection error: the member gets a GOAWAY with `error.code`, and every stream fails with what it sent.
+    private func protocolFailure(_ error: HTTP2ProtocolError) {
+        let failure: EtcdHTTP.Failure
+        if let limit = error.sizeLimit {
+            failure = EtcdHTTP.Failure.tooLarge(
+                error.text.hasPrefix("a header") ? "a header block" : "an HTTP/2 frame", limit: limit, error.text,
+                kind: error.text.hasPrefix("a header") ? "header blocks" : "frames")
+        } else {
+            failure = EtcdHTTP.Failure.malformed("HTTP/2: \(error.text)")
+        }
+        try? socket.write(
+            Self.goAway(error.code, lastStream: 0, debug: Array(error.text.utf8.prefix(200))).encoded)
+        fail(failure)
+    }
+
+    /// The connection failed: every stream fails with `failure`.
+    private func fail(_ failure: EtcdHTTP.Failure) {
+        locked { breakConnection(failure) }
+    }
+
+    /// Handles one frame, enforcing that a header block's CONTINUATION frames follow it alone.
+    private func handle(_ frame: HTTP2Frame, pending: inout PendingBlock?, decoder: inout HPACKDecoder)
+        throws(HTTP2ProtocolError)
+    {
+        if let block = pending {
+            guard frame.type == HTTP2Frame.continuation, frame.stream == block.stream else {
+                throw HTTP2ProtocolError(
+                    "a \(HTTP2Frame.name(of: frame.type)) frame on stream \(frame.stream) inside a header block of stream \(block.stream), expected CONTINUATION"
+                )
+            }
+            pending?.bytes += frame.payload
+            try checkBlockSize(pending?.bytes.count ?? 0)
+            if frame.has(HTTP2Frame.endHeaders), let complete = pending {
+                pending = nil
+                try deliverHeaders(complete, decoder: &decoder)
+            }
+            return
+        }
+        switch frame.type {
+        case HTTP2Frame.data: try receiveData(frame)
+        case HTTP2Frame.headers:
+            try requireStream(frame)
+            var fragment = try frame.unpadded()
+            if frame.has(HTTP2Frame.priorityFlag) {
+                guard fragment.count >= 5 else {
+                    throw HTTP2ProtocolError("a HEADERS frame too short for its priority")
+                }
+                fragment = fragment.dropFirst(5)
+            }
+            let block = PendingBlock(
+                stream: frame.stream, endStream: frame.has(HTTP2Frame.endStream), bytes: Array(fragment))
+            try checkBlockSize(block.bytes.count)
+            if frame.has(HTTP2Frame.endHeaders) {
+                try deliverHeaders(block, decoder: &decoder)
+            } else {
+                pending = block
+            }
+        case HTTP2Frame.priority:
+            try requireStream(frame)
+            guard frame.payload.count == 5 else { throw sizeError(frame, expected: "5") }
+        case HTTP2Frame.resetStream: try receiveReset(frame)
+        case HTTP2Frame.settings: try receiveSettings(frame)
+        case HTTP2Frame.pushPromise:
+            throw HTTP2ProtocolError("a PUSH_PROMISE frame, expected none (the client disables server push)")
+        case HTTP2Frame.ping:
+            guard frame.stream == 0 else {
+                throw HTTP2ProtocolError("a PING frame on stream \(frame.stream), expected stream 0")
+            }
+            guard frame.payload.count == 8 else { throw sizeError(frame, expected: "8") }
+            if frame.has(HTTP2Frame.ack) {
+                let id =
+                    UInt64(HTTP2Frame.read32(frame.payload, at: 0)) << 32
+                    | UInt64(HTTP2Frame.read32(frame.payload, at: 4))
+                locked {
+                    if pings[id] != nil { pings[id] = true }
+                    condition.broadcast()
+                }
+            } else {
+                try? socket.write(
+                    HTTP2Frame(type: HTTP2Frame.ping, flags: HTTP2Frame.ack, stream: 0, payload: frame.payload).encoded)
+            }
+        case HTTP2Frame.goAway: try receiveGoAway(frame)
+        case HTTP2Frame.windowUpdate: try receiveWindowUpdate(frame)
+        case HTTP2Frame.continuation:
+            throw HTTP2ProtocolError("a CONTINUATION frame on stream \(frame.stream) outside a header block")
+        default: break  // unknown frame types are ignored (RFC 9113, 4.1)
+        }
+    }
+
+    private func requireStream(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
+        guard frame.stream != 0 else {
+            throw HTTP2ProtocolError("a \(HTTP2Frame.name(of: frame.type)) frame on stream 0, expected a stream's")
+        }
+    }
+
+    private func sizeError(_ frame: HTTP2Frame, expected: String) -> HTTP2ProtocolError {
+        HTTP2ProtocolError(
+            "a \(HTTP2Frame.name(of: frame.type)) frame of \(frame.payload.count) bytes, expected \(expected)",
+            code: HTTP2ErrorCode.frameSizeError)
+    }
+
+    private func checkBlockSize(_ count: Int) throws(HTTP2ProtocolError) {
+        guard count <= limits.headBytes else {
+            var error = HTTP2ProtocolError(
+                "a header block (HEADERS and CONTINUATION frames) of more than \(count - 1) bytes",
+                code: HTTP2ErrorCode.enhanceYourCalm)
+            error.sizeLimit = limits.headBytes
+            throw error
+        }
+    }
+
+    /// The stream `id` for a frame that belongs to one: `nil` when it ended already (the member may still
+    /// be sending on it), an error for a stream the client never opened.
+    private func stream(_ id: UInt32, for type: UInt8) throws(HTTP2ProtocolError) -> HTTP2StreamState? {
+        let (stream, next) = locked { (streams[id], nextStreamID) }
+        if stream == nil, id >= next || id % 2 == 0 {
+            throw HTTP2ProtocolError(
+                "a \(HTTP2Frame.name(of: type)) frame on stream \(id), which the client never opened")
+        }
+        return stream
+    }
+
+    /// Decodes a complete header block and hands it to its stream: a head (1xx ones too), or trailers
+    /// (which must end the stream).
+    private func deliverHeaders(_ block: PendingBlock, decoder: inout HPACKDecoder) throws(HTTP2ProtocolError) {
+        // Decoded even for a stream that ended: the dynamic table must follow every block.
+        let headers: [HTTP2Header]
+        do throws(HPACKError) { headers = try decoder.decode(block.bytes) } catch {
+            throw HTTP2ProtocolError(
+                "a header block HPACK cannot decode: \(error.text)", code: HTTP2ErrorCode.compressionError)
+        }
+        guard let stream = try stream(block.stream, for: HTTP2Frame.headers) else { return }
+        try locked { () throws(HTTP2ProtocolError) in
+            guard !stream.remoteEnded else {
+                throw HTTP2ProtocolError("a HEADERS frame on stream \(stream.id) after it ended")
+            }
+            let informational = headers.first { $0.name == ":status" }?.value.hasPrefix("1") ?? false
+            if stream.headReceived, !block.endStream {
+                throw HTTP2ProtocolError(
+                    "a second header block on stream \(stream.id) without END_STREAM, expected trailers to end the stream"
+                )
+            }
+            if informational {
+                stream.informationalHeads += 1
+                guard stream.informationalHeads <= 8 else {
+                    throw HTTP2ProtocolError("more than 8 informational (1xx) heads on stream \(stream.id)")
+                }
+            } else {
+                stream.headReceived = true
+            }
+            stream.inbox.append(.headers(headers, endStream: block.endStream))
+            if block.endStream { endRemote(stream) }
+            condition.broadcast()
+        }
+    }
+
+    /// The member ended its side of `stream` (under the lock).
+    private func endRemote(_ stream: HTTP2StreamState) {
+        stream.remoteEnded = true
+        if stream.localEnded { closeStream(stream) }
+    }
+
+    /// DATA: checked against both receive windows and queued for the caller; the connection window is
+    /// granted again at once once half used (the stream windows bound what is kept).
+    private func receiveData(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
+        try requireStream(frame)
+        let length = frame.payload.count
+        let content = try frame.unpadded()
+        let stream = try stream(frame.stream, for: frame.type)
+        let connectionGrant = try locked { () throws(HTTP2ProtocolError) -> Int in
+            guard length <= connectionReceiveWindow else {
+                throw HTTP2ProtocolError(
+                    "\(length) bytes of DATA when the connection's window had room for \(connectionReceiveWindow)",
+                    code: HTTP2ErrorCode.flowControlError)
+            }
+            connectionReceiveWindow -= length
+            if let stream {
+                guard stream.headReceived else {
+                    throw HTTP2ProtocolError("a DATA frame on stream \(stream.id) before its head (HEADERS)")
+                }
+                guard !stream.remoteEnded else {
+                    throw HTTP2ProtocolError(
+                        "a DATA frame on stream \(stream.id) after it ended", code: HTTP2ErrorCode.streamClosed)
+                }
+                guard length <= stream.receiveWindow else {
+                    throw HTTP2ProtocolError(
+                        "\(length) bytes of DATA on stream \(stream.id) when its window had room for \(stream.receiveWindow)",
+                        code: HTTP2ErrorCode.flowControlError)
+                }
+                stream.receiveWindow -= length
+                stream.ungranted += length - content.count  // padding: never taken by the caller
+                let endStream = frame.has(HTTP2Frame.endStream)
+                if !content.isEmpty || endStream { stream.inbox.append(.data(Data(content), endStream: endStream)) }
+                if endStream { endRemote(stream) }
+                condition.broadcast()
+            }
+            guard connectionReceiveWindow <= Self.connectionWindow / 2 else { return 0 }
+            defer { connectionReceiveWindow = Self.connectionWindow }
+            return Self.connectionWindow - connectionReceiveWindow
+        }
+        if connectionGrant > 0 { try? socket.write(Self.windowUpdate(stream: 0, UInt32(connectionGrant)).encoded) }
+    }
+
+    /// RST_STREAM: the stream fails naming the code; REFUSED_STREAM means not processed.
+    private func receiveReset(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
+        try requireStream(frame)
+        guard frame.payload.count == 4 else { throw sizeError(frame, expected: "4") }
+        guard let stream = try stream(frame.stream, for: frame.type) else { return }
+        let code = HTTP2Frame.read32(frame.payload, at: 0)
+        locked {
+            var failure = EtcdHTTP.Failure("reset the stream (RST_STREAM \(HTTP2ErrorCode.name(code)))")
+            failure.notProcessed = code == HTTP2ErrorCode.refusedStream
+            failure.answerStarted = stream.headReceived
+            if stream.failure == nil, !(code == HTTP2ErrorCode.noError && stream.remoteEnded) {
+                stream.failure = failure
+            }
+            closeStream(stream)
+        }
+    }
+
+    /// SETTINGS: applied (a new initial window changes every open stream's window, perhaps below zero)
+    /// and acknowledged.
+    private func receiveSettings(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
+        guard frame.stream == 0 else {
+            throw HTTP2ProtocolError("a SETTINGS frame on stream \(frame.stream), expected stream 0")
+        }
+        if frame.has(HTTP2Frame.ack) {
+            guard frame.payload.isEmpty else { throw sizeError(frame, expected: "0 with ACK") }
+            return
+        }
+        guard frame.payload.count % 6 == 0 else { throw sizeError(frame, expected: "a multiple of 6") }
+        try locked { () throws(HTTP2ProtocolError) in
+            for offset in stride(from: 0, to: frame.payload.count, by: 6) {
+                let identifier = UInt16(frame.payload[offset]) << 8 | UInt16(frame.payload[offset + 1])
+                let value = HTTP2Frame.read32(frame.payload, at: offset + 2)
+                switch identifier {
+                case 2:  // ENABLE_PUSH
+                    guard value <= 1 else { throw HTTP2ProtocolError("SETTINGS_ENABLE_PUSH \(value), expected 0 or 1") }
+                case 3: peerMaximumStreams = Int(value)  // MAX_CONCURRENT_STREAMS
+                case 4:  // INITIAL_WINDOW_SIZE
+                    guard Int(value) <= Self.maximumWindow else {
+                        throw HTTP2ProtocolError(
+                            "SETTINGS_INITIAL_WINDOW_SIZE \(value), above 2^31-1", code: HTTP2ErrorCode.flowControlError
+                        )
+                    }
+                    let change = Int(value) - peerInitialWindow
+                    peerInitialWindow = Int(value)
+                    for stream in streams.values {
+                        stream.sendWindow += change
+                        guard stream.sendWindow <= Self.maximumWindow else {
+                            throw HTTP2ProtocolError(
+                                "SETTINGS_INITIAL_WINDOW_SIZE \(value), which takes stream \(stream.id)'s window above 2^31-1",
+                                code: HTTP2ErrorCode.flowControlError)
+                        }
+                    }
+                case 5:  // MAX_FRAME_SIZE
+                    guard (16384...16_777_215).contains(value) else {
+                        throw HTTP2ProtocolError("SETTINGS_MAX_FRAME_SIZE \(value), expected 16384 to 16777215")
+                    }
+                    peerMaximumFrameSize = Int(value)
+                default: break  // HEADER_TABLE_SIZE (the encoder keeps no table), MAX_HEADER_LIST_SIZE, unknown
+                }
+            }
+            settingsReceived = true
+            condition.broadcast()
+        }
+        try? socket.write(HTTP2Frame(type: HTTP2Frame.settings, flags: HTTP2Frame.ack, stream: 0).encoded)
+    }
+
+    /// GOAWAY: no new streams; those above its last stream fail as not processed, the others go on.
+    private func receiveGoAway(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
+        guard frame.stream == 0 else {
+            throw HTTP2ProtocolError("a GOAWAY frame on stream \(frame.stream), expected stream 0")
+        }
+        guard frame.payload.count >= 8 else { throw sizeError(frame, expected: "at least 8") }
+        let last = HTTP2Frame.read32(frame.payload, at: 0) & 0x7FFF_FFFF
+        let code = HTTP2Frame.read32(frame.payload, at: 4)
+        let debug = frame.payload.dropFirst(8)
+        let reason = "GOAWAY \(HTTP2ErrorCode.name(code))" + (debug.isEmpty ? "" : ", '\(EtcdHTTP.excerpt(debug))'")
+        locked {
+            goAwayLastStream = min(goAwayLastStream ?? last, last)
+            for stream in streams.values where stream.id > last {
+                var failure = EtcdHTTP.Failure(
+                    "did not process the request: the member is going away (\(reason)); it is safe to send again")
+                failure.notProcessed = true
+                if stream.failure == nil { stream.failure = failure }
+                closeStream(stream)
+            }
+            condition.broadcast()
+        }
+    }
+
+    /// WINDOW_UPDATE: more room to send on the connection or a stream.
+    private func receiveWindowUpdate(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
+        guard frame.payload.count == 4 else { throw sizeError(frame, expected: "4") }
+        let increment = Int(HTTP2Frame.read32(frame.payload, at: 0) & 0x7FFF_FFFF)
+        guard increment > 0 else {
+            throw HTTP2ProtocolError("a WINDOW_UPDATE of 0 on stream \(frame.stream), expected a positive increment")
+        }
+        if frame.stream == 0 {
+            try locked { () throws(HTTP2ProtocolError) in
+                connectionSendWindow += increment
+                guard connectionSendWindow <= Self.maximumWindow else {
+                    throw HTTP2ProtocolError(
+                        "a WINDOW_UPDATE that takes the connection's window above 2^31-1",
+                        code: HTTP2ErrorCode.flowControlError)
+                }
+                condition.broadcast()
+            }
+            return
+        }
+        guard let stream = try stream(frame.stream, for: frame.type) else { return }
+        try locked { () throws(HTTP2ProtocolError) in
+            stream.sendWindow += increment
+            guard stream.sendWindow <= Self.maximumWindow else {
+                throw HTTP2ProtocolError(
+                    "a WINDOW_UPDATE that takes stream \(stream.id)'s window above 2^31-1",
+                    code: HTTP2ErrorCode.flowControlError)
+            }
+            condition.broadcast()
+        }
+    }
+
+    /// Runs `body` holding the condition's lock (`NSCondition.withLock` throws untyped errors).
+    private func locked<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body()
+    }
+
+    // MARK: Frames the client sends
+
+    /// A WINDOW_UPDATE granting `increment` bytes on `stream` (0: the connection).
+    static func windowUpdate(stream: UInt32, _ increment: UInt32) -> HTTP2Frame {
+        var payload: [UInt8] = []
+        HTTP2Frame.append32(increment, to: &payload)
+        return HTTP2Frame(type: HTTP2Frame.windowUpdate, stream: stream, payload: payload)
+    }
+
+    /// A GOAWAY with `code`, the last stream processed, and `debug` data.
+    static func goAway(_ code: UInt32, lastStream: UInt32, debug: [UInt8] = []) -> HTTP2Frame {
+        var payload: [UInt8] = []
+        HTTP2Frame.append32(lastStream, to: &payload)
+        HTTP2Frame.append32(code, to: &payload)
+        return HTTP2Frame(type: HTTP2Frame.goAway, stream: 0, payload: payload + debug)
+    }
+
+    /// An error code as a RST_STREAM payload.
+    static func code(_ code: UInt32) -> [UInt8] {
+        var payload: [UInt8] = []
+        HTTP2Frame.append32(code, to: &payload)
+        return payload
+    }
+}

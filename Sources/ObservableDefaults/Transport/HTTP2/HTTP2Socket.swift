@@ -1,0 +1,138 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The byte stream under an HTTP/2 connection: a socket opened like the HTTP/1.1 client's
+/// (``EtcdHTTP/Connection/open(url:timeout:deadline:transport:alpn:)``), plain or through TLS, read by the
+/// connection's one reader thread and written by any thread.
+///
+/// Writes are serialised by a lock, so frames never interleave. OpenSSL's connection object must not be used
+/// by two threads at once, so with TLS reads take the same lock: the reader waits for bytes with `poll`
+/// outside it, and the socket's short receive timeout (``tlsReadSlice``) bounds how long a read holds it
+/// when a TLS record arrives in pieces. The descriptor is closed under the lock, once, by ``close()``, so
+/// a write or shutdown from another thread never reaches a descriptor number reused by then.
+final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `lock`
+    private let descriptor: Int32
+    private let tls: TLSSession?
+    private let lock = NSLock()
+    private var closed = false
+    /// The last TLS read filled the whole buffer: OpenSSL may hold more of its record, which `poll` cannot see.
+    private var readFilledBuffer = false
+
+    /// How long one write may wait for the peer to take bytes before the connection counts as broken.
+    static let writeTimeout: TimeInterval = 10
+    /// The socket's receive timeout with TLS: the longest a read holds the lock.
+    static let tlsReadSlice: TimeInterval = 0.05
+
+    /// Takes over the connected socket `descriptor` (and its TLS layer, if any), setting its timeouts.
+    init(descriptor: Int32, tls: TLSSession?) {
+        self.descriptor = descriptor
+        self.tls = tls
+        Self.setTimeout(descriptor, SO_SNDTIMEO, Self.writeTimeout)
+        Self.setTimeout(descriptor, SO_RCVTIMEO, tls == nil ? 0 : Self.tlsReadSlice)
+    }
+
+    private static func setTimeout(_ descriptor: Int32, _ option: Int32, _ seconds: TimeInterval) {
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
+        setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Writes all of `bytes`, or fails (the connection is then unusable: a frame may be cut).
+    func write(_ bytes: [UInt8]) throws(EtcdHTTP.Failure) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { throw EtcdHTTP.Failure("the connection is closed") }
+        var sent = 0
+        while sent < bytes.count {
+            let result = bytes.withUnsafeBytes { raw in
+                Result { () throws(EtcdHTTP.Failure) in try writeSome(UnsafeRawBufferPointer(rebasing: raw[sent...])) }
+            }
+            sent += try result.get()
+        }
+    }
+
+    private func writeSome(_ bytes: UnsafeRawBufferPointer) throws(EtcdHTTP.Failure) -> Int {
+        if let tls {
+            do throws(TLSError) { return try tls.write(bytes) } catch {
+                throw Self.writeFailure(error.timedOut ? nil : error.text)
+            }
+        }
+        while true {
+            let count = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            if count > 0 { return count }
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { throw Self.writeFailure(nil) }
+            throw Self.writeFailure(String(cString: strerror(errno)))
+        }
+    }
+
+    /// `why` the write failed, `nil`: the peer took no bytes within ``writeTimeout``.
+    private static func writeFailure(_ why: String?) -> EtcdHTTP.Failure {
+        guard let why else {
+            var failure = EtcdHTTP.Failure(
+                "sending did not finish in time: the member took no bytes for \(EtcdHTTP.describe(seconds: writeTimeout))"
+            )
+            failure.timedOut = true
+            return failure
+        }
+        return EtcdHTTP.Failure("sending failed: \(why)")
+    }
+
+    /// Reads some bytes into `buffer` (the reader thread only); 0 when the connection ended.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(EtcdHTTP.Failure) -> Int {
+        guard let tls else {
+            while true {
+                let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+                if count >= 0 { return count }
+                if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
+                throw EtcdHTTP.Failure("the connection broke: \(String(cString: strerror(errno)))")
+            }
+        }
+        while true {
+            if !readFilledBuffer {
+                var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                if poll(&entry, 1, -1) < 0, errno != EINTR {
+                    throw EtcdHTTP.Failure("the connection broke: \(String(cString: strerror(errno)))")
+                }
+            }
+            lock.lock()
+            if closed {
+                lock.unlock()
+                return 0
+            }
+            let result = Result { () throws(TLSError) in try tls.read(into: buffer) }
+            lock.unlock()
+            switch result {
+            case .success(let count):
+                readFilledBuffer = count == buffer.count
+                return count
+            case .failure(let error) where error.timedOut:
+                readFilledBuffer = false  // a record's rest has not arrived yet
+            case .failure(let error):
+                var failure = EtcdHTTP.Failure("the connection broke: \(error.text)")
+                failure.rejected = error.turnedDown
+                throw failure
+            }
+        }
+    }
+
+    /// Ends the connection both ways: a read waiting on the reader thread returns 0. Harmless once closed.
+    func shutDown() {
+        lock.withLock {
+            if !closed { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Closes the descriptor (the reader thread, when it is done).
+    func close() {
+        lock.withLock {
+            guard !closed else { return }
+            closed = true
+            _ = Glibc.close(descriptor)
+        }
+    }
+}
