@@ -303,7 +303,7 @@ import TestSupport
         #expect(grpc.debugDescription.contains("transport: ObservableDefaults.EtcdConfiguration.Transport.grpc"))
     }
 
-    @Test func anUnknownOrUnbuiltTransportIsAClearError() {
+    @Test func anUnknownTransportIsAClearError() {
         func message(_ address: String) -> String {
             do {
                 _ = try EtcdConfiguration(url: address, environment: [:])
@@ -319,26 +319,7 @@ import TestSupport
         #expect(
             message("etcd://10.0.0.1:2379/fleet?mode=fast").contains(
                 "the query '?mode=fast' is not understood, expected ?transport=grpc or ?transport=gateway"))
-        #expect(
-            message("etcd://10.0.0.1:2379/fleet?transport=grpc").contains(
-                "is not a cloud address: the gRPC transport is not built yet; use ?transport=gateway"))
-    }
-
-    @Test func aStoreConfiguredForGRPCReportsThatItIsNotBuiltInsteadOfSyncing() throws {
-        var configuration = EtcdConfiguration(
-            endpoints: Self.members, namespace: "ns", stateDirectory: directory.url, requestTimeout: 1)
-        configuration.transport = .grpc
-        let client = EtcdClient(configuration: configuration)
-        let error = #expect(throws: DefaultsError.self) { try client.status() }
-        #expect(
-            error?.message
-                == "the etcd transport 'grpc' cannot be used: the gRPC transport is not built yet; choose EtcdConfiguration.Transport.gateway (?transport=gateway)"
-        )
-        let store = try CloudKeyValueStore(etcd: configuration)
-        let errors = Locked<[String]>([])
-        let observation = store.observeErrors { error in errors.withLock { $0.append(error.message) } }
-        defer { observation.cancel() }
-        #expect(eventually { errors.withLock { $0 }.contains { $0.contains("the gRPC transport is not built yet") } })
+        #expect(message("etcd://10.0.0.1:2379/fleet?transport=grpc") == "accepted")
     }
 
     // MARK: The gateway's bodies

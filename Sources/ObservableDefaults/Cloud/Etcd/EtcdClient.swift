@@ -32,7 +32,7 @@ final class EtcdClient: Sendable {
     private static func wire(for choice: EtcdConfiguration.Transport, transport: EtcdTransport) -> any EtcdWire {
         switch choice {
         case .gateway: EtcdGatewayWire(transport: transport)
-        case .grpc: EtcdUnbuiltWire(transport: choice)
+        case .grpc: EtcdGRPCWire(transport: transport)
         }
     }
 

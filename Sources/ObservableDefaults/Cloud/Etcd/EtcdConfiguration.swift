@@ -48,7 +48,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// How a store speaks to etcd's members.
     public enum Transport: String, Sendable, Equatable, CaseIterable {
         /// etcd's native gRPC API over HTTP/2 (h2c on plain TCP, ALPN `h2` with TLS); it also goes through
-        /// `etcd grpc-proxy`. Not built yet: a store configured with it reports why instead of syncing.
+        /// `etcd grpc-proxy`.
         case grpc
         /// etcd's v3 JSON gateway over HTTP/1.1 (`POST /v3/kv/range` and so on), served by every member
         /// (not by `etcd grpc-proxy`).
@@ -57,13 +57,6 @@ public struct EtcdConfiguration: Sendable, Equatable {
         /// The transport a configuration uses unless told otherwise.
         static let standard = Transport.gateway
 
-        /// Why this transport cannot be used in this build (`nil`: it can).
-        var unavailability: String? {
-            switch self {
-            case .grpc: "the gRPC transport is not built yet"
-            case .gateway: nil
-            }
-        }
     }
 
     /// Creates a configuration.
@@ -169,9 +162,6 @@ public struct EtcdConfiguration: Sendable, Equatable {
         }
         guard let transport = Transport(rawValue: String(parts[1])) else {
             throw bad("'\(parts[1])' is not a transport, expected \(accepted)")
-        }
-        if let unavailability = transport.unavailability {
-            throw bad("\(unavailability); use ?transport=gateway")
         }
         return transport
     }

@@ -1,0 +1,102 @@
+import Foundation
+
+/// One watch over etcd's gRPC `Watch` method: a create request on a bidirectional stream of the member's
+/// shared connection (``EtcdGRPCConnections``), with `hasleader: true` so that a member without a leader
+/// ends the watch instead of keeping it silent; each answer message read into an ``EtcdWatchMessage`` on
+/// the calling thread.
+struct EtcdGRPCWatch {
+    let endpoint: URL
+    let connections: EtcdGRPCConnections
+    let limits: EtcdReadLimits
+
+    private var context: String { "watch at \(endpoint.absoluteString)" }
+
+    /// Runs the watch until the stream ends or `receive` returns false; how the stream ended
+    /// (see ``EtcdWire/watch(_:at:token:headTimeout:register:receive:)``).
+    func run(
+        _ request: EtcdWatchRequest, token: String?, headTimeout: TimeInterval,
+        register: (@escaping @Sendable () -> Void) -> Void, receive: (EtcdWatchMessage) -> Bool
+    ) -> EtcdWatchStream.End {
+        let headDeadline = EtcdHTTP.deadline(after: headTimeout)
+        let stream: GRPCStream
+        do throws(GRPCFailure) {
+            let connection = try connections.connection(to: endpoint, deadline: headDeadline, beforeOpening: {})
+            // No deadline: a watch may stay quiet indefinitely (the head's deadline bounds the first answer).
+            stream = try GRPCStream.open(
+                path: EtcdProto.WatchRequest.path, metadata: GRPCCall.etcdMetadata(token: token, requireLeader: true),
+                deadline: nil, limits: limits, on: connection)
+        } catch {
+            return ending(error, headTimeout: headTimeout)
+        }
+        register { stream.cancel() }
+        let create = EtcdProto.WatchCreateRequest(
+            key: Array(request.prefix.utf8), rangeEnd: Array(EtcdRangeRequest.prefixEnd(request.prefix)),
+            startRevision: request.startRevision)
+        do throws(GRPCFailure) {
+            try stream.send(EtcdProto.WatchRequest(.create(create)), deadline: headDeadline)
+            var deadline: ContinuousClock.Instant? = headDeadline
+            while true {
+                guard let response = try stream.receive(EtcdProto.WatchResponse.self, deadline: deadline) else {
+                    return .failed(
+                        DefaultsError(
+                            .cloud,
+                            message:
+                                "the watch on etcd member \(endpoint.absoluteString) ended: the server closed the stream"
+                        ))
+                }
+                deadline = nil
+                let message: EtcdWatchMessage
+                do throws(DefaultsError) {
+                    message = try Self.message(response, context: context)
+                } catch {
+                    stream.cancel()
+                    return .failed(error)
+                }
+                guard receive(message) else {
+                    stream.cancel()
+                    return .cancelled
+                }
+            }
+        } catch {
+            stream.cancel()
+            return ending(error, headTimeout: headTimeout)
+        }
+    }
+
+    /// How a failed watch ended.
+    private func ending(_ error: GRPCFailure, headTimeout: TimeInterval) -> EtcdWatchStream.End {
+        switch error {
+        case .status(let status):
+            return .failed(DefaultsError(.cloud, message: "etcd ended the watch (\(context)): \(status.message)"))
+        case .transport(let failure):
+            connections.drop(endpoint, after: failure)
+            if failure.malformed {
+                let error = DefaultsError(
+                    .cloud, message: "etcd member \(endpoint.absoluteString) \(failure.text) (\(context))")
+                return failure.tooLarge ? .tooLarge(error) : .failed(error)
+            }
+            let why =
+                failure.timedOut
+                ? "no answer within \(EtcdHTTP.describe(seconds: headTimeout)): \(failure.text)" : failure.text
+            return .failed(
+                DefaultsError(.cloud, message: "the watch on etcd member \(endpoint.absoluteString) ended: \(why)"))
+        }
+    }
+
+    /// Reads one answer of the watch.
+    static func message(_ response: EtcdProto.WatchResponse, context: String) throws(DefaultsError) -> EtcdWatchMessage
+    {
+        var message = EtcdWatchMessage(header: response.header.map { EtcdGRPCWire.header($0) }, events: [])
+        if response.canceled {
+            message.cancelled = (response.compactRevision, response.cancelReason.isEmpty ? nil : response.cancelReason)
+            return message
+        }
+        message.events.reserveCapacity(response.events.count)
+        for event in response.events {
+            guard let pair = event.kv else { throw .malformedEtcdAnswer(context, "an event without 'kv'") }
+            let deleted = event.type == .delete
+            message.events.append((EtcdGRPCWire.pair(pair, deleted: deleted), deleted))
+        }
+        return message
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+
+/// ``EtcdWire`` over etcd's native gRPC API (what its own Go client speaks, and what `etcd grpc-proxy`
+/// serves): each call is a unary gRPC call (``GRPCStream``) on one HTTP/2 connection per member
+/// (``HTTP2Connection``), shared by the calls and the watch as clientv3 shares its connection, opened when
+/// first needed and again when it broke, the member sent GOAWAY, or a call on it timed out.
+///
+/// A refusal is the call's gRPC status (``EtcdFailure`` with its code and message).
+final class EtcdGRPCWire: EtcdWire {
+    /// Plain or TLS, per endpoint, with what a connection reads at most.
+    let transport: EtcdTransport
+    private let connections: EtcdGRPCConnections
+
+    init(transport: EtcdTransport) {
+        self.transport = transport
+        connections = EtcdGRPCConnections(transport: transport)
+    }
+
+    /// The gRPC method of a call.
+    func name(_ kind: EtcdCallKind) -> String {
+        switch kind {
+        case .range: "/etcdserverpb.KV/Range"
+        case .transaction: "/etcdserverpb.KV/Txn"
+        case .leaseGrant: "/etcdserverpb.Lease/LeaseGrant"
+        case .status: "/etcdserverpb.Maintenance/Status"
+        case .authenticate: "/etcdserverpb.Auth/Authenticate"
+        }
+    }
+
+    func range(_ request: EtcdRangeRequest, _ call: EtcdCall, whileWaiting: () -> Void) throws(EtcdWireFailure)
+        -> EtcdRangeResult
+    {
+        let message = EtcdProto.RangeRequest(
+            key: Array(request.key.utf8), rangeEnd: request.rangeEnd.map(Array.init) ?? [])
+        let answer = try unary(.range, message, EtcdProto.RangeResponse.self, call, whileWaiting: whileWaiting)
+        return EtcdRangeResult(
+            header: try requiredHeader(answer.header, .range, call), pairs: answer.kvs.map { Self.pair($0) })
+    }
+
+    func transaction(_ transaction: EtcdTransaction, _ call: EtcdCall, whileWaiting: () -> Void)
+        throws(EtcdWireFailure) -> EtcdTransactionResult
+    {
+        let answer = try unary(
+            .transaction, Self.message(transaction), EtcdProto.TxnResponse.self, call, whileWaiting: whileWaiting)
+        var responses: [EtcdTransactionResult.Response] = []
+        responses.reserveCapacity(answer.responses.count)
+        for operation in answer.responses {
+            switch operation.response {
+            case .range(let range)?: responses.append(.range(range.kvs.first.map { Self.pair($0) }))
+            case .put?: responses.append(.put)
+            case .deleteRange?: responses.append(.delete)
+            case .txn?, nil:
+                throw .malformed(
+                    .malformedEtcdAnswer(
+                        context(.transaction, at: call.endpoint),
+                        "a transaction's response that is none of range, put, delete"))
+            }
+        }
+        return EtcdTransactionResult(
+            header: try requiredHeader(answer.header, .transaction, call), succeeded: answer.succeeded,
+            responses: responses)
+    }
+
+    func grantLease(ttl: Int64, _ call: EtcdCall, whileWaiting: () -> Void) throws(EtcdWireFailure) -> EtcdLeaseGrant {
+        let answer = try unary(
+            .leaseGrant, EtcdProto.LeaseGrantRequest(ttl: ttl), EtcdProto.LeaseGrantResponse.self, call,
+            whileWaiting: whileWaiting)
+        guard answer.id != 0 else {
+            let why = answer.error.isEmpty ? "no lease ID in the answer to a lease grant" : answer.error
+            throw .malformed(.malformedEtcdAnswer(context(.leaseGrant, at: call.endpoint), why))
+        }
+        return EtcdLeaseGrant(header: answer.header.map { Self.header($0) }, id: answer.id)
+    }
+
+    func status(_ call: EtcdCall, probing: Bool, whileWaiting: () -> Void) throws(EtcdWireFailure) -> EtcdStatus {
+        let answer = try unary(
+            .status, EtcdProto.StatusRequest(), EtcdProto.StatusResponse.self, call, whileWaiting: whileWaiting)
+        return EtcdStatus(header: answer.header.map { Self.header($0) })
+    }
+
+    func authenticate(user: String, password: String, _ call: EtcdCall, whileWaiting: () -> Void)
+        throws(EtcdWireFailure) -> EtcdAuthentication
+    {
+        let answer = try unary(
+            .authenticate, EtcdProto.AuthenticateRequest(name: user, password: password),
+            EtcdProto.AuthenticateResponse.self, call, whileWaiting: whileWaiting)
+        guard !answer.token.isEmpty else {
+            throw .malformed(
+                .malformedEtcdAnswer(context(.authenticate, at: call.endpoint), "no token in the login answer"))
+        }
+        return EtcdAuthentication(header: answer.header.map { Self.header($0) }, token: answer.token)
+    }
+
+    func watch(
+        _ request: EtcdWatchRequest, at endpoint: URL, token: String?, headTimeout: TimeInterval,
+        register: (@escaping @Sendable () -> Void) -> Void, receive: (EtcdWatchMessage) -> Bool
+    ) -> EtcdWatchStream.End {
+        EtcdGRPCWatch(endpoint: endpoint, connections: connections, limits: transport.limits)
+            .run(request, token: token, headTimeout: headTimeout, register: register, receive: receive)
+    }
+
+    // MARK: Calls
+
+    /// One unary call of `kind` with `request` to `call`'s member, its answer read as `Answer`, all within
+    /// the call's timeout; `whileWaiting` runs once the request is sent (or before a connection is opened).
+    /// A call the member never processed (its connection went away first) is sent once more on a new
+    /// connection.
+    private func unary<Answer: ProtobufMessage>(
+        _ kind: EtcdCallKind, _ request: some ProtobufMessage, _ answer: Answer.Type, _ call: EtcdCall,
+        whileWaiting: () -> Void
+    ) throws(EtcdWireFailure) -> Answer {
+        let deadline = EtcdHTTP.deadline(after: call.timeout)
+        let bytes = request.encoded()
+        var waited = false
+        func waiting() {
+            if !waited { whileWaiting() }
+            waited = true
+        }
+        var retried = false
+        while true {
+            do throws(GRPCFailure) {
+                let connection = try connections.connection(
+                    to: call.endpoint, deadline: deadline, beforeOpening: waiting)
+                let answerBytes = try Self.exchange(
+                    name(kind), bytes, token: call.token, deadline: deadline, limits: transport.limits, on: connection,
+                    afterSending: waiting)
+                do throws(ProtobufError) {
+                    return try Answer(
+                        decoding: answerBytes, limits: .init(fieldBytes: transport.limits.answerBytes, depth: 100))
+                } catch {
+                    throw GRPCFailure.malformed("an answer that is not a valid \(Answer.protobufName): \(error)")
+                }
+            } catch {
+                switch error {
+                case .status(let status):
+                    throw .refused(EtcdFailure(code: Int(status.code.rawValue), message: status.message))
+                case .transport(let failure):
+                    connections.drop(call.endpoint, after: failure)
+                    if failure.notProcessed, !retried, ContinuousClock.now < deadline {
+                        retried = true
+                        continue
+                    }
+                    if failure.malformed {
+                        throw .malformed(
+                            DefaultsError(
+                                .cloud,
+                                message:
+                                    "etcd member \(call.endpoint.absoluteString) \(failure.text) (\(context(kind, at: call.endpoint)))"
+                            ))
+                    }
+                    throw .unreachable(
+                        failure.sentence(timeout: call.timeout), refused: failure.refused, rejected: failure.rejected)
+                }
+            }
+        }
+    }
+
+    /// Sends `request` to `method` on `connection` and reads the one answer message, running `afterSending`
+    /// between the two.
+    private static func exchange(
+        _ method: String, _ request: [UInt8], token: String?, deadline: ContinuousClock.Instant, limits: EtcdReadLimits,
+        on connection: HTTP2Connection, afterSending: () -> Void
+    ) throws(GRPCFailure) -> [UInt8] {
+        let stream = try GRPCStream.open(
+            path: method, metadata: GRPCCall.etcdMetadata(token: token, requireLeader: false), deadline: deadline,
+            limits: limits, on: connection)
+        do throws(GRPCFailure) {
+            try stream.send(request, endStream: true, deadline: deadline)
+            afterSending()
+            guard let answer = try stream.receive(deadline: deadline) else {
+                throw GRPCFailure.malformed("the answer to \(method) ended with status OK but no message")
+            }
+            if try stream.receive(deadline: deadline) != nil {
+                throw GRPCFailure.malformed("the answer to the unary call \(method) holds more than one message")
+            }
+            return answer
+        } catch {
+            stream.cancel()
+            throw error
+        }
+    }
+
+    private func requiredHeader(_ header: EtcdProto.ResponseHeader?, _ kind: EtcdCallKind, _ call: EtcdCall)
+        throws(EtcdWireFailure) -> EtcdHeader
+    {
+        guard let header else {
+            throw .malformed(.malformedEtcdAnswer(context(kind, at: call.endpoint), "an answer without a header"))
+        }
+        return Self.header(header)
+    }
+
+    // MARK: Messages
+
+    static func header(_ header: EtcdProto.ResponseHeader) -> EtcdHeader {
+        EtcdHeader(clusterID: header.clusterID == 0 ? "" : String(header.clusterID), revision: header.revision)
+    }
+
+    static func pair(_ pair: EtcdProto.KeyValue, deleted: Bool = false) -> EtcdKeyValue {
+        EtcdKeyValue(
+            key: String(decoding: pair.key, as: UTF8.self), value: deleted ? nil : Data(pair.value),
+            modRevision: pair.modRevision)
+    }
+
+    static func message(_ transaction: EtcdTransaction) -> EtcdProto.TxnRequest {
+        func operation(_ operation: EtcdTransaction.Operation) -> EtcdProto.RequestOp {
+            switch operation {
+            case .put(let key, let value, let lease):
+                EtcdProto.RequestOp(
+                    .put(EtcdProto.PutRequest(key: Array(key.utf8), value: Array(value), lease: lease ?? 0)))
+            case .delete(let key): EtcdProto.RequestOp(.deleteRange(EtcdProto.DeleteRangeRequest(key: Array(key.utf8))))
+            case .range(let key): EtcdProto.RequestOp(.range(EtcdProto.RangeRequest(key: Array(key.utf8))))
+            }
+        }
+        return EtcdProto.TxnRequest(
+            compare: transaction.compares.map {
+                EtcdProto.Compare(key: Array($0.key.utf8), .equal, .modRevision($0.modRevision))
+            },
+            success: transaction.success.map(operation), failure: transaction.failure.map(operation))
+    }
+}
+
+extension HTTP2Connection: HTTP2ExchangeOpening {}
