@@ -138,6 +138,27 @@ import TestSupport
         #expect(took < .seconds(20))
     }
 
+    /// How many descriptors the process has open.
+    static func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
+
+    /// Closed connections, and ones merely released, give their socket back (their reader thread ends).
+    @Test func closedAndReleasedConnectionsGiveTheirDescriptorsBack() throws {
+        let node = try EtcdCluster.sharedNode()
+        let before = Self.openDescriptors()
+        for round in 0..<20 {
+            let connection = try HTTP2Connection.open(
+                url: node.endpoints[0], transport: EtcdTransport(), deadline: Self.deadline())
+            #expect(try Self.status(connection) > 0)
+            if round % 2 == 0 { connection.close() }
+        }
+        // Other tests may open descriptors meanwhile: the 20 sockets must not all stay.
+        #expect(
+            eventually(timeout: .seconds(30)) { Self.openDescriptors() < before + 10 },
+            "before \(before), now \(Self.openDescriptors())")
+    }
+
     @Test func overTLSTheConnectionChoosesH2WithALPN() throws {
         let node = try EtcdCluster(members: 1, tls: EtcdTLSTests.server)
         #expect(node.endpoints[0].scheme == "https")
