@@ -139,7 +139,7 @@ import Testing
         #expect(GRPCStatus.decodeMessage("%FF") == "\u{FFFD}")
     }
 
-    @Test func httpStatusesMapToCodes() {
+    @Test func httpStatusesMapToCodes() throws {
         let (result, opener) = Self.unary([
             .headers([HTTP2Header(":status", "503"), HTTP2Header("content-type", "text/plain")], endStream: false)
         ])
@@ -149,6 +149,22 @@ import Testing
         }
         #expect(status == GRPCStatus(.unavailable, "HTTP status 503"))
         #expect(opener.exchange.undelivered == 0)
+        #expect(opener.exchange.cancelled)
+
+        // On a stream: the 503's body is not read, the stream is reset.
+        let exchange = GRPCTestExchange([
+            .headers([HTTP2Header(":status", "404"), HTTP2Header("grpc-message", "no%20route")], endStream: false),
+            GRPCScript.data(Array("404 page not found".utf8), endStream: true)
+        ])
+        let stream = try GRPCStream.open(path: EtcdProto.WatchRequest.path, deadline: nil, on: GRPCTestOpener(exchange))
+        let failure = Self.failure { () throws(GRPCFailure) in try stream.receive(deadline: nil) }
+        guard case .status(let notFound)? = failure else {
+            Issue.record("expected a status, got \(String(describing: failure))")
+            return
+        }
+        #expect(notFound == GRPCStatus(.unimplemented, "HTTP status 404: no route"))
+        #expect(exchange.cancelled)
+        #expect(exchange.undelivered == 1)
         let table: [(Int, GRPCStatus.Code)] = [
             (400, .internal), (401, .unauthenticated), (403, .permissionDenied), (404, .unimplemented),
             (429, .unavailable), (502, .unavailable), (504, .unavailable), (500, .unknown), (418, .unknown)

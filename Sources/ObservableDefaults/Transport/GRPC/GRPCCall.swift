@@ -153,10 +153,19 @@ final class GRPCStream: Sendable {
     /// server ended the call with status OK. Throws the status the server ended the call with otherwise, or
     /// a transport failure (the answer broke gRPC's rules: the exchange is cancelled).
     func receive(deadline: ContinuousClock.Instant?) throws(GRPCFailure) -> [UInt8]? {
-        let result = answer.withLock { answer -> Result<[UInt8]?, GRPCFailure> in
-            Result { () throws(GRPCFailure) in try answer.next(from: exchange, deadline: deadline) }
+        let (result, serverFinished) = answer.withLock { answer -> (Result<[UInt8]?, GRPCFailure>, Bool) in
+            (
+                Result { () throws(GRPCFailure) in try answer.next(from: exchange, deadline: deadline) },
+                answer.serverFinished
+            )
         }
-        if case .failure(.transport(let failure)) = result, failure.malformed { exchange.cancel() }
+        // A broken answer, or an HTTP error status whose body is still coming, frees the stream; a receive
+        // that timed out leaves a watch open.
+        switch result {
+        case .failure(.transport(let failure)) where failure.malformed: exchange.cancel()
+        case .failure(.status) where !serverFinished: exchange.cancel()
+        default: break
+        }
         return try result.get()
     }
 
@@ -192,6 +201,8 @@ struct GRPCAnswer {
 
     private let path: String
     private var phase = Phase.awaitingHead
+    /// Whether the server ended its side of the stream (a header block or DATA frame with END_STREAM).
+    private(set) var serverFinished = false
     private var reader: GRPCMessageReader
     /// Messages received and not yet returned.
     private var pending: [[UInt8]] = []
@@ -223,6 +234,9 @@ struct GRPCAnswer {
 
     /// Takes one thing the stream delivered.
     mutating func take(_ received: HTTP2Received) throws(GRPCFailure) {
+        switch received {
+        case .headers(_, let endStream), .data(_, let endStream): serverFinished = serverFinished || endStream
+        }
         switch (phase, received) {
         case (.awaitingHead, .headers(let headers, let endStream)):
             guard let statusText = Self.value("status", in: headers, pseudo: true), let status = Int(statusText)
