@@ -89,10 +89,15 @@ import TestSupport
         let error = ProtobufTestFields.error(EtcdProto.RequestOp.self, bytes)
         #expect(error?.problem.contains("nested more than 100 deep") == true)
 
-        // 100,000 empty key-values in 200 KB: each decoded once, count matches.
+        // 100,000 empty key-values in 200 KB: each decoded once, count matches; with limits for answers of
+        // 400 KB (50,000 nested messages), refused at the 50,001st.
         let many = [UInt8]([0x12, 0x00]).repeated(100_000)
         let answer = try? EtcdProto.RangeResponse(decoding: many)
         #expect(answer?.kvs.count == 100_000)
+        let refused = ProtobufTestFields.error(
+            EtcdProto.RangeResponse.self, many, limits: ProtobufReader.Limits(answerBytes: 400_000))
+        #expect(refused?.problem == "the message holds more than 50000 nested messages")
+        #expect(refused?.offset == 100_000)
     }
 
     /// The gRPC message reader, fed random pieces of valid and mutated streams: messages come out whole and

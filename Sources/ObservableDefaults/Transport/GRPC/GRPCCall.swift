@@ -89,7 +89,7 @@ enum GRPCCall {
         let bytes = try unary(
             path: path, request: request.encoded(), metadata: metadata, deadline: deadline, limits: limits, on: opener)
         do throws(ProtobufError) {
-            return try Answer(decoding: bytes, limits: .init(fieldBytes: limits.answerBytes, depth: 100))
+            return try Answer(decoding: bytes, limits: ProtobufReader.Limits(answerBytes: limits.answerBytes))
         } catch {
             throw .malformed("an answer to \(path) that is not a valid \(Answer.protobufName): \(error)")
         }
@@ -106,10 +106,13 @@ final class GRPCStream: Sendable {
     private let exchange: any HTTP2Exchange
     private let path: String
     private let answer: Mutex<GRPCAnswer>
+    /// What ``receive(_:deadline:)`` accepts in a message.
+    private let decodingLimits: ProtobufReader.Limits
 
     private init(exchange: any HTTP2Exchange, path: String, limits: EtcdReadLimits) {
         self.exchange = exchange
         self.path = path
+        self.decodingLimits = ProtobufReader.Limits(answerBytes: limits.answerBytes)
         self.answer = Mutex(GRPCAnswer(path: path, limit: limits.answerBytes))
     }
 
@@ -175,7 +178,7 @@ final class GRPCStream: Sendable {
     {
         guard let bytes = try receive(deadline: deadline) else { return nil }
         do throws(ProtobufError) {
-            return try Message(decoding: bytes)
+            return try Message(decoding: bytes, limits: decodingLimits)
         } catch {
             exchange.cancel()
             throw .malformed("a message on \(path) that is not a valid \(Message.protobufName): \(error)")
