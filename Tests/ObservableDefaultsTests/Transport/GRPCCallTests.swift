@@ -279,6 +279,23 @@ import Testing
         #expect(refusal.refused)
         #expect(refusal.text == "connection refused")
 
+        // Metadata that cannot be sent, refused before a stream is opened.
+        for bad in [
+            HTTP2Header("token", "a\r\nb"), HTTP2Header("grpc-status", "0"), HTTP2Header(":path", "/x"),
+            HTTP2Header("te", "gzip"), HTTP2Header("blob-bin", "AA"), HTTP2Header("", "v")
+        ] {
+            let refusedMetadata = Self.failure { () throws(GRPCFailure) in
+                try GRPCCall.unary(path: "/p", request: [], metadata: [bad], deadline: nil, on: opener)
+            }
+            guard case .transport(let problem)? = refusedMetadata else {
+                Issue.record("expected a transport failure for \(bad), got \(String(describing: refusedMetadata))")
+                continue
+            }
+            #expect(problem.text.hasPrefix("the call to /p cannot be sent: "), "\(problem.text)")
+        }
+        #expect(opener.count == 0)
+        #expect(GRPCCall.problem(in: [HTTP2Header("Token", "abc.42"), HTTP2Header("hasleader", "true")]) == nil)
+
         // Nothing arrives before the deadline: the exchange's timeout, cancelled.
         let (silent, silentOpener) = (
             Self.failure { () throws(GRPCFailure) in

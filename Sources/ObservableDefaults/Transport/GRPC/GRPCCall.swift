@@ -53,6 +53,30 @@ enum GRPCCall {
         return "\(limit)H"
     }
 
+    /// What is wrong with `metadata`, `nil` when it can be sent: names are letters, digits, `-`, `_` and `.`
+    /// (upper-case letters are sent lower-case), not gRPC's own (`grpc-…`), not pseudo-headers and not the
+    /// headers the call sets; values are printable ASCII (binary `-bin` metadata is not supported).
+    static func problem(in metadata: [HTTP2Header]) -> String? {
+        let reserved: Set<String> = ["content-type", "te", "grpc-timeout", "user-agent", "host", "connection"]
+        for entry in metadata {
+            let name = entry.name.lowercased()
+            let nameIsValid =
+                !name.isEmpty
+                && name.utf8.allSatisfy { byte in
+                    (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
+                        || byte == 0x2E
+                }
+            guard nameIsValid, !name.hasPrefix("grpc-"), !name.hasSuffix("-bin"), !reserved.contains(name) else {
+                return "metadata name '\(entry.name.prefix(60))' is not allowed (expected letters, digits, '-', '_' "
+                    + "or '.', and not a header gRPC sets itself)"
+            }
+            guard entry.value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                return "the value of metadata '\(name)' holds characters other than printable ASCII"
+            }
+        }
+        return nil
+    }
+
     /// A unary call: sends `request` (a message's protobuf bytes) to `path` and returns the answer's one
     /// message, all by `deadline` (`nil`: no bound; sent to the server as `grpc-timeout`).
     ///
@@ -126,6 +150,9 @@ final class GRPCStream: Sendable {
             var failure = EtcdHTTP.Failure("the deadline of \(path) passed before the call started")
             failure.timedOut = true
             throw .transport(failure)
+        }
+        if let problem = GRPCCall.problem(in: metadata) {
+            throw .transport(EtcdHTTP.Failure("the call to \(path) cannot be sent: \(problem)"))
         }
         let headers = GRPCCall.requestHeaders(metadata: metadata, deadline: deadline)
         do throws(EtcdHTTP.Failure) {
