@@ -358,6 +358,61 @@ import TestSupport
         #expect(total == window + 1)
     }
 
+    @Test func dataBeyondTheStreamWindowIsAFlowControlError() throws {
+        let goAway = Locked<UInt32?>(nil)
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            guard peer.readRequest(stream: 1) else { return }
+            peer.sendHeaders(stream: 1, [(":status", "200")])
+            let piece = [UInt8](repeating: 7, count: 16384)
+            for _ in 0..<(HTTP2Multiplexer.streamWindow / piece.count) {
+                guard peer.send(HTTP2Frame(type: HTTP2Frame.data, stream: 1, payload: piece)) else { return }
+            }
+            peer.send(HTTP2Frame(type: HTTP2Frame.data, stream: 1, payload: [1]))
+            if let frame = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.goAway }) {
+                goAway.withLock { $0 = HTTP2Frame.read32(frame.payload, at: 4) }
+            }
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        let exchange = try connection.exchange(path: "/p", headers: [], deadline: Self.deadline())
+        try exchange.send(Data(), endStream: true, deadline: Self.deadline())
+        // The caller takes nothing until the member broke the window: the connection fails.
+        #expect(eventually(timeout: .seconds(30)) { !connection.isUsable })
+        let failure = Self.failureReceiving(exchange)
+        #expect(failure?.malformed == true)
+        #expect(failure?.text.contains("when its window had room for 0") == true, "\(failure?.text ?? "")")
+        #expect(eventually(timeout: .seconds(30)) { goAway.withLock { $0 } == HTTP2ErrorCode.flowControlError })
+    }
+
+    @Test func cancellingAnExchangeWakesAWaitingReceiveAndResetsTheStream() throws {
+        let reset = Locked<UInt32?>(nil)
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            if let frame = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.resetStream }) {
+                reset.withLock { $0 = HTTP2Frame.read32(frame.payload, at: 0) }
+            }
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        let exchange = try connection.exchange(path: "/p", headers: [], deadline: Self.deadline())
+        let outcome = Locked<EtcdHTTP.Failure?>(nil)
+        let done = Locked(false)
+        Thread {
+            do throws(EtcdHTTP.Failure) { _ = try exchange.receive(deadline: nil) } catch {
+                outcome.withLock { $0 = error }
+            }
+            done.withLock { $0 = true }
+        }.start()
+        exchange.cancel()
+        #expect(eventually(timeout: .seconds(30)) { done.withLock { $0 } })
+        #expect(outcome.withLock { $0?.text } == "the exchange was cancelled")
+        #expect(eventually(timeout: .seconds(30)) { reset.withLock { $0 } == HTTP2ErrorCode.cancel })
+        #expect(connection.isUsable)
+    }
+
     @Test func theMembersConcurrentStreamLimitMakesAnExchangeWaitUntilItsDeadline() throws {
         let server = try HTTP2ScriptedServer { peer in
             guard peer.readPreface() else { return }

@@ -121,21 +121,47 @@ import TestSupport
         let connection = try HTTP2Connection.open(
             url: node.endpoints[0], transport: EtcdTransport(), deadline: Self.deadline())
         defer { connection.close() }
+        try Self.checkLargeRange(connection)
+    }
+
+    /// Puts six values of 1.4 MB and reads them back in one range answer, within seconds.
+    static func checkLargeRange(_ connection: HTTP2Connection, sourceLocation: SourceLocation = #_sourceLocation) throws
+    {
         let prefix = Array("h2-range-\(UUID().uuidString)/".utf8)
         let value = [UInt8](repeating: 0x61, count: 1_400_000)
         for index in 0..<6 {
-            _ = try Self.call(
-                connection, "/etcdserverpb.KV/Put",
-                Self.field(1, prefix + Array("\(index)".utf8)) + Self.field(2, value))
+            _ = try call(
+                connection, "/etcdserverpb.KV/Put", field(1, prefix + Array("\(index)".utf8)) + field(2, value))
         }
         var end = prefix
         end[end.count - 1] += 1
         let started = ContinuousClock.now
-        let body = try Self.call(connection, "/etcdserverpb.KV/Range", Self.field(1, prefix) + Self.field(2, end))
+        let body = try call(connection, "/etcdserverpb.KV/Range", field(1, prefix) + field(2, end))
         let took = started.duration(to: .now)
         print("8.4 MB range answer over HTTP/2 in \(took)")
-        #expect(body.count > 6 * 1_400_000 && body.count < 6 * 1_400_000 + 4096)
-        #expect(took < .seconds(20))
+        #expect(body.count > 6 * 1_400_000 && body.count < 6 * 1_400_000 + 4096, sourceLocation: sourceLocation)
+        #expect(took < .seconds(20), sourceLocation: sourceLocation)
+    }
+
+    /// How many descriptors the process has open.
+    static func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
+
+    /// Closed connections, and ones merely released, give their socket back (their reader thread ends).
+    @Test func closedAndReleasedConnectionsGiveTheirDescriptorsBack() throws {
+        let node = try EtcdCluster.sharedNode()
+        let before = Self.openDescriptors()
+        for round in 0..<20 {
+            let connection = try HTTP2Connection.open(
+                url: node.endpoints[0], transport: EtcdTransport(), deadline: Self.deadline())
+            #expect(try Self.status(connection) > 0)
+            if round % 2 == 0 { connection.close() }
+        }
+        // Other tests may open descriptors meanwhile: the 20 sockets must not all stay.
+        #expect(
+            eventually(timeout: .seconds(30)) { Self.openDescriptors() < before + 10 },
+            "before \(before), now \(Self.openDescriptors())")
     }
 
     @Test func overTLSTheConnectionChoosesH2WithALPN() throws {
@@ -152,6 +178,7 @@ import TestSupport
         }
         #expect(lengths.withLock { $0.count } == 6)
         #expect(try connection.ping(deadline: Self.deadline()) < .seconds(30))
+        try Self.checkLargeRange(connection)
 
         // h2c to the TLS port: a clear sentence pointing at https://.
         let plainToTLS = URL(string: "http://127.0.0.1:\(node.endpoints[0].port!)")!

@@ -52,7 +52,16 @@ extension EtcdWire {
 
 /// The kinds of calls a wire carries (error messages name them, ``EtcdWire/name(_:)``).
 enum EtcdCallKind: Sendable {
-    case range, transaction, leaseGrant, status, authenticate
+    /// ``EtcdWire/range(_:_:whileWaiting:)``.
+    case range
+    /// ``EtcdWire/transaction(_:_:whileWaiting:)``.
+    case transaction
+    /// ``EtcdWire/grantLease(ttl:_:whileWaiting:)``.
+    case leaseGrant
+    /// ``EtcdWire/status(_:probing:whileWaiting:)``.
+    case status
+    /// ``EtcdWire/authenticate(user:password:_:whileWaiting:)``.
+    case authenticate
 }
 
 /// Where one call goes and with what.
@@ -123,7 +132,9 @@ struct EtcdRangeRequest: Sendable, Equatable {
 struct EtcdTransaction: Sendable {
     /// A key whose modification revision must be `modRevision` (0: absent).
     struct Compare: Sendable {
+        /// The whole key (namespace included).
         var key: String
+        /// The modification revision it must have (0: the key must be absent).
         var modRevision: Int64
     }
 
@@ -137,8 +148,11 @@ struct EtcdTransaction: Sendable {
         case range(key: String)
     }
 
+    /// What must hold, all of it, for the success branch to run.
     var compares: [Compare]
+    /// The operations when every comparison holds.
     var success: [Operation]
+    /// The operations otherwise (none: a refusal only says so).
     var failure: [Operation]
 
     /// The single compare-and-swap of `key`: puts `value` (`nil`: deletes) if its modification revision is
@@ -196,6 +210,7 @@ protocol EtcdHeaderCarrying {
 
 /// The pairs of a range read.
 struct EtcdRangeResult: Sendable, EtcdHeaderCarrying {
+    /// The header, with the revision the keys were read at.
     var header: EtcdHeader
     /// The pairs, in key order, whole keys.
     var pairs: [EtcdKeyValue]
@@ -206,15 +221,19 @@ struct EtcdRangeResult: Sendable, EtcdHeaderCarrying {
 struct EtcdTransactionResult: Sendable, EtcdHeaderCarrying {
     /// The answer of one operation of the branch that ran, in order.
     enum Response: Sendable {
+        /// A put was carried out.
         case put
+        /// A delete was carried out.
         case delete
         /// The pair a range read (`nil`: the key is absent).
         case range(EtcdKeyValue?)
     }
 
+    /// The header, with the revision the transaction was carried out at (or read at, when refused).
     var header: EtcdHeader
     /// Whether every comparison held (the success branch ran).
     var succeeded: Bool
+    /// One per operation of the branch that ran, in order.
     var responses: [Response]
     var answerHeader: EtcdHeader? { header }
 
@@ -235,6 +254,7 @@ struct EtcdTransactionResult: Sendable, EtcdHeaderCarrying {
 
 /// A granted lease.
 struct EtcdLeaseGrant: Sendable, EtcdHeaderCarrying {
+    /// The header, if the answer had one.
     var header: EtcdHeader?
     /// The lease's ID (never 0).
     var id: Int64
@@ -243,12 +263,14 @@ struct EtcdLeaseGrant: Sendable, EtcdHeaderCarrying {
 
 /// A member's status.
 struct EtcdStatus: Sendable, EtcdHeaderCarrying {
+    /// The header, if the answer had one.
     var header: EtcdHeader?
     var answerHeader: EtcdHeader? { header }
 }
 
 /// A login.
 struct EtcdAuthentication: Sendable, EtcdHeaderCarrying {
+    /// The header, if the answer had one.
     var header: EtcdHeader?
     /// The token later calls send.
     var token: String

@@ -53,6 +53,30 @@ enum GRPCCall {
         return "\(limit)H"
     }
 
+    /// What is wrong with `metadata`, `nil` when it can be sent: names are letters, digits, `-`, `_` and `.`
+    /// (upper-case letters are sent lower-case), not gRPC's own (`grpc-…`), not pseudo-headers and not the
+    /// headers the call sets; values are printable ASCII (binary `-bin` metadata is not supported).
+    static func problem(in metadata: [HTTP2Header]) -> String? {
+        let reserved: Set<String> = ["content-type", "te", "grpc-timeout", "user-agent", "host", "connection"]
+        for entry in metadata {
+            let name = entry.name.lowercased()
+            let nameIsValid =
+                !name.isEmpty
+                && name.utf8.allSatisfy { byte in
+                    (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
+                        || byte == 0x2E
+                }
+            guard nameIsValid, !name.hasPrefix("grpc-"), !name.hasSuffix("-bin"), !reserved.contains(name) else {
+                return "metadata name '\(entry.name.prefix(60))' is not allowed (expected letters, digits, '-', '_' "
+                    + "or '.', and not a header gRPC sets itself)"
+            }
+            guard entry.value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                return "the value of metadata '\(name)' holds characters other than printable ASCII"
+            }
+        }
+        return nil
+    }
+
     /// A unary call: sends `request` (a message's protobuf bytes) to `path` and returns the answer's one
     /// message, all by `deadline` (`nil`: no bound; sent to the server as `grpc-timeout`).
     ///
@@ -89,7 +113,7 @@ enum GRPCCall {
         let bytes = try unary(
             path: path, request: request.encoded(), metadata: metadata, deadline: deadline, limits: limits, on: opener)
         do throws(ProtobufError) {
-            return try Answer(decoding: bytes, limits: .init(fieldBytes: limits.answerBytes, depth: 100))
+            return try Answer(decoding: bytes, limits: ProtobufReader.Limits(answerBytes: limits.answerBytes))
         } catch {
             throw .malformed("an answer to \(path) that is not a valid \(Answer.protobufName): \(error)")
         }
@@ -106,10 +130,13 @@ final class GRPCStream: Sendable {
     private let exchange: any HTTP2Exchange
     private let path: String
     private let answer: Mutex<GRPCAnswer>
+    /// What ``receive(_:deadline:)`` accepts in a message.
+    private let decodingLimits: ProtobufReader.Limits
 
     private init(exchange: any HTTP2Exchange, path: String, limits: EtcdReadLimits) {
         self.exchange = exchange
         self.path = path
+        self.decodingLimits = ProtobufReader.Limits(answerBytes: limits.answerBytes)
         self.answer = Mutex(GRPCAnswer(path: path, limit: limits.answerBytes))
     }
 
@@ -123,6 +150,9 @@ final class GRPCStream: Sendable {
             var failure = EtcdHTTP.Failure("the deadline of \(path) passed before the call started")
             failure.timedOut = true
             throw .transport(failure)
+        }
+        if let problem = GRPCCall.problem(in: metadata) {
+            throw .transport(EtcdHTTP.Failure("the call to \(path) cannot be sent: \(problem)"))
         }
         let headers = GRPCCall.requestHeaders(metadata: metadata, deadline: deadline)
         do throws(EtcdHTTP.Failure) {
@@ -153,10 +183,19 @@ final class GRPCStream: Sendable {
     /// server ended the call with status OK. Throws the status the server ended the call with otherwise, or
     /// a transport failure (the answer broke gRPC's rules: the exchange is cancelled).
     func receive(deadline: ContinuousClock.Instant?) throws(GRPCFailure) -> [UInt8]? {
-        let result = answer.withLock { answer -> Result<[UInt8]?, GRPCFailure> in
-            Result { () throws(GRPCFailure) in try answer.next(from: exchange, deadline: deadline) }
+        let (result, serverFinished) = answer.withLock { answer -> (Result<[UInt8]?, GRPCFailure>, Bool) in
+            (
+                Result { () throws(GRPCFailure) in try answer.next(from: exchange, deadline: deadline) },
+                answer.serverFinished
+            )
         }
-        if case .failure(.transport(let failure)) = result, failure.malformed { exchange.cancel() }
+        // A broken answer, or an HTTP error status whose body is still coming, frees the stream; a receive
+        // that timed out leaves a watch open.
+        switch result {
+        case .failure(.transport(let failure)) where failure.malformed: exchange.cancel()
+        case .failure(.status) where !serverFinished: exchange.cancel()
+        default: break
+        }
         return try result.get()
     }
 
@@ -166,7 +205,7 @@ final class GRPCStream: Sendable {
     {
         guard let bytes = try receive(deadline: deadline) else { return nil }
         do throws(ProtobufError) {
-            return try Message(decoding: bytes)
+            return try Message(decoding: bytes, limits: decodingLimits)
         } catch {
             exchange.cancel()
             throw .malformed("a message on \(path) that is not a valid \(Message.protobufName): \(error)")
@@ -192,6 +231,8 @@ struct GRPCAnswer {
 
     private let path: String
     private var phase = Phase.awaitingHead
+    /// Whether the server ended its side of the stream (a header block or DATA frame with END_STREAM).
+    private(set) var serverFinished = false
     private var reader: GRPCMessageReader
     /// Messages received and not yet returned.
     private var pending: [[UInt8]] = []
@@ -223,6 +264,9 @@ struct GRPCAnswer {
 
     /// Takes one thing the stream delivered.
     mutating func take(_ received: HTTP2Received) throws(GRPCFailure) {
+        switch received {
+        case .headers(_, let endStream), .data(_, let endStream): serverFinished = serverFinished || endStream
+        }
         switch (phase, received) {
         case (.awaitingHead, .headers(let headers, let endStream)):
             guard let statusText = Self.value("status", in: headers, pseudo: true), let status = Int(statusText)

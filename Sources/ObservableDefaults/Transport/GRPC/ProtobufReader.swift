@@ -71,9 +71,24 @@ struct ProtobufReader {
         /// How deep messages may nest (the outermost message is depth 1). etcd's deepest answer is a
         /// transaction's nested transaction; protobuf's own limit is 100.
         var depth: Int
+        /// The most nested messages one decode reads. A nested message costs 2 bytes on the wire and tens of
+        /// bytes in memory, so this bounds what a small hostile answer can make the client allocate.
+        var messages: Int
 
-        /// The limits for answers of at most ``EtcdReadLimits/standard``'s size, nesting 100 deep.
-        static let standard = Limits(fieldBytes: EtcdReadLimits.standard.answerBytes, depth: 100)
+        /// Limits for answers of up to `answerBytes`: fields of up to that size, nesting 100 deep, and one
+        /// nested message per 8 bytes (etcd's smallest key-value in a range answer takes 11).
+        init(answerBytes: Int, depth: Int = 100) {
+            self.init(fieldBytes: answerBytes, depth: depth, messages: max(1, answerBytes / 8))
+        }
+
+        init(fieldBytes: Int, depth: Int, messages: Int = .max) {
+            self.fieldBytes = fieldBytes
+            self.depth = depth
+            self.messages = messages
+        }
+
+        /// The limits for answers of at most ``EtcdReadLimits/standard``'s size.
+        static let standard = Limits(answerBytes: EtcdReadLimits.standard.answerBytes)
     }
 
     private let bytes: [UInt8]
@@ -84,6 +99,8 @@ struct ProtobufReader {
     private var end: Int
     /// How deep the message being read is nested (1: the outermost).
     private var depth = 1
+    /// How many nested messages this decode has read.
+    private var messageCount = 0
     /// The message being read, for errors.
     private var messageName = ""
     /// The field whose tag was read last, and its wire type.
@@ -251,6 +268,10 @@ struct ProtobufReader {
         guard depth < limits.depth else {
             throw failure("messages are nested more than \(limits.depth) deep", field: name)
         }
+        guard messageCount < limits.messages else {
+            throw failure("the message holds more than \(limits.messages) nested messages", field: name)
+        }
+        messageCount += 1
         let range = try readLength(name)
         let outerEnd = end
         end = range.upperBound

@@ -105,7 +105,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         for (identifier, value) in [
             (UInt16(2), UInt32(0)),  // ENABLE_PUSH
             (4, UInt32(Self.streamWindow)),  // INITIAL_WINDOW_SIZE
-            (6, UInt32(limits.headBytes))  // MAX_HEADER_LIST_SIZE
+            (6, UInt32(clamping: limits.headBytes))  // MAX_HEADER_LIST_SIZE
         ] {
             settings += [UInt8(identifier >> 8), UInt8(identifier & 0xFF)]
             HTTP2Frame.append32(value, to: &settings)
