@@ -40,8 +40,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// update's transaction counts one operation more (its marker). A smaller limit found on the server
     /// splits further.
     public var maxTransactionOperations = 128
-    /// How the store speaks to the members: etcd's JSON gateway over HTTP/1.1 (``Transport/gateway``,
-    /// the default for now) or its native gRPC (``Transport/grpc``, not built yet). In a cloud address:
+    /// How the store speaks to the members: etcd's native gRPC over HTTP/2 (``Transport/grpc``, the
+    /// default, as etcd's own clients) or its JSON gateway over HTTP/1.1 (``Transport/gateway``). In a cloud address:
     /// `?transport=gateway` or `?transport=grpc` after the namespace.
     public var transport: Transport = .standard
 
@@ -55,7 +55,7 @@ public struct EtcdConfiguration: Sendable, Equatable {
         case gateway
 
         /// The transport a configuration uses unless told otherwise.
-        static let standard = Transport.gateway
+        static let standard = Transport.grpc
 
     }
 
