@@ -55,6 +55,32 @@ struct LayerPlaces: Hashable, Sendable {
         globalDirectory = SuiteLocation.defaultDirectory(environment: environment)
     }
 
+    /// Whether `path` (a directory, without a trailing `/`) is the managed directory or a system directory
+    /// of the places the environment names now: a layer every user's programs read, whose new files are
+    /// made readable by all (see ``DefaultsSuite/systemDirectories``). The user's own suites directory never
+    /// is, even when `XDG_CONFIG_DIRS` names it.
+    static func isSharedLayerDirectory(_ path: String) -> Bool {
+        current().sharedDirectories(from: path).contains { $0 == path }
+    }
+
+    /// Whether `path` is a shared layer directory (``isSharedLayerDirectory(_:)``) or one of their
+    /// ancestors: a directory made on the way to one must let every user through.
+    static func leadsToSharedLayerDirectory(_ path: String) -> Bool {
+        let prefix = path.hasSuffix("/") ? path : path + "/"
+        return current().sharedDirectories(from: path).contains { $0 == path || $0.hasPrefix(prefix) }
+    }
+
+    /// The paths (without a trailing `/`) of the managed and system directories, unless `path` is the
+    /// user's suites directory.
+    private func sharedDirectories(from path: String) -> [String] {
+        func trimmed(_ url: URL) -> String {
+            let path = url.path
+            return path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        }
+        if trimmed(globalDirectory) == path { return [] }
+        return ([managedDirectory] + systemDirectories).map(trimmed)
+    }
+
     /// Places given directly (tests).
     init(managedDirectory: URL, systemDirectories: [URL], globalDirectory: URL) {
         self.managedDirectory = managedDirectory
