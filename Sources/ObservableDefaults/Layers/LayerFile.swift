@@ -9,6 +9,9 @@ struct LayerFile: Sendable {
     /// The paths of `NAME.json` and `NAME.plist` in the layer's directory, in the order they are tried (paths,
     /// not URLs: a URL made by appending a component asks the file system whether it is a directory).
     let candidates: [String]
+    /// The candidates' names, and the directory holding them (without a trailing `/`).
+    let names: [String]
+    let directory: String
     /// Whether the file must be owned by root or this process's user and not writable by group or others
     /// (dconf's and sudo's rule for files an administrator owns).
     let checksTrust: Bool
@@ -18,7 +21,9 @@ struct LayerFile: Sendable {
     /// The layer file of suite `name` in the directory at `path`.
     init(name: String, directory path: String, checksTrust: Bool, origin: @escaping @Sendable (URL) -> DefaultsOrigin) {
         let directory = path.hasSuffix("/") ? path : path + "/"
-        candidates = [directory + name + ".json", directory + name + ".plist"]
+        names = [name + ".json", name + ".plist"]
+        candidates = names.map { directory + $0 }
+        self.directory = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.checksTrust = checksTrust
         self.origin = origin
     }
@@ -33,7 +38,7 @@ struct LayerFile: Sendable {
     /// ``LayerFileAbsence/catchUp()``), a candidate known absent is not opened, and one found missing is noted.
     func read(absence: LayerFileAbsence? = nil) throws(DefaultsError) -> [ExactKey: LayerEntry] {
         for (index, path) in candidates.enumerated() {
-            if let absence, absence.isAbsent(path) { continue }
+            if let absence, absence.isAbsent(names[index], in: directory) { continue }
             guard let bytes = try readBytes(path) else {
                 absence?.noteMissing(path)
                 continue

@@ -49,18 +49,22 @@ final class LayerFileAbsence: Sendable {
         }
     }
 
-    /// Whether the file at `path` is known absent: a listed directory on its path lacks the next component.
-    func isAbsent(_ path: String) -> Bool {
+    /// Whether the file `name` in `directory` (a path without a trailing `/`) is known absent: `directory`
+    /// is listed without it, or a listed directory on the way to `directory` lacks the next component.
+    func isAbsent(_ name: String, in directory: String) -> Bool {
         state.withLock { state in
             guard !state.listings.isEmpty else { return false }
-            var current = Substring(path)
-            while let slash = current.lastIndex(of: "/") {
-                let parent = slash == current.startIndex ? "/" : String(current[..<slash])
+            if let names = state.listings[directory] { return !names.contains(name) }
+            // The directory itself may be missing: walk up, by bytes (a path is not text to segment).
+            let bytes = Array(directory.utf8)
+            var end = bytes.count
+            while let slash = bytes[..<end].lastIndex(of: UInt8(ascii: "/")) {
+                let parent = slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self)
                 if let names = state.listings[parent] {
-                    return !names.contains(String(current[current.index(after: slash)...]))
+                    return !names.contains(String(decoding: bytes[(slash + 1)..<end], as: UTF8.self))
                 }
-                if slash == current.startIndex { return false }
-                current = current[..<slash]
+                if slash == 0 { return false }
+                end = slash
             }
             return false
         }

@@ -99,9 +99,12 @@ final class SuiteStorage: Sendable {
     /// The name of the file at `path` without its extension, by string (URL's `deletingPathExtension` costs
     /// more than the rest of working out the layers).
     static func suiteName(ofPath path: String) -> String {
-        let name = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? Substring(path)
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return String(name) }
-        return String(name[..<dot])
+        let bytes = path.utf8
+        let name = bytes.lastIndex(of: UInt8(ascii: "/")).map { bytes[bytes.index(after: $0)...] } ?? bytes[...]
+        guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else {
+            return String(decoding: name, as: UTF8.self)
+        }
+        return String(decoding: name[..<dot], as: UTF8.self)
     }
 
     /// A storage released with changes it could not write tries once more, and says on standard error
