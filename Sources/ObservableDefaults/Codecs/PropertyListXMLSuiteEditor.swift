@@ -390,11 +390,11 @@ struct PropertyListXMLSuiteEditor {
     /// markup or references, else the key it reads as.
     private func keyBytes(of position: Int) -> ArraySlice<UInt8> {
         let range = members[position].key
-        let open = Array("<key>".utf8), close = Array("</key>".utf8)
-        if range.count >= open.count + close.count, bytes[range.prefix(open.count)].elementsEqual(open),
-            bytes[range.suffix(close.count)].elementsEqual(close)
+        if range.count >= 11, bytes[range.lowerBound + 4] == UInt8(ascii: ">"),
+            bytes[range.upperBound - 6] == UInt8(ascii: "<"), bytes[range.upperBound - 5] == UInt8(ascii: "/")
         {
-            let inner = bytes[range.lowerBound + open.count..<range.upperBound - close.count]
+            // A member's key range starts with `<key` and ends with `key>` (the scan checked them).
+            let inner = bytes[range.lowerBound + 5..<range.upperBound - 6]
             if !inner.contains(UInt8(ascii: "&")), !inner.contains(UInt8(ascii: "<")) { return inner }
         }
         let key = bytes.withUnsafeBufferPointer { PropertyListXMLReader.key(in: $0, at: range.lowerBound) } ?? ""

@@ -6,7 +6,7 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     /// pretty-printed with sorted keys; a write to an existing one edits only the members it changes.
     case json
     /// A property list: XML or binary when read, XML when written. A write to an XML file edits only the
-    /// members it changes (see ``PropertyListXMLSuiteEditor``); a binary or UTF-16 one is written whole.
+    /// members it changes, as for JSON; a binary or UTF-16 one is written whole.
     case propertyList = "plist"
 
     /// The file extension of this format, without the dot.
