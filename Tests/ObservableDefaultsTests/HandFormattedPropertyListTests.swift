@@ -197,6 +197,19 @@ import TestSupport
         }
     }
 
+    /// A removal right after a write that made the file whole (a new file, several keys at once) finds the
+    /// member: the first write's layout is the library's, and so is the edit's.
+    @Test func removalAfterTheFirstWrite() throws {
+        let suite = try DefaultsSuite(name: "first-write-plist", directory: directory.url, format: .propertyList)
+        suite.performBatchUpdates {
+            suite.set(1, forKey: "a")
+            suite.set(2, forKey: "b")
+        }
+        suite.removeObject(forKey: "a")
+        #expect(try bytes(suite) == [UInt8](PropertyListWriter.encodeSuite(["b": .integer(2)])))
+        #expect(suite.object(forKey: "a") == nil)
+    }
+
     /// UTF-16 files and binary property lists have no layout the editor keeps: a write rewrites them
     /// whole, as UTF-8 XML holding every key.
     @Test func utf16AndBinaryFilesAreRewrittenWhole() throws {

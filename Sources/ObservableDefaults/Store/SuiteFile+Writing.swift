@@ -58,6 +58,7 @@ extension SuiteFile {
             ) { () throws(DefaultsError) -> AdoptedVersion in
                 let existing = FileStatus.ifPresent(at: paths.file)
                 try catchUp(&document, &attempt, existing: existing)
+                if format == .propertyList { attempt.findWrittenMembers() }
                 let updatedValue = apply(request, to: &document, &attempt)
                 let bytes = try encode(document.values, &attempt)
                 let identity = try SuiteFileIO.replace(
@@ -108,6 +109,15 @@ extension SuiteFile {
             previousBytes = document.bytes.take()
             members = document.members.take()
             original = (previousBytes, members)
+        }
+
+        /// The members of property-list bytes the writer made last, from its entries' fragments, found
+        /// before the changes alter the entries (a removed entry's member must still be found).
+        mutating func findWrittenMembers() {
+            guard members == nil, let entries, let previousBytes else { return }
+            members = previousBytes.withUnsafeBufferPointer {
+                PropertyListXMLSuiteIndex.members(ofWritten: $0, entries: entries)
+            }
         }
 
         /// The keys another process changed, as found by the catch-up (empty when there was none).
@@ -208,12 +218,7 @@ extension SuiteFile {
         if let previous = attempt.previousBytes,
             var editor = PropertyListXMLSuiteEditor(
                 bytes: previous,
-                members: attempt.members
-                    ?? attempt.entries.flatMap { entries in
-                        previous.withUnsafeBufferPointer {
-                            PropertyListXMLSuiteIndex.members(ofWritten: $0, entries: entries)
-                        }
-                    })
+                members: attempt.members)
         {
             for (key, value) in attempt.edits {
                 if let value { try format.validate(value, forKey: key.string, fileURL: url) }
