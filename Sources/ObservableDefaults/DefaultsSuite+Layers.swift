@@ -19,6 +19,18 @@ extension DefaultsSuite {
         storage.isForced(key)
     }
 
+    /// The directory of the managed layer's files, as the environment places it now:
+    /// `$OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY`, else `/etc/observable-defaults/managed`.
+    public static var managedDirectory: URL { LayerPlaces.current().managedDirectory }
+
+    /// The directories of the system layer's files, as the environment places them now, highest first:
+    /// `observable-defaults` in each directory of `$XDG_CONFIG_DIRS`, else `/etc/xdg/observable-defaults`.
+    ///
+    /// A suite file created in one of them or in ``managedDirectory`` (`defaults write --system` and
+    /// `--managed` do so, as root) gets mode 0644 and a directory made for it 0755: every user's programs
+    /// read those layers, and the trust rule accepts the file.
+    public static var systemDirectories: [URL] { LayerPlaces.current().systemDirectories }
+
     /// The global domain's name: the file `NSGlobalDomain.json` in ``defaultDirectory``.
     public static let globalDomain = "NSGlobalDomain"
     /// The argument domain's name (the ``DefaultsLayer/arguments`` layer).

@@ -13,6 +13,29 @@ struct GlobalOptions {
     var help = false
     /// `--show-origin` (`read`): each effective value with its layer and file, through every layer.
     var showOrigin = false
+    /// `--system` / `--managed`: the verb reads or writes that layer's file of the suite instead of the
+    /// suite's own file.
+    var layer: LayerTarget?
+}
+
+/// A layer whose files the tool writes for an administrator (`--system`, `--managed`).
+enum LayerTarget: String {
+    /// The system layer: `observable-defaults/NAME.json` in the first directory of `$XDG_CONFIG_DIRS`.
+    case system
+    /// The managed (forced) layer: `NAME.json` in `$OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY`.
+    case managed
+
+    /// The verbs that take `--system` and `--managed`.
+    static let verbs: Set<String> = ["read", "read-type", "path", "write", "delete", "rename"]
+
+    /// The directory holding the layer's files, as the library places it now (see
+    /// `DefaultsSuite.systemDirectories` and `DefaultsSuite.managedDirectory`).
+    var directory: URL {
+        switch self {
+        case .system: DefaultsSuite.systemDirectories[0]
+        case .managed: DefaultsSuite.managedDirectory
+        }
+    }
 }
 
 /// A command line split into the verb, its options and its positional arguments.
@@ -83,6 +106,17 @@ struct ParsedArguments {
             case "show-origin":
                 guard verb == "read" else { throw .usage("--show-origin is an option of read", verb: verb) }
                 options.showOrigin = true
+            case "system", "managed":
+                guard let verb, LayerTarget.verbs.contains(verb) else {
+                    throw .usage(
+                        "--\(name) is an option of read, read-type, path, write, delete and rename", verb: verb)
+                }
+                if inline != nil { throw .usage("option --\(name) takes no value", verb: verb) }
+                let layer = LayerTarget(rawValue: name)
+                if let other = options.layer, other != layer {
+                    throw .usage("--system and --managed name two layers; give one", verb: verb)
+                }
+                options.layer = layer
             case "directory":
                 let value = try takeValue(name, inline: inline)
                 guard !value.isEmpty else { throw .usage("option --directory needs a directory", verb: verb) }
@@ -98,6 +132,16 @@ struct ParsedArguments {
                     throw .usage("unknown option '--\(name)'", verb: verb)
                 }
                 verbOptions[name, default: []].append(try takeValue(name, inline: inline))
+            }
+        }
+        if let layer = options.layer {
+            if options.directory != nil {
+                throw .usage(
+                    "--\(layer) writes the layer's own directory; it cannot be combined with --directory", verb: verb)
+            }
+            if options.showOrigin {
+                throw .usage(
+                    "--show-origin reads through every layer; it cannot be combined with --\(layer)", verb: verb)
             }
         }
     }

@@ -24,6 +24,10 @@ enum HelpText {
                             $XDG_CONFIG_HOME/observable-defaults, else ~/.config/observable-defaults
           --format FORMAT   json (default) or plist: the format of suites this command creates
           --json            machine-readable output (read, read-type, domains, find, path, watch)
+          --system          read or write the suite's system file instead of its own (root): NAME.json in
+                            the first $XDG_CONFIG_DIRS directory's observable-defaults/, else /etc/xdg's
+          --managed         the same for the managed (forced) file: NAME.json in
+                            $OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY, else /etc/observable-defaults/managed
           -h, --help        show help; 'defaults VERB --help' shows a verb's help
 
         A suite named NAME is the file NAME.json (or NAME.plist) in the directory. A suite argument with a '/'
@@ -104,6 +108,11 @@ enum HelpText {
                 A key starting with '-' goes after '--': defaults write suite -- -key value.
                 The suite is created (in --format, default json) if it does not
                 exist. A suite whose file does not parse is not written; fix the file first.
+                With --system or --managed (as root), the suite's system or managed file is written instead,
+                with the same lock and atomic replace; a new one is made mode 0644 (its directory 0755), so every
+                user's programs read it, and running programs see the change live:
+                  sudo defaults write --system com.example.daemon workers -int 4
+                  sudo defaults write --managed com.example.daemon updateChannel stable
                 """
         case "delete":
             return """
@@ -111,6 +120,7 @@ enum HelpText {
 
                 Removes the key from the suite, or, without a key, deletes the suite's file.
                 Fails when the suite or the key does not exist.
+                With --system or --managed (as root), removes it from the suite's system or managed file.
                 """
         case "rename":
             return """

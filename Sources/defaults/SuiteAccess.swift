@@ -16,13 +16,19 @@ struct SuiteAccess {
     /// What writes go through: the file, refused for a key an administrator forces.
     static let writing: [DefaultsLayer] = [.managed, .file]
 
-    /// The suites directory: `--directory`, else the library's default resolution
-    /// (`$OBSERVABLE_DEFAULTS_DIRECTORY`, `$XDG_CONFIG_HOME/observable-defaults`, `~/.config/observable-defaults`).
-    var directory: URL { options.directory ?? DefaultsSuite.defaultDirectory }
+    /// The suites directory: the layer's with `--system` or `--managed`, else `--directory`, else the
+    /// library's default resolution (`$OBSERVABLE_DEFAULTS_DIRECTORY`, `$XDG_CONFIG_HOME/observable-defaults`,
+    /// `~/.config/observable-defaults`).
+    var directory: URL { options.layer?.directory ?? options.directory ?? DefaultsSuite.defaultDirectory }
 
     /// Where `domain` lives: its existing file, or where a write would create it.
     func resolve(_ domain: String) throws(ToolError) -> DomainFile {
-        try DomainFile(domain, directory: directory, format: options.format)
+        if let layer = options.layer, domain.contains("/") || domain.hasPrefix("-") {
+            throw .usage(
+                "--\(layer) names the suite whose \(layer) file is written ('\(domain)' is not a suite name); "
+                    + "the file is NAME.json in \(layer.directory.path)")
+        }
+        return try DomainFile(domain, directory: directory, format: options.format)
     }
 
     /// Checks the domain argument without touching the file system.
@@ -42,8 +48,12 @@ struct SuiteAccess {
 
     /// Opens a suite for writing, creating its directory (and, on the first write, its file in `--format`).
     /// A file that does not parse is refused: the tool never writes over a broken file.
+    /// With `--system` or `--managed`, the layer's file is written (mode 0644, its directory made 0755, so
+    /// every user's programs read it), read alone: a layer's file is not refused for a key it forces itself.
     func openForWriting(_ domain: String) throws(ToolError) -> DefaultsSuite {
-        let suite = try open(try resolve(domain), layers: Self.writing)
+        let file = try resolve(domain)
+        try checkLayerWritable()
+        let suite = try open(file, layers: options.layer == nil ? Self.writing : Self.fileOnly)
         if let error = suite.fileError {
             throw ToolError("\(error.description)\nThe file was not changed; fix it first.")
         }
@@ -54,6 +64,23 @@ struct SuiteAccess {
     /// fixed), else the place where it will be created.
     func openForWatching(_ domain: String) throws(ToolError) -> DefaultsSuite {
         try open(try resolve(domain), layers: Self.layers)
+    }
+
+    /// With `--system` or `--managed`, throws unless this process may write the layer's directory (or, while
+    /// it is missing, make it in its nearest existing ancestor): those directories belong to the
+    /// administrator, and the error says to run as root instead of a bare "permission denied".
+    func checkLayerWritable() throws(ToolError) {
+        guard let layer = options.layer else { return }
+        var existing = directory.path
+        while access(existing, F_OK) != 0, existing != "/" {
+            existing = URL(fileURLWithPath: existing).deletingLastPathComponent().path
+        }
+        guard access(existing, W_OK) != 0 else { return }
+        let reason = String(cString: strerror(errno))
+        let place = existing == directory.path ? "" : " (it is missing, and \(existing) cannot be written)"
+        throw ToolError(
+            "cannot write the \(layer) layer's directory \(directory.path)\(place): \(reason); "
+                + "its files are the administrator's: run as root (sudo defaults ... --\(layer))")
     }
 
     private func open(_ file: DomainFile, layers: [DefaultsLayer]) throws(ToolError) -> DefaultsSuite {

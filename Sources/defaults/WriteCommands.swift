@@ -80,12 +80,14 @@ struct WriteCommands {
         guard arguments.count == 2 else {
             let domain = try access.resolve(name)
             guard let file = domain.existing else { throw domain.missingError }
+            try access.checkLayerWritable()
             if unlink(file.path) != 0 {
                 throw ToolError("cannot delete \(file.path): \(String(cString: strerror(errno)))")
             }
             return
         }
         let key = arguments[1]
+        try access.checkLayerWritable()
         let suite = try access.openExisting(name)
         guard suite.storedValue(forKey: key) != nil else {
             throw ToolError("Key '\(key)' does not exist in suite '\(name)' (\(suite.fileURL.path))")
@@ -98,6 +100,7 @@ struct WriteCommands {
     func rename(_ arguments: [String]) throws(ToolError) {
         try arguments.expectCount(3...3, verb: "rename", usage: "defaults rename suite old-key new-key")
         let (name, old, new) = (arguments[0], arguments[1], arguments[2])
+        try access.checkLayerWritable()
         let suite = try access.openExisting(name)
         guard let value = suite.storedValue(forKey: old) else {
             throw ToolError("Key '\(old)' does not exist in suite '\(name)' (\(suite.fileURL.path))")

@@ -79,7 +79,8 @@ import TestSupport
             "Issue 12: write-through `set` on a watched suite",
             "directory watched by a raw inotify reader thread that `stat`s the file at each event on its name",
             "(the least a watcher does to tell its own save from another's), watched ÷ unwatched",
-            "a system file saved (the suite's file without the key)"
+            "a system file saved (the suite's file without the key)",
+            "the same, a key the suite's file holds (shadowed: one diff, nobody notified)"
         ] {
             #expect(text.contains(row), "missing \(row)")
         }

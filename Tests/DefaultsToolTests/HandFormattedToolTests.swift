@@ -21,6 +21,50 @@ import TestSupport
         String(decoding: directory.bytes(name), as: UTF8.self)
     }
 
+    /// The same for an XML property list a person wrote: comments, four spaces and the key order stay; a
+    /// new key goes after the last member (the keys are not sorted), a deleted one goes with its lines.
+    @Test func writeAndDeleteKeepAHandWrittenPropertyList() throws {
+        let directory = TemporaryDirectory()
+        let defaults = Defaults(directory: directory)
+        let original = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!-- The daemon's settings. -->
+            <plist version="1.0">
+            <dict>
+                <key>workers</key> <integer>4</integer> <!-- one per core -->
+                <!-- logging -->
+                <key>level</key>
+                <string>info</string>
+            </dict>
+            </plist>
+
+            """
+        try Data(original.utf8).write(to: directory.file("app.plist"))
+        try defaults.ok("write", "app", "workers", "-int", "8")
+        try defaults.ok("write", "app", "theme", "dark")
+        #expect(
+            text(directory, "app.plist")
+                == original.replacingOccurrences(of: "<integer>4</integer>", with: "<integer>8</integer>")
+                .replacingOccurrences(
+                    of: "<string>info</string>\n",
+                    with: "<string>info</string>\n    <key>theme</key>\n    <string>dark</string>\n"))
+        try defaults.ok("delete", "app", "level")
+        #expect(
+            text(directory, "app.plist") == """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <!-- The daemon's settings. -->
+                <plist version="1.0">
+                <dict>
+                    <key>workers</key> <integer>8</integer> <!-- one per core -->
+                    <!-- logging -->
+                    <key>theme</key>
+                    <string>dark</string>
+                </dict>
+                </plist>
+
+                """)
+    }
+
     @Test func writeAndDeleteChangeOnlyTheirMembers() throws {
         let directory = TemporaryDirectory()
         let defaults = Defaults(directory: directory)

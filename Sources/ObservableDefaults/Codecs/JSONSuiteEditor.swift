@@ -393,9 +393,8 @@ struct JSONSuiteEditor {
     }
 
     /// Where the comment lines right above the line starting at `lineStart` (that of the member at
-    /// `position`) begin: a new member goes above the comments that describe the next one. Only whole
-    /// lines holding one `//` or `/* */` comment each, with no blank line between them and the member, and
-    /// below the line of the member (or `{`) before; otherwise `lineStart`.
+    /// `position`) begin (see ``SuiteTextLines/commentLinesStart(_:above:below:skipComment:)``): below the
+    /// comma of the member before, or the `{`.
     private func commentLinesStart(above lineStart: Int, of position: Int) -> Int {
         let boundary: Int
         if position == 0 {
@@ -404,62 +403,22 @@ struct JSONSuiteEditor {
             guard let comma = gapAfter(position - 1).comma else { return lineStart }
             boundary = comma + 1
         }
-        guard let first = lineEnd(from: boundary)?.after, first < lineStart else { return lineStart }
-        return bytes.withUnsafeBufferPointer { buffer in
-            var start: Int?
-            var index = first
-            while index < lineStart {
-                let lineBegin = index
-                while buffer[index] == UInt8(ascii: " ") || buffer[index] == UInt8(ascii: "\t") { index += 1 }
-                let commentStart = index
-                guard buffer[index] == UInt8(ascii: "/"), JSONComments.skip(buffer, &index) == true,
-                    !buffer[commentStart..<index].contains(UInt8(ascii: "\n")),
-                    let end = lineEnd(from: index)
-                else {
-                    // A blank line or anything else: the comments below it (if any) belong to the member.
-                    start = nil
-                    guard let end = lineEnd(from: lineBegin) else { return lineStart }
-                    index = end.after
-                    continue
-                }
-                if start == nil { start = lineBegin }
-                index = end.after
-            }
-            return index == lineStart ? (start ?? lineStart) : lineStart
-        }
+        return SuiteTextLines.commentLinesStart(bytes, above: lineStart, below: boundary, skipComment: Self.skipComment)
     }
 
-    /// Where the line holding `position` starts, when only spaces and tabs stand before it on the line.
+    /// See ``SuiteTextLines/lineStart(_:before:)``.
     private func lineStart(before position: Int) -> Int? {
-        var index = position
-        while index > 0, bytes[index - 1] == UInt8(ascii: " ") || bytes[index - 1] == UInt8(ascii: "\t") {
-            index -= 1
-        }
-        return index > 0 && bytes[index - 1] == UInt8(ascii: "\n") ? index : nil
+        SuiteTextLines.lineStart(bytes, before: position)
     }
 
-    /// When only spaces, tabs and comments stand between `position` and the end of its line: where the
-    /// line break starts, and the position after it.
+    /// See ``SuiteTextLines/lineEnd(_:from:skipComment:)``.
     private func lineEnd(from position: Int) -> (breakStart: Int, after: Int)? {
-        bytes.withUnsafeBufferPointer { buffer in
-            var index = position
-            while index < buffer.count {
-                switch buffer[index] {
-                case UInt8(ascii: " "), UInt8(ascii: "\t"): index += 1
-                case UInt8(ascii: "\r"):
-                    guard index + 1 < buffer.count, buffer[index + 1] == UInt8(ascii: "\n") else { return nil }
-                    return (index, index + 2)
-                case UInt8(ascii: "\n"): return (index, index + 1)
-                case UInt8(ascii: "/"):
-                    let start = index
-                    guard JSONComments.skip(buffer, &index) == true,
-                        !buffer[start..<index].contains(UInt8(ascii: "\n"))
-                    else { return nil }
-                default: return nil
-                }
-            }
-            return nil
-        }
+        SuiteTextLines.lineEnd(bytes, from: position, skipComment: Self.skipComment)
+    }
+
+    /// A `//` or `/* */` comment at the index.
+    private static func skipComment(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Bool? {
+        bytes[index] == UInt8(ascii: "/") ? JSONComments.skip(bytes, &index) : false
     }
 
     /// After the member at `position`: its comma, if any, and where the next member's key (or the `}`) is.
@@ -516,16 +475,8 @@ struct JSONSuiteEditor {
         return Array(key(of: position).utf8)[...]
     }
 
-    /// Byte order of two keys (see ``ExactKey``).
     private static func compare(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Int {
-        a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                let common = min(a.count, b.count)
-                let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
-                if order != 0 { return order < 0 ? -1 : 1 }
-                return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-            }
-        }
+        SuiteTextLines.compare(a, b)
     }
 
     // MARK: Bytes
@@ -546,29 +497,18 @@ struct JSONSuiteEditor {
         return bytes[index] == UInt8(ascii: "}") ? (open, index) : nil
     }
 
-    /// `\r\n` when the file's first line break is one, else `\n`.
     private static func newline(of bytes: [UInt8]) -> [UInt8] {
-        guard let first = bytes.firstIndex(of: UInt8(ascii: "\n")), first > 0, bytes[first - 1] == UInt8(ascii: "\r")
-        else { return [UInt8(ascii: "\n")] }
-        return [UInt8(ascii: "\r"), UInt8(ascii: "\n")]
+        SuiteTextLines.newline(of: bytes)
     }
 
     /// The indentation of the first member on a line of its own (two spaces when none is indented).
     private static func indentationUnit(_ bytes: [UInt8], members: [Member]) -> [UInt8] {
-        for member in members.prefix(8) {
-            var index = member.key.lowerBound
-            while index > 0, bytes[index - 1] == UInt8(ascii: " ") || bytes[index - 1] == UInt8(ascii: "\t") {
-                index -= 1
-            }
-            if index > 0, bytes[index - 1] == UInt8(ascii: "\n"), index < member.key.lowerBound {
-                return Array(bytes[index..<member.key.lowerBound])
-            }
-        }
-        return [UInt8(ascii: " "), UInt8(ascii: " ")]
+        SuiteTextLines.indentationUnit(bytes, starts: members.prefix(8).map(\.key.lowerBound))
+            ?? [UInt8(ascii: " "), UInt8(ascii: " ")]
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+        SuiteTextLines.isBlank(byte)
     }
 }
 

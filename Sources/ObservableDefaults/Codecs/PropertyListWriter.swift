@@ -8,6 +8,17 @@ import Foundation
 /// seconds (rounded down), the precision of the format.
 struct PropertyListWriter {
     private var output: [UInt8] = []
+    private var layout = Layout()
+
+    /// How the lines of a value are laid out: the library's own (tabs, `\n`) or a hand-formatted file's.
+    struct Layout {
+        /// The line break.
+        var newline: [UInt8] = [UInt8(ascii: "\n")]
+        /// One level of indentation.
+        var unit: [UInt8] = [UInt8(ascii: "\t")]
+        /// What every line starts with before its levels (the indentation of the member it is in).
+        var base: [UInt8] = []
+    }
 
     /// Serialises a suite's top-level dictionary.
     static func encodeSuite(_ values: [String: DefaultsValue]) -> Data {
@@ -51,21 +62,43 @@ struct PropertyListWriter {
         return writer.output
     }
 
-    private mutating func write(_ value: DefaultsValue, indent: Int) {
-        output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent))
+    /// The text of `value` as the value of a member: its first line without indentation, the others
+    /// indented in `layout` (one level deeper than `layout.base` inside a container), no line break after it.
+    static func encodeValue(_ value: DefaultsValue, layout: Layout) -> [UInt8] {
+        var writer = PropertyListWriter()
+        writer.layout = layout
+        writer.write(value, indent: 0, indented: false)
+        writer.output.removeLast(layout.newline.count)
+        return writer.output
+    }
+
+    /// The `<key>` element of `key`, escaped.
+    static func encodeKey(_ key: String) -> [UInt8] {
+        var writer = PropertyListWriter()
+        writer.layout.newline = []
+        writer.element("key", escaped: key)
+        return writer.output
+    }
+
+    private mutating func write(_ value: DefaultsValue, indent: Int, indented: Bool = true) {
+        if indented { indentation(indent) }
         switch value {
         case .string(let string): element("string", escaped: string)
         case .integer(let integer): element("integer", text: String(integer))
         case .double(let double): element("real", text: Self.text(for: double))
-        case .bool(let bool): append(bool ? "<true/>\n" : "<false/>\n")
+        case .bool(let bool):
+            append(bool ? "<true/>" : "<false/>")
+            endLine()
         case .date(let date): element("date", text: ISO8601Text.secondString(for: date))
         case .data(let data): element("data", text: data.base64EncodedString())
         case .array(let array):
             if array.isEmpty {
-                append("<array/>\n")
+                append("<array/>")
+                endLine()
                 return
             }
-            append("<array>\n")
+            append("<array>")
+            endLine()
             for element in array { write(element, indent: indent + 1) }
             closing("array", indent: indent)
         case .dictionary(let dictionary):
@@ -76,28 +109,46 @@ struct PropertyListWriter {
     /// A dictionary's entries, sorted by key; the indentation of the opening tag has been written.
     private mutating func writeEntries(_ entries: [SuiteFormat.Entry], indent: Int) {
         if entries.isEmpty {
-            append("<dict/>\n")
+            append("<dict/>")
+            endLine()
             return
         }
-        append("<dict>\n")
+        append("<dict>")
+        endLine()
         for entry in entries { writeMember(entry, indent: indent) }
         closing("dict", indent: indent)
     }
 
     /// `<key>` and value of a dictionary at `indent`, with their indentation and line ends.
     private mutating func writeMember(_ entry: SuiteFormat.Entry, indent: Int) {
-        output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent + 1))
+        indentation(indent + 1)
         element("key", escaped: entry.key)
         write(entry.value, indent: indent + 1)
     }
 
     private mutating func closing(_ tag: String, indent: Int) {
-        output.append(contentsOf: repeatElement(UInt8(ascii: "\t"), count: indent))
-        append("</\(tag)>\n")
+        indentation(indent)
+        append("</\(tag)>")
+        endLine()
     }
 
     private mutating func element(_ tag: String, text: String) {
-        append("<\(tag)>\(text)</\(tag)>\n")
+        append("<\(tag)>\(text)</\(tag)>")
+        endLine()
+    }
+
+    /// The indentation of a line `levels` deep.
+    private mutating func indentation(_ levels: Int) {
+        output.append(contentsOf: layout.base)
+        if layout.unit.count == 1 {
+            output.append(contentsOf: repeatElement(layout.unit[0], count: levels))
+        } else {
+            for _ in 0..<levels { output.append(contentsOf: layout.unit) }
+        }
+    }
+
+    private mutating func endLine() {
+        output.append(contentsOf: layout.newline)
     }
 
     private mutating func element(_ tag: String, escaped text: String) {
@@ -110,7 +161,8 @@ struct PropertyListWriter {
             default: output.append(byte)
             }
         }
-        append("</\(tag)>\n")
+        append("</\(tag)>")
+        endLine()
     }
 
     private mutating func append(_ text: String) {

@@ -62,6 +62,48 @@ extension PropertyListXMLReader {
         return reader.failure == nil ? scan : nil
     }
 
+    /// The layout of a suite document for ``PropertyListXMLSuiteEditor``: its members in any form the
+    /// reader reads (comments, processing instructions and CDATA anywhere, attributes, `<key/>`), and the
+    /// top-level dictionary's tags. Unlike ``scanSuiteMembers(_:end:)`` every member is parsed, so the
+    /// document is known to read. `nil` when it does not, or its top-level value is not a dictionary.
+    static func scanEditableSuite(_ bytes: UnsafeBufferPointer<UInt8>) -> PropertyListXMLSuiteEditor.Layout? {
+        var reader = PropertyListXMLReader(bytes: bytes, fileURL: nil)
+        reader.skipWhitespace()
+        if reader.index == 0, reader.startsWith("\u{FEFF}") { reader.index = 3 }
+        let layout = reader.parseDocument { reader -> PropertyListXMLSuiteEditor.Layout? in
+            let openStart = reader.index
+            guard reader.startsWith("<dict"), reader.index + 5 < bytes.count,
+                bytes[reader.index + 5] == UInt8(ascii: ">") || bytes[reader.index + 5] == UInt8(ascii: "/")
+                    || reader.isWhitespace(bytes[reader.index + 5])
+            else { return nil }
+            reader.index += 5
+            guard let isEmpty = reader.finishOpenTag("dict") else { return nil }
+            let open = openStart..<reader.index
+            if isEmpty { return PropertyListXMLSuiteEditor.Layout(members: [], open: open, close: nil) }
+            var members: [SuiteIndex.Member] = []
+            while true {
+                reader.skipMisc()
+                if reader.startsTag(with: UInt8(ascii: "/")) {
+                    let closeStart = reader.index
+                    guard reader.expectClose("</dict>", after: "") else { return nil }
+                    return PropertyListXMLSuiteEditor.Layout(
+                        members: members, open: open, close: closeStart..<reader.index)
+                }
+                let keyStart = reader.index
+                guard reader.startsWith("<key"), reader.index + 4 < bytes.count else { return nil }
+                reader.index += 4
+                guard let isEmptyKey = reader.finishOpenTag("key") else { return nil }
+                if !isEmptyKey, reader.parseText(closing: "</key>", element: "key") == nil { return nil }
+                let key = keyStart..<reader.index
+                reader.skipMisc()
+                let valueStart = reader.index
+                guard reader.parseValue(depth: 2, in: .array) != nil else { return nil }
+                members.append(SuiteIndex.Member(key: key, value: valueStart..<reader.index))
+            }
+        }
+        return reader.failure == nil ? layout : nil
+    }
+
     /// Scans the members of the top-level dictionary from `start` (just after a member) to the end of the
     /// document; see ``SuiteIndex/scan(_:previous:previousMembers:scanAll:scanRest:)``. Returns how many
     /// members were taken from the common end, or `nil`.

@@ -5,7 +5,8 @@ public enum SuiteFormat: String, Sendable, CaseIterable {
     /// JSON, read by the library's own parser (comments and trailing commas allowed). A new file is
     /// pretty-printed with sorted keys; a write to an existing one edits only the members it changes.
     case json
-    /// A property list: XML or binary when read, XML when written.
+    /// A property list: XML or binary when read, XML when written. A write to an XML file edits only the
+    /// members it changes, as for JSON; a binary or UTF-16 one is written whole.
     case propertyList = "plist"
 
     /// The file extension of this format, without the dot.

@@ -9,17 +9,21 @@ struct LayerFile: Sendable {
     /// The paths of `NAME.json` and `NAME.plist` in the layer's directory, in the order they are tried (paths,
     /// not URLs: a URL made by appending a component asks the file system whether it is a directory).
     let candidates: [String]
+    /// The candidates' names, and the directory holding them (without a trailing `/`).
+    let names: [String]
+    let directory: String
     /// Whether the file must be owned by root or this process's user and not writable by group or others
     /// (dconf's and sudo's rule for files an administrator owns).
     let checksTrust: Bool
     /// The origin of a value read from the file at a URL.
     let origin: @Sendable (URL) -> DefaultsOrigin
 
-    /// The layer file of suite `name` in `directory`.
-    init(name: String, directory: URL, checksTrust: Bool, origin: @escaping @Sendable (URL) -> DefaultsOrigin) {
-        let path = directory.path
+    /// The layer file of suite `name` in the directory at `path`.
+    init(name: String, directory path: String, checksTrust: Bool, origin: @escaping @Sendable (URL) -> DefaultsOrigin) {
         let directory = path.hasSuffix("/") ? path : path + "/"
-        candidates = [directory + name + ".json", directory + name + ".plist"]
+        names = [name + ".json", name + ".plist"]
+        candidates = names.map { directory + $0 }
+        self.directory = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.checksTrust = checksTrust
         self.origin = origin
     }
@@ -30,10 +34,15 @@ struct LayerFile: Sendable {
     /// The file `NAME.json`, for messages.
     var mainURL: URL { URL(fileURLWithPath: candidates[0], isDirectory: false) }
 
-    /// The values of the first candidate that exists, or none.
-    func read() throws(DefaultsError) -> [ExactKey: LayerEntry] {
+    /// The values of the first candidate that exists, or none. With `absence` (a suite opening, after
+    /// ``LayerFileAbsence/catchUp()``), a candidate known absent is not opened, and one found missing is noted.
+    func read(absence: LayerFileAbsence? = nil) throws(DefaultsError) -> [ExactKey: LayerEntry] {
         for (index, path) in candidates.enumerated() {
-            guard let bytes = try readBytes(path) else { continue }
+            if let absence, absence.isAbsent(names[index], in: directory) { continue }
+            guard let bytes = try readBytes(path) else {
+                absence?.noteMissing(path)
+                continue
+            }
             let url = URL(fileURLWithPath: path, isDirectory: false)
             let format: SuiteFormat = index == 0 ? .json : .propertyList
             let values = try format.decode(bytes, fileURL: url)

@@ -6,11 +6,14 @@ import Foundation
 /// directory (the global domain's).
 struct LayerPlaces: Hashable, Sendable {
     /// The directory of managed files.
-    var managedDirectory: URL
+    let managedDirectory: URL
     /// The `observable-defaults` directory in each directory of `XDG_CONFIG_DIRS`, in order.
-    var systemDirectories: [URL]
+    let systemDirectories: [URL]
     /// The directory of the global domain's file.
-    var globalDirectory: URL
+    let globalDirectory: URL
+    /// The paths of ``managedDirectory``, ``systemDirectories`` and ``globalDirectory``, worked out once:
+    /// opening a suite works with paths (see ``LayerFile``), and a URL's `path` is made anew at every call.
+    let paths: (managed: String, system: [String], global: String)
 
     /// The variables that place the layers, as getenv reads them (not ProcessInfo's environment: that copies
     /// every variable).
@@ -27,9 +30,10 @@ struct LayerPlaces: Hashable, Sendable {
     /// ``current()``, and a number that identifies these places among all that this process worked out (the
     /// suite registry keys storages by it: cheaper to hash than the places).
     static func currentWithNumber() -> (places: LayerPlaces, number: Int) {
-        let variables = variableNames.map { name in getenv(name).map { String(cString: $0) } }
-        return last.withLock { last in
-            if let last, last.variables == variables { return (last.places, last.number) }
+        last.withLock { last in
+            // Compared where getenv finds them: no string is made for an environment that did not change.
+            if let last, matches(last.variables) { return (last.places, last.number) }
+            let variables = variableNames.map { name in getenv(name).map { String(cString: $0) } }
             let found = (places: LayerPlaces(variables), number: (last?.number ?? 0) + 1)
             if let previous = last, previous.places == found.places {
                 last = (variables, previous.places, previous.number)
@@ -38,6 +42,18 @@ struct LayerPlaces: Hashable, Sendable {
             last = (variables, found.places, found.number)
             return found
         }
+    }
+
+    /// Whether the environment holds `variables` (the values of ``variableNames``, in order) now.
+    private static func matches(_ variables: [String?]) -> Bool {
+        for (name, value) in zip(variableNames, variables) {
+            switch (getenv(name), value) {
+            case (nil, nil): continue
+            case (let current?, let value?): if value.withCString({ strcmp(current, $0) }) != 0 { return false }
+            default: return false
+            }
+        }
+        return true
     }
 
     /// The places `variables` (the values of ``variableNames``, in order) name.
@@ -53,6 +69,50 @@ struct LayerPlaces: Hashable, Sendable {
             URL(fileURLWithPath: $0, isDirectory: true).appendingPathComponent("observable-defaults", isDirectory: true)
         }
         globalDirectory = SuiteLocation.defaultDirectory(environment: environment)
+        paths = Self.paths(managedDirectory, systemDirectories, globalDirectory)
+    }
+
+    private static func paths(_ managed: URL, _ system: [URL], _ global: URL) -> (String, [String], String) {
+        (managed.path, system.map(\.path), global.path)
+    }
+
+    /// Equal places: the same directories.
+    static func == (lhs: LayerPlaces, rhs: LayerPlaces) -> Bool {
+        lhs.managedDirectory == rhs.managedDirectory && lhs.systemDirectories == rhs.systemDirectories
+            && lhs.globalDirectory == rhs.globalDirectory
+    }
+
+    /// Hashes the directories.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(managedDirectory)
+        hasher.combine(systemDirectories)
+        hasher.combine(globalDirectory)
+    }
+
+    /// Whether `path` (a directory, without a trailing `/`) is the managed directory or a system directory
+    /// of the places the environment names now: a layer every user's programs read, whose new files are
+    /// made readable by all (see ``DefaultsSuite/systemDirectories``). The user's own suites directory never
+    /// is, even when `XDG_CONFIG_DIRS` names it.
+    static func isSharedLayerDirectory(_ path: String) -> Bool {
+        current().sharedDirectories(from: path).contains { $0 == path }
+    }
+
+    /// Whether `path` is a shared layer directory (``isSharedLayerDirectory(_:)``) or one of their
+    /// ancestors: a directory made on the way to one must let every user through.
+    static func leadsToSharedLayerDirectory(_ path: String) -> Bool {
+        let prefix = path.hasSuffix("/") ? path : path + "/"
+        return current().sharedDirectories(from: path).contains { $0 == path || $0.hasPrefix(prefix) }
+    }
+
+    /// The paths (without a trailing `/`) of the managed and system directories, unless `path` is the
+    /// user's suites directory.
+    private func sharedDirectories(from path: String) -> [String] {
+        func trimmed(_ url: URL) -> String {
+            let path = url.path
+            return path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        }
+        if trimmed(globalDirectory) == path { return [] }
+        return ([managedDirectory] + systemDirectories).map(trimmed)
     }
 
     /// Places given directly (tests).
@@ -60,5 +120,6 @@ struct LayerPlaces: Hashable, Sendable {
         self.managedDirectory = managedDirectory
         self.systemDirectories = systemDirectories
         self.globalDirectory = globalDirectory
+        paths = Self.paths(managedDirectory, systemDirectories, globalDirectory)
     }
 }

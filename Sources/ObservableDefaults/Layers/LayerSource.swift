@@ -35,10 +35,10 @@ final class LayerSource: Sendable {
         origin = changeOrigin
     }
 
-    /// The sources of `layers` for the suite `name` whose file is `fileURL`, in precedence order, and how
-    /// many are above the file.
+    /// The sources of `layers` for the suite `name` whose file is at `filePath`, in precedence order, and
+    /// how many are above the file.
     static func sources(
-        for layers: [DefaultsLayer], name: String, fileURL: URL, places: LayerPlaces
+        for layers: [DefaultsLayer], name: String, filePath: String, places: LayerPlaces
     ) -> (sources: [LayerSource], fileIndex: Int) {
         var sources: [LayerSource] = []
         var fileIndex = 0
@@ -50,19 +50,19 @@ final class LayerSource: Sendable {
             case .file:
                 fileIndex = sources.count
             case .managed:
-                let file = LayerFile(name: name, directory: places.managedDirectory, checksTrust: true) { .managed($0) }
+                let file = LayerFile(name: name, directory: places.paths.managed, checksTrust: true) { .managed($0) }
                 add(.file(file)) { .managed(file.mainURL) }
             case .system:
-                for directory in places.systemDirectories {
+                for directory in places.paths.system {
                     let file = LayerFile(name: name, directory: directory, checksTrust: true) { .system($0) }
                     add(.file(file)) { .system(file.mainURL) }
                 }
             case .global:
                 let file = LayerFile(
-                    name: DefaultsSuite.globalDomain, directory: places.globalDirectory, checksTrust: false
+                    name: DefaultsSuite.globalDomain, directory: places.paths.global, checksTrust: false
                 ) { .global($0) }
                 // The global domain's own suite does not read itself as a layer.
-                if !file.candidates.contains(fileURL.path) {
+                if !file.candidates.contains(filePath) {
                     add(.file(file)) { .global(file.mainURL) }
                 }
             case .arguments:
@@ -121,11 +121,18 @@ final class LayerSource: Sendable {
     }
 
     /// The source's values when the suite opens, with what a read found wrong: a file that cannot be used
-    /// gives no values and its error.
-    func initialValues() -> (SuiteLayers.Source, Result<[String: DefaultsError], DefaultsError>) {
+    /// gives no values and its error. A layer file known absent in `absence` is not opened.
+    func initialValues(
+        absence: LayerFileAbsence
+    ) -> (SuiteLayers.Source, Result<[String: DefaultsError], DefaultsError>) {
         if case .environment(let layer, let values) = kind { return (.environment(layer, values), .success([:])) }
         do throws(DefaultsError) {
-            let contents = try read()
+            let contents: KeyPerFileDirectory.Contents
+            if case .file(let file) = kind {
+                contents = KeyPerFileDirectory.Contents(values: try file.read(absence: absence))
+            } else {
+                contents = try read()
+            }
             return (.keyed(contents.values), .success(contents.problems))
         } catch {
             return (.keyed([:]), .failure(error))

@@ -46,7 +46,8 @@ extension SuiteFile {
     /// process replaced it, apply the changes, encode, replace the file, and keep what the next write
     /// reuses. The document is changed in place (no copy of the whole suite, no sorting it again, and only
     /// changed entries encoded again) and put back as it was when the attempt fails. A JSON file is
-    /// edited where its changed members are (see ``JSONSuiteEditor``): the rest of its bytes stay as they are.
+    /// edited where its changed members are (see ``JSONSuiteEditor``, ``PropertyListXMLSuiteEditor``): the
+    /// rest of its bytes stay as they are.
     private func transaction(_ document: inout Document, _ request: WriteRequest) throws(WriteFailure) -> AdoptedVersion
     {
         var attempt = Attempt(taking: &document, knownIdentity: known.withLock { $0.identity })
@@ -57,6 +58,7 @@ extension SuiteFile {
             ) { () throws(DefaultsError) -> AdoptedVersion in
                 let existing = FileStatus.ifPresent(at: paths.file)
                 try catchUp(&document, &attempt, existing: existing)
+                if format == .propertyList { attempt.findWrittenMembers() }
                 let updatedValue = apply(request, to: &document, &attempt)
                 let bytes = try encode(document.values, &attempt)
                 let identity = try SuiteFileIO.replace(
@@ -83,14 +85,14 @@ extension SuiteFile {
         var spellings: JSONNumberSpellings
         /// The document's sorted entries, kept up to date by the changes (`nil`: sorted again).
         var entries: [Entry]?
-        /// The bytes last read or written (or read by the catch-up): a JSON write edits them, a property
-        /// list's encoder reuses their unchanged fragments.
+        /// The bytes last read or written (or read by the catch-up): a write edits them; a property list
+        /// the editor does not edit reuses their unchanged fragments.
         var previousBytes: [UInt8]?
-        /// The top-level members of `previousBytes` when known (JSON), then those of the edited bytes.
+        /// The top-level members of `previousBytes` when known, then those of the edited bytes.
         var members: [SuiteIndex.Member]?
         /// What the document held before the attempt, put back when it fails.
         let original: (bytes: [UInt8]?, members: [SuiteIndex.Member]?)
-        /// The changes to write into a JSON file, in the order applied (only those that change a value).
+        /// The changes to edit into the file, in the order applied (only those that change a value).
         var edits: [(key: ExactKey, value: DefaultsValue?)] = []
         /// When another process changed the file since our last read or write: what it held then, and
         /// what it holds now.
@@ -107,6 +109,15 @@ extension SuiteFile {
             previousBytes = document.bytes.take()
             members = document.members.take()
             original = (previousBytes, members)
+        }
+
+        /// The members of property-list bytes the writer made last, from its entries' fragments, found
+        /// before the changes alter the entries (a removed entry's member must still be found).
+        mutating func findWrittenMembers() {
+            guard members == nil, let entries, let previousBytes else { return }
+            members = previousBytes.withUnsafeBufferPointer {
+                PropertyListXMLSuiteIndex.members(ofWritten: $0, entries: entries)
+            }
         }
 
         /// The keys another process changed, as found by the catch-up (empty when there was none).
@@ -146,19 +157,19 @@ extension SuiteFile {
     }
 
     /// When the file on disk is not the version the document holds (another process wrote it),
-    /// reads it and makes it the document's contents, so its keys are kept. A JSON file is also read when
+    /// reads it and makes it the document's contents, so its keys are kept. The file is also read when
     /// the document has not kept its bytes, which the write edits.
     private func catchUp(_ document: inout Document, _ attempt: inout Attempt, existing: FileStatus?)
         throws(DefaultsError)
     {
         let replaced = existing.map(FileIdentity.init) != attempt.knownIdentity
-        guard replaced || (format == .json && existing != nil && attempt.previousBytes == nil) else { return }
+        guard replaced || (existing != nil && attempt.previousBytes == nil) else { return }
         let (current, bytes) = try decodeCurrentFile(&attempt)
         attempt.caughtUp = (document.values, current)
         document.values = current
         attempt.entries = nil
         attempt.members = nil
-        attempt.previousBytes = format == .json ? bytes : nil
+        attempt.previousBytes = bytes
     }
 
     /// Applies the pending changes, then the update (which sees them), to the document's values
@@ -182,13 +193,14 @@ extension SuiteFile {
             attempt.replaced.append((key, old))
             if attempt.entries != nil { Self.update(&attempt.entries!, key: key, value: value) }
             // An equal value is not written again: the file keeps the person's text of it.
-            if format == .json && old != value { attempt.edits.append((key, value)) }
+            if old != value { attempt.edits.append((key, value)) }
         }
         return updatedValue
     }
 
-    /// The new file's bytes: for JSON, the previous ones with the changed members edited (see
-    /// ``JSONSuiteEditor``); for a property list, reusing the unchanged fragments of the previous ones.
+    /// The new file's bytes: the previous ones with the changed members edited (see ``JSONSuiteEditor`` and
+    /// ``PropertyListXMLSuiteEditor``); a property list the editor does not edit (binary, UTF-16) or a new
+    /// one is written whole, reusing the unchanged fragments of the bytes last written.
     private func encode(_ values: [ExactKey: DefaultsValue], _ attempt: inout Attempt) throws(DefaultsError) -> [UInt8]
     {
         if format == .json {
@@ -199,6 +211,19 @@ extension SuiteFile {
                 attempt.members = nil
                 return JSONSuiteEditor.newFile(values, after: attempt.previousBytes, spellings: attempt.spellings)
             }
+            editor.apply(attempt.edits)
+            attempt.members = editor.members
+            return editor.bytes
+        }
+        if let previous = attempt.previousBytes,
+            var editor = PropertyListXMLSuiteEditor(
+                bytes: previous,
+                members: attempt.members)
+        {
+            for (key, value) in attempt.edits {
+                if let value { try format.validate(value, forKey: key.string, fileURL: url) }
+            }
+            attempt.entries = nil
             editor.apply(attempt.edits)
             attempt.members = editor.members
             return editor.bytes

@@ -20,9 +20,9 @@ final class SuiteFile: Sendable {
         /// The bytes `values` came from: last written or read. `entries`' fragments point into them (set
         /// only by a write).
         var bytes: [UInt8]?
-        /// Where the top-level members of `bytes` are, once a re-read or a JSON write has needed them: the
+        /// Where the top-level members of `bytes` are, once a re-read or a write has needed them: the
         /// next re-read compares the new file's members with these and parses only those that changed, and
-        /// the next JSON write edits them (see ``JSONSuiteEditor``).
+        /// the next write edits them (see ``JSONSuiteEditor``, ``PropertyListXMLSuiteEditor``).
         var members: [SuiteIndex.Member]?
         /// The text of numbers in the file that the writer would spell differently (JSON), kept by writes.
         var spellings = JSONNumberSpellings()

@@ -131,7 +131,8 @@ enum SuiteFileIO {
     /// Must be called holding the suite's ``SuiteLock``; the rename itself is committed under the
     /// directory's lock (see ``SuiteLock/withCommitLock(directory:fileURL:waitLimit:_:)``).
     ///
-    /// A new file is created with exactly 0600 whatever the umask; an existing file keeps its permission
+    /// A new file is created with exactly 0600 whatever the umask (0644 in the managed or a system layer's
+    /// directory, which every user's programs read: see ``newFilePermissions(in:)``); an existing file keeps its permission
     /// bits and, where we may set them (as root, or a group we are in), its owner and group. An existing
     /// file without write permission is not replaced: the write fails with `EACCES`, as in an editor (also
     /// for root, who would otherwise bypass the bits). With `synchronize`, the file and its directory are
@@ -151,7 +152,7 @@ enum SuiteFileIO {
         if let existing {
             try checkReplaceable(existing, paths)
         }
-        let permissions = existing?.permissions ?? 0o600
+        let permissions = existing?.permissions ?? newFilePermissions(in: paths.directory)
         let file = try createTemporaryFile(for: paths)
         let temporaryPath = file.path
         var succeeded = false
@@ -228,6 +229,13 @@ enum SuiteFileIO {
         case "fsync": "cannot flush the suite file to disk"
         default: "cannot write the suite file"
         }
+    }
+
+    /// The permission bits of a new suite file in `directory`: 0600, private to the user, except in the
+    /// managed or a system layer's directory (`defaults write --system` and `--managed`), whose files every
+    /// user's programs read: 0644, which the layers' trust rule (no write beyond the owner) accepts.
+    static func newFilePermissions(in directory: String) -> UInt32 {
+        LayerPlaces.isSharedLayerDirectory(directory) ? 0o644 : 0o600
     }
 
     /// Thrown by ``replace(_:with:existing:synchronize:lockWaitLimit:willRename:)`` when the file is no longer the

@@ -88,7 +88,8 @@ enum SuiteLocation {
     }
 
     /// Creates `directory` and its missing parents, private to the user (exactly 0700, whatever the
-    /// umask). Existing directories keep their permissions.
+    /// umask; 0755 for the managed or a system layer's directory and the parents made on the way, which
+    /// every user's programs read). Existing directories keep their permissions.
     static func createDirectory(_ directory: URL) throws(DefaultsError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
@@ -98,7 +99,8 @@ enum SuiteLocation {
         let parent = directory.deletingLastPathComponent()
         if parent.path != directory.path { try createDirectory(parent) }
         do {
-            try FileSystem.makeDirectory(directory.path, permissions: 0o700)
+            let shared = LayerPlaces.leadsToSharedLayerDirectory(directory.path)
+            try FileSystem.makeDirectory(directory.path, permissions: shared ? 0o755 : 0o700)
         } catch  where error.errno == .exists && error.call == "mkdir" {
             return
         } catch {

@@ -5,13 +5,19 @@ import Synchronization
 /// (while the suite is watched) or on ``reloadLayers()``, and what a change of one does to readers.
 extension SuiteStorage {
     /// Reads every source when the storage opens (nobody observes yet: nothing to announce). A file that
-    /// cannot be used is published, and its layer starts empty.
+    /// cannot be used is published, and its layer starts empty. Layer files known absent
+    /// (``LayerFileAbsence``) are not opened.
     func loadLayers(fileIndex: Int) {
+        let absence = LayerFileAbsence.shared
+        if layerSources.contains(where: { if case .file = $0.kind { true } else { false } }) { absence.catchUp() }
         var sources: [SuiteLayers.Source] = []
+        sources.reserveCapacity(layerSources.count)
+        // Only what went wrong: a new channel has no problem for a clean read to end.
         var outcomes: [(Int, Result<[String: DefaultsError], DefaultsError>)] = []
         for source in layerSources {
-            let (values, outcome) = source.initialValues()
+            let (values, outcome) = source.initialValues(absence: absence)
             sources.append(values)
+            if case .success(let problems) = outcome, problems.isEmpty { continue }
             outcomes.append((source.index, outcome))
         }
         let deliveries = state.withLock { state in

@@ -67,12 +67,14 @@ final class SuiteStorage: Sendable {
         self.watcher = watcher
         self.scheduler = scheduler
         self.layers = layers
-        let sources =
-            layers == [.file]
-            ? (sources: [], fileIndex: 0)
-            : LayerSource.sources(
-                for: layers, name: Self.suiteName(of: fileURL), fileURL: fileURL,
-                places: places ?? .current())
+        let sources: (sources: [LayerSource], fileIndex: Int)
+        if layers == [.file] {
+            sources = ([], 0)
+        } else {
+            let path = fileURL.path
+            sources = LayerSource.sources(
+                for: layers, name: Self.suiteName(ofPath: path), filePath: path, places: places ?? .current())
+        }
         layerSources = sources.sources
         file = SuiteFile(url: fileURL, format: format)
         if !layerSources.isEmpty { loadLayers(fileIndex: sources.fileIndex) }
@@ -94,12 +96,15 @@ final class SuiteStorage: Sendable {
         PendingChangesAtExit.install()
     }
 
-    /// The file's name without its extension, by string (URL's `deletingPathExtension` costs more than the
-    /// rest of working out the layers).
-    static func suiteName(of fileURL: URL) -> String {
-        let name = fileURL.lastPathComponent
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
-        return String(name[..<dot])
+    /// The name of the file at `path` without its extension, by string (URL's `deletingPathExtension` costs
+    /// more than the rest of working out the layers).
+    static func suiteName(ofPath path: String) -> String {
+        let bytes = path.utf8
+        let name = bytes.lastIndex(of: UInt8(ascii: "/")).map { bytes[bytes.index(after: $0)...] } ?? bytes[...]
+        guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else {
+            return String(decoding: name, as: UTF8.self)
+        }
+        return String(decoding: name[..<dot], as: UTF8.self)
     }
 
     /// A storage released with changes it could not write tries once more, and says on standard error

@@ -1,10 +1,11 @@
 import Foundation
 import ObservableDefaults
+import Synchronization
 
 /// Group 10: the search list (issue 33). A property read with every default layer present against a plain
 /// `@Observable` property; a change saved in a lower layer (a system file) against the same save of the
-/// suite's own file; opening a suite with the standard layers (their files absent) against a suite of one
-/// file.
+/// suite's own file; a saved system-file change of a key the suite's file shadows against one of a key it
+/// does not; opening a suite with the standard layers (their files absent) against a suite of one file.
 enum LayerBenchmarks {
     static let number = 10
 
@@ -38,6 +39,7 @@ enum LayerBenchmarks {
         measureRead(context, &group, managed: managed, system: system, suites: suites)
         measureOpen(context, &group, suites: suites)
         measureLatency(context, &group, system: system, suites: suites)
+        measureShadowed(context, &group, system: system, suites: suites)
         return group
     }
 
@@ -146,4 +148,71 @@ enum LayerBenchmarks {
                 expected: samples))
         group.relate("latency.system", to: "latency.file")
     }
+
+    /// `change.x`: a system file saved with a new value of one key, then `reload()`, on a suite with an
+    /// `.allProcesses` observer of the key (so its watcher reads the file too, as in an app): the key absent
+    /// from the suite's file (the change is visible: one read, one diff, one notification) against the key
+    /// held by the suite's file (shadowed: one read, one diff, nobody told). The shadowed side counts the
+    /// notifications it gets: any is a failure.
+    private static func measureShadowed(
+        _ context: BenchContext, _ group: inout GroupResult, system: URL, suites: URL
+    ) {
+        context.progress("10. layers: shadowed change")
+        let heard = (visible: NotificationCount(), shadowed: NotificationCount())
+        func side(
+            _ name: String, shadowed: Bool, _ count: NotificationCount
+        ) -> (DefaultsSuite, DefaultsObservation, Sampler.Candidate) {
+            let systemFile = system.appendingPathComponent(name + ".json").path
+            let padding = String(repeating: "x", count: 64)
+            let versions = (0..<2).map { Array("{\"level\": \($0), \"padding\": \"\(padding)\"}".utf8) }
+            _ = RawFile.renameOver(systemFile, versions[1])
+            let suite = openSuite(suites.appendingPathComponent(name + ".json"))
+            if shadowed { suite.set(7, forKey: "level") }
+            let observation = suite.observe(keys: ["level"], scope: .allProcesses) { _ in count.add() }
+            var next = 0
+            let candidate = Sampler.Candidate(
+                maxBatch: 4096,
+                body: { n in
+                    for _ in 0..<n {
+                        _ = RawFile.renameOver(systemFile, versions[next])
+                        next ^= 1
+                        suite.reload()
+                    }
+                    return suite.integer(forKey: "level")
+                })
+            return (suite, observation, candidate)
+        }
+        let visible = side("change-visible", shadowed: false, heard.visible)
+        let shadowed = side("change-shadowed", shadowed: true, heard.shadowed)
+        let statistics = Sampler.interleaved(context.settings, [visible.2, shadowed.2])
+        visible.1.cancel()
+        shadowed.1.cancel()
+        if heard.shadowed.value != 0 {
+            fail("a shadowed system-file change notified the observer \(heard.shadowed.value) times")
+        }
+        group.append(
+            ResultRow(
+                id: "change.visible",
+                name: "a system file saved, then `reload()`: a key the suite's file lacks (observer notified)",
+                statistics: statistics[0]))
+        group.append(
+            ResultRow(
+                id: "change.shadowed",
+                name: "the same, a key the suite's file holds (shadowed: one diff, nobody notified)",
+                statistics: statistics[1]))
+        group.relate("change.shadowed", to: "change.visible")
+        group.notes.append(
+            "Shadowed change: \(heard.visible.value) notifications on the visible side, \(heard.shadowed.value) on "
+                + "the shadowed side (the save and the read are in both rows; the watcher may read a save first, "
+                + "then `reload()` finds nothing new).")
+        withExtendedLifetime((visible.0, shadowed.0)) {}
+    }
+}
+
+/// How many times an observer was called.
+private final class NotificationCount: Sendable {
+    private let count = Mutex(0)
+
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

@@ -144,6 +144,51 @@ import TestSupport
         #expect(suite.currentErrors.isEmpty)
     }
 
+    @Test func brokenManagedAndGlobalFilesKeepTheirLastGoodValuesAndNoLayerFileIsWritten() throws {
+        let managed = try layers.write(#"{"mode": "locked"}"#, "every", in: layers.managed)
+        let system = try layers.write(#"{"port": 80, "mode": "shipped"}"#, "every", in: layers.system[0])
+        let global = try layers.write(#"{"locale": "fr"}"#, DefaultsSuite.globalDomain, in: layers.global)
+        let suite = try layers.suite("every")
+        let events = ErrorEventRecorder()
+        let changes = ChangeRecorder()
+        let observations = [
+            suite.observeErrorEvents { events.record($0) }, suite.observe(scope: .allProcesses) { changes.record($0) }
+        ]
+        defer { observations.forEach { $0.cancel() } }
+
+        try HandEdit.renameOver(managed, "{\n  \"mode\": \n}")
+        try HandEdit.renameOver(global, #"{"locale": fr}"#)
+        #expect(eventually { events.items.filter { $0.error.kind == .malformedFile }.count == 2 }, "\(events.items)")
+        let broken = events.items.map(\.error).filter { $0.kind == .malformedFile }
+        let managedError = try #require(broken.first { $0.fileURL == managed })
+        #expect(managedError.line == 3 && managedError.column != nil, "\(managedError)")
+        let globalError = try #require(broken.first { $0.fileURL == global })
+        #expect(globalError.line == 1 && globalError.column != nil, "\(globalError)")
+        #expect(suite.value(forKey: "mode") == .string("locked") && suite.objectIsForced(forKey: "mode"))
+        #expect(suite.value(forKey: "locale") == .string("fr"))
+        #expect(suite.value(forKey: "port") == .integer(80), "the other layers keep working")
+
+        // Writes go to the suite's file only: the layer files keep their bytes.
+        let before = try [managed, system, global].map { try Data(contentsOf: $0) }
+        suite.set(8080, forKey: "port")
+        suite.set("de", forKey: "locale")
+        suite.set("open", forKey: "mode")
+        try suite.flush()
+        #expect(try [managed, system, global].map { try Data(contentsOf: $0) } == before)
+        #expect(suite.value(forKey: "port") == .integer(8080) && suite.value(forKey: "mode") == .string("locked"))
+    }
+
+    @Test(.enabled(if: getuid() == 0, "only root can give a file away"))
+    func aManagedFileOwnedByAnotherUserIsIgnoredWithAnErrorNamingIt() throws {
+        let managed = try layers.write(#"{"mode": "locked"}"#, "owned", in: layers.managed)
+        #expect(chown(managed.path, 65534, 65534) == 0)
+        let suite = try layers.suite("owned")
+        #expect(suite.value(forKey: "mode") == nil && !suite.objectIsForced(forKey: "mode"))
+        let error = try #require(suite.currentErrors.first)
+        #expect(error.kind == .untrustedFile && error.fileURL == managed)
+        #expect(error.description.contains("owned by user 65534"), "\(error)")
+    }
+
     @Test func anUntrustedSystemFileIsIgnoredWithAnErrorNamingIt() throws {
         let system = try layers.write(#"{"port": 80}"#, "untrusted", in: layers.system[0])
         #expect(chmod(system.path, 0o666) == 0)

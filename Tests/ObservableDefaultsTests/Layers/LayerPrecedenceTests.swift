@@ -77,3 +77,49 @@ import TestSupport
         #expect(suite.origin(forKey: "answer") == .system(url))
     }
 }
+
+/// Files an administrator writes into the managed and system layers (`defaults write --system`) are made
+/// readable by every user; a user's suite stays private.
+@Suite struct SharedLayerFileTests {
+    let layers = LayerFixture()
+
+    private func mode(_ url: URL) -> UInt32 {
+        (try? FileStatus(path: url.path)).map(\.permissions) ?? 0
+    }
+
+    @Test func aNewFileInASystemDirectoryIsReadableByAllAndTrusted() throws {
+        let places = LayerPlaces.current()
+        let directory = places.systemDirectories[0]
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let name = "shared-\(UInt32.random(in: 0 ... .max))"
+        let writer = try DefaultsSuite(name: name, directory: directory, layers: [.file])
+        defer { try? FileManager.default.removeItem(at: writer.fileURL) }
+        writer.set(4, forKey: "workers")
+        try writer.flush()
+        #expect(mode(writer.fileURL) == 0o644)
+
+        let reader = try DefaultsSuite(name: name, directory: layers.suites)
+        #expect(reader.value(forKey: "workers") == .integer(4), "the trust rule accepts the file")
+        #expect(reader.origin(forKey: "workers") == .system(writer.fileURL))
+        #expect(reader.currentErrors.isEmpty)
+
+        let own = try DefaultsSuite(name: name, directory: layers.suites, layers: [.file])
+        own.set(1, forKey: "workers")
+        try own.flush()
+        #expect(mode(own.fileURL) == 0o600, "a user's suite stays private")
+    }
+
+    @Test func layerDirectoriesAndTheirParentsAreMadeOpenOthersPrivate() {
+        let places = LayerPlaces.current()
+        let system = places.systemDirectories[0].path
+        let parent = places.systemDirectories[0].deletingLastPathComponent().path
+        #expect(LayerPlaces.isSharedLayerDirectory(system))
+        #expect(LayerPlaces.isSharedLayerDirectory(places.managedDirectory.path))
+        #expect(!LayerPlaces.isSharedLayerDirectory(parent))
+        #expect(LayerPlaces.leadsToSharedLayerDirectory(parent))
+        #expect(!LayerPlaces.leadsToSharedLayerDirectory(layers.suites.path))
+        #expect(!LayerPlaces.isSharedLayerDirectory(places.globalDirectory.path))
+        #expect(SuiteFileIO.newFilePermissions(in: system) == 0o644)
+        #expect(SuiteFileIO.newFilePermissions(in: layers.suites.path) == 0o600)
+    }
+}
