@@ -3,16 +3,18 @@ import Testing
 @testable import ObservableDefaults
 import TestSupport
 
-/// One "machine": an etcd store with its own state directory. With a user, requests get 10 s rather than 2:
-/// etcd hashes the password of a login with bcrypt, which on a busy machine can take longer than 2 s.
+/// One "machine": an etcd store with its own state directory, over `transport` (default: the default's,
+/// gRPC). With a user, requests get 10 s rather than 2: etcd hashes the password of a login with bcrypt,
+/// which on a busy machine can take longer than 2 s.
 func cloudMachine(
     _ endpoints: [URL], namespace: String, state: URL, user: String? = nil, password: String? = nil,
-    limits: CloudLimits = .iCloud
+    limits: CloudLimits = .iCloud, transport: EtcdConfiguration.Transport? = nil
 ) throws -> CloudKeyValueStore {
-    try CloudKeyValueStore(
-        etcd: EtcdConfiguration(
-            endpoints: endpoints, namespace: namespace, user: user, password: password, stateDirectory: state,
-            limits: limits, requestTimeout: user == nil ? 2 : 10, probeInterval: 0.5))
+    var configuration = EtcdConfiguration(
+        endpoints: endpoints, namespace: namespace, user: user, password: password, stateDirectory: state,
+        limits: limits, requestTimeout: user == nil ? 2 : 10, probeInterval: 0.5)
+    if let transport { configuration.transport = transport }
+    return try CloudKeyValueStore(etcd: configuration)
 }
 
 /// The local copy of a machine that wrote `kept` = "server" and synchronized, then was released (a whole
@@ -93,4 +95,14 @@ func cloudState(_ values: [String: DefaultsValue]) -> CloudState {
 func localCopyOnDisk(_ url: URL) throws -> [String: DefaultsValue] {
     guard let state = CloudLocalCopyShare.currentState(at: url) else { return [:] }
     return CloudLocalCopy.encode(state)
+}
+
+extension EtcdConfiguration {
+    /// This configuration over etcd's JSON gateway: for the tests of the HTTP/1.1 client (their hostile
+    /// endpoints and proxies speak HTTP/1.1).
+    var overGateway: EtcdConfiguration {
+        var configuration = self
+        configuration.transport = .gateway
+        return configuration
+    }
 }

@@ -24,7 +24,8 @@ import TestSupport
     private func client(_ endpoints: [URL], timeout: TimeInterval = 2) -> EtcdClient {
         EtcdClient(
             configuration: EtcdConfiguration(
-                endpoints: endpoints, namespace: "hostile", stateDirectory: directory.url, requestTimeout: timeout))
+                endpoints: endpoints, namespace: "hostile", stateDirectory: directory.url, requestTimeout: timeout
+            ).overGateway)
     }
 
     // MARK: Numbers off the wire (defect 1)
@@ -203,7 +204,8 @@ import TestSupport
         let store = try CloudKeyValueStore(
             etcd: EtcdConfiguration(
                 endpoints: [oversize.url, etcd.endpoints[0]], namespace: namespace, stateDirectory: directory.url,
-                requestTimeout: 2))
+                requestTimeout: 2
+            ).overGateway)
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         store.set(1, forKey: "k")
@@ -269,7 +271,8 @@ import TestSupport
         let store = try CloudKeyValueStore(
             etcd: EtcdConfiguration(
                 endpoints: [trickler.url, etcd.endpoints[0]], namespace: namespace, stateDirectory: directory.url,
-                requestTimeout: 2))
+                requestTimeout: 2
+            ).overGateway)
         let observation = store.observeErrors { errors.record($0) }  // the first report comes after 2 s at the soonest
         defer { observation.cancel() }
         store.set(1, forKey: "k")
@@ -446,7 +449,8 @@ import TestSupport
         let store = try CloudKeyValueStore(
             etcd: EtcdConfiguration(
                 endpoints: [endpoint.url], namespace: namespace, stateDirectory: directory.url, requestTimeout: 2,
-                probeInterval: 0.5))
+                probeInterval: 0.5
+            ).overGateway)
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         #expect(store.synchronize(timeout: 10))

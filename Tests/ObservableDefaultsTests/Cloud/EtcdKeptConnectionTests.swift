@@ -10,7 +10,8 @@ import TestSupport
     @Test func requestsToAMemberReuseOneKeptAliveConnection() throws {
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()
-        let store = try cloudMachine(etcd.endpoints, namespace: namespace, state: directory.file("a"))
+        let store = try cloudMachine(
+            etcd.endpoints, namespace: namespace, state: directory.file("a"), transport: .gateway)
         #expect(store.synchronize(timeout: 20))
         let pool = try #require((store.sync?.client.wire as? EtcdGatewayWire)?.connections)
         let before = pool.reuses.withLock { $0 }
@@ -61,7 +62,7 @@ import TestSupport
         let proxy = try DroppingProxy(forwardingTo: etcd.endpoints[0], dropAnswerTo: "no request contains this")
         defer { proxy.stop() }
         let namespace = freshNamespace()
-        let store = try cloudMachine([proxy.url], namespace: namespace, state: directory.file("a"))
+        let store = try cloudMachine([proxy.url], namespace: namespace, state: directory.file("a"), transport: .gateway)
         #expect(store.synchronize(timeout: 20))
         for index in 0..<5 {
             store.set(Int64(index), forKey: "k")
@@ -77,7 +78,7 @@ import TestSupport
         let proxy = try DroppingProxy(forwardingTo: etcd.endpoints[0], dropAnswerTo: "/v3/kv/txn")
         defer { proxy.stop() }
         let namespace = freshNamespace()
-        let store = try cloudMachine([proxy.url], namespace: namespace, state: directory.file("a"))
+        let store = try cloudMachine([proxy.url], namespace: namespace, state: directory.file("a"), transport: .gateway)
         let recorder = CloudRecorder()
         let observation = store.observe { recorder.record($0) }
         defer { observation.cancel() }

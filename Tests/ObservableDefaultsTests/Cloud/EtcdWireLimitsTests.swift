@@ -87,7 +87,8 @@ import TestSupport
         let directory = TemporaryDirectory()
         let client = EtcdClient(
             configuration: EtcdConfiguration(
-                endpoints: [broken.url, healthy.url], namespace: "n", stateDirectory: directory.url, requestTimeout: 2))
+                endpoints: [broken.url, healthy.url], namespace: "n", stateDirectory: directory.url, requestTimeout: 2
+            ).overGateway)
         let passedOver = Locked<[String]>([])
         client.passedOver.set { error in passedOver.withLock { $0.append(error.message) } }
         #expect(throws: Never.self) { _ = try client.status() }

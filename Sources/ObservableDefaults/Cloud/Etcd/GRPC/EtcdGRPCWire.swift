@@ -117,19 +117,14 @@ final class EtcdGRPCWire: EtcdWire {
             waited = true
         }
         var retried = false
-        while true {
+        var answerBytes: [UInt8]?
+        while answerBytes == nil {
             do throws(GRPCFailure) {
                 let connection = try connections.connection(
                     to: call.endpoint, deadline: deadline, beforeOpening: waiting)
-                let answerBytes = try Self.exchange(
+                answerBytes = try Self.exchange(
                     name(kind), bytes, token: call.token, deadline: deadline, limits: transport.limits, on: connection,
                     afterSending: waiting)
-                do throws(ProtobufError) {
-                    return try Answer(
-                        decoding: answerBytes, limits: .init(fieldBytes: transport.limits.answerBytes, depth: 100))
-                } catch {
-                    throw GRPCFailure.malformed("an answer that is not a valid \(Answer.protobufName): \(error)")
-                }
             } catch {
                 switch error {
                 case .status(let status):
@@ -140,18 +135,20 @@ final class EtcdGRPCWire: EtcdWire {
                         retried = true
                         continue
                     }
-                    if failure.malformed {
-                        throw .malformed(
-                            DefaultsError(
-                                .cloud,
-                                message:
-                                    "etcd member \(call.endpoint.absoluteString) \(failure.text) (\(context(kind, at: call.endpoint)))"
-                            ))
-                    }
+                    // A broken answer (HTTP/2's or gRPC's rules, the client's limits) is the member's fault, as the
+                    // gateway's broken HTTP is: the next member is asked.
                     throw .unreachable(
                         failure.sentence(timeout: call.timeout), refused: failure.refused, rejected: failure.rejected)
                 }
             }
+        }
+        do throws(ProtobufError) {
+            return try Answer(
+                decoding: answerBytes ?? [], limits: .init(fieldBytes: transport.limits.answerBytes, depth: 100))
+        } catch {
+            throw .malformed(
+                .malformedEtcdAnswer(
+                    context(kind, at: call.endpoint), "an answer that is not a valid \(Answer.protobufName): \(error)"))
         }
     }
 
