@@ -292,14 +292,15 @@ import TestSupport
 
     @Test func theTransportIsChosenInTheAddressAndWrittenBack() throws {
         let plain = try EtcdConfiguration(url: "etcd://10.0.0.1:2379/fleet", environment: [:])
-        #expect(plain.transport == .gateway)
-        let gateway = try EtcdConfiguration(url: "etcd://10.0.0.1:2379/fleet?transport=gateway", environment: [:])
-        #expect(gateway.transport == .gateway && gateway.namespace == "fleet")
-        #expect(gateway.description == "etcd://10.0.0.1:2379/fleet", "the default is not written")
+        #expect(plain.transport == .grpc, "gRPC is the default")
+        let grpc = try EtcdConfiguration(url: "etcd://10.0.0.1:2379/fleet?transport=grpc", environment: [:])
+        #expect(grpc.transport == .grpc && grpc.namespace == "fleet")
+        #expect(grpc.description == "etcd://10.0.0.1:2379/fleet", "the default is not written")
+        #expect(try EtcdConfiguration(url: grpc.description, environment: [:]) == grpc)
+        var gateway = grpc
+        gateway.transport = .gateway
+        #expect(gateway.description == "etcd://10.0.0.1:2379/fleet?transport=gateway")
         #expect(try EtcdConfiguration(url: gateway.description, environment: [:]) == gateway)
-        var grpc = gateway
-        grpc.transport = .grpc
-        #expect(grpc.description == "etcd://10.0.0.1:2379/fleet?transport=grpc")
         #expect(grpc.debugDescription.contains("transport: ObservableDefaults.EtcdConfiguration.Transport.grpc"))
     }
 
