@@ -101,8 +101,10 @@ struct ErrorChannel: Sendable {
         return (lastToken, ErrorDelivery(events: events, handlers: [handler]))
     }
 
-    mutating func removeHandler(_ token: Int) {
-        handlers[token] = nil
+    /// Removes the handler of `token` and returns it, for the caller to release once its lock is released:
+    /// a handler may hold the last reference to its store, whose deinit takes that lock.
+    mutating func removeHandler(_ token: Int) -> Handler? {
+        handlers.removeValue(forKey: token)
     }
 
     // MARK: Errors

@@ -32,7 +32,8 @@ struct SuiteErrorChannel {
         channel.add(handler)
     }
 
-    mutating func removeHandler(_ token: Int) {
+    /// ``ErrorChannel/removeHandler(_:)``: the handler removed, to be released after the lock.
+    mutating func removeHandler(_ token: Int) -> ErrorChannel.Handler? {
         channel.removeHandler(token)
     }
 

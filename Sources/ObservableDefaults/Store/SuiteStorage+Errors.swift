@@ -19,7 +19,9 @@ extension SuiteStorage {
     }
 
     func removeErrorHandler(_ token: Int) {
-        state.withLock { $0.errors.removeHandler(token) }
+        // Released after the lock: the handler may hold the last reference to the suite.
+        let removed = state.withLock { $0.errors.removeHandler(token) }
+        withExtendedLifetime(removed) {}
     }
 
     /// Adds a handler called when pending changes that had failed to be written finally land.

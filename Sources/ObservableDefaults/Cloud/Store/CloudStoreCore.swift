@@ -96,7 +96,12 @@ final class CloudStoreCore: Sendable {
         }
     }
 
-    func removeObserver(_ token: Int) { listeners.withLock { _ = $0.observers.remove(token) } }
+    /// Removes the observer of `token`. It is released after the lock: its handler may hold the last reference
+    /// to the store, whose deinit (saving the local copy) takes the lock.
+    func removeObserver(_ token: Int) {
+        let removed = listeners.withLock { $0.observers.remove(token) }
+        withExtendedLifetime(removed) {}
+    }
 
     /// Tells observers (and `NotificationCenter`) about `keys`, unless empty. With `deliveredByCaller`,
     /// the caller runs the delivery itself after releasing the state lock (see ``change(deliverHere:_:)``).
@@ -228,7 +233,11 @@ final class CloudStoreCore: Sendable {
         return token
     }
 
-    func removeErrorHandler(_ token: Int) { listeners.withLock { $0.errors.removeHandler(token) } }
+    /// Removes the error handler of `token`, released after the lock (see ``removeObserver(_:)``).
+    func removeErrorHandler(_ token: Int) {
+        let removed = listeners.withLock { $0.errors.removeHandler(token) }
+        withExtendedLifetime(removed) {}
+    }
 
     var currentErrors: [DefaultsError] { listeners.withLock { $0.errors.current } }
 
