@@ -39,7 +39,7 @@ enum FleetBenchmarks {
                 + "Memory: the member's `VmRSS` once every store has seen a first change, minus before the child started, "
                 + "per store. CPU: the member's user + system time over \(changes(context.settings)) changes, minus the same "
                 + "changes with no fleet, per change and per store. Watchers: the member's `etcd_debugging_mvcc_watcher_total` "
-                + "growth. Sides run one after the other.")
+                + "growth. Sides run one after the other, each on a fresh member.")
         func missingAll(_ reason: String) -> GroupResult {
             context.progress("11. fleet: \(reason)")
             group.rows = sides.flatMap { side in
@@ -50,21 +50,20 @@ enum FleetBenchmarks {
         guard let executable = EtcdBinary.find() else {
             return missingAll("skipped: etcd is not installed; install it with `\(EtcdBinary.installCommand)`")
         }
-        let node: EtcdNode
-        let proxy: EtcdGRPCProxy
-        do {
-            node = try EtcdNode(executable: executable)
-            proxy = try EtcdGRPCProxy(members: [node.endpoint], executable: executable)
-        } catch {
-            return missingAll("etcd did not start: \(error)")
-        }
-        defer {
+        for side in sides {
+            // A fresh member (and proxy) per side: memory the last side's fleet left to Go's collector would
+            // otherwise be returned during the next side's measurement.
+            let node: EtcdNode
+            let proxy: EtcdGRPCProxy
+            do {
+                node = try EtcdNode(executable: executable)
+                proxy = try EtcdGRPCProxy(members: [node.endpoint], executable: executable)
+            } catch {
+                return missingAll("etcd did not start: \(error)")
+            }
+            group.rows += measure(side, context: context, node: node, proxy: proxy, count: count)
             proxy.stop()
             node.stop()
-        }
-        for side in sides {
-            let rows = measure(side, context: context, node: node, proxy: proxy, count: count)
-            group.rows += rows
         }
         for what in ["memory", "cpu"] {
             for side in sides.dropFirst() { group.relate("\(side.id).\(what)", to: "gateway.\(what)") }
@@ -158,8 +157,8 @@ enum FleetBenchmarks {
         ]
     }
 
-    /// Polls (every 50 ms, at most 20 s) until the member serves at most `count` watchers again, so the next
-    /// side starts from a quiet member.
+    /// Polls (every 50 ms, at most 20 s) until the member serves at most `count` watchers again, so the
+    /// member is stopped quiet.
     private static func waitForWatchers(_ endpoint: URL, atMost count: Int) {
         let deadline = monotonicNanoseconds() + 20_000_000_000
         while monotonicNanoseconds() < deadline {
