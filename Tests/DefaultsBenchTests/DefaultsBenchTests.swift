@@ -66,7 +66,7 @@ import TestSupport
             "## 1. Property read", "## 2. Property write", "## 3. Outside-change fan-out",
             "## 4. Cross-process latency",
             "## 5. Hand-edit latency", "## 6. Scale", "## 7. Concurrent writers", "## 9. Cloud (etcd)", "## 10. Layers",
-            "## Machine",
+            "## 11. Fleet (etcd)", "## Machine",
             "## Targets (issue 5)"
         ] {
             #expect(text.contains(title), "missing \(title)")
@@ -87,7 +87,7 @@ import TestSupport
 
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: jsonURL)) as? [String: Any]
         let groups = json?["groups"] as? [[String: Any]]
-        #expect(groups?.count == 9)
+        #expect(groups?.count == 10)
         #expect((groups ?? []).allSatisfy { !(($0["rows"] as? [Any]) ?? []).isEmpty })
     }
 }
