@@ -28,6 +28,16 @@ final class EtcdGRPCConnections: Sendable {
         }
     }
 
+    /// The connection to `endpoint`'s member if one is open and usable (none is opened).
+    func usable(_ endpoint: URL) -> HTTP2Connection? {
+        kept.withLock { $0[endpoint] }.flatMap { $0.isUsable ? $0 : nil }
+    }
+
+    /// Forgets and closes the connection to `endpoint` (its member did not answer a PING).
+    func close(_ endpoint: URL) {
+        kept.withLock { $0.removeValue(forKey: endpoint) }?.close()
+    }
+
     /// Forgets (and closes) the connection to `endpoint` after a call on it failed with `failure`, when the
     /// connection is no longer usable or the call timed out.
     func drop(_ endpoint: URL, after failure: EtcdHTTP.Failure) {

@@ -72,7 +72,22 @@ final class EtcdGRPCWire: EtcdWire {
         return EtcdLeaseGrant(header: answer.header.map { Self.header($0) }, id: answer.id)
     }
 
+    /// The member's status. A probe (`probing`) of a member with an open connection is an HTTP/2 PING on it,
+    /// as etcd's Go client keeps its connections alive: the member's transport answers it without work for
+    /// etcd, and a hung member does not answer it at all, while a Status call from every store every probe
+    /// interval costs the member of a large fleet most of its CPU (`defaults-bench` group 11).
     func status(_ call: EtcdCall, probing: Bool, whileWaiting: () -> Void) throws(EtcdWireFailure) -> EtcdStatus {
+        if probing, let connection = connections.usable(call.endpoint) {
+            whileWaiting()
+            do throws(EtcdHTTP.Failure) {
+                _ = try connection.ping(deadline: EtcdHTTP.deadline(after: call.timeout))
+                return EtcdStatus(header: nil)
+            } catch {
+                connections.close(call.endpoint)
+                throw .unreachable(
+                    error.sentence(timeout: call.timeout), refused: error.refused, rejected: error.rejected)
+            }
+        }
         let answer = try unary(
             .status, EtcdProto.StatusRequest(), EtcdProto.StatusResponse.self, call, whileWaiting: whileWaiting)
         return EtcdStatus(header: answer.header.map { Self.header($0) })
