@@ -62,6 +62,32 @@ import TestSupport
         #expect(missing.isEmpty, "\(missing.count) of \(processes * writes) keys lost: \(missing.prefix(10))")
     }
 
+    /// The holder is named on a busy machine too: with 1,500 other locks in `/proc/locks` before its line
+    /// (a whole read; the first page of it names 76).
+    @Test func theHolderIsNamedAmongManyOtherLocks() throws {
+        let others = try (0..<1_500).map { index -> Int32 in
+            let descriptor = open(directory.file("other-\(index)").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else {
+                throw EtcdTestError("cannot lock a file: \(String(cString: strerror(errno)))")
+            }
+            return descriptor
+        }
+        defer { others.forEach { close($0) } }
+        let suite = try DefaultsSuite(name: "busy", directory: directory.url)
+        suite.lockWaitLimit = .milliseconds(200)
+        let errors = ErrorRecorder()
+        let observation = suite.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        let (holder, input) = try startLockHolder(for: suite)
+        defer {
+            try? input.fileHandleForWriting.close()
+            holder.waitUntilExit()
+        }
+        suite.set(2, forKey: "a")
+        let error = try #require(errors.errors.first)
+        #expect(error.message.contains("held by process \(holder.processIdentifier)"), "\(error.message)")
+    }
+
     @Test func heldLockTimesOutReportsTheHolderAndTheChangeLandsOnItsOwnAfterRelease() throws {
         let suite = try DefaultsSuite(name: "held", directory: directory.url)
         suite.set(1, forKey: "a")

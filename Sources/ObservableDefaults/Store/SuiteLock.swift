@@ -139,9 +139,12 @@ enum SuiteLock {
 
     /// ` (held by process 123, defaults-test-a)` from `/proc/locks`, or `""` when it cannot be known.
     static func holderDescription(of descriptor: borrowing FileDescriptor) -> String {
+        // Read to its end: `String(contentsOfFile:)` stops after the first page of a /proc file (76 of 1,500
+        // locks), and on a busy machine the holder's line is further down.
         guard let status = try? descriptor.status(),
-            let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8)
+            let data = FileHandle(forReadingAtPath: "/proc/locks")?.readDataToEndOfFile()
         else { return "" }
+        let table = String(decoding: data, as: UTF8.self)
         // Matched by inode only: on overlay file systems the device in `/proc/locks` is not `st_dev`.
         let inode = ":\(status.node.inode)"
         // "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; blocked waiters are marked "->".
