@@ -51,6 +51,16 @@ public func etcdPost(_ endpoint: URL, _ path: String, _ body: String) -> String?
     etcdExchange(endpoint, method: "POST", path, body)
 }
 
+/// How many watchers the member at `endpoint` serves (`etcd_debugging_mvcc_watcher_total` in its
+/// `/metrics`); `nil` when its metrics cannot be read.
+public func etcdWatcherCount(_ endpoint: URL) -> Int? {
+    guard let metrics = etcdGet(endpoint, "/metrics"),
+        let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix("etcd_debugging_mvcc_watcher_total ") }),
+        let value = line.split(separator: " ").last.flatMap({ Double($0) })
+    else { return nil }
+    return Int(value)
+}
+
 /// ``etcdPost(_:_:_:)`` as a GET without a body (an etcd proxy's `/health`).
 public func etcdGet(_ endpoint: URL, _ path: String) -> String? {
     etcdExchange(endpoint, method: "GET", path, nil)

@@ -108,7 +108,7 @@ enum FleetBenchmarks {
             return (after.cpuNanoseconds - before.cpuNanoseconds) / changes(context.settings)
         }
         context.progress("11. fleet, \(side.id): changes with no fleet")
-        guard let alone = cpuOfChanges({ true }), let watchersBefore = EtcdMemberUsage.watcherCount(node.endpoint),
+        guard let alone = cpuOfChanges({ true }), let watchersBefore = etcdWatcherCount(node.endpoint),
             let before = EtcdMemberUsage.of(pid)
         else { return missing("the member's usage cannot be read") }
 
@@ -139,7 +139,7 @@ enum FleetBenchmarks {
         guard (try? putter.put(stamp)) != nil, allArrive() else {
             return missing("a change did not reach every store of the fleet within 60 s")
         }
-        guard let grown = EtcdMemberUsage.of(pid), let watchers = EtcdMemberUsage.watcherCount(node.endpoint) else {
+        guard let grown = EtcdMemberUsage.of(pid), let watchers = etcdWatcherCount(node.endpoint) else {
             return missing("the member's usage cannot be read")
         }
         context.progress("11. fleet, \(side.id): \(changes(context.settings)) changes to every store")
@@ -162,7 +162,7 @@ enum FleetBenchmarks {
     private static func waitForWatchers(_ endpoint: URL, atMost count: Int) {
         let deadline = monotonicNanoseconds() + 20_000_000_000
         while monotonicNanoseconds() < deadline {
-            if let now = EtcdMemberUsage.watcherCount(endpoint), now <= count { return }
+            if let now = etcdWatcherCount(endpoint), now <= count { return }
             sleepNanoseconds(50_000_000)
         }
     }

@@ -5,9 +5,8 @@ import Foundation
     import Glibc
 #endif
 
-/// What an etcd process costs the machine, read from `/proc`, and how many watchers it serves, read from
-/// its `/metrics`: for the fleet group (group 11), which charges a member's memory and CPU to the watchers
-/// a fleet opens on it.
+/// What an etcd process costs the machine, read from `/proc`: for the fleet group (group 11), which charges a
+/// member's memory and CPU to the watchers a fleet opens on it (counted with `etcdWatcherCount`).
 struct EtcdMemberUsage {
     /// Resident memory (`VmRSS`), in bytes.
     var residentBytes: Int
@@ -44,17 +43,5 @@ struct EtcdMemberUsage {
             total += running
         }
         return total
-    }
-
-    /// How many watchers the member at `endpoint` serves (`etcd_debugging_mvcc_watcher_total`); `nil` when
-    /// its metrics cannot be read.
-    static func watcherCount(_ endpoint: URL) -> Int? {
-        guard let metrics = etcdGet(endpoint, "/metrics"),
-            let line = metrics.split(separator: "\n").first(where: {
-                $0.hasPrefix("etcd_debugging_mvcc_watcher_total ")
-            }),
-            let value = line.split(separator: " ").last.flatMap({ Double($0) })
-        else { return nil }
-        return Int(value)
     }
 }

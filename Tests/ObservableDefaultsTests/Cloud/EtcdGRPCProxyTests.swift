@@ -48,7 +48,7 @@ import TestSupport
         let cluster = try EtcdCluster(members: 1)
         let proxy = try EtcdGRPCProxy(members: cluster.endpoints, executable: EtcdCluster.executable)
         defer { proxy.stop() }
-        let before = try #require(watcherCount(cluster.endpoints[0]))
+        let before = try #require(etcdWatcherCount(cluster.endpoints[0]))
         let namespace = freshNamespace()
         let stores = try (0..<5).map { index in
             try cloudMachine([proxy.endpoint], namespace: namespace, state: directory.file("store-\(index)"))
@@ -63,8 +63,8 @@ import TestSupport
         for recorder in recorders { #expect(recorder.waitFor(key: "level")) }
         // ...while the member serves one watcher for all of them.
         #expect(
-            eventually { watcherCount(cluster.endpoints[0]) == before + 1 },
-            "\(watcherCount(cluster.endpoints[0]) ?? -1)")
+            eventually { etcdWatcherCount(cluster.endpoints[0]) == before + 1 },
+            "\(etcdWatcherCount(cluster.endpoints[0]) ?? -1)")
 
         // The same stores straight to the member: one watcher each.
         let direct = try (0..<3).map { index in
@@ -72,8 +72,8 @@ import TestSupport
         }
         #expect(direct.allSatisfy { $0.synchronize(timeout: 20) })
         #expect(
-            eventually { watcherCount(cluster.endpoints[0]) == before + 4 },
-            "\(watcherCount(cluster.endpoints[0]) ?? -1)")
+            eventually { etcdWatcherCount(cluster.endpoints[0]) == before + 4 },
+            "\(etcdWatcherCount(cluster.endpoints[0]) ?? -1)")
     }
 
     @Test func aGatewayStoreSaysThatTheProxyServesGRPCOnly() throws {
@@ -87,15 +87,5 @@ import TestSupport
         defer { observation.cancel() }
         #expect(!store.synchronize(timeout: 2))
         #expect(errors.waitFor("404"), "\(errors.errors.map(\.message))")
-    }
-
-    /// The member's `etcd_debugging_mvcc_watcher_total`.
-    private func watcherCount(_ endpoint: URL) -> Int? {
-        guard let metrics = etcdGet(endpoint, "/metrics"),
-            let line = metrics.split(separator: "\n").first(where: {
-                $0.hasPrefix("etcd_debugging_mvcc_watcher_total ")
-            })
-        else { return nil }
-        return line.split(separator: " ").last.flatMap { Double($0) }.map { Int($0) }
     }
 }

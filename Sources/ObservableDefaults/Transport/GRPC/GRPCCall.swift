@@ -82,15 +82,17 @@ enum GRPCCall {
     ///
     /// Throws ``GRPCFailure/status(_:)`` when the server ended the call with a status other than OK, and
     /// ``GRPCFailure/transport(_:)`` when the exchange failed or the answer broke gRPC's rules (then the
-    /// exchange is cancelled).
+    /// exchange is cancelled). `afterSending` is the caller's own work to overlap with the round trip: it
+    /// runs once the request is sent, before the answer is waited for.
     static func unary(
         path: String, request: [UInt8], metadata: [HTTP2Header] = [], deadline: ContinuousClock.Instant?,
-        limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening
+        limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening, afterSending: () -> Void = {}
     ) throws(GRPCFailure) -> [UInt8] {
         let stream = try GRPCStream.open(
             path: path, metadata: metadata, deadline: deadline, limits: limits, on: opener)
         do throws(GRPCFailure) {
             try stream.send(request, endStream: true, deadline: deadline)
+            afterSending()
             guard let answer = try stream.receive(deadline: deadline) else {
                 throw GRPCFailure.malformed("the answer to \(path) ended with status OK but no message")
             }

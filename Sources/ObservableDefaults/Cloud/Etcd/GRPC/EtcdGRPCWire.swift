@@ -137,9 +137,10 @@ final class EtcdGRPCWire: EtcdWire {
             do throws(GRPCFailure) {
                 let connection = try connections.connection(
                     to: call.endpoint, deadline: deadline, beforeOpening: waiting)
-                answerBytes = try Self.exchange(
-                    name(kind), bytes, token: call.token, deadline: deadline, limits: transport.limits, on: connection,
-                    afterSending: waiting)
+                answerBytes = try GRPCCall.unary(
+                    path: name(kind), request: bytes,
+                    metadata: GRPCCall.etcdMetadata(token: call.token, requireLeader: false), deadline: deadline,
+                    limits: transport.limits, on: connection, afterSending: waiting)
             } catch {
                 switch error {
                 case .status(let status):
@@ -164,31 +165,6 @@ final class EtcdGRPCWire: EtcdWire {
             throw .malformed(
                 .malformedEtcdAnswer(
                     context(kind, at: call.endpoint), "an answer that is not a valid \(Answer.protobufName): \(error)"))
-        }
-    }
-
-    /// Sends `request` to `method` on `connection` and reads the one answer message, running `afterSending`
-    /// between the two.
-    private static func exchange(
-        _ method: String, _ request: [UInt8], token: String?, deadline: ContinuousClock.Instant, limits: EtcdReadLimits,
-        on connection: HTTP2Connection, afterSending: () -> Void
-    ) throws(GRPCFailure) -> [UInt8] {
-        let stream = try GRPCStream.open(
-            path: method, metadata: GRPCCall.etcdMetadata(token: token, requireLeader: false), deadline: deadline,
-            limits: limits, on: connection)
-        do throws(GRPCFailure) {
-            try stream.send(request, endStream: true, deadline: deadline)
-            afterSending()
-            guard let answer = try stream.receive(deadline: deadline) else {
-                throw GRPCFailure.malformed("the answer to \(method) ended with status OK but no message")
-            }
-            if try stream.receive(deadline: deadline) != nil {
-                throw GRPCFailure.malformed("the answer to the unary call \(method) holds more than one message")
-            }
-            return answer
-        } catch {
-            stream.cancel()
-            throw error
         }
     }
 
