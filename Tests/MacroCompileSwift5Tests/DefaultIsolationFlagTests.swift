@@ -27,8 +27,10 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         #expect(settings.count == 1 && settings.name == "written")
         #expect(suite.integer(forKey: "count") == 1 && suite.string(forKey: "name") == "written")
         try HandEdit.renameOver(suite.fileURL, #"{ "count" : 2, "name" : "outside" }"#)
-        #expect(await eventually { settings.log.entries.count == 2 })
-        #expect(settings.count == 2 && settings.name == "outside")
+        // The two keys are applied one after the other on the main queue: read from this thread, `count`'s
+        // didSet can come before `name` has its new value.
+        #expect(await eventually { settings.log.entries.count == 2 && settings.name == "outside" })
+        #expect(settings.count == 2 && settings.log.entries.count == 2)
         #expect(settings.log.entries.last == true, "the outside change is applied on the main queue")
     }
 
@@ -70,8 +72,8 @@ private func uniqueFlagPrefix() -> String { "flag-\(UUID().uuidString)." }
         #expect(fleet.storeInUse.longLong(forKey: prefix + "count") == 1)
         try fleet.storeInUse.simulateExternalChange([prefix + "count": .integer(2), prefix + "name": .string("outside")]
         )
-        #expect(await eventually { fleet.log.entries.count == 2 })
-        #expect(fleet.count == 2 && fleet.name == "outside")
+        #expect(await eventually { fleet.log.entries.count == 2 && fleet.name == "outside" })
+        #expect(fleet.count == 2 && fleet.log.entries.count == 2)
         #expect(fleet.log.entries.last == true, "the outside change is applied on the main queue")
     }
 

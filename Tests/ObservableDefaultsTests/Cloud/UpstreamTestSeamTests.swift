@@ -23,8 +23,9 @@ private func trackAll(_ settings: SeamSettings) -> [String: ChangeFlag] {
 private func fired(_ flags: [String: ChangeFlag]) -> Set<String> { Set(flags.filter { $0.value.fired }.map(\.key)) }
 
 /// The Apple library's test mode (`UpstreamTestSeam.swift`): its own test suite switches it on and then plays
-/// iCloud through a suite and `didChangeExternallyNotification`.
-@Suite struct UpstreamTestSeamTests {
+/// iCloud through a suite and `didChangeExternallyNotification`. Serialized: a post with no object reaches every
+/// test-mode store in the process, so one test's post would be read by another test's object.
+@Suite(.serialized) struct UpstreamTestSeamTests {
     /// Runs `body` in the Apple library's test mode with a fresh suite, which it is given.
     private func inTestMode(_ body: (DefaultsSuite) throws -> Void) throws {
         let name = "upstream-seam-\(UUID().uuidString)"
