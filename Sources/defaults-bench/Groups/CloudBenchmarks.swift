@@ -230,7 +230,7 @@ enum CloudBenchmarks {
     {
         let floor = CloudSubjects.floor, swapFloor = CloudSubjects.swapFloor, library = CloudSubjects.library,
             store = CloudSubjects.store
-        let watchedSwapFloor = CloudSubjects.watchedSwapFloor
+        let watchedSwapFloor = CloudSubjects.watchedSwapFloor, grpcFloor = CloudSubjects.grpcWatchedSwapFloor
         return [
             ("propagation.floor", "propagation, floor: " + floor.name, floor, floor),
             ("propagation.txn-floor", "propagation, compare-and-swap floor: " + swapFloor.name, swapFloor, swapFloor),
@@ -238,6 +238,10 @@ enum CloudBenchmarks {
                 "propagation.txn-floor-watched",
                 "propagation, compare-and-swap floor with the writer's own watch: " + watchedSwapFloor.name,
                 watchedSwapFloor, watchedSwapFloor
+            ),
+            (
+                "propagation.grpc-txn-floor-watched",
+                "propagation, the same over gRPC (the library's transport): " + grpcFloor.name, grpcFloor, grpcFloor
             ),
             ("propagation.library", "propagation, library: " + library.name, library, library),
             (
@@ -287,6 +291,7 @@ enum CloudBenchmarks {
         guard let swapFloor = group.row("propagation.txn-floor"), swapFloor.statistics.p50 > 0 else { return nil }
         let ratios = [
             ("the same floor with the writer's own watch", "propagation.txn-floor-watched"),
+            ("that over gRPC", "propagation.grpc-txn-floor-watched"),
             ("library", "propagation.library"), ("library write → raw watch event", "propagation.library-write"),
             ("store only", "propagation.store")
         ].compactMap { label, id in

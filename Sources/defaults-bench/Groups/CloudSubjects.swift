@@ -44,13 +44,16 @@ enum CloudSubjects {
     /// The compare-and-swap floor with what every syncing store also does at the writing end: watch the
     /// namespace, so the writer receives (and parses) the event of its own write too.
     static var watchedSwapFloor: any CloudSubject.Type { RawEtcdWatchedSwapSubject.self }
+    /// ``watchedSwapFloor`` over etcd's native protocol, the library's default transport: the floor the
+    /// library's propagation target is measured against.
+    static var grpcWatchedSwapFloor: any CloudSubject.Type { RawGRPCWatchedSwapSubject.self }
     /// The library as an app uses it, measured against the floor (propagation and fan-out rows, targets).
     static var library: any CloudSubject.Type { CloudMacroSubject.self }
     /// The library's store alone (extra propagation rows, to tell the macro's share from the store's).
     static var store: any CloudSubject.Type { CloudStoreSubject.self }
 
     static func named(_ id: String) -> (any CloudSubject.Type)? {
-        [floor, swapFloor, watchedSwapFloor, library, store].first { $0.id == id }
+        [floor, swapFloor, watchedSwapFloor, grpcWatchedSwapFloor, library, store].first { $0.id == id }
     }
 }
 
@@ -139,6 +142,44 @@ enum RawEtcdWatchedSwapSubject: CloudSubject {
 
     static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
         try RawEtcdSubject.observe(place, arrive: arrive)
+    }
+}
+
+/// ``RawEtcdWatchedSwapSubject`` over gRPC (HTTP/2 with prior knowledge, by hand, no library code): a `KV/Txn`
+/// compare-and-swap in A, which also watches the key on a Watch stream of its own connection → the event read
+/// from a Watch stream in B.
+enum RawGRPCWatchedSwapSubject: CloudSubject {
+    static let id = "raw-grpc-txn-watched"
+    static let name =
+        "raw gRPC compare-and-swap txn, the writer also watching → raw gRPC watch event (plain sockets, no library code)"
+
+    private final class Writer: CloudStampWriter {
+        let swapper: EtcdGRPCRawSwapper
+        let ownWatch: EtcdGRPCRawWatch
+        init(_ swapper: EtcdGRPCRawSwapper, _ ownWatch: EtcdGRPCRawWatch) {
+            self.swapper = swapper
+            self.ownWatch = ownWatch
+        }
+        deinit { ownWatch.stop() }
+        func write(stamp: Int) throws { try swapper.swap(stamp) }
+    }
+
+    private final class Observer {
+        let watch: EtcdGRPCRawWatch
+        init(_ watch: EtcdGRPCRawWatch) { self.watch = watch }
+        deinit { watch.stop() }
+    }
+
+    static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
+        let key = place.namespace + "/stamp"
+        let swapper = try EtcdGRPCRawSwapper(endpoint: place.endpoint, key: key)
+        try swapper.swap(0)  // connects, and the key exists before anyone measures
+        let ownWatch = try EtcdGRPCRawWatch(endpoint: place.endpoint, key: key) { _ in }
+        return Writer(swapper, ownWatch)
+    }
+
+    static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
+        Observer(try EtcdGRPCRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp", onValue: arrive))
     }
 }
 

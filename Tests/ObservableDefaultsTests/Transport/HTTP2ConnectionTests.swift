@@ -93,6 +93,49 @@ import TestSupport
             eventually(timeout: .seconds(30)) { answered.withLock { $0 } }, "the server's PING was not acknowledged")
     }
 
+    /// gRPC servers count a PING against their keepalive policy only when they wrote no HEADERS or DATA since
+    /// the one before; the connection tells which, and a GOAWAY over pings ('too_many_pings').
+    @Test func theConnectionTellsWhetherTheMemberWroteSinceThePingAndAGoAwayOverPings() throws {
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            var pings = 0
+            while let frame = peer.readFrame(timeout: .seconds(30)) {
+                if frame.type == HTTP2Frame.ping, !frame.has(HTTP2Frame.ack) {
+                    peer.send(
+                        HTTP2Frame(type: HTTP2Frame.ping, flags: HTTP2Frame.ack, stream: 0, payload: frame.payload))
+                    pings += 1
+                    if pings == 2 {
+                        peer.send(
+                            HTTP2Multiplexer.goAway(
+                                HTTP2ErrorCode.enhanceYourCalm, lastStream: 1, debug: Array("too_many_pings".utf8)))
+                    }
+                } else if frame.type == HTTP2Frame.data, frame.has(HTTP2Frame.endStream) {
+                    peer.sendHeaders(stream: frame.stream, [(":status", "200")])
+                    peer.send(
+                        HTTP2Frame(
+                            type: HTTP2Frame.data, flags: HTTP2Frame.endStream, stream: frame.stream,
+                            payload: Array("ok".utf8)))
+                }
+            }
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        #expect(connection.memberWroteSinceLastPing, "nothing was pinged yet")
+        try connection.ping(deadline: Self.deadline())
+        #expect(!connection.memberWroteSinceLastPing)
+        let exchange = try connection.exchange(path: "/p", headers: [], deadline: Self.deadline())
+        try exchange.send(Data("one".utf8), endStream: true, deadline: Self.deadline())
+        #expect(
+            try exchange.receive(deadline: Self.deadline())
+                == .headers([HTTP2Header(":status", "200")], endStream: false))
+        #expect(connection.memberWroteSinceLastPing)
+        #expect(!connection.wasPingedTooOften)
+        try connection.ping(deadline: Self.deadline())
+        #expect(eventually { !connection.isUsable })
+        #expect(connection.wasPingedTooOften)
+    }
+
     @Test func aPingThatIsNeverAnsweredFailsAtItsDeadline() throws {
         let server = try HTTP2ScriptedServer { peer in
             guard peer.readPreface() else { return }

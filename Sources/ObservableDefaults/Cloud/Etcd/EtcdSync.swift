@@ -114,6 +114,8 @@ final class EtcdSync: Sendable {
             case .failed(let error):
                 phase.needs(.check)
                 core.report(error, topic: client.cluster.refused(with: error) ? .account : .connection)
+            case .interrupted:
+                phase.needs(.check)
             case .cancelled:
                 break
             }

@@ -22,6 +22,10 @@ final class EtcdWatchStream: Sendable {
         /// events were not delivered. Report, re-read and diff: watching from the same revision again would
         /// meet the same message.
         case tooLarge(DefaultsError)
+        /// The member closed the connection over something of the client's own that loses nothing (a gRPC
+        /// server's GOAWAY 'too_many_pings': the pings are spaced further apart from now on). Watch again
+        /// from the last revision, without reporting an error.
+        case interrupted
         /// ``cancel()`` was called.
         case cancelled
     }

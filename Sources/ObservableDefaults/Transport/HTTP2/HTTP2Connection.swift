@@ -68,6 +68,14 @@ final class HTTP2Connection: Sendable {
     /// was closed.
     var isUsable: Bool { multiplexer.isUsable }
 
+    /// Whether the member sent GOAWAY because the client pinged more often than its keepalive policy allows
+    /// (ENHANCE_YOUR_CALM, 'too_many_pings').
+    var wasPingedTooOften: Bool { multiplexer.wasPingedTooOften }
+
+    /// Whether the member wrote HEADERS or DATA since the last ``ping(deadline:)``: gRPC servers count a PING
+    /// against their keepalive policy only when they wrote neither since the one before.
+    var memberWroteSinceLastPing: Bool { multiplexer.memberWroteSinceLastPing }
+
     /// Sends a PING and waits until `deadline` for its acknowledgement; returns the round trip's time. A
     /// member that does not answer is dead or hung (clientv3's keepalive).
     @discardableResult

@@ -84,6 +84,12 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     private var broken: EtcdHTTP.Failure?
     private var pings: [UInt64: Bool] = [:]
     private var nextPing: UInt64 = 1
+    /// The member sent GOAWAY ENHANCE_YOUR_CALM 'too_many_pings': the client pinged more often than the
+    /// member's keepalive policy allows.
+    private var pingedTooOften = false
+    /// The member wrote HEADERS or DATA since the client's last PING (so gRPC servers take the next PING
+    /// as free, whatever their keepalive policy).
+    private var wroteSinceLastPing = true
     /// Serialises opening streams: IDs must go out in increasing order, with their header block in one piece.
     private let writing = NSLock()
 
@@ -137,6 +143,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
 
     /// Whether new streams can be opened (no GOAWAY, not broken or closed).
     var isUsable: Bool { locked { broken == nil && goAwayLastStream == nil } }
+
+    /// Whether the member ended the connection because the client pinged too often (gRPC servers send
+    /// GOAWAY ENHANCE_YOUR_CALM with 'too_many_pings').
+    var wasPingedTooOften: Bool { locked { pingedTooOften } }
+
+    /// Whether the member wrote HEADERS or DATA since the client's last PING: gRPC servers count a PING
+    /// against their keepalive policy only when they wrote neither since the one before.
+    var memberWroteSinceLastPing: Bool { locked { wroteSinceLastPing } }
 
     /// Sends GOAWAY (once) and ends the connection: every open stream fails as not processed (unless
     /// it was sent or answered already).
@@ -376,6 +390,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             if let broken { throw broken }
             defer { nextPing += 1 }
             pings[nextPing] = false
+            wroteSinceLastPing = false
             return nextPing
         }
         var payload: [UInt8] = []
@@ -625,6 +640,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 stream.headReceived = true
             }
             stream.inbox.append(.headers(headers, endStream: block.endStream))
+            wroteSinceLastPing = true
             if block.endStream { endRemote(stream) }
             condition.broadcast()
         }
@@ -650,6 +666,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     code: HTTP2ErrorCode.flowControlError)
             }
             connectionReceiveWindow -= length
+            wroteSinceLastPing = true
             if let stream {
                 guard stream.headReceived else {
                     throw HTTP2ProtocolError("a DATA frame on stream \(stream.id) before its head (HEADERS)")
@@ -755,6 +772,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         let reason = "GOAWAY \(HTTP2ErrorCode.name(code))" + (debug.isEmpty ? "" : ", '\(EtcdHTTP.excerpt(debug))'")
         locked {
             goAwayLastStream = min(goAwayLastStream ?? last, last)
+            if code == HTTP2ErrorCode.enhanceYourCalm, debug.elementsEqual("too_many_pings".utf8) {
+                pingedTooOften = true
+            }
             for stream in streams.values where stream.id > last {
                 var failure = EtcdHTTP.Failure(
                     "did not process the request: the member is going away (\(reason)); it is safe to send again")

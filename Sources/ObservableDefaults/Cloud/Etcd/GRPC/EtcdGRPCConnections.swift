@@ -3,9 +3,21 @@ import Foundation
 /// The HTTP/2 connections of an ``EtcdGRPCWire``, one per member, shared by its calls and its watch: opened
 /// when first needed, opened again once the one kept broke or the member sent GOAWAY, and closed when a
 /// call on it timed out (a hung member holds every stream of the connection: the next call starts afresh).
+/// Each member's PINGs are paced (``EtcdGRPCPingPacing``).
 final class EtcdGRPCConnections: Sendable {
+    /// What a probe of a member's connection should do.
+    enum Probe {
+        /// Ping this connection.
+        case ping(HTTP2Connection)
+        /// The connection is open and its member answered a PING within the pacing's spacing.
+        case answeredRecently
+        /// No usable connection is open.
+        case noConnection
+    }
+
     private let transport: EtcdTransport
     private let kept = Locked<[URL: HTTP2Connection]>([:])
+    private let pacing = Locked<[URL: EtcdGRPCPingPacing]>([:])
 
     init(transport: EtcdTransport) {
         self.transport = transport
@@ -16,7 +28,10 @@ final class EtcdGRPCConnections: Sendable {
     func connection(to endpoint: URL, deadline: ContinuousClock.Instant, beforeOpening: () -> Void)
         throws(GRPCFailure) -> HTTP2Connection
     {
-        if let connection = kept.withLock({ $0[endpoint] }), connection.isUsable { return connection }
+        if let connection = kept.withLock({ $0[endpoint] }) {
+            if connection.isUsable { return connection }
+            noteEnd(of: connection, at: endpoint)
+        }
         beforeOpening()
         do throws(EtcdHTTP.Failure) {
             let connection = try HTTP2Connection.open(url: endpoint, transport: transport, deadline: deadline)
@@ -28,9 +43,30 @@ final class EtcdGRPCConnections: Sendable {
         }
     }
 
-    /// The connection to `endpoint`'s member if one is open and usable (none is opened).
-    func usable(_ endpoint: URL) -> HTTP2Connection? {
-        kept.withLock { $0[endpoint] }.flatMap { $0.isUsable ? $0 : nil }
+    /// How to probe `endpoint`'s member now: ping its open connection, unless that member was pinged too
+    /// recently (none is opened).
+    func probe(_ endpoint: URL) -> Probe {
+        guard let connection = kept.withLock({ $0[endpoint] }) else { return .noConnection }
+        guard connection.isUsable else {
+            noteEnd(of: connection, at: endpoint)
+            return .noConnection
+        }
+        let free = connection.memberWroteSinceLastPing
+        let allowed = pacing.withLock { $0[endpoint, default: EtcdGRPCPingPacing()].mayPing(at: .now, free: free) }
+        return allowed ? .ping(connection) : .answeredRecently
+    }
+
+    /// A connection to `endpoint` that can carry nothing more: if its member ended it over the pings, they
+    /// are spaced further apart (once per connection).
+    private func noteEnd(of connection: HTTP2Connection, at endpoint: URL) {
+        let forgotten = kept.withLock { kept -> Bool in
+            guard kept[endpoint] === connection else { return false }
+            kept[endpoint] = nil
+            return true
+        }
+        if forgotten, connection.wasPingedTooOften {
+            pacing.withLock { $0[endpoint, default: EtcdGRPCPingPacing()].pingedTooOften() }
+        }
     }
 
     /// Forgets and closes the connection to `endpoint` (its member did not answer a PING).
@@ -41,12 +77,17 @@ final class EtcdGRPCConnections: Sendable {
     /// Forgets (and closes) the connection to `endpoint` after a call on it failed with `failure`, when the
     /// connection is no longer usable or the call timed out.
     func drop(_ endpoint: URL, after failure: EtcdHTTP.Failure) {
-        let dropped = kept.withLock { kept -> HTTP2Connection? in
-            guard let connection = kept[endpoint], !connection.isUsable || failure.timedOut else { return nil }
-            kept[endpoint] = nil
-            return connection
+        guard let connection = kept.withLock({ $0[endpoint] }) else { return }
+        if !connection.isUsable {
+            noteEnd(of: connection, at: endpoint)
+        } else if failure.timedOut {
+            let dropped = kept.withLock { kept -> Bool in
+                guard kept[endpoint] === connection else { return false }
+                kept[endpoint] = nil
+                return true
+            }
+            if dropped { connection.close() }
         }
-        dropped?.close()
     }
 
     deinit {

@@ -19,14 +19,15 @@ struct EtcdGRPCWatch {
     ) -> EtcdWatchStream.End {
         let headDeadline = EtcdHTTP.deadline(after: headTimeout)
         let stream: GRPCStream
+        let connection: HTTP2Connection
         do throws(GRPCFailure) {
-            let connection = try connections.connection(to: endpoint, deadline: headDeadline, beforeOpening: {})
+            connection = try connections.connection(to: endpoint, deadline: headDeadline, beforeOpening: {})
             // No deadline: a watch may stay quiet indefinitely (the head's deadline bounds the first answer).
             stream = try GRPCStream.open(
                 path: EtcdProto.WatchRequest.path, metadata: GRPCCall.etcdMetadata(token: token, requireLeader: true),
                 deadline: nil, limits: limits, on: connection)
         } catch {
-            return ending(error, headTimeout: headTimeout)
+            return ending(error, headTimeout: headTimeout, on: nil)
         }
         register { stream.cancel() }
         let create = EtcdProto.WatchCreateRequest(
@@ -59,17 +60,20 @@ struct EtcdGRPCWatch {
             }
         } catch {
             stream.cancel()
-            return ending(error, headTimeout: headTimeout)
+            return ending(error, headTimeout: headTimeout, on: connection)
         }
     }
 
-    /// How a failed watch ended.
-    private func ending(_ error: GRPCFailure, headTimeout: TimeInterval) -> EtcdWatchStream.End {
+    /// How a failed watch ended (on `connection`, once it was open).
+    private func ending(_ error: GRPCFailure, headTimeout: TimeInterval, on connection: HTTP2Connection?)
+        -> EtcdWatchStream.End
+    {
         switch error {
         case .status(let status):
             return .failed(DefaultsError(.cloud, message: "etcd ended the watch (\(context)): \(status.message)"))
         case .transport(let failure):
             connections.drop(endpoint, after: failure)
+            if connection?.wasPingedTooOften == true { return .interrupted }
             if failure.malformed {
                 let error = DefaultsError(
                     .cloud, message: "etcd member \(endpoint.absoluteString) \(failure.text) (\(context))")

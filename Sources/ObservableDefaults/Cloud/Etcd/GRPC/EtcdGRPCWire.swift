@@ -75,17 +75,26 @@ final class EtcdGRPCWire: EtcdWire {
     /// The member's status. A probe (`probing`) of a member with an open connection is an HTTP/2 PING on it,
     /// as etcd's Go client keeps its connections alive: the member's transport answers it without work for
     /// etcd, and a hung member does not answer it at all, while a Status call from every store every probe
-    /// interval costs the member of a large fleet most of its CPU (`defaults-bench` group 11).
+    /// interval costs the member of a large fleet most of its CPU (`defaults-bench` group 11). PINGs are
+    /// paced to the member's keepalive policy (``EtcdGRPCPingPacing``): a probe between two finds the member
+    /// as the last PING did.
     func status(_ call: EtcdCall, probing: Bool, whileWaiting: () -> Void) throws(EtcdWireFailure) -> EtcdStatus {
-        if probing, let connection = connections.usable(call.endpoint) {
-            whileWaiting()
-            do throws(EtcdHTTP.Failure) {
-                _ = try connection.ping(deadline: EtcdHTTP.deadline(after: call.timeout))
+        if probing {
+            switch connections.probe(call.endpoint) {
+            case .answeredRecently:
                 return EtcdStatus(header: nil)
-            } catch {
-                connections.close(call.endpoint)
-                throw .unreachable(
-                    error.sentence(timeout: call.timeout), refused: error.refused, rejected: error.rejected)
+            case .ping(let connection):
+                whileWaiting()
+                do throws(EtcdHTTP.Failure) {
+                    _ = try connection.ping(deadline: EtcdHTTP.deadline(after: call.timeout))
+                    return EtcdStatus(header: nil)
+                } catch {
+                    connections.close(call.endpoint)
+                    throw .unreachable(
+                        error.sentence(timeout: call.timeout), refused: error.refused, rejected: error.rejected)
+                }
+            case .noConnection:
+                break
             }
         }
         let answer = try unary(

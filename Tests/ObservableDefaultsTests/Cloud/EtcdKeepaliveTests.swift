@@ -1,0 +1,63 @@
+import EtcdLauncher
+import Foundation
+import Testing
+@testable import ObservableDefaults
+import TestSupport
+
+/// A store's probe PINGs its member's connection, and gRPC servers police PINGs (etcd allows one every
+/// 5 seconds, `etcd grpc-proxy` keeps gRPC's default of one every 5 minutes; three too soon and the server
+/// closes the connection with GOAWAY 'too_many_pings'). An idle store must keep its watch on a member, and
+/// through a proxy it resumes quietly and spaces its PINGs further apart (``EtcdGRPCPingPacing``).
+@Suite(.serialized, EtcdCluster.required) struct EtcdKeepaliveTests {
+    let directory = TemporaryDirectory()
+
+    /// How many Watch streams the etcd member or proxy at `endpoint` has begun (`grpc_server_started_total`).
+    private func watchStreamsStarted(_ endpoint: URL) -> Int? {
+        guard let metrics = etcdGet(endpoint, "/metrics") else { return nil }
+        let prefix = #"grpc_server_started_total{grpc_method="Watch",grpc_service="etcdserverpb.Watch""#
+        return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map { Int($0) }
+    }
+
+    @Test func anIdleStoreKeepsItsWatchOnTheMember() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let member = cluster.endpoints[0]
+        // Probed every half second (the tests' setting): before pacing, the member closed its connection
+        // after four PINGs, about every two seconds.
+        let namespace = freshNamespace()
+        let store = try cloudMachine([member], namespace: namespace, state: directory.file("idle"))
+        let errors = ErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        #expect(store.synchronize(timeout: 20))
+        let started = try #require(watchStreamsStarted(member))
+        // Long enough for three PINGs at etcd's pace: a watch made again, or an error, fails the test.
+        let disturbed = eventually(timeout: .seconds(14)) {
+            watchStreamsStarted(member) != started || !errors.items.isEmpty
+        }
+        #expect(!disturbed, "watches begun: \(watchStreamsStarted(member) ?? -1) (were \(started)); \(errors.items)")
+        #expect(try rawEtcdPut(member, namespace, "after", "\"idle\""))
+        #expect(eventually { store.string(forKey: "after") == "idle" })
+    }
+
+    @Test func throughAProxyAGoAwayOverPingsIsResumedQuietly() throws {
+        let cluster = try EtcdCluster(members: 1)
+        let proxy = try EtcdGRPCProxy(members: cluster.endpoints, executable: EtcdCluster.executable)
+        defer { proxy.stop() }
+        let namespace = freshNamespace()
+        let store = try cloudMachine([proxy.endpoint], namespace: namespace, state: directory.file("proxied"))
+        let errors = ErrorRecorder()
+        let observation = store.observeErrors { errors.record($0) }
+        defer { observation.cancel() }
+        #expect(store.synchronize(timeout: 20))
+        let log = proxy.directory.appendingPathComponent("proxy.log")
+        // The proxy allows a PING every 5 minutes: the fourth, about 18 s in, ends the connection.
+        #expect(
+            eventually(timeout: .seconds(60)) {
+                ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("too many pings")
+            }, "the proxy never closed the connection over pings")
+        #expect(try rawEtcdPut(cluster.endpoints[0], namespace, "after", "\"resumed\""))
+        #expect(eventually(timeout: .seconds(20)) { store.string(forKey: "after") == "resumed" })
+        #expect(errors.items.isEmpty, "\(errors.items)")
+    }
+}
