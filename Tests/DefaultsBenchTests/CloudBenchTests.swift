@@ -86,7 +86,7 @@ import TestSupport
             "read.plain": nil, "read.cloud-macro": nil, "read.store": nil, "write.plain": nil, "write.cloud-macro": nil,
             "write.plain.full": nil, "write.cloud-macro.full": nil,
             "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.txn-floor-watched": 20,
-            "propagation.library": 20, "propagation.library-write": 20,
+            "propagation.grpc-txn-floor-watched": 20, "propagation.library": 20, "propagation.library-write": 20,
             "propagation.library-observe": 20, "propagation.store": 20,
             "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
             "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
@@ -136,6 +136,9 @@ import TestSupport
             name("propagation.txn-floor-watched").contains("the writer also watching"),
             "\(name("propagation.txn-floor-watched"))")
         #expect(
+            name("propagation.grpc-txn-floor-watched").contains("raw gRPC compare-and-swap txn"),
+            "\(name("propagation.grpc-txn-floor-watched"))")
+        #expect(
             name("propagation.store").contains("`CloudKeyValueStore.set` → `observe(keys:)`"),
             "\(name("propagation.store"))")
 
@@ -151,12 +154,13 @@ import TestSupport
         #expect(readEvidence.contains(" vs ") && readEvidence.contains("×"), "\(readEvidence)")
         #expect(status("Cloud fan-out") == "reported (no target)")
         #expect(status("Cloud propagation beside the raw etcd put floor") == "reported (no target)", "\(targets)")
+        #expect(status("Cloud propagation beside the same floor over the JSON gateway") == "reported (no target)")
         let propagationTarget =
             targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud propagation p50") }?["target"] as? String
             ?? ""
         #expect(
             propagationTarget.contains("1.15×")
-                && propagationTarget.contains("compare-and-swap floor with the writer's own watch"))
+                && propagationTarget.contains("compare-and-swap floor with the writer's own watch, over gRPC"))
         let notes = groups[0]["notes"] as? [String] ?? []
         #expect(
             notes.contains {
@@ -186,7 +190,7 @@ import TestSupport
         #expect(result.errors.contains("9. cloud (etcd): skipped: etcd is not installed"), "\(result.errors)")
         #expect(
             result.output.contains(
-                "| Cloud propagation p50 within 1.15× of the compare-and-swap floor with the writer's own watch | not measured |"
+                "| Cloud propagation p50 within 1.15× of the compare-and-swap floor with the writer's own watch, over gRPC | not measured |"
             ))
 
         try FileManager.default.removeItem(at: emptyPath)
