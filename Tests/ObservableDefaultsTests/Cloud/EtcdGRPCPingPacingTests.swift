@@ -7,19 +7,34 @@ import Testing
     @Test func pingsAreSpacedUnlessTheMemberWroteSinceTheLastOne() {
         var pacing = EtcdGRPCPingPacing()
         let start = ContinuousClock.now
-        let first = pacing.mayPing(at: start, free: false)
+        let first = pacing.shouldPing(at: start, reads: 0, memberWrote: false)
         #expect(first, "the first PING is always allowed")
-        let soon = pacing.mayPing(at: start + .seconds(1), free: false)
+        let soon = pacing.shouldPing(at: start + .seconds(1), reads: 0, memberWrote: false)
         #expect(!soon)
-        let almost = pacing.mayPing(at: start + EtcdGRPCPingPacing.initialSpacing - .milliseconds(1), free: false)
+        let almost = pacing.shouldPing(
+            at: start + EtcdGRPCPingPacing.initialSpacing - .milliseconds(1), reads: 0, memberWrote: false)
         #expect(!almost)
-        let free = pacing.mayPing(at: start + .seconds(2), free: true)
+        let free = pacing.shouldPing(at: start + .seconds(2), reads: 0, memberWrote: true)
         #expect(free, "the member wrote: the PING is free")
         // A free PING counts too: the next paid one is a whole spacing after it.
-        let afterFirst = pacing.mayPing(at: start + EtcdGRPCPingPacing.initialSpacing + .seconds(1), free: false)
+        let afterFirst = pacing.shouldPing(
+            at: start + EtcdGRPCPingPacing.initialSpacing + .seconds(1), reads: 0, memberWrote: false)
         #expect(!afterFirst)
-        let afterFree = pacing.mayPing(at: start + .seconds(2) + EtcdGRPCPingPacing.initialSpacing, free: false)
+        let afterFree = pacing.shouldPing(
+            at: start + .seconds(2) + EtcdGRPCPingPacing.initialSpacing, reads: 0, memberWrote: false)
         #expect(afterFree)
+    }
+
+    @Test func aMemberThatSentSomethingSinceTheLastProbeIsNotPinged() {
+        var pacing = EtcdGRPCPingPacing()
+        let start = ContinuousClock.now
+        let first = pacing.shouldPing(at: start, reads: 5, memberWrote: true)
+        #expect(first)
+        // Long past the spacing, but the member sent something (the PING's ACK, an event): no PING.
+        let afterAnswer = pacing.shouldPing(at: start + .seconds(60), reads: 6, memberWrote: false)
+        #expect(!afterAnswer)
+        let quiet = pacing.shouldPing(at: start + .seconds(61), reads: 6, memberWrote: false)
+        #expect(quiet, "nothing arrived since the last probe")
     }
 
     @Test func eachGoAwayOverPingsDoublesTheSpacingUpToTheCap() {

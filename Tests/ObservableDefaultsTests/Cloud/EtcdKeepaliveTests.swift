@@ -31,11 +31,17 @@ import TestSupport
         defer { observation.cancel() }
         #expect(store.synchronize(timeout: 20))
         let started = try #require(watchStreamsStarted(member))
-        // Long enough for three PINGs at etcd's pace: a watch made again, or an error, fails the test.
-        let disturbed = eventually(timeout: .seconds(14)) {
-            watchStreamsStarted(member) != started || !errors.items.isEmpty
+        // Long enough for three PINGs at etcd's pace: the connection closed over pings (an error saying the
+        // watch ended) fails the test. A PING not answered within the probe's timeout on a loaded machine
+        // is the hung-member check doing its job, not the pacing's failure: it may make one new watch.
+        let closed = eventually(timeout: .seconds(14)) {
+            errors.items.contains { !$0.message.contains("does not answer") }
         }
-        #expect(!disturbed, "watches begun: \(watchStreamsStarted(member) ?? -1) (were \(started)); \(errors.items)")
+        #expect(!closed, "\(errors.items)")
+        let hungReports = errors.items.filter { $0.message.contains("does not answer") }.count
+        #expect(
+            (watchStreamsStarted(member) ?? -1) <= started + hungReports,
+            "watches begun: \(watchStreamsStarted(member) ?? -1) (were \(started)); \(errors.items)")
         #expect(try rawEtcdPut(member, namespace, "after", "\"idle\""))
         #expect(eventually { store.string(forKey: "after") == "idle" })
     }
@@ -58,6 +64,7 @@ import TestSupport
             }, "the proxy never closed the connection over pings")
         #expect(try rawEtcdPut(cluster.endpoints[0], namespace, "after", "\"resumed\""))
         #expect(eventually(timeout: .seconds(20)) { store.string(forKey: "after") == "resumed" })
-        #expect(errors.items.isEmpty, "\(errors.items)")
+        // A PING unanswered in time on a loaded machine is the hung-member check's, not the resumption's.
+        #expect(!errors.items.contains { !$0.message.contains("does not answer") }, "\(errors.items)")
     }
 }

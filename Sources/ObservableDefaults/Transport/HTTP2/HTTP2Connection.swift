@@ -76,6 +76,9 @@ final class HTTP2Connection: Sendable {
     /// against their keepalive policy only when they wrote neither since the one before.
     var memberWroteSinceLastPing: Bool { multiplexer.memberWroteSinceLastPing }
 
+    /// How many times bytes arrived from the member so far: a count that moved shows it answers.
+    var readCount: Int { multiplexer.readCount }
+
     /// Sends a PING and waits until `deadline` for its acknowledgement; returns the round trip's time. A
     /// member that does not answer is dead or hung (clientv3's keepalive).
     @discardableResult

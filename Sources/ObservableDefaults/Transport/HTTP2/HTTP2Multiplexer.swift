@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One stream's state, shared by its exchange and the connection's reader thread; every field is guarded by
 /// the ``HTTP2Multiplexer``'s condition.
@@ -90,6 +91,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// The member wrote HEADERS or DATA since the client's last PING (so gRPC servers take the next PING
     /// as free, whatever their keepalive policy).
     private var wroteSinceLastPing = true
+    /// How many reads brought bytes from the member (kept outside the lock: counted on every read).
+    private let reads = Atomic<Int>(0)
     /// Serialises opening streams: IDs must go out in increasing order, with their header block in one piece.
     private let writing = NSLock()
 
@@ -151,6 +154,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// Whether the member wrote HEADERS or DATA since the client's last PING: gRPC servers count a PING
     /// against their keepalive policy only when they wrote neither since the one before.
     var memberWroteSinceLastPing: Bool { locked { wroteSinceLastPing } }
+
+    /// How many times bytes arrived from the member so far: a count that moved shows it answers.
+    var readCount: Int { reads.load(ordering: .relaxed) }
 
     /// Sends GOAWAY (once) and ends the connection: every open stream fails as not processed (unless
     /// it was sent or answered already).
@@ -450,6 +456,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                         : "closed the connection")
                 return fail(failure)
             }
+            reads.add(1, ordering: .relaxed)
             reader.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             do throws(HTTP2ProtocolError) {
                 while true {

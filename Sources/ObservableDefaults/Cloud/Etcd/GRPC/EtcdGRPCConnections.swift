@@ -9,7 +9,8 @@ final class EtcdGRPCConnections: Sendable {
     enum Probe {
         /// Ping this connection.
         case ping(HTTP2Connection)
-        /// The connection is open and its member answered a PING within the pacing's spacing.
+        /// The connection is open and its member sent something since the last probe, or answered a PING
+        /// within the pacing's spacing.
         case answeredRecently
         /// No usable connection is open.
         case noConnection
@@ -43,16 +44,18 @@ final class EtcdGRPCConnections: Sendable {
         }
     }
 
-    /// How to probe `endpoint`'s member now: ping its open connection, unless that member was pinged too
-    /// recently (none is opened).
+    /// How to probe `endpoint`'s member now: ping its open connection, unless the member sent something since
+    /// the last probe or was pinged too recently (none is opened).
     func probe(_ endpoint: URL) -> Probe {
         guard let connection = kept.withLock({ $0[endpoint] }) else { return .noConnection }
         guard connection.isUsable else {
             noteEnd(of: connection, at: endpoint)
             return .noConnection
         }
-        let free = connection.memberWroteSinceLastPing
-        let allowed = pacing.withLock { $0[endpoint, default: EtcdGRPCPingPacing()].mayPing(at: .now, free: free) }
+        let reads = connection.readCount, wrote = connection.memberWroteSinceLastPing
+        let allowed = pacing.withLock {
+            $0[endpoint, default: EtcdGRPCPingPacing()].shouldPing(at: .now, reads: reads, memberWrote: wrote)
+        }
         return allowed ? .ping(connection) : .answeredRecently
     }
 

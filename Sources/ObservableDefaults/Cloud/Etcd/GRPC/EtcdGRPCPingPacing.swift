@@ -1,4 +1,7 @@
-/// How often one member's connection may be pinged by the store's probe.
+/// When the store's probe PINGs one member's connection.
+///
+/// A member that sent anything since the last probe answers: no PING then, as gRPC's keepalive pings only
+/// a quiet connection (a fleet's stores send none while changes flow).
 ///
 /// gRPC servers police pings: etcd allows one every `--grpc-keepalive-min-time` (5 s unless configured), and a
 /// client that pings sooner three times gets GOAWAY ENHANCE_YOUR_CALM 'too_many_pings' and a closed
@@ -17,9 +20,20 @@ struct EtcdGRPCPingPacing: Sendable, Equatable {
     private(set) var spacing = initialSpacing
     /// When the last PING was sent.
     private var lastPing: ContinuousClock.Instant?
+    /// The connection's read count (``HTTP2Connection/readCount``) at the last probe.
+    private var readsAtLastProbe: Int?
 
-    /// Whether a PING may be sent `now` (`free`: the member wrote since the last one); if so, it counts as sent.
-    mutating func mayPing(at now: ContinuousClock.Instant, free: Bool) -> Bool {
+    /// Whether a probe `now` should PING, given the connection's read count (`reads`) and whether the
+    /// member wrote HEADERS or DATA since the last PING; if so, the PING counts as sent.
+    mutating func shouldPing(at now: ContinuousClock.Instant, reads: Int, memberWrote: Bool) -> Bool {
+        defer { readsAtLastProbe = reads }
+        if let readsAtLastProbe, reads != readsAtLastProbe { return false }
+        return mayPing(at: now, free: memberWrote)
+    }
+
+    /// Whether the member's keepalive policy lets a PING go `now` (`free`: the member wrote since the last
+    /// one); if so, it counts as sent.
+    private mutating func mayPing(at now: ContinuousClock.Instant, free: Bool) -> Bool {
         if !free, let lastPing, lastPing.duration(to: now) < spacing { return false }
         lastPing = now
         return true
