@@ -28,13 +28,14 @@ import TestSupport
             guard let row = rows[id], row["isMissing"] as? Bool == false else { return nil }
             return (row["statistics"] as? [String: Any])?["p50"] as? Double
         }
-        for side in ["gateway", "grpc", "grpc-proxy"] {
+        for side in ["raw-grpc", "gateway", "grpc", "grpc-proxy"] {
             for what in ["memory", "cpu", "watchers"] {
                 #expect(
                     p50("\(side).\(what)") != nil, "\(side).\(what): \(rows["\(side).\(what)"]?["note"] ?? "missing")")
             }
         }
         // --quick: 100 stores; each direct store is one watcher on the member, the proxy is one for all.
+        #expect(p50("raw-grpc.watchers") == 100, "the floor: one raw watch per connection")
         #expect(p50("gateway.watchers") == 100)
         #expect(p50("grpc.watchers") == 100)
         #expect(p50("grpc-proxy.watchers") == 1)
@@ -46,6 +47,10 @@ import TestSupport
         }
         #expect(["met", "not met"].contains(status("Fleet: a gRPC store costs the member ≤ 45 KB") ?? ""), "\(targets)")
         #expect(status("Fleet: through one grpc-proxy") == "met", "\(targets)")
+        let memoryEvidence =
+            targets.first { ($0["target"] as? String ?? "").hasPrefix("Fleet: a gRPC store costs the member ≤ 45 KB") }?[
+                "evidence"] as? String ?? ""
+        #expect(memoryEvidence.contains("the raw gRPC floor's"), "\(memoryEvidence)")
 
         #expect(
             CloudBenchTests.processes(mentioning: temporary.path).isEmpty,

@@ -12,8 +12,13 @@ import Synchronization
 ///                                    for each input line "wait STAMP", print "arrived STAMP N" once every
 ///                                    store has seen the stamp (N: how many had within 60 s); exit at end
 ///                                    of input
+///     cloud-fleet-raw ENDPOINT KEY COUNT
+///                                    the floor: COUNT raw gRPC watches of KEY at the member ENDPOINT (an
+///                                    `http://` URL), each on its own connection, no library code; then as
+///                                    cloud-fleet
 enum FleetChildMode {
     static func run(_ arguments: [String]) -> Bool {
+        if arguments.first == "cloud-fleet-raw", arguments.count == 4 { return runRaw(arguments) }
         guard arguments.first == "cloud-fleet", arguments.count == 4 else { return false }
         guard let count = Int(arguments[3]), count > 0 else { fail("cloud-fleet: COUNT must be a positive integer") }
         let arrivals = FleetArrivals()
@@ -46,14 +51,45 @@ enum FleetChildMode {
             exit(1)
         }
         emit("ready")
+        answerWaits(arrivals, count: count)
+        withExtendedLifetime(opened) {}
+        return true
+    }
+
+    private static func runRaw(_ arguments: [String]) -> Bool {
+        guard let endpoint = URL(string: arguments[1]), let count = Int(arguments[3]), count > 0 else {
+            fail("cloud-fleet-raw: ENDPOINT must be a URL and COUNT a positive integer")
+        }
+        let arrivals = FleetArrivals()
+        let opened = Mutex<[EtcdGRPCRawWatch]>([])
+        let failure = Mutex<String?>(nil)
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            do {
+                let watch = try EtcdGRPCRawWatch(endpoint: endpoint, key: arguments[2]) { arrivals.record($0) }
+                opened.withLock { $0.append(watch) }
+            } catch {
+                failure.withLock { $0 = $0 ?? "watch \(index): \(error)" }
+            }
+        }
+        if let why = failure.withLock({ $0 }) {
+            emit("error \(why)")
+            exit(1)
+        }
+        emit("ready")
+        answerWaits(arrivals, count: count)
+        for watch in opened.withLock({ $0 }) { watch.stop() }
+        return true
+    }
+
+    /// For each input line "wait STAMP", prints "arrived STAMP N" once all `count` watchers have the stamp (N:
+    /// how many had within 60 s); returns at the end of input.
+    private static func answerWaits(_ arrivals: FleetArrivals, count: Int) {
         while let line = readLine() {
             let fields = line.split(separator: " ")
             if fields.count == 2, fields[0] == "wait", let stamp = Int(fields[1]) {
                 emit("arrived \(stamp) \(arrivals.wait(for: stamp, count: count, seconds: 60))")
             }
         }
-        withExtendedLifetime(opened) {}
-        return true
     }
 }
 

@@ -4,7 +4,8 @@ import ObservableDefaults
 
 /// Group 11: what a fleet of stores costs one etcd member (issue 31). One child process holds N stores,
 /// each with its own connection and watch on the member (or on a `grpc-proxy` in front of it); the
-/// member's resident memory growth and its CPU per change are charged to the watchers.
+/// member's resident memory growth and its CPU per change are charged to the watchers. The floor: N raw
+/// gRPC watches, each on a connection of its own, no library code.
 enum FleetBenchmarks {
     static let number = 11
 
@@ -14,11 +15,14 @@ enum FleetBenchmarks {
         let name: String
         /// Through the proxy rather than to the member directly.
         let throughProxy: Bool
-        /// The `?transport=` value.
-        let transport: String
+        /// The `?transport=` value; `nil`: the raw floor (``EtcdGRPCRawWatch``), not the library.
+        let transport: String?
     }
 
     static let sides = [
+        Side(
+            id: "raw-grpc", name: "raw gRPC watch, each on its own connection (no library code)", throughProxy: false,
+            transport: nil),
         Side(id: "gateway", name: "JSON gateway, each store to the member", throughProxy: false, transport: "gateway"),
         Side(id: "grpc", name: "gRPC, each store to the member", throughProxy: false, transport: "grpc"),
         Side(id: "grpc-proxy", name: "gRPC, each store to one `etcd grpc-proxy`", throughProxy: true, transport: "grpc")
@@ -39,7 +43,8 @@ enum FleetBenchmarks {
                 + "Memory: the member's `VmRSS` once every store has seen a first change, minus before the child started, "
                 + "per store. CPU: the member's user + system time over \(changes(context.settings)) changes, minus the same "
                 + "changes with no fleet, per change and per store. Watchers: the member's `etcd_debugging_mvcc_watcher_total` "
-                + "growth. Sides run one after the other, each on a fresh member.")
+                + "growth. Sides run one after the other, each on a fresh member. The floor side opens \(count) raw gRPC "
+                + "watches of the key instead (hand-written HTTP/2, each on its own connection, no library code).")
         func missingAll(_ reason: String) -> GroupResult {
             context.progress("11. fleet: \(reason)")
             group.rows = sides.flatMap { side in
@@ -66,7 +71,9 @@ enum FleetBenchmarks {
             node.stop()
         }
         for what in ["memory", "cpu"] {
-            for side in sides.dropFirst() { group.relate("\(side.id).\(what)", to: "gateway.\(what)") }
+            for side in sides where side.transport != nil {
+                group.relate("\(side.id).\(what)", to: "raw-grpc.\(what)")
+            }
         }
         return group
     }
@@ -89,11 +96,17 @@ enum FleetBenchmarks {
         }
         let target = side.throughProxy ? proxy.endpoint : node.endpoint
         let namespace = "fleet-\(side.id)"
-        let address = "etcd://127.0.0.1:\(target.port ?? 0)/\(namespace)?transport=\(side.transport)"
-        do {
-            _ = try EtcdConfiguration(url: address)
-        } catch {
-            return missing("not measured: \(error)")
+        let arguments: [String]
+        if let transport = side.transport {
+            let address = "etcd://127.0.0.1:\(target.port ?? 0)/\(namespace)?transport=\(transport)"
+            do {
+                _ = try EtcdConfiguration(url: address)
+            } catch {
+                return missing("not measured: \(error)")
+            }
+            arguments = ["cloud-fleet", address, context.directory("fleet-\(side.id)").path, String(count)]
+        } else {
+            arguments = ["cloud-fleet-raw", target.absoluteString, "\(namespace)/stamp", String(count)]
         }
         guard let pid = node.pid else { return missing("the etcd node is not running") }
         let putter = EtcdRawPutter(endpoint: node.endpoint, key: "\(namespace)/stamp")
@@ -113,10 +126,9 @@ enum FleetBenchmarks {
         else { return missing("the member's usage cannot be read") }
 
         context.progress("11. fleet, \(side.id): opening \(count) stores")
-        let state = context.directory("fleet-\(side.id)")
         let child: ChildProcess
         do {
-            child = try ChildProcess(["cloud-fleet", address, state.path, String(count)])
+            child = try ChildProcess(arguments)
         } catch {
             return missing("cannot start the fleet process: \(error)")
         }

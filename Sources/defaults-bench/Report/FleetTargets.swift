@@ -8,8 +8,13 @@ enum FleetTargets {
 
     static func evaluate(_ group: GroupResult) -> [TargetResult] {
         func reason(_ id: String) -> String { group.rows.first { $0.id == id }?.note ?? "row \(id) missing" }
-        func gateway(_ id: String, _ format: (Double) -> String) -> String {
-            group.row("gateway.\(id)").map { "; the gateway's: \(format($0.statistics.p50))" } ?? ""
+        func beside(_ id: String, _ format: (Double) -> String) -> String {
+            let floor = group.row("raw-grpc.\(id)").map { row in
+                let ratio = group.row("grpc.\(id)").map { " (\(Formatting.ratio($0.statistics.p50 / row.statistics.p50)))" }
+                return "; the raw gRPC floor's: \(format(row.statistics.p50))\(ratio ?? "")"
+            }
+            let gateway = group.row("gateway.\(id)").map { "; the gateway's: \(format($0.statistics.p50))" }
+            return (floor ?? "") + (gateway ?? "")
         }
         var results: [TargetResult] = []
         if let memory = group.row("grpc.memory") {
@@ -17,7 +22,7 @@ enum FleetTargets {
             results.append(
                 TargetResult(
                     target: Self.memory, status: value <= 45 * 1024 ? .met : .notMet,
-                    evidence: "\(Formatting.bytes(value)) per store\(gateway("memory", Formatting.bytes))"))
+                    evidence: "\(Formatting.bytes(value)) per store\(beside("memory", Formatting.bytes))"))
         } else {
             results.append(TargetResult(target: Self.memory, status: .notMeasured, evidence: reason("grpc.memory")))
         }
@@ -26,7 +31,7 @@ enum FleetTargets {
             results.append(
                 TargetResult(
                     target: Self.cpu, status: value <= 20_000 ? .met : .notMet,
-                    evidence: "\(Formatting.duration(value)) per change per store\(gateway("cpu", Formatting.duration))"
+                    evidence: "\(Formatting.duration(value)) per change per store\(beside("cpu", Formatting.duration))"
                 ))
         } else {
             results.append(TargetResult(target: Self.cpu, status: .notMeasured, evidence: reason("grpc.cpu")))
