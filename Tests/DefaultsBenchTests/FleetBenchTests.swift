@@ -48,7 +48,9 @@ import TestSupport
         #expect(["met", "not met"].contains(status("Fleet: a gRPC store costs the member ≤ 45 KB") ?? ""), "\(targets)")
         #expect(status("Fleet: through one grpc-proxy") == "met", "\(targets)")
         let memoryEvidence =
-            targets.first { ($0["target"] as? String ?? "").hasPrefix("Fleet: a gRPC store costs the member ≤ 45 KB") }?[
+            targets.first {
+                ($0["target"] as? String ?? "").hasPrefix("Fleet: a gRPC store costs the member ≤ 45 KB")
+            }?[
                 "evidence"] as? String ?? ""
         #expect(memoryEvidence.contains("the raw gRPC floor's"), "\(memoryEvidence)")
 

@@ -230,6 +230,14 @@ import TestSupport
         commented.set(1, forKey: "a")
         #expect(try text(commented) == "{\n  // keys go here\n  \"a\": 1\n}\n")
 
+        // No member to copy the indentation from: the comments' is the file's own.
+        let tabbed = try suite("tabbed", "{\n\t// keys go here\n\t/* one per line */\n}\n")
+        tabbed.set(1, forKey: "a")
+        #expect(try text(tabbed) == "{\n\t// keys go here\n\t/* one per line */\n\t\"a\": 1\n}\n")
+        let fourSpaces = try suite("four", "{ // settings\n    // go here\n}\n")
+        fourSpaces.set(["x": 1], forKey: "d")
+        #expect(try text(fourSpaces) == "{ // settings\n    // go here\n    \"d\": {\n        \"x\": 1\n    }\n}\n")
+
         let bare = try suite("bare", "// nothing yet\n")
         bare.set(1, forKey: "a")
         #expect(try text(bare) == "// nothing yet\n{\n  \"a\": 1\n}\n")

@@ -49,7 +49,7 @@ struct JSONSuiteEditor {
         close = found.close
         self.spellings = spellings
         newline = Self.newline(of: bytes)
-        unit = Self.indentationUnit(bytes, members: found.members)
+        unit = Self.indentationUnit(bytes, members: found.members, inside: found.open..<found.close)
     }
 
     /// The bytes of a suite file holding `values`, written after `previous` (a file without an object:
@@ -501,10 +501,21 @@ struct JSONSuiteEditor {
         SuiteTextLines.newline(of: bytes)
     }
 
-    /// The indentation of the first member on a line of its own (two spaces when none is indented).
-    private static func indentationUnit(_ bytes: [UInt8], members: [Member]) -> [UInt8] {
-        SuiteTextLines.indentationUnit(bytes, starts: members.prefix(8).map(\.key.lowerBound))
-            ?? [UInt8(ascii: " "), UInt8(ascii: " ")]
+    /// The indentation of the first member on a line of its own; in an object without members, that of the
+    /// first comment on a line of its own inside `object` (its braces); two spaces when none is indented.
+    private static func indentationUnit(_ bytes: [UInt8], members: [Member], inside object: Range<Int>) -> [UInt8] {
+        let starts: [Int]
+        if members.isEmpty {
+            starts = bytes[object].indices.compactMap { index -> Int? in
+                guard bytes[index] == UInt8(ascii: "\n") else { return nil }
+                var first = index + 1
+                while first < object.upperBound, bytes[first] == 0x20 || bytes[first] == 0x09 { first += 1 }
+                return first < object.upperBound && bytes[first] == UInt8(ascii: "/") ? first : nil
+            }
+        } else {
+            starts = members.prefix(8).map(\.key.lowerBound)
+        }
+        return SuiteTextLines.indentationUnit(bytes, starts: starts.prefix(8)) ?? [UInt8(ascii: " "), UInt8(ascii: " ")]
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool {

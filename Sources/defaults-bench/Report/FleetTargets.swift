@@ -10,7 +10,9 @@ enum FleetTargets {
         func reason(_ id: String) -> String { group.rows.first { $0.id == id }?.note ?? "row \(id) missing" }
         func beside(_ id: String, _ format: (Double) -> String) -> String {
             let floor = group.row("raw-grpc.\(id)").map { row in
-                let ratio = group.row("grpc.\(id)").map { " (\(Formatting.ratio($0.statistics.p50 / row.statistics.p50)))" }
+                let ratio = group.row("grpc.\(id)").map {
+                    " (\(Formatting.ratio($0.statistics.p50 / row.statistics.p50)))"
+                }
                 return "; the raw gRPC floor's: \(format(row.statistics.p50))\(ratio ?? "")"
             }
             let gateway = group.row("gateway.\(id)").map { "; the gateway's: \(format($0.statistics.p50))" }
