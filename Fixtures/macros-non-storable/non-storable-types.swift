@@ -1,9 +1,11 @@
-// Properties whose type cannot be stored: one error each, saying what to do (PluginDiagnosticsTests), not a
-// list of every storage overload the compiler tried.
+// Properties whose type cannot be stored: one error each, naming the type and saying what to do
+// (PluginDiagnosticsTests), not a list of every storage overload the compiler tried.
 import ObservableDefaults
 
 struct NotCodable {
     var x = 1
+    static let standard = NotCodable()
+    static func make() -> NotCodable { NotCodable() }
 }
 
 @ObservableDefaults
@@ -11,6 +13,12 @@ final class Settings {
     var fine = 0
     var broken = NotCodable()
     var brokenOptional: NotCodable? = nil
+    var annotated: NotCodable = .standard
+    var list: [NotCodable] = []
+    var spelledOut: Optional<NotCodable> = nil
+    var viaInit = NotCodable.init(x: 2)
+    var viaStatic = NotCodable.standard
+    var unknown = NotCodable.make()
     @ObservableOnly var kept = NotCodable()
 }
 
@@ -18,5 +26,6 @@ final class Settings {
 final class Fleet {
     var fine = "a"
     var broken = NotCodable()
+    var brokenOptional: NotCodable? = nil
     @Ignore var ignored = NotCodable()
 }

@@ -135,11 +135,11 @@ import Testing
                 == offset(of: "@DefaultsKey", in: decl)..<offset(of: " var a", in: decl))
         let source = try #require(result.source)
         #expect(
-            source.contains("_od_a = ObservableDefaults::_defaultsSlot(key: \"a\", 1)"),
+            source.contains("_od_a = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: \"a\", 1))"),
             "a @DefaultsKey is no cloud key")
         #expect(
-            source.contains("_od_b = ObservableDefaults::_defaultsSlot(key: \"b\", 2)")
-                && source.contains("_od_c = ObservableDefaults::_defaultsSlot(key: \"c\", 3)"))
+            source.contains("_od_b = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: \"b\", 2))")
+                && source.contains("_od_c = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: \"c\", 3))"))
         #expect(
             source.contains("_od_binding.property(_od_b, keyPath: \\C.b,")
                 && source.contains("_od_binding.property(_od_c, keyPath: \\C.c,"))

@@ -117,13 +117,13 @@ import Testing
         }
         #expect(
             slots == [
-                #"private let _od_a = ObservableDefaults::_defaultsSlot(key: "key-only", 1)"#,
-                #"private let _od_b = ObservableDefaults::_defaultsSlot(key: "backed-only", 2)"#,
-                #"private let _od_c = ObservableDefaults::_defaultsSlot(key: "wins", 3)"#,
-                #"private let _od_d = ObservableDefaults::_defaultsSlot(key: "raw\\d", 4)"#,
-                #"private let _od_e = ObservableDefaults::_defaultsSlot(key: "e", 5.0)"#,
-                #"private let _od_f = ObservableDefaults::_defaultsSlot(key: "f", 6)"#,
-                #"private let _od_g = ObservableDefaults::_defaultsSlot(key: "from-key", 7)"#
+                #"private let _od_a = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: "key-only", 1))"#,
+                #"private let _od_b = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: "backed-only", 2))"#,
+                #"private let _od_c = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: "wins", 3))"#,
+                #"private let _od_d = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: "raw\\d", 4))"#,
+                #"private let _od_e = _od_Storable.check1(ObservableDefaults::_defaultsSlot(key: "e", 5.0))"#,
+                #"private let _od_f = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: "f", 6))"#,
+                #"private let _od_g = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: "from-key", 7))"#
             ])
         // The defaults family's label is not a cloud key (the compiler rejects the argument label itself).
         let wrongLabel = members("@ObservableCloud", #"final class K { @CloudKey(userDefaultsKey: "x") var a = 1 }"#)

@@ -261,7 +261,9 @@ import Testing
                     newText: "@DefaultsBacked")
             ])
         // The other family's persisted property gets a slot (its accessors name it) but not this family's attribute.
-        #expect(result.source?.contains("private let _od_b = ObservableDefaults::_defaultsSlot(key: \"b\", 2)") == true)
+        #expect(
+            result.source?.contains(
+                "private let _od_b = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: \"b\", 2))") == true)
         #expect(result.source?.contains("_od_binding.property(_od_b, keyPath: \\C.b,") == true)
         #expect(
             ClassExpansion.memberAttributes(

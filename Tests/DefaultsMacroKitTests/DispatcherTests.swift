@@ -127,7 +127,10 @@ import Testing
             source.hasPrefix(
                 "private let _od_registrar = Observation::ObservationRegistrar()\n\nprivate let _od_binding = ObservableDefaults::_CloudObjectBinding(prefix: \"p_\""
             ))
-        #expect(source.contains("private let _od_workers = ObservableDefaults::_defaultsSlot(key: \"workers\", 4)"))
+        #expect(
+            source.contains(
+                "private let _od_workers = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: \"workers\", 4))")
+        )
         let attribute = MacroDispatcher.expand(
             PluginMessages.ExpandAttached(
                 macro: .init(

@@ -137,7 +137,7 @@ import Testing
                 decl: decl, locator: Self.locator, attribute: attribute)
             peers = PropertyExpansion.defaultsBackedPeers(decl: decl)
             var parser = DeclParser(attribute + " " + decl)
-            slot = parser.parseMember().flatMap { PropertyExpansion.slotDeclaration($0) }
+            slot = parser.parseMember().flatMap { PropertyExpansion.slotDeclaration($0, check: "check0") }
         } else {
             accessors = PropertyExpansion.observableOnlyAccessors(decl: decl, locator: Self.locator)
             peers = PropertyExpansion.observableOnlyPeers(decl: decl)

@@ -206,8 +206,8 @@ import Testing
             ClassExpansion.members(
                 decl: decl, declLocator: locator, attribute: "@ObservableDefaults", attributeLocator: locator
             ).source)
-        #expect(members.contains(#"_od_a = ObservableDefaults::_defaultsSlot(key: "a", 1)"#))
-        #expect(members.contains(#"_od_b = ObservableDefaults::_defaultsSlot(key: "b", 2)"#))
+        #expect(members.contains(#"_od_a = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: "a", 1))"#))
+        #expect(members.contains(#"_od_b = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: "b", 2))"#))
         #expect(!members.contains("Keys.b") && !members.contains("prefix + "))
         let accessors = PropertyExpansion.defaultsBackedAccessors(
             decl: "@DefaultsBacked(userDefaultsKey: k) var a = 1", locator: locator,
@@ -253,7 +253,8 @@ import Testing
                     ).source ?? ""
                 #expect(
                     source.contains(
-                        "_od_name = ObservableDefaults::_defaultsSlot(key: \(StringLiteral.quote(key)), \"n\")"),
+                        "_od_name = _od_Storable.check0(ObservableDefaults::_defaultsSlot(key: \(StringLiteral.quote(key)), \"n\"))"
+                    ),
                     "\(member)")
             }
         }

@@ -68,26 +68,58 @@ import Testing
         #expect(!output.contains("plugin") || !output.contains("crash"), "plugin failure:\n\(output)")
     }
 
-    /// A property whose type cannot be stored gets one error saying what to do (make it storable, or mark it
-    /// `@ObservableOnly` or `@Ignore`), not the candidates of every storage overload; a property marked so
-    /// compiles.
+    /// A property whose type cannot be stored gets one error naming the type (as written in the annotation,
+    /// the wrapped type of an Optional, or the type an initializer plainly creates; else the property) and
+    /// saying what to do (make it storable, or mark it `@ObservableOnly` or `@Ignore`), not the candidates of
+    /// every storage overload; a property marked so compiles, and so does every storable property.
     @Test func aPropertyWhoseTypeCannotBeStoredGetsOneErrorSayingWhatToDo() throws {
         let file = Self.packageRoot.appendingPathComponent("Fixtures/macros-non-storable/non-storable-types.swift")
         let (status, output) = try Self.typecheck(file)
         #expect(status != 0, "the bad fixture compiled")
-        let errors = output.split(separator: "\n").filter {
-            $0.hasPrefix("macro expansion @") && $0.contains(": error: ")
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let errors = lines.filter { $0.hasPrefix("macro expansion @") && $0.contains(": error: ") }
+        let advice =
+            "make it Codable, RawRepresentable (with a property-list raw value) or a property-list type, or mark the property @ObservableOnly or @Ignore"
+        func suite(_ subject: String) -> String { "\(subject) cannot be stored in a suite: \(advice)" }
+        func cloud(_ subject: String) -> String { "\(subject) cannot be stored in a cloud store: \(advice)" }
+        let expected = [
+            "ObservableDefaults broken": suite("`NotCodable`"),
+            "ObservableDefaults brokenOptional": suite("`NotCodable`"),
+            "ObservableDefaults annotated": suite("`NotCodable`"),
+            "ObservableDefaults list": suite("`[NotCodable]`"),
+            "ObservableDefaults spelledOut": suite("`NotCodable`"),
+            "ObservableDefaults viaInit": suite("`NotCodable`"),
+            "ObservableDefaults viaStatic": suite("`NotCodable`"),
+            "ObservableDefaults unknown": suite("the type of 'unknown'"),
+            "ObservableCloud broken": cloud("`NotCodable`"),
+            "ObservableCloud brokenOptional": cloud("`NotCodable`")
+        ]
+        #expect(errors.count == expected.count, "one per property that cannot be stored:\n\(output)")
+        // Each error is shown under the generated line it is on: the slot `_od_<property>` of its property.
+        var found: [String: String] = [:]
+        var macro = ""
+        for (index, line) in lines.enumerated() {
+            if let range = line.range(of: "--- macro expansion @") {
+                macro = String(line[range.upperBound...].prefix { $0 != " " })
+            }
+            guard let range = line.range(of: "`- error: "), index > 0,
+                let slot = lines[index - 1].range(of: "private let _od_")
+            else { continue }
+            let property = lines[index - 1][slot.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            let message = String(line[range.upperBound...])
+            let key = "\(macro) \(property)"
+            #expect(found[key] == nil, "two errors for \(key)")
+            found[key] = message.range(of: "is unavailable: ").map { String(message[$0.upperBound...]) } ?? message
         }
-        #expect(errors.count == 3, "one per property that cannot be stored:\n\(output)")
+        #expect(found == expected, "\(output)")
         #expect(
-            errors.allSatisfy {
-                $0.hasSuffix(
-                    "is unavailable: the property's type cannot be stored: make it Codable, RawRepresentable (with a property-list raw value) or a property-list type, or mark the property @ObservableOnly or @Ignore"
-                )
-            }, "\(output)")
+            errors.allSatisfy { error in expected.values.contains { error.hasSuffix("is unavailable: \($0)") } },
+            "\(output)")
         #expect(!output.contains("no exact matches"), "\(output)")
+        #expect(!output.contains("_defaultsSlot(key:_:)"), "\(output)")
+        #expect(!output.contains("warning:"), "\(output)")
         #expect(
-            !output.split(separator: "\n").contains { $0.hasPrefix(file.path) && $0.contains(": error: ") }, "\(output)"
+            !lines.contains { $0.hasPrefix(file.path) && $0.contains(": error: ") }, "\(output)"
         )
     }
 

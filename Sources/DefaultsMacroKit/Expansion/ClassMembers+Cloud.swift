@@ -2,8 +2,8 @@
 extension ObservableCloudOptions {
     /// The generated members of an `@ObservableCloud` class: registrar, binding, the Apple library's
     /// `_prefix`, `_syncImmediately`, `_developmentMode`, `_developmentMode_`, `_cloudObserver` and
-    /// `CloudObservation`, the Linux addition `_cloudStore`, the slots, the initializer, `update`,
-    /// `performBatchUpdates` and `_od_startCloudObservation`.
+    /// `CloudObservation`, the Linux addition `_cloudStore`, the slots and their checks, the initializer,
+    /// `update`, `performBatchUpdates` and `_od_startCloudObservation`.
     ///
     /// Observation is started by creating a `CloudObservation` (as on Apple platforms, so a custom initializer
     /// writes the same line); it holds the binding's observation token for as long as the object lives.
@@ -53,8 +53,10 @@ extension ObservableCloudOptions {
             """
         ]
         let properties = ClassExpansion.persistedProperties(context)
-        let slots = ClassExpansion.slotDeclarations(context, properties).joined()
-        if !slots.isEmpty { blocks.append(String(slots.dropLast())) }
+        let slots = ClassExpansion.slotDeclarations(context, properties)
+        let slotText = slots.slots.joined()
+        if !slotText.isEmpty { blocks.append(String(slotText.dropLast())) }
+        if let checks = slots.checks { blocks.append(checks) }
         if ClassExpansion.generatesInit(context) {
             blocks.append(
                 """

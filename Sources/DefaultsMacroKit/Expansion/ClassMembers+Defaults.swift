@@ -1,8 +1,8 @@
 // The members only `@ObservableDefaults` generates.
 extension ObservableDefaultsOptions {
     /// The generated members of an `@ObservableDefaults` class: registrar, binding, `_userDefaults`,
-    /// `_prefix`, `_isExternalNotificationDisabled`, the initializer, the slots, `observerStarter`, `update` and
-    /// `performBatchUpdates`.
+    /// `_prefix`, `_isExternalNotificationDisabled`, the initializer, the slots and their checks, `observerStarter`,
+    /// `update` and `performBatchUpdates`.
     func memberText(_ context: ClassExpansion.Context) -> String {
         let access = ClassExpansion.accessModifier(context.type)
         let selfType = context.type.name
@@ -40,9 +40,11 @@ extension ObservableDefaultsOptions {
                 """
         }
         let properties = ClassExpansion.persistedProperties(context)
-        for slot in ClassExpansion.slotDeclarations(context, properties) {
+        let slots = ClassExpansion.slotDeclarations(context, properties)
+        for slot in slots.slots {
             text += "\n" + slot
         }
+        if let checks = slots.checks { text += "\n" + checks + "\n" }
         let body =
             "    let _od_properties = ObservableDefaults::_DefaultsPropertyList()\n"
             + ClassExpansion.registrationLines(context, properties)

@@ -27,15 +27,21 @@ extension ClassExpansion {
     }
 
     /// The slot declarations (`private let _od_<name> = …`), each inside its member's `#if` clauses and ending
-    /// with a newline. They are declared by the class's member role rather than by the persisted attribute's
-    /// peer role, because the compiler does not expand a property macro whose arguments do not type-check, and
-    /// the registration would then name a slot that does not exist (a second error for one mistake).
-    static func slotDeclarations(_ context: Context, _ properties: [PropertyExpansion.Property]) -> [String] {
-        properties.compactMap { property in
-            PropertyExpansion.slotDeclaration(property.member, family: context.family).map {
-                wrap($0, in: property.member.ifConfig, indent: "")
+    /// with a newline, and the enum of the checks they call (see ``StorableCheck``; `nil` without slots). They
+    /// are declared by the class's member role rather than by the persisted attribute's peer role, because the
+    /// compiler does not expand a property macro whose arguments do not type-check, and the registration would
+    /// then name a slot that does not exist (a second error for one mistake).
+    static func slotDeclarations(_ context: Context, _ properties: [PropertyExpansion.Property]) -> (
+        slots: [String], checks: String?
+    ) {
+        let plan = StorableCheck.plan(properties, family: context.family)
+        var slots: [String] = []
+        for (property, check) in zip(properties, plan.checkOfProperty) {
+            if let slot = PropertyExpansion.slotDeclaration(property.member, check: check, family: context.family) {
+                slots.append(wrap(slot, in: property.member.ifConfig, indent: ""))
             }
         }
+        return (slots, StorableCheck.namespaceDeclaration(plan.checks))
     }
 
     /// The lines that register each persisted property with the binding (`property` or, for a main-actor

@@ -4,7 +4,15 @@ enum LiteralType {
     /// `Type(…)`, `Module.Type(…)` or `Type<Args>(…)` as the whole initializer: the type, by the convention that
     /// type names start with an uppercase letter.
     static func initializerCallType(_ tokens: [Token], source: String) -> String? {
-        guard let first = tokens.first, first.kind == .identifier, first.identifierName.first?.isUppercase == true
+        guard let end = typeNameEnd(tokens), isCall(tokens, from: end) else { return nil }
+        return SourceText(source).slice(tokens[0].start, tokens[end - 1].end)
+    }
+
+    /// The index just past a leading type name (`Type`, `Module.Type`, `Type<Args>`: identifiers starting with
+    /// an uppercase letter, `Self` excepted), or `nil` when the tokens do not start with one.
+    static func typeNameEnd(_ tokens: [Token]) -> Int? {
+        guard let first = tokens.first, first.kind == .identifier, first.text != "Self",
+            first.identifierName.first?.isUppercase == true
         else { return nil }
         var index = 1
         while index + 1 < tokens.count, tokens[index].isOperator("."), tokens[index + 1].kind == .identifier,
@@ -20,16 +28,20 @@ enum LiteralType {
             } while index < tokens.count && depth > 0
             guard depth == 0 else { return nil }
         }
-        guard index < tokens.count, tokens[index].isPunctuation("(") else { return nil }
-        let typeEnd = tokens[index - 1].end
+        return index
+    }
+
+    /// Whether the tokens from `index` on are one parenthesized argument list and nothing else.
+    static func isCall(_ tokens: [Token], from index: Int) -> Bool {
+        guard index < tokens.count, tokens[index].isPunctuation("(") else { return false }
+        var index = index
         var depth = 0
         while index < tokens.count {
             depth += DeclParser.bracketDelta(tokens[index])
             index += 1
             if depth == 0 { break }
         }
-        guard depth == 0, index == tokens.count else { return nil }
-        return SourceText(source).slice(first.start, typeEnd)
+        return depth == 0 && index == tokens.count
     }
 
     static func infer(_ initializer: String?) -> String? {

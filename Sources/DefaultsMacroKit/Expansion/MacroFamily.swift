@@ -15,15 +15,19 @@ public struct MacroFamily: Sendable, Equatable {
     public let keyLabel: String
     /// The class macro's arguments; they also generate the members only this family has.
     let options: any ClassMacroOptions.Type
+    /// Where the family stores a property, for messages (`a suite`).
+    let storeDescription: String
 
     /// `@ObservableDefaults`, `@DefaultsBacked`, `@DefaultsKey`.
     public static let defaults = MacroFamily(
         classAttribute: "ObservableDefaults", persistedAttribute: "DefaultsBacked", keyAttribute: "DefaultsKey",
-        keyLabel: "userDefaultsKey", options: ObservableDefaultsOptions.self)
+        keyLabel: "userDefaultsKey", options: ObservableDefaultsOptions.self,
+        storeDescription: "a suite")
     /// `@ObservableCloud`, `@CloudBacked`, `@CloudKey`.
     public static let cloud = MacroFamily(
         classAttribute: "ObservableCloud", persistedAttribute: "CloudBacked", keyAttribute: "CloudKey",
-        keyLabel: "keyValueStoreKey", options: ObservableCloudOptions.self)
+        keyLabel: "keyValueStoreKey", options: ObservableCloudOptions.self,
+        storeDescription: "a cloud store")
     /// Every family the kit knows.
     public static let all: [MacroFamily] = [.defaults, .cloud]
 

@@ -77,9 +77,14 @@ extension PropertyExpansion {
         return lines.isEmpty ? .empty : ExpansionResult(source: lines.joined(separator: "\n\n"))
     }
 
-    /// The slot (`_od_<name>`) of a persisted property: its key, declaration default and storage rule;
-    /// `nil` when the property cannot be persisted.
-    static func slotDeclaration(_ member: MemberSyntax, family: MacroFamily = .defaults) -> String? {
+    /// The slot (`_od_<name>`) of a persisted property: its key, declaration default and storage rule, passed
+    /// through a ``StorableCheck`` so that a type that cannot be stored is one error naming it; `nil` when the
+    /// property cannot be persisted.
+    /// - Parameters:
+    ///   - member: The property declaration.
+    ///   - check: The name of the property's check in the class's ``StorableCheck/namespace``.
+    ///   - family: The class macro's family (the key attribute it reads).
+    static func slotDeclaration(_ member: MemberSyntax, check: String, family: MacroFamily = .defaults) -> String? {
         guard let property = property(member),
             let initializer = property.binding.initializer ?? (property.type.map(isOptional) == true ? "nil" : nil)
         else { return nil }
@@ -88,9 +93,10 @@ extension PropertyExpansion {
         let value = initializer.trimmed
         if let type = property.type {
             let factory = isOptional(type) ? "_defaultsOptionalSlot" : "_defaultsSlot"
-            return
-                "private let \(storage): ObservableDefaults::_DefaultsSlot<\(type)> = ObservableDefaults::\(factory)(key: \(key), \(value))"
+            let slot = StorableCheck.call(check, "ObservableDefaults::\(factory)(key: \(key), \(value))")
+            return "private let \(storage): ObservableDefaults::_DefaultsSlot<\(type)> = \(slot)"
         }
-        return "private let \(storage) = ObservableDefaults::_defaultsSlot(key: \(key), \(value))"
+        let slot = StorableCheck.call(check, "ObservableDefaults::_defaultsSlot(key: \(key), \(value))")
+        return "private let \(storage) = \(slot)"
     }
 }

@@ -96,25 +96,26 @@ public func _defaultsSlot<V: Codable & Equatable>(key: String, _ value: Nullable
             decode: { stored in wrapped.decode(stored).map { .some($0) } }))
 }
 
-// Chosen only when no overload above fits the property's type (the compiler ranks an unavailable declaration
-// last), so that such a property gets one error saying what to do instead of a list of every candidate.
+// Chosen only when no overload above fits the property's type (a generic parameter without constraints is the
+// least specific). The result is not a slot: the generated code passes a factory's result through a pair of
+// overloads of its own, one taking `_DefaultsSlot`, one unavailable taking `_DefaultsUnstorable` with a message
+// that names the property's type, so such a property gets one error saying what to do instead of a list of
+// every candidate.
 
-/// Any other type: it cannot be stored.
-@available(
-    *, unavailable,
-    message:
-        "the property's type cannot be stored: make it Codable, RawRepresentable (with a property-list raw value) or a property-list type, or mark the property @ObservableOnly or @Ignore"
-)
-public func _defaultsSlot<V>(key: String, _ value: V) -> _DefaultsSlot<V> {
-    fatalError("unavailable")
+/// Any other type: it cannot be stored; the generated code turns this into its error.
+public func _defaultsSlot<V>(key: String, _ value: V) -> _DefaultsUnstorable<V> {
+    _DefaultsUnstorable()
 }
 
-/// Any other optional type: it cannot be stored.
-@available(
-    *, unavailable,
-    message:
-        "the property's type cannot be stored: make it Codable, RawRepresentable (with a property-list raw value) or a property-list type, or mark the property @ObservableOnly or @Ignore"
-)
-public func _defaultsOptionalSlot<V>(key: String, _ value: V?) -> _DefaultsSlot<V?> {
-    fatalError("unavailable")
+/// Any other optional type: it cannot be stored; the generated code turns this into its error.
+public func _defaultsOptionalSlot<V>(key: String, _ value: V?) -> _DefaultsUnstorable<V?> {
+    _DefaultsUnstorable()
+}
+
+/// What `_defaultsSlot(key:_:)` returns for a property whose type has no storage rule: a marker the generated
+/// code only accepts in an unavailable declaration, whose message names the property's type. Implementation
+/// detail of the macros; not API.
+public struct _DefaultsUnstorable<Value>: Sendable {
+    /// The marker (it holds nothing).
+    public init() {}
 }
