@@ -93,9 +93,9 @@ final class LayerWatch: Sendable {
     }
 
     /// Starts telling `storage` about changes of its layer source `index`: the first suite of the process
-    /// makes the watch, the first of each watcher its registration. The watcher is called with no lock
-    /// held: it may call back at once, and a callback may release the last reference to a suite, whose
-    /// deinit unsubscribes.
+    /// makes the watch, the first of each watcher its registration. The watcher is called with none of the
+    /// watches' locks held: it may call back at once, and a callback may release the last reference to a
+    /// suite, whose deinit unsubscribes.
     static func subscribe(_ storage: SuiteStorage, index: Int) {
         let source = storage.layerSources[index]
         guard let key = source.watchKey else { return }
