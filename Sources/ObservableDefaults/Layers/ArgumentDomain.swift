@@ -30,6 +30,9 @@ struct ArgumentDomain: Sendable {
     /// The process's argument domain, read once.
     static let process = ArgumentDomain(arguments: CommandLine.arguments)
 
+    /// The process's argument domain as layer entries, made once.
+    static let processEntries = process.entries
+
     /// The values as layer entries.
     var entries: [ExactKey: LayerEntry] { values.mapValues { LayerEntry(value: $0, origin: .argument) } }
 }

@@ -11,18 +11,22 @@ struct LayerPlaces: Hashable, Sendable {
     let systemDirectories: [URL]
     /// The directory of the global domain's file.
     let globalDirectory: URL
-    /// The paths of ``managedDirectory``, ``systemDirectories`` and ``globalDirectory``, worked out once:
-    /// opening a suite works with paths (see ``LayerFile``), and a URL's `path` is made anew at every call.
-    let paths: (managed: String, system: [String], global: String)
+    /// ``managedDirectory``, ``systemDirectories`` and ``globalDirectory`` as paths with their numbers, worked
+    /// out once: opening a suite works with them (see ``LayerFile``), and a URL's `path` is made anew at
+    /// every call.
+    let directories: (managed: LayerDirectory, system: [LayerDirectory], global: LayerDirectory)
 
     /// The variables that place the layers, as getenv reads them (not ProcessInfo's environment: that copies
     /// every variable).
     private static let variableNames =
         ["OBSERVABLE_DEFAULTS_MANAGED_DIRECTORY", "XDG_CONFIG_DIRS"] + SuiteLocation.directoryVariables
 
-    /// The places last worked out, the variables they came from (most opens find the same ones), and a
-    /// number told to no other places (see ``currentWithNumber()``).
-    private static let last = Locked<(variables: [String?], places: LayerPlaces, number: Int)?>(nil)
+    /// ``variableNames`` as C strings, for getenv.
+    private static let cVariableNames: [[CChar]] = variableNames.map { Array($0.utf8CString) }
+
+    /// The places last worked out, the variables they came from (NUL-terminated; most opens find the same
+    /// ones), and a number told to no other places (see ``currentWithNumber()``).
+    private static let last = Locked<(variables: [[CChar]?], places: LayerPlaces, number: Int)?>(nil)
 
     /// The places the environment names now.
     static func current() -> LayerPlaces { currentWithNumber().places }
@@ -31,10 +35,11 @@ struct LayerPlaces: Hashable, Sendable {
     /// suite registry keys storages by it: cheaper to hash than the places).
     static func currentWithNumber() -> (places: LayerPlaces, number: Int) {
         last.withLock { last in
-            // Compared where getenv finds them: no string is made for an environment that did not change.
+            // Compared where the environment keeps them: no string is made for one that did not change.
             if let last, matches(last.variables) { return (last.places, last.number) }
-            let variables = variableNames.map { name in getenv(name).map { String(cString: $0) } }
-            let found = (places: LayerPlaces(variables), number: (last?.number ?? 0) + 1)
+            let values = variableNames.map { name in getenv(name).map { String(cString: $0) } }
+            let variables = values.map { $0.map { Array($0.utf8CString) } }
+            let found = (places: LayerPlaces(values), number: (last?.number ?? 0) + 1)
             if let previous = last, previous.places == found.places {
                 last = (variables, previous.places, previous.number)
                 return (previous.places, previous.number)
@@ -44,12 +49,13 @@ struct LayerPlaces: Hashable, Sendable {
         }
     }
 
-    /// Whether the environment holds `variables` (the values of ``variableNames``, in order) now.
-    private static func matches(_ variables: [String?]) -> Bool {
-        for (name, value) in zip(variableNames, variables) {
-            switch (getenv(name), value) {
+    /// Whether the environment holds `variables` (the values of ``variableNames``, in order, NUL-terminated)
+    /// now. Compared as C strings where getenv finds them: no Swift string is made or retained.
+    private static func matches(_ variables: [[CChar]?]) -> Bool {
+        for index in variables.indices {
+            switch (getenv(cVariableNames[index]), variables[index]) {
             case (nil, nil): continue
-            case (let current?, let value?): if value.withCString({ strcmp(current, $0) }) != 0 { return false }
+            case (let current?, let value?): if strcmp(current, value) != 0 { return false }
             default: return false
             }
         }
@@ -69,11 +75,13 @@ struct LayerPlaces: Hashable, Sendable {
             URL(fileURLWithPath: $0, isDirectory: true).appendingPathComponent("observable-defaults", isDirectory: true)
         }
         globalDirectory = SuiteLocation.defaultDirectory(environment: environment)
-        paths = Self.paths(managedDirectory, systemDirectories, globalDirectory)
+        directories = Self.directories(managedDirectory, systemDirectories, globalDirectory)
     }
 
-    private static func paths(_ managed: URL, _ system: [URL], _ global: URL) -> (String, [String], String) {
-        (managed.path, system.map(\.path), global.path)
+    private static func directories(
+        _ managed: URL, _ system: [URL], _ global: URL
+    ) -> (LayerDirectory, [LayerDirectory], LayerDirectory) {
+        (LayerDirectory(managed.path), system.map { LayerDirectory($0.path) }, LayerDirectory(global.path))
     }
 
     /// Equal places: the same directories.
@@ -120,6 +128,6 @@ struct LayerPlaces: Hashable, Sendable {
         self.managedDirectory = managedDirectory
         self.systemDirectories = systemDirectories
         self.globalDirectory = globalDirectory
-        paths = Self.paths(managedDirectory, systemDirectories, globalDirectory)
+        directories = Self.directories(managedDirectory, systemDirectories, globalDirectory)
     }
 }

@@ -46,10 +46,23 @@ struct SuiteLayers {
             if case .environment = $0 { return true }
             return false
         }
-        var keys = Set<ExactKey>()
-        for case .keyed(let values) in sources { keys.formUnion(values.keys) }
-        remerge(keys, above: true)
-        remerge(keys, above: false)
+        above = Self.merged(sources[..<fileIndex])
+        below = Self.merged(sources[fileIndex...])
+    }
+
+    /// For each key, the entry of the highest keyed source of `sources` that has it. Usually no source or
+    /// one holds anything (no managed or system file, or only the global domain's): then no key is visited.
+    private static func merged(_ sources: ArraySlice<Source>) -> [ExactKey: LayerEntry] {
+        var merged: [ExactKey: LayerEntry] = [:]
+        // From the lowest up, each over the ones below; the first taken whole (its storage is shared).
+        for case .keyed(let values) in sources.reversed() where !values.isEmpty {
+            if merged.isEmpty {
+                merged = values
+            } else {
+                merged.merge(values) { _, higher in higher }
+            }
+        }
+        return merged
     }
 
     /// Whether a layer above the file may hide the file's value of some key.

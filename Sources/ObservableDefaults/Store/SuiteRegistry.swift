@@ -32,7 +32,8 @@ enum SuiteRegistry {
         return try storages.withLock { storages throws(DefaultsError) -> SuiteStorage in
             if let existing = storages[key]?.storage { return existing }
             let storage = try SuiteStorage(
-                fileURL: fileURL.standardizedFileURL, format: format, layers: layers, places: places?.places)
+                fileURL: fileURL.standardizedFileURL, path: key.path.string, format: format, layers: layers,
+                places: places?.places)
             storages[key] = WeakStorage(storage: storage)
             if storages.count > 64 { storages = storages.filter { $0.value.storage != nil } }
             return storage

@@ -5,20 +5,21 @@ import Synchronization
 /// (while the suite is watched) or on ``reloadLayers()``, and what a change of one does to readers.
 extension SuiteStorage {
     /// Reads every source when the storage opens (nobody observes yet: nothing to announce). A file that
-    /// cannot be used is published, and its layer starts empty. Layer files known absent
-    /// (``LayerFileAbsence``) are not opened.
+    /// cannot be used is published, and its layer starts empty. Layer files are read through the process's
+    /// ``LayerListings``: one known absent is not opened, one unchanged since a suite opened last is not
+    /// read again.
     func loadLayers(fileIndex: Int) {
-        let absence = LayerFileAbsence.shared
-        if layerSources.contains(where: { if case .file = $0.kind { true } else { false } }) { absence.catchUp() }
+        let listings = LayerListings.shared
+        if layerSources.contains(where: { if case .file = $0.kind { true } else { false } }) { listings.catchUp() }
         var sources: [SuiteLayers.Source] = []
         sources.reserveCapacity(layerSources.count)
         // Only what went wrong: a new channel has no problem for a clean read to end.
         var outcomes: [(Int, Result<[String: DefaultsError], DefaultsError>)] = []
-        for source in layerSources {
-            let (values, outcome) = source.initialValues(absence: absence)
+        for (index, source) in layerSources.enumerated() {
+            let (values, outcome) = source.initialValues(listings: listings)
             sources.append(values)
             if case .success(let problems) = outcome, problems.isEmpty { continue }
-            outcomes.append((source.index, outcome))
+            outcomes.append((index, outcome))
         }
         let deliveries = state.withLock { state in
             state.layers = SuiteLayers(sources: sources, fileIndex: fileIndex)
@@ -35,89 +36,64 @@ extension SuiteStorage {
 
     /// Reads every layer file again and announces what changed.
     func reloadLayers() {
-        for source in layerSources { reloadLayer(source, gate: nil) }
+        for (index, source) in layerSources.enumerated() { source.reload(gate: nil, into: [(self, index)]) }
     }
 
-    /// Reads `source` again; if it parses, its values replace the last good ones and the observers of the
-    /// keys whose effective value changed are told, with the source as the change's layer. One that does not
-    /// is published (once per problem) and the layer keeps its last good values. `gate`: see
-    /// ``WatchEvent/ReadGate``.
-    func reloadLayer(_ source: LayerSource, gate: WatchEvent.ReadGate?) {
-        guard source.isLive else { return }
-        let outcome = source.reading.withLock { _ -> (ErrorDelivery, Set<ExactKey>, [SuiteObserver])? in
-            let contents: KeyPerFileDirectory.Contents
-            do throws(DefaultsError) {
-                contents = try source.read()
-            } catch {
-                if let gate, !gate(true) { return nil }
-                return (state.withLock { $0.errors.layerFailed(source.index, error) }, [], [])
+    /// What applying a read of a layer did to one suite: what to tell its error handlers, and which
+    /// observers hear which keys (sent by ``tell(layer:)`` once no lock is held).
+    struct LayerApplied {
+        var delivery: ErrorDelivery
+        var changed: Set<ExactKey>
+        var observers: [SuiteObserver]
+
+        func tell(layer: DefaultsOrigin) {
+            delivery.send()
+            if !changed.isEmpty {
+                SuiteObservers.notify(observers, keys: changed, origin: .outside, layer: layer)
             }
-            let values = contents.values
-            if values.isEmpty || !contents.problems.isEmpty, let gate, !gate(true) { return nil }
-            return state.withLock { state in
-                let delivery = state.errors.layerRead(source.index, problems: contents.problems)
-                let keys = state.layers.differingKeys(source: source.index, values)
-                guard !keys.isEmpty else { return (delivery, [], []) }
-                let before = keys.map { state.layers.effective($0, file: state.memory[$0]) }
-                state.layers.replace(source: source.index, with: values, keys: keys)
-                layersMayShadow.store(state.layers.mayShadow, ordering: .releasing)
-                var changed = Set<ExactKey>()
-                for (key, old) in zip(keys, before) where state.layers.effective(key, file: state.memory[key]) != old {
-                    changed.insert(key)
-                }
-                return (delivery, changed, state.observers.hearing(anyOf: changed))
-            }
-        }
-        guard let (delivery, changed, observers) = outcome else { return }
-        delivery.send()
-        if !changed.isEmpty {
-            SuiteObservers.notify(observers, keys: changed, origin: .outside, layer: source.changeOrigin)
         }
     }
 
-    /// Watches (`true`) or stops watching the layer files; called with the suite's file watch.
+    /// Applies what layer source `index` read: values that parse replace its last good ones, and the
+    /// observers of the keys whose effective value changed are to be told; a read that failed is
+    /// published (once per problem) and the layer keeps its last good values.
+    func applyLayer(_ index: Int, _ read: Result<KeyPerFileDirectory.Contents, DefaultsError>) -> LayerApplied {
+        let contents: KeyPerFileDirectory.Contents
+        switch read {
+        case .failure(let error):
+            return LayerApplied(
+                delivery: state.withLock { $0.errors.layerFailed(index, error) }, changed: [], observers: [])
+        case .success(let read):
+            contents = read
+        }
+        let values = contents.values
+        return state.withLock { state in
+            let delivery = state.errors.layerRead(index, problems: contents.problems)
+            let keys = state.layers.differingKeys(source: index, values)
+            guard !keys.isEmpty else { return LayerApplied(delivery: delivery, changed: [], observers: []) }
+            let before = keys.map { state.layers.effective($0, file: state.memory[$0]) }
+            state.layers.replace(source: index, with: values, keys: keys)
+            layersMayShadow.store(state.layers.mayShadow, ordering: .releasing)
+            var changed = Set<ExactKey>()
+            for (key, old) in zip(keys, before) where state.layers.effective(key, file: state.memory[key]) != old {
+                changed.insert(key)
+            }
+            return LayerApplied(
+                delivery: delivery, changed: changed, observers: state.observers.hearing(anyOf: changed))
+        }
+    }
+
+    /// Watches (`true`) or stops watching the layer sources; called with the suite's file watch, under its
+    /// lock. A layer file is watched once for all the suites of the process watching it (``LayerWatch``).
     func watchLayers(_ wanted: Bool) {
-        let stale = layerWatches.withLock { tokens -> [WatchToken] in
-            let stale = tokens
-            tokens = []
-            guard wanted else { return stale }
-            for source in layerSources {
-                for path in source.watchedPaths {
-                    tokens.append(
-                        watcher.watch(file: path) { [weak self, weak source] event in
-                            guard let self, let source else { return }
-                            self.handleLayer(event, source)
-                        })
-                }
+        guard layersWatched.exchange(wanted, ordering: .acquiringAndReleasing) != wanted else { return }
+        for (index, source) in layerSources.enumerated() {
+            guard let key = source.watchKey else { continue }
+            if wanted {
+                LayerWatch.subscribe(self, index: index)
+            } else {
+                LayerWatch.unsubscribe(key, id: ObjectIdentifier(self), index: index)
             }
-            return stale
-        }
-        for token in stale { watcher.unwatch(token) }
-        let observations = layerObservations.withLock { observations -> [DefaultsObservation] in
-            let stale = observations
-            observations = []
-            guard wanted else { return stale }
-            for source in layerSources {
-                guard case .cloud(let store, let prefix) = source.kind else { continue }
-                observations.append(
-                    store.observe(prefix: prefix.isEmpty ? nil : prefix, scope: .allProcesses) {
-                        [weak self, weak source] _ in
-                        guard let self, let source else { return }
-                        self.reloadLayer(source, gate: nil)
-                    })
-            }
-            return stale
-        }
-        for observation in observations { observation.cancel() }
-    }
-
-    /// What the watcher says about a layer file. A layer directory that does not exist is normal (no
-    /// administrator file, no system file), so a lost watch is not an error; the file is read when it is back.
-    private func handleLayer(_ event: WatchEvent, _ source: LayerSource) {
-        switch event {
-        case .fileMayHaveChanged(let gate): reloadLayer(source, gate: gate)
-        case .watchRestored, .watcherFailed: reloadLayer(source, gate: nil)
-        case .watchLost: return
         }
     }
 

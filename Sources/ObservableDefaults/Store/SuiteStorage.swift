@@ -43,10 +43,8 @@ final class SuiteStorage: Sendable {
     let layers: [DefaultsLayer]
     /// The sources of the layers other than the file, in precedence order (see ``SuiteLayers``).
     let layerSources: [LayerSource]
-    /// The layer files' registrations with ``watcher`` while the suite is watched.
-    let layerWatches = Locked<[WatchToken]>([])
-    /// The observations of cloud layers' stores while the suite is watched.
-    let layerObservations = Locked<[DefaultsObservation]>([])
+    /// Whether the suite is among the subscribers of its live layer sources' watches (it is watched).
+    let layersWatched = Atomic(false)
     /// Whether a layer above the file may hide some key (``SuiteLayers/mayShadow``), read without the lock
     /// by an object's property write; set under the lock with every change of the layers.
     let layersMayShadow = Atomic(false)
@@ -57,9 +55,11 @@ final class SuiteStorage: Sendable {
     /// that may pass (no descriptor left, no memory): the suite starts empty, ``fileError`` says why, and
     /// the file is read again until it can be (see ``readAgainUntilReadable(after:)``). `watcher` watches
     /// the file while it has cross-process observers; `scheduler` runs the retries. `layers` (already
-    /// validated) are read in `places`; a layer file that cannot be used is reported, not thrown.
+    /// validated) are read in `places`; a layer file that cannot be used is reported, not thrown. `path`:
+    /// `fileURL`'s, when the caller has it.
     init(
-        fileURL: URL, format: SuiteFormat, layers: [DefaultsLayer] = [.file], places: LayerPlaces? = nil,
+        fileURL: URL, path: String? = nil, format: SuiteFormat, layers: [DefaultsLayer] = [.file],
+        places: LayerPlaces? = nil,
         watcher: any FileWatching = FileWatcher.shared, scheduler: any DelayScheduler = DelayedWork.shared
     ) throws(DefaultsError) {
         self.fileURL = fileURL
@@ -71,7 +71,7 @@ final class SuiteStorage: Sendable {
         if layers == [.file] {
             sources = ([], 0)
         } else {
-            let path = fileURL.path
+            let path = path ?? fileURL.path
             sources = LayerSource.sources(
                 for: layers, name: Self.suiteName(ofPath: path), filePath: path, places: places ?? .current())
         }
@@ -112,7 +112,11 @@ final class SuiteStorage: Sendable {
     deinit {
         PendingChangesAtExit.writeOrReport(self)
         if let token = watching.withLock({ $0 }) { watcher.unwatch(token) }
-        for token in layerWatches.withLock({ $0 }) { watcher.unwatch(token) }
+        if layersWatched.load(ordering: .acquiring) {
+            for (index, source) in layerSources.enumerated() {
+                if let key = source.watchKey { LayerWatch.unsubscribe(key, id: ObjectIdentifier(self), index: index) }
+            }
+        }
     }
 
     // MARK: Reading

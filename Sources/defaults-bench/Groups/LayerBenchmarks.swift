@@ -5,7 +5,8 @@ import Synchronization
 /// Group 10: the search list (issue 33). A property read with every default layer present against a plain
 /// `@Observable` property; a change saved in a lower layer (a system file) against the same save of the
 /// suite's own file; a saved system-file change of a key the suite's file shadows against one of a key it
-/// does not; opening a suite with the standard layers (their files absent) against a suite of one file.
+/// does not; opening a suite with the standard layers (their files absent; the global domain's file present)
+/// against a suite of one file.
 enum LayerBenchmarks {
     static let number = 10
 
@@ -82,9 +83,12 @@ enum LayerBenchmarks {
     }
 
     /// `open.x`: opening a suite (its file absent) with the standard layers, their files absent, against a
-    /// suite of one file.
+    /// suite of one file; then the same pair with the global domain's file present (the read row wrote it),
+    /// as `open.x-global`. Each pair is sampled interleaved; the global file is moved aside for the first.
     private static func measureOpen(_ context: BenchContext, _ group: inout GroupResult, suites: URL) {
         context.progress("10. layers: open")
+        let global = suites.appendingPathComponent(DefaultsSuite.globalDomain + ".json").path
+        let aside = global + ".aside"
         var counter = 0
         func open(_ layers: [DefaultsLayer]) -> Int {
             counter += 1
@@ -95,31 +99,39 @@ enum LayerBenchmarks {
                 fail("cannot open \(url.path): \(error)")
             }
         }
-        let statistics = Sampler.interleaved(
-            context.settings,
-            [
-                Sampler.Candidate(
-                    maxBatch: 4096,
-                    body: { n in
-                        var sum = 0
-                        for _ in 0..<n { sum &+= open([.file]) }
-                        return sum
-                    }),
-                Sampler.Candidate(
-                    maxBatch: 4096,
-                    body: { n in
-                        var sum = 0
-                        for _ in 0..<n { sum &+= open(DefaultsLayer.standard) }
-                        return sum
-                    })
-            ])
-        group.append(
-            ResultRow(id: "open.file", name: "open: the file only (`layers: [.file]`)", statistics: statistics[0]))
+        func pair() -> [Statistics] {
+            Sampler.interleaved(
+                context.settings,
+                [[.file], DefaultsLayer.standard].map { layers in
+                    Sampler.Candidate(
+                        maxBatch: 4096,
+                        body: { n in
+                            var sum = 0
+                            for _ in 0..<n { sum &+= open(layers) }
+                            return sum
+                        })
+                })
+        }
+        guard rename(global, aside) == 0 else { fail("cannot move \(global) aside: errno \(errno)") }
+        let absent = pair()
+        guard rename(aside, global) == 0 else { fail("cannot move \(global) back: errno \(errno)") }
+        let present = pair()
+        group.append(ResultRow(id: "open.file", name: "open: the file only (`layers: [.file]`)", statistics: absent[0]))
         group.append(
             ResultRow(
                 id: "open.standard", name: "open: `DefaultsLayer.standard`, managed, system and global files absent",
-                statistics: statistics[1]))
+                statistics: absent[1]))
         group.relate("open.standard", to: "open.file")
+        group.append(
+            ResultRow(
+                id: "open.file-global", name: "open: the file only, sampled beside the next row",
+                statistics: present[0]))
+        group.append(
+            ResultRow(
+                id: "open.standard-global",
+                name: "open: `DefaultsLayer.standard`, managed and system files absent, the global domain's present",
+                statistics: present[1]))
+        group.relate("open.standard-global", to: "open.file-global")
     }
 
     /// `latency.x`: a change saved in a system file reaching a `DefaultsSuite.observe(keys:)` handler,
