@@ -23,32 +23,19 @@ enum FleetChildMode {
         guard let count = Int(arguments[3]), count > 0 else { fail("cloud-fleet: COUNT must be a positive integer") }
         let arrivals = FleetArrivals()
         let parent = URL(fileURLWithPath: arguments[2], isDirectory: true)
-        let opened = Mutex<[(CloudKeyValueStore, DefaultsObservation)]>([])
-        let failure = Mutex<String?>(nil)
-        DispatchQueue.concurrentPerform(iterations: count) { index in
-            do {
-                var configuration = try EtcdConfiguration(url: arguments[1])
-                configuration.stateDirectory = parent.appendingPathComponent(String(index), isDirectory: true)
-                let store = try CloudKeyValueStore(etcd: configuration)
-                guard store.synchronize(timeout: 60) else {
-                    failure.withLock {
-                        $0 =
-                            $0 ?? "store \(index) did not synchronise within 60 s: "
-                            + store.currentErrors.map(\.description).joined(separator: "; ")
-                    }
-                    return
-                }
-                let observation = store.observe(keys: ["stamp"]) { _ in
-                    arrivals.record(Int(store.longLong(forKey: "stamp")))
-                }
-                opened.withLock { $0.append((store, observation)) }
-            } catch {
-                failure.withLock { $0 = $0 ?? "store \(index): \(error)" }
+        let opened = openAll(count, each: "store") { index in
+            var configuration = try EtcdConfiguration(url: arguments[1])
+            configuration.stateDirectory = parent.appendingPathComponent(String(index), isDirectory: true)
+            let store = try CloudKeyValueStore(etcd: configuration)
+            guard store.synchronize(timeout: 60) else {
+                throw FleetOpenFailure(
+                    "store \(index) did not synchronise within 60 s: "
+                        + store.currentErrors.map(\.description).joined(separator: "; "))
             }
-        }
-        if let why = failure.withLock({ $0 }) {
-            emit("error \(why)")
-            exit(1)
+            let observation = store.observe(keys: ["stamp"]) { _ in
+                arrivals.record(Int(store.longLong(forKey: "stamp")))
+            }
+            return (store, observation)
         }
         emit("ready")
         answerWaits(arrivals, count: count)
@@ -61,24 +48,36 @@ enum FleetChildMode {
             fail("cloud-fleet-raw: ENDPOINT must be a URL and COUNT a positive integer")
         }
         let arrivals = FleetArrivals()
-        let opened = Mutex<[EtcdGRPCRawWatch]>([])
+        let opened = openAll(count, each: "watch") { _ in
+            try EtcdGRPCRawWatch(endpoint: endpoint, key: arguments[2]) { arrivals.record($0) }
+        }
+        emit("ready")
+        answerWaits(arrivals, count: count)
+        for watch in opened { watch.stop() }
+        return true
+    }
+
+    /// Opens `count` members of the fleet at once (`open` makes member N); on the first failure prints
+    /// "error WHY" (naming the member as `each` N) and exits.
+    private static func openAll<Member: Sendable>(
+        _ count: Int, each: String, _ open: @Sendable (Int) throws -> Member
+    ) -> [Member] {
+        let opened = Mutex<[Member]>([])
         let failure = Mutex<String?>(nil)
         DispatchQueue.concurrentPerform(iterations: count) { index in
             do {
-                let watch = try EtcdGRPCRawWatch(endpoint: endpoint, key: arguments[2]) { arrivals.record($0) }
-                opened.withLock { $0.append(watch) }
+                let member = try open(index)
+                opened.withLock { $0.append(member) }
             } catch {
-                failure.withLock { $0 = $0 ?? "watch \(index): \(error)" }
+                let why = (error as? FleetOpenFailure)?.description ?? "\(each) \(index): \(error)"
+                failure.withLock { $0 = $0 ?? why }
             }
         }
         if let why = failure.withLock({ $0 }) {
             emit("error \(why)")
             exit(1)
         }
-        emit("ready")
-        answerWaits(arrivals, count: count)
-        for watch in opened.withLock({ $0 }) { watch.stop() }
-        return true
+        return opened.withLock { $0 }
     }
 
     /// For each input line "wait STAMP", prints "arrived STAMP N" once all `count` watchers have the stamp (N:
@@ -91,6 +90,12 @@ enum FleetChildMode {
             }
         }
     }
+}
+
+/// Why a member of the fleet could not be opened, said whole.
+struct FleetOpenFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// How many stores have seen each stamp, and a wait for all of them.

@@ -57,6 +57,40 @@ enum CloudSubjects {
     }
 }
 
+/// A raw watch of the floors (over the gateway or gRPC), stopped by whoever holds it.
+protocol RawStampWatch: Sendable {
+    func stop()
+}
+
+/// A raw compare-and-swap writer of the floors (over the gateway or gRPC).
+protocol RawStampSwapper: AnyObject {
+    func swap(_ value: Int) throws
+}
+
+extension EtcdRawWatch: RawStampWatch {}
+extension EtcdGRPCRawWatch: RawStampWatch {}
+extension EtcdRawSwapper: RawStampSwapper {}
+extension EtcdGRPCRawSwapper: RawStampSwapper {}
+
+/// An observer process's raw watch, stopped when the observer goes.
+final class RawWatchHolder {
+    let watch: any RawStampWatch
+    init(_ watch: any RawStampWatch) { self.watch = watch }
+    deinit { watch.stop() }
+}
+
+/// A floor's writer that swaps and also watches its own key (reading its own events, as a store's watch does).
+final class RawWatchedSwapWriter: CloudStampWriter {
+    let swapper: any RawStampSwapper
+    let ownWatch: any RawStampWatch
+    init(_ swapper: any RawStampSwapper, _ ownWatch: any RawStampWatch) {
+        self.swapper = swapper
+        self.ownWatch = ownWatch
+    }
+    deinit { ownWatch.stop() }
+    func write(stamp: Int) throws { try swapper.swap(stamp) }
+}
+
 /// The floor: `POST /v3/kv/put` over a kept-alive plain socket in A → the event read from a `/v3/watch`
 /// stream on a plain socket in B.
 enum RawEtcdSubject: CloudSubject {
@@ -69,12 +103,6 @@ enum RawEtcdSubject: CloudSubject {
         func write(stamp: Int) throws { try putter.put(stamp) }
     }
 
-    private final class Observer {
-        let watch: EtcdRawWatch
-        init(_ watch: EtcdRawWatch) { self.watch = watch }
-        deinit { watch.stop() }
-    }
-
     static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
         let putter = EtcdRawPutter(endpoint: place.endpoint, key: place.namespace + "/stamp")
         try putter.put(0)  // connects, and the key exists before anyone measures
@@ -82,7 +110,7 @@ enum RawEtcdSubject: CloudSubject {
     }
 
     static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
-        Observer(try EtcdRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp", onValue: arrive))
+        RawWatchHolder(try EtcdRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp", onValue: arrive))
     }
 }
 
@@ -123,21 +151,10 @@ enum RawEtcdWatchedSwapSubject: CloudSubject {
     static let name =
         "raw compare-and-swap txn, the writer also watching → raw watch event (plain sockets, no library code)"
 
-    private final class Writer: CloudStampWriter {
-        let swapper: EtcdRawSwapper
-        let ownWatch: EtcdRawWatch
-        init(_ swapper: EtcdRawSwapper, _ ownWatch: EtcdRawWatch) {
-            self.swapper = swapper
-            self.ownWatch = ownWatch
-        }
-        deinit { ownWatch.stop() }
-        func write(stamp: Int) throws { try swapper.swap(stamp) }
-    }
-
     static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
         let swapper = try RawEtcdSwapSubject.primedSwapper(place)
         let ownWatch = try EtcdRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp") { _ in }
-        return Writer(swapper, ownWatch)
+        return RawWatchedSwapWriter(swapper, ownWatch)
     }
 
     static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
@@ -153,33 +170,16 @@ enum RawGRPCWatchedSwapSubject: CloudSubject {
     static let name =
         "raw gRPC compare-and-swap txn, the writer also watching → raw gRPC watch event (plain sockets, no library code)"
 
-    private final class Writer: CloudStampWriter {
-        let swapper: EtcdGRPCRawSwapper
-        let ownWatch: EtcdGRPCRawWatch
-        init(_ swapper: EtcdGRPCRawSwapper, _ ownWatch: EtcdGRPCRawWatch) {
-            self.swapper = swapper
-            self.ownWatch = ownWatch
-        }
-        deinit { ownWatch.stop() }
-        func write(stamp: Int) throws { try swapper.swap(stamp) }
-    }
-
-    private final class Observer {
-        let watch: EtcdGRPCRawWatch
-        init(_ watch: EtcdGRPCRawWatch) { self.watch = watch }
-        deinit { watch.stop() }
-    }
-
     static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
         let key = place.namespace + "/stamp"
         let swapper = try EtcdGRPCRawSwapper(endpoint: place.endpoint, key: key)
         try swapper.swap(0)  // connects, and the key exists before anyone measures
         let ownWatch = try EtcdGRPCRawWatch(endpoint: place.endpoint, key: key) { _ in }
-        return Writer(swapper, ownWatch)
+        return RawWatchedSwapWriter(swapper, ownWatch)
     }
 
     static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
-        Observer(try EtcdGRPCRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp", onValue: arrive))
+        RawWatchHolder(try EtcdGRPCRawWatch(endpoint: place.endpoint, key: place.namespace + "/stamp", onValue: arrive))
     }
 }
 

@@ -37,36 +37,25 @@ enum CloudTargets {
                     evidence: reason("propagation.library", otherwise: "propagation rows missing")))
         }
 
-        if let library = group.row("propagation.library"), let floor = group.row("propagation.txn-floor-watched"),
-            floor.statistics.p50 > 0
-        {
-            results.append(
-                TargetResult(
-                    target: propagationGatewayFloor, status: .reported,
-                    evidence: "p50 \(time(library.statistics.p50)) vs \(time(floor.statistics.p50)) = "
-                        + "\(Formatting.ratio(library.statistics.p50 / floor.statistics.p50))"))
-        } else {
-            results.append(
-                TargetResult(
-                    target: propagationGatewayFloor, status: .notMeasured,
-                    evidence: reason("propagation.txn-floor-watched", otherwise: "propagation rows missing")))
+        /// The library's propagation beside the floor `floorID` (no target), with `remark` after the ratio.
+        func reportedBeside(_ target: String, floorID: String, remark: String = "") -> TargetResult {
+            guard let library = group.row("propagation.library"), let floor = group.row(floorID),
+                floor.statistics.p50 > 0
+            else {
+                return TargetResult(
+                    target: target, status: .notMeasured,
+                    evidence: reason(floorID, otherwise: "propagation rows missing"))
+            }
+            return TargetResult(
+                target: target, status: .reported,
+                evidence: "p50 \(time(library.statistics.p50)) vs \(time(floor.statistics.p50)) = "
+                    + "\(Formatting.ratio(library.statistics.p50 / floor.statistics.p50))\(remark)")
         }
-
-        if let library = group.row("propagation.library"), let putFloor = group.row("propagation.floor"),
-            putFloor.statistics.p50 > 0
-        {
-            results.append(
-                TargetResult(
-                    target: propagationPutFloor, status: .reported,
-                    evidence: "p50 \(time(library.statistics.p50)) vs \(time(putFloor.statistics.p50)) = "
-                        + "\(Formatting.ratio(library.statistics.p50 / putFloor.statistics.p50)) (a put is no compare-and-swap: the store cannot upload so)"
-                ))
-        } else {
-            results.append(
-                TargetResult(
-                    target: propagationPutFloor, status: .notMeasured,
-                    evidence: reason("propagation.floor", otherwise: "propagation rows missing")))
-        }
+        results.append(reportedBeside(propagationGatewayFloor, floorID: "propagation.txn-floor-watched"))
+        results.append(
+            reportedBeside(
+                propagationPutFloor, floorID: "propagation.floor",
+                remark: " (a put is no compare-and-swap: the store cannot upload so)"))
 
         if let macro = group.row("read.cloud-macro"), let plain = group.row("read.plain"), plain.statistics.p50 > 0 {
             let ratio = macro.statistics.p50 / plain.statistics.p50

@@ -62,12 +62,7 @@ final class EtcdGRPCConnections: Sendable {
     /// A connection to `endpoint` that can carry nothing more: if its member ended it over the pings, they
     /// are spaced further apart (once per connection).
     private func noteEnd(of connection: HTTP2Connection, at endpoint: URL) {
-        let forgotten = kept.withLock { kept -> Bool in
-            guard kept[endpoint] === connection else { return false }
-            kept[endpoint] = nil
-            return true
-        }
-        if forgotten, connection.wasPingedTooOften {
+        if forget(connection, at: endpoint), connection.wasPingedTooOften {
             pacing.withLock { $0[endpoint, default: EtcdGRPCPingPacing()].pingedTooOften() }
         }
     }
@@ -83,13 +78,17 @@ final class EtcdGRPCConnections: Sendable {
         guard let connection = kept.withLock({ $0[endpoint] }) else { return }
         if !connection.isUsable {
             noteEnd(of: connection, at: endpoint)
-        } else if failure.timedOut {
-            let dropped = kept.withLock { kept -> Bool in
-                guard kept[endpoint] === connection else { return false }
-                kept[endpoint] = nil
-                return true
-            }
-            if dropped { connection.close() }
+        } else if failure.timedOut, forget(connection, at: endpoint) {
+            connection.close()
+        }
+    }
+
+    /// Forgets `connection` if it is still the one kept for `endpoint`; whether it was.
+    private func forget(_ connection: HTTP2Connection, at endpoint: URL) -> Bool {
+        kept.withLock { kept in
+            guard kept[endpoint] === connection else { return false }
+            kept[endpoint] = nil
+            return true
         }
     }
 
