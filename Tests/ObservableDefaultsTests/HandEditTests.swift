@@ -145,6 +145,60 @@ import TestSupport
         #expect(recorder.changes == [DefaultsChange(keys: ["host", "added"], origin: .outside)])
     }
 
+    /// Under load the inotify queue can overflow again and again, so the close of one in-place save and the
+    /// start of the next may both be lost. A settle period begun before the losses must not end by applying
+    /// whatever the file holds then: the next save, half written.
+    @Test func aSettlePeriodBegunBeforeAnOverflowNeverAppliesALaterHalfWrittenSave() throws {
+        let faults = WatchFaults()
+        let file = directory.file("settle.json"), markerFile = directory.file("marker.json")
+        let full = { (counter: Int) in Array("{ \"constant\": \"kept\", \"counter\": \(counter) }".utf8) }
+        try Data(full(0)).write(to: file)
+        try Data(#"{ "marker": 0 }"#.utf8).write(to: markerFile)
+        let suite = try faults.suite("settle", in: directory.url)
+        let marker = try faults.suite("marker", in: directory.url)
+        let changes = ChangeRecorder(), errors = ErrorRecorder()
+        let observations = [
+            suite.observe { changes.record($0) }, suite.observeErrors { errors.record($0) }, marker.observe { _ in }
+        ]
+        defer { observations.forEach { $0.cancel() } }
+        /// Every check the watcher had due when it is called is done once `marker` holds `value`.
+        func passMarker(_ value: Int) throws {
+            try HandEdit.renameOver(markerFile, #"{ "marker": \#(value) }"#)
+            #expect(eventually { marker.integer(forKey: "marker") == value })
+        }
+        faults.hide("settle.json")
+
+        // A save caught half-written by the reread an overflow asks for: it is left to settle.
+        let first = try FileHandle(forWritingTo: file)
+        try first.truncate(atOffset: 0)
+        try first.write(contentsOf: full(1).prefix(20))
+        faults.overflow()
+        try passMarker(1)
+        let settleEnds = ContinuousClock.now.advanced(by: FileWatcher.settleDelay + .milliseconds(100))
+        // It completes; its events are lost in another overflow, whose reread applies it.
+        try first.write(contentsOf: full(1).dropFirst(20))
+        try first.close()
+        faults.overflow()
+        #expect(eventually { suite.integer(forKey: "counter") == 1 })
+        // The next save is half-written when the first settle period ends, its events lost as well.
+        let second = try FileHandle(forWritingTo: file)
+        try second.truncate(atOffset: 0)
+        try second.write(contentsOf: full(2).prefix(20))
+        // The library's own timer: the settle period has ended once the clock passed it and a later event was handled.
+        let remaining = ContinuousClock.now.duration(to: settleEnds)
+        if remaining > .zero { Thread.sleep(forTimeInterval: remaining / .seconds(1)) }
+        try passMarker(2)
+        #expect(suite.storedValue(forKey: "constant") == .string("kept"), "the half-written save was not applied")
+
+        faults.show("settle.json")
+        try second.write(contentsOf: full(2).dropFirst(20))
+        try second.close()
+        #expect(eventually { suite.integer(forKey: "counter") == 2 })
+        #expect(!changes.changes.contains { $0.keys.contains("constant") }, "no key was ever seen removed")
+        #expect(
+            !errors.errors.contains { $0.kind == .malformedFile }, "no half-written file reported: \(errors.errors)")
+    }
+
     @Test func watchingStartsWithTheFirstCrossProcessObserverAndStopsWithTheLast() throws {
         let suite = try DefaultsSuite(name: "lifecycle", directory: directory.url)
         let path = directory.url.path

@@ -112,7 +112,7 @@ final class WatchLoop {
     /// new inotify instance takes over (everything is checked, as changes may have been missed).
     private func recover(_ failure: SystemCallError) {
         let error = DefaultsError(failure, "watching for outside changes failed; restarted the watch", fileURL: nil)
-        writing.removeAll()
+        eventsWereLost()
         due.formUnion(watcher.restart(after: error))
     }
 
@@ -123,10 +123,22 @@ final class WatchLoop {
 
     private func overflowed() {
         due.formUnion(watcher.state.withLock { Array($0.registrations.keys) })
-        // A lost close would leave a suite marked as being written for good.
-        writing.removeAll()
+        eventsWereLost()
         // Events about our directories themselves may have been lost too.
         refreshNeeded = true
+    }
+
+    /// Events were lost (an overflow, a restart): any of them may have been a modification or a close. A read
+    /// under way is dropped and a suite left to settle starts over, as if each had an event: otherwise a
+    /// settle period begun before the loss would apply the file as it is when the period ends, perhaps
+    /// half-written by a save whose events were lost.
+    private func eventsWereLost() {
+        // A lost close would leave a suite marked as being written for good.
+        writing.removeAll()
+        for id in watcher.state.withLock({ Array($0.registrations.keys) }) {
+            modifications[id, default: 0] += 1
+            events[id, default: 0] += 1
+        }
     }
 
     private func handle(_ event: Inotify.Event) {
@@ -198,6 +210,8 @@ final class WatchLoop {
                     )
                     return false
                 }
+                // A suite read whole no longer waits to settle in an earlier state.
+                if !suspect { settling[token] = nil }
                 return true
             })
         let changes = watcher.state.withLock { state -> FileWatcher.WatchChanges? in
