@@ -34,16 +34,15 @@ final class HTTP2Connection: Sendable {
             url: url, timeout: timeout, deadline: deadline, transport: transport, alpn: tls ? ["h2"] : [])
         {
         case .success(let opened): connection = opened
+        case .failure(let failure) where failure.rejected && failure.text.contains(TLSContext.noCommonProtocol):
+            throw Self.withoutHTTP2(failure.text)
         case .failure(let failure): throw failure
         }
         if tls, connection.tls?.negotiatedProtocol != "h2" {
             connection.close()
             let chosen = connection.tls?.negotiatedProtocol.map { "chose \($0)" } ?? "chose no protocol"
-            var failure = EtcdHTTP.Failure(
-                "the TLS handshake did not select HTTP/2: the client offered ALPN h2 and the server \(chosen), so gRPC cannot be used there"
-            )
-            failure.rejected = true
-            throw failure
+            throw Self.withoutHTTP2(
+                "the TLS handshake did not select HTTP/2: the client offered ALPN h2 and the server \(chosen)")
         }
         let socket = HTTP2Socket(descriptor: connection.descriptor, tls: connection.tls)
         let multiplexer = HTTP2Multiplexer(
@@ -51,6 +50,14 @@ final class HTTP2Connection: Sendable {
             authority: "\(url.host ?? "localhost"):\(url.port ?? EtcdHTTP.defaultPort(url))", limits: transport.limits)
         try multiplexer.start(deadline: deadline)
         return HTTP2Connection(multiplexer: multiplexer)
+    }
+
+    /// A member reached over TLS that does not speak HTTP/2 (`why`), with the way out.
+    private static func withoutHTTP2(_ why: String) -> EtcdHTTP.Failure {
+        var failure = EtcdHTTP.Failure(
+            "\(why), so gRPC cannot be used there (`?transport=gateway` speaks etcd's JSON gateway over HTTP/1.1)")
+        failure.rejected = true
+        return failure
     }
 
     /// Opens a stream for a POST to `path` with `headers` after the pseudo-headers (`:method`, `:scheme`,

@@ -110,7 +110,12 @@ final class TLSContext: @unchecked Sendable {  // not changed after init; OpenSS
                 throw TLSError("the server's certificate is not accepted for \(host): \(why)")
             }
             var error = session.failure(result, errno: savedErrno)
-            if !error.timedOut, error.text == TLSSession.closedText {
+            if !alpn.isEmpty, error.text.contains("no application protocol") {
+                // RFC 7301: the server's alert when it speaks none of the protocols offered.
+                error = TLSError(
+                    "\(Self.noCommonProtocol) (\(alpn.joined(separator: ", "))): it sent the alert no_application_protocol"
+                )
+            } else if !error.timedOut, error.text == TLSSession.closedText {
                 error = TLSError(
                     "the server closed the connection during the TLS handshake (does it serve plain http?)")
             }
@@ -118,6 +123,9 @@ final class TLSContext: @unchecked Sendable {  // not changed after init; OpenSS
         }
         return session
     }
+
+    /// How a handshake failure begins when the server speaks none of the application protocols offered.
+    static let noCommonProtocol = "the server accepts none of the application protocols offered with ALPN"
 
     private static func isIPAddress(_ host: String) -> Bool {
         var buffer = in6_addr()
