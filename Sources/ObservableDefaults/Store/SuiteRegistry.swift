@@ -28,11 +28,12 @@ enum SuiteRegistry {
         -> SuiteStorage
     {
         let places = layers == [.file] ? nil : LayerPlaces.currentWithNumber()
-        let key = Key(path: ExactKey(fileURL.standardizedFileURL.path), layers: layers, places: places?.number ?? 0)
+        let fileURL = fileURL.standardizedFileURL
+        let key = Key(path: ExactKey(fileURL.path), layers: layers, places: places?.number ?? 0)
         return try storages.withLock { storages throws(DefaultsError) -> SuiteStorage in
             if let existing = storages[key]?.storage { return existing }
             let storage = try SuiteStorage(
-                fileURL: fileURL.standardizedFileURL, path: key.path.string, format: format, layers: layers,
+                fileURL: fileURL, path: key.path.string, format: format, layers: layers,
                 places: places?.places)
             storages[key] = WeakStorage(storage: storage)
             if storages.count > 64 { storages = storages.filter { $0.value.storage != nil } }
