@@ -68,6 +68,66 @@ import TestSupport
         #expect(connection.isUsable)
     }
 
+    @Test func aRequestWithItsWholeBodyIsOneWriteOfHeadersAndDataEndingTheStream() throws {
+        let request = Locked<[HTTP2Frame]>([])
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            guard let headers = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.headers }),
+                let data = peer.readFrame(timeout: .seconds(30))
+            else { return }
+            request.withLock { $0 = [headers, data] }
+            peer.sendHeaders(stream: headers.stream, [(":status", "200"), ("content-type", "application/grpc")])
+            peer.sendHeaders(stream: headers.stream, [("grpc-status", "0")], endStream: true)
+            _ = peer.readFrame(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        // The preface with the client's SETTINGS, then the acknowledgement of the server's.
+        #expect(eventually(timeout: .seconds(30)) { connection.writeCount == 2 })
+        let body: [UInt8] = [0, 0, 0, 0, 3, 1, 2, 3]
+        let exchange = try connection.exchange(
+            path: "/test.Service/Call", headers: Self.grpcHeaders, body: body, deadline: Self.deadline())
+        #expect(connection.writeCount == 3)
+        #expect(try exchange.receive(deadline: Self.deadline()).isHead)
+        #expect(
+            try exchange.receive(deadline: Self.deadline())
+                == .headers([HTTP2Header("grpc-status", "0")], endStream: true))
+        let frames = request.withLock { $0 }
+        #expect(frames.map(\.type) == [HTTP2Frame.headers, HTTP2Frame.data])
+        #expect(frames.first?.has(HTTP2Frame.endHeaders) == true)
+        #expect(frames.first?.has(HTTP2Frame.endStream) == false)
+        #expect(frames.last?.payload == body)
+        #expect(frames.last?.has(HTTP2Frame.endStream) == true)
+        #expect(frames.last?.stream == frames.first?.stream)
+    }
+
+    @Test func aBodyLargerThanTheMembersWindowFollowsItsHeadersAsTheWindowOpens() throws {
+        let received = Locked<[UInt8]>([])
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings([(4, 4)])  // INITIAL_WINDOW_SIZE 4: the body cannot go with the headers
+            guard let headers = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.headers }) else { return }
+            guard let first = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.data }) else { return }
+            received.withLock { $0 += first.payload }
+            peer.send(HTTP2Multiplexer.windowUpdate(stream: headers.stream, 100))
+            while let frame = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.data }) {
+                received.withLock { $0 += frame.payload }
+                if frame.has(HTTP2Frame.endStream) { break }
+            }
+            peer.sendHeaders(stream: headers.stream, [(":status", "200"), ("content-type", "application/grpc")])
+            peer.sendHeaders(stream: headers.stream, [("grpc-status", "0")], endStream: true)
+            _ = peer.readFrame(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        let body = Array(UInt8(0)..<UInt8(12))
+        let exchange = try connection.exchange(
+            path: "/p", headers: Self.grpcHeaders, body: body, deadline: Self.deadline())
+        #expect(try exchange.receive(deadline: Self.deadline()).isHead)
+        #expect(received.withLock { $0 } == body)
+    }
+
     @Test func aPingFromTheServerIsAnsweredAndTheClientsPingIsAcknowledged() throws {
         let answered = Locked(false)
         let server = try HTTP2ScriptedServer { peer in
@@ -542,5 +602,13 @@ import TestSupport
         }
         #expect(errors > 0)
         _ = frames
+    }
+}
+
+extension HTTP2Received {
+    /// Whether this is a head (a header block that does not end the stream).
+    fileprivate var isHead: Bool {
+        if case .headers(_, endStream: false) = self { return true }
+        return false
     }
 }

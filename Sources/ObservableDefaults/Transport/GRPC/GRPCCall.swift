@@ -8,6 +8,24 @@ protocol HTTP2ExchangeOpening: Sendable {
     /// A new stream carrying a request to `path` with `headers`, opened by `deadline` (`nil`: no bound).
     func exchange(path: String, headers: [HTTP2Header], deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
         -> any HTTP2Exchange
+
+    /// A new stream whose whole request is `body` (sent with END_STREAM), opened and sent by `deadline`.
+    func exchange(path: String, headers: [HTTP2Header], body: [UInt8], deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure) -> any HTTP2Exchange
+}
+
+extension HTTP2ExchangeOpening {
+    /// Opens the exchange, then sends `body` on it, ending the request (cancelled if that fails).
+    func exchange(path: String, headers: [HTTP2Header], body: [UInt8], deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure) -> any HTTP2Exchange
+    {
+        let exchange = try exchange(path: path, headers: headers, deadline: deadline)
+        do throws(EtcdHTTP.Failure) { try exchange.send(Data(body), endStream: true, deadline: deadline) } catch {
+            exchange.cancel()
+            throw error
+        }
+        return exchange
+    }
 }
 
 /// gRPC calls over HTTP/2 exchanges: a unary call (one request message, one answer message) and a
@@ -88,10 +106,10 @@ enum GRPCCall {
         path: String, request: [UInt8], metadata: [HTTP2Header] = [], deadline: ContinuousClock.Instant?,
         limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening, afterSending: () -> Void = {}
     ) throws(GRPCFailure) -> [UInt8] {
+        // The request goes with the call's headers, in one write.
         let stream = try GRPCStream.open(
-            path: path, metadata: metadata, deadline: deadline, limits: limits, on: opener)
+            path: path, metadata: metadata, sending: request, deadline: deadline, limits: limits, on: opener)
         do throws(GRPCFailure) {
-            try stream.send(request, endStream: true, deadline: deadline)
             afterSending()
             guard let answer = try stream.receive(deadline: deadline) else {
                 throw GRPCFailure.malformed("the answer to \(path) ended with status OK but no message")
@@ -142,11 +160,12 @@ final class GRPCStream: Sendable {
         self.answer = Mutex(GRPCAnswer(path: path, limit: limits.answerBytes))
     }
 
-    /// Opens a call to `path` with `metadata`; `deadline` bounds opening the stream and is sent as
-    /// `grpc-timeout` (`nil` for a watch: no bound).
+    /// Opens a call to `path` with `metadata`; `deadline` bounds opening the stream (and sending `request`)
+    /// and is sent as `grpc-timeout` (`nil` for a watch: no bound). With `request`, that one message is the
+    /// call's whole request: it goes out with the stream's headers, which end the request (a unary call).
     static func open(
-        path: String, metadata: [HTTP2Header] = [], deadline: ContinuousClock.Instant?,
-        limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening
+        path: String, metadata: [HTTP2Header] = [], sending request: [UInt8]? = nil,
+        deadline: ContinuousClock.Instant?, limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening
     ) throws(GRPCFailure) -> GRPCStream {
         if let deadline, deadline <= .now {
             var failure = EtcdHTTP.Failure("the deadline of \(path) passed before the call started")
@@ -158,7 +177,13 @@ final class GRPCStream: Sendable {
         }
         let headers = GRPCCall.requestHeaders(metadata: metadata, deadline: deadline)
         do throws(EtcdHTTP.Failure) {
-            let exchange = try opener.exchange(path: path, headers: headers, deadline: deadline)
+            let exchange: any HTTP2Exchange
+            if let request {
+                exchange = try opener.exchange(
+                    path: path, headers: headers, body: GRPCFraming.frameBytes(request), deadline: deadline)
+            } else {
+                exchange = try opener.exchange(path: path, headers: headers, deadline: deadline)
+            }
             return GRPCStream(exchange: exchange, path: path, limits: limits)
         } catch {
             throw .transport(error)

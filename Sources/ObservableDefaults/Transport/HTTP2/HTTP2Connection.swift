@@ -64,6 +64,15 @@ final class HTTP2Connection: Sendable {
         return HTTP2Stream(connection: self, multiplexer: multiplexer, state: stream)
     }
 
+    /// Opens a stream as ``exchange(path:headers:deadline:)`` does and sends `body` as the whole request: a
+    /// unary call's request goes out with its header block in one `write`.
+    func exchange(path: String, headers: [HTTP2Header], body: [UInt8], deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure) -> any HTTP2Exchange
+    {
+        let stream = try multiplexer.openStream(path: path, headers: headers, body: body, deadline: deadline)
+        return HTTP2Stream(connection: self, multiplexer: multiplexer, state: stream)
+    }
+
     /// Whether new exchanges can be opened: false once the member sent GOAWAY, the connection broke, or it
     /// was closed.
     var isUsable: Bool { multiplexer.isUsable }
@@ -78,6 +87,9 @@ final class HTTP2Connection: Sendable {
 
     /// How many times bytes arrived from the member so far: a count that moved shows it answers.
     var readCount: Int { multiplexer.readCount }
+
+    /// How many `write`s the connection made to its socket so far.
+    var writeCount: Int { multiplexer.writeCount }
 
     /// Sends a PING and waits until `deadline` for its acknowledgement; returns the round trip's time. A
     /// member that does not answer is dead or hung (clientv3's keepalive).

@@ -158,6 +158,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// How many times bytes arrived from the member so far: a count that moved shows it answers.
     var readCount: Int { reads.load(ordering: .relaxed) }
 
+    /// How many `write`s went to the socket so far.
+    var writeCount: Int { socket.writeCount }
+
     /// Sends GOAWAY (once) and ends the connection: every open stream fails as not processed (unless
     /// it was sent or answered already).
     func close() {
@@ -198,9 +201,26 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
 
     /// Opens a stream: waits for a free one (the member's SETTINGS_MAX_CONCURRENT_STREAMS) until
     /// `deadline`, then sends the request's header block (HEADERS and, beyond the member's frame size,
-    /// CONTINUATION).
-    func openStream(path: String, headers: [HTTP2Header], deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
-        -> HTTP2StreamState
+    /// CONTINUATION). With a `body`, the request is that body and ends with it: when both send windows and the
+    /// member's frame size take it whole (a unary gRPC call's request always does on a fresh stream), it goes
+    /// as one DATA frame with END_STREAM in the same `write` as the header block, so the member reads the
+    /// request in one piece; otherwise it is sent as ``send(_:on:endStream:deadline:)`` does.
+    func openStream(
+        path: String, headers: [HTTP2Header], body: [UInt8]? = nil, deadline: ContinuousClock.Instant?
+    ) throws(EtcdHTTP.Failure) -> HTTP2StreamState {
+        let (stream, bodySent) = try open(path: path, headers: headers, body: body, deadline: deadline)
+        if let body, !bodySent {
+            do throws(EtcdHTTP.Failure) { try send(body, on: stream, endStream: true, deadline: deadline) } catch {
+                cancel(stream)
+                throw error
+            }
+        }
+        return stream
+    }
+
+    /// ``openStream(path:headers:body:deadline:)`` up to the first `write`; whether `body` went with it.
+    private func open(path: String, headers: [HTTP2Header], body: [UInt8]?, deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure) -> (HTTP2StreamState, bodySent: Bool)
     {
         var request = [
             HTTP2Header(":method", "POST"), HTTP2Header(":scheme", scheme), HTTP2Header(":path", path),
@@ -211,7 +231,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             try waitForFreeStream(deadline: deadline)
             writing.lock()
             defer { writing.unlock() }
-            let opened = try locked { () throws(EtcdHTTP.Failure) -> (HTTP2StreamState, Int)? in
+            let opened = try locked { () throws(EtcdHTTP.Failure) -> (HTTP2StreamState, Int, Bool)? in
                 if let failure = unusableFailure() { throw failure }
                 guard streams.count < peerMaximumStreams else { return nil }
                 guard nextStreamID < 0x7FFF_FFFF else {
@@ -223,11 +243,19 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     id: nextStreamID, receiveWindow: Self.streamWindow, sendWindow: peerInitialWindow)
                 nextStreamID += 2
                 streams[stream.id] = stream
-                return (stream, peerMaximumFrameSize)
+                var bodyFits = false
+                if let body, body.count <= min(stream.sendWindow, connectionSendWindow, peerMaximumFrameSize) {
+                    stream.sendWindow -= body.count
+                    connectionSendWindow -= body.count
+                    bodyFits = true
+                }
+                return (stream, peerMaximumFrameSize, bodyFits)
             }
-            guard let (stream, frameSize) = opened else { continue }
+            guard let (stream, frameSize, bodyFits) = opened else { continue }
             let block = encoder.encode(request)
             var bytes: [UInt8] = []
+            bytes.reserveCapacity(
+                block.count + (block.count / frameSize + 2) * HTTP2Frame.headerSize + (bodyFits ? body?.count ?? 0 : 0))
             var offset = 0
             repeat {
                 let end = min(block.count, offset + frameSize)
@@ -238,11 +266,21 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 ).append(to: &bytes)
                 offset = end
             } while offset < block.count
+            if bodyFits, let body {
+                HTTP2Frame(type: HTTP2Frame.data, flags: HTTP2Frame.endStream, stream: stream.id, payload: body)
+                    .append(to: &bytes)
+            }
             do throws(EtcdHTTP.Failure) { try socket.write(bytes) } catch {
                 fail(error)
                 throw error
             }
-            return stream
+            if bodyFits {
+                locked {
+                    stream.localEnded = true
+                    if stream.remoteEnded { closeStream(stream) }
+                }
+            }
+            return (stream, bodyFits)
         }
     }
 
@@ -283,7 +321,13 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     func send(_ data: Data, on stream: HTTP2StreamState, endStream: Bool, deadline: ContinuousClock.Instant?)
         throws(EtcdHTTP.Failure)
     {
-        let bytes = [UInt8](data)
+        try send([UInt8](data), on: stream, endStream: endStream, deadline: deadline)
+    }
+
+    /// ``send(_:on:endStream:deadline:)`` of bytes.
+    func send(_ bytes: [UInt8], on stream: HTTP2StreamState, endStream: Bool, deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure)
+    {
         var offset = 0
         repeat {
             let count = try locked { () throws(EtcdHTTP.Failure) -> Int in
