@@ -6,7 +6,8 @@ import Foundation
 /// unary calls.
 ///
 /// One reader thread per connection decodes the frames and hands them to the streams (``HTTP2Multiplexer``);
-/// callers block in their exchange's `send` and `receive`. Flow control runs both ways: sends wait for the
+/// callers block in their exchange's `send` and `receive`, or hand a stream to a consumer that the reader
+/// thread runs as items arrive (``HTTP2Exchange/consume(_:)``). Flow control runs both ways: sends wait for the
 /// member's windows, and the client grants its stream windows back only as the caller takes the data, so a
 /// slow consumer holds at most one stream window of data (``HTTP2Multiplexer/streamWindow``). Everything the
 /// member sends is bounded as it arrives: frames by SETTINGS_MAX_FRAME_SIZE, header blocks (with their
@@ -127,6 +128,13 @@ private final class HTTP2Stream: HTTP2Exchange {
     }
 
     func cancel() { multiplexer.cancel(state) }
+
+    func consume(_ consumer: (HTTP2Received) -> Bool) throws(EtcdHTTP.Failure) {
+        // The multiplexer keeps `consumer` only until it returns.
+        try withoutActuallyEscaping(consumer) { consumer throws(EtcdHTTP.Failure) in
+            try multiplexer.consume(state, with: consumer)
+        }
+    }
 
     deinit { multiplexer.cancel(state) }
 }
