@@ -68,6 +68,143 @@ import TestSupport
         #expect(connection.isUsable)
     }
 
+    @Test func aRequestWithItsWholeBodyIsOneWriteOfHeadersAndDataEndingTheStream() throws {
+        let request = Locked<[HTTP2Frame]>([])
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            guard let headers = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.headers }),
+                let data = peer.readFrame(timeout: .seconds(30))
+            else { return }
+            request.withLock { $0 = [headers, data] }
+            peer.sendHeaders(stream: headers.stream, [(":status", "200"), ("content-type", "application/grpc")])
+            peer.sendHeaders(stream: headers.stream, [("grpc-status", "0")], endStream: true)
+            _ = peer.readFrame(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        // The preface with the client's SETTINGS, then the acknowledgement of the server's.
+        #expect(eventually(timeout: .seconds(30)) { connection.writeCount == 2 })
+        let body: [UInt8] = [0, 0, 0, 0, 3, 1, 2, 3]
+        let exchange = try connection.exchange(
+            path: "/test.Service/Call", headers: Self.grpcHeaders, body: body, deadline: Self.deadline())
+        #expect(connection.writeCount == 3)
+        #expect(try exchange.receive(deadline: Self.deadline()).isHead)
+        #expect(
+            try exchange.receive(deadline: Self.deadline())
+                == .headers([HTTP2Header("grpc-status", "0")], endStream: true))
+        let frames = request.withLock { $0 }
+        #expect(frames.map(\.type) == [HTTP2Frame.headers, HTTP2Frame.data])
+        #expect(frames.first?.has(HTTP2Frame.endHeaders) == true)
+        #expect(frames.first?.has(HTTP2Frame.endStream) == false)
+        #expect(frames.last?.payload == body)
+        #expect(frames.last?.has(HTTP2Frame.endStream) == true)
+        #expect(frames.last?.stream == frames.first?.stream)
+    }
+
+    @Test func aBodyLargerThanTheMembersWindowFollowsItsHeadersAsTheWindowOpens() throws {
+        let received = Locked<[UInt8]>([])
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings([(4, 4)])  // INITIAL_WINDOW_SIZE 4: the body cannot go with the headers
+            guard let headers = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.headers }) else { return }
+            guard let first = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.data }) else { return }
+            received.withLock { $0 += first.payload }
+            peer.send(HTTP2Multiplexer.windowUpdate(stream: headers.stream, 100))
+            while let frame = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.data }) {
+                received.withLock { $0 += frame.payload }
+                if frame.has(HTTP2Frame.endStream) { break }
+            }
+            peer.sendHeaders(stream: headers.stream, [(":status", "200"), ("content-type", "application/grpc")])
+            peer.sendHeaders(stream: headers.stream, [("grpc-status", "0")], endStream: true)
+            _ = peer.readFrame(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        let body = Array(UInt8(0)..<UInt8(12))
+        let exchange = try connection.exchange(
+            path: "/p", headers: Self.grpcHeaders, body: body, deadline: Self.deadline())
+        #expect(try exchange.receive(deadline: Self.deadline()).isHead)
+        #expect(received.withLock { $0 } == body)
+    }
+
+    @Test func aConsumerRunsOnTheReaderThreadAndMayWaitForAnotherAnswerOnTheSameConnection() throws {
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            guard let watch = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.headers }) else { return }
+            // Once the client is consuming: what arrived before would be taken on its own thread.
+            Thread.sleep(forTimeInterval: 0.5)
+            peer.sendHeaders(stream: watch.stream, [(":status", "200"), ("content-type", "application/grpc")])
+            peer.send(HTTP2Frame(type: HTTP2Frame.data, stream: watch.stream, payload: [1]))
+            // The consumer of the first DATA opens a call on the same connection and waits for its answer.
+            guard
+                let call = peer.next(
+                    timeout: .seconds(30), { $0.type == HTTP2Frame.headers && $0.stream != watch.stream }),
+                peer.readRequest(stream: call.stream)
+            else { return }
+            peer.sendHeaders(stream: call.stream, [(":status", "200")])
+            peer.send(HTTP2Frame(type: HTTP2Frame.data, flags: HTTP2Frame.endStream, stream: call.stream, payload: [2]))
+            peer.send(HTTP2Frame(type: HTTP2Frame.data, stream: watch.stream, payload: [3]))
+            _ = peer.readFrame(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        let watch = try connection.exchange(path: "/w", headers: Self.grpcHeaders, deadline: Self.deadline())
+        let seen = Locked<[String]>([])
+        let caller = pthread_self()
+        try watch.consume { item in
+            guard case .data(let data, _) = item else { return true }
+            let here = pthread_equal(pthread_self(), caller) != 0 ? "the calling thread" : "another thread"
+            seen.withLock { $0.append("\(Array(data)) on \(here)") }
+            guard data == Data([1]) else { return false }
+            // Only a thread reading this connection can bring the answer, and this one is busy here.
+            do {
+                let call = try connection.exchange(
+                    path: "/c", headers: Self.grpcHeaders, body: [0], deadline: Self.deadline())
+                _ = try call.receive(deadline: Self.deadline())
+                if case .data(let answer, let end) = try call.receive(deadline: Self.deadline()) {
+                    seen.withLock { $0.append("answer \(Array(answer)), ended: \(end)") }
+                }
+            } catch {
+                seen.withLock { $0.append("failed: \(error)") }
+            }
+            return true
+        }
+        #expect(
+            seen.withLock { $0 } == [
+                "[1] on another thread", "answer [2], ended: true", "[3] on another thread"
+            ])
+        #expect(connection.isUsable)
+    }
+
+    @Test func aConsumedStreamThatFailsEndsTheConsumeWithTheFailureAfterWhatCameBefore() throws {
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            guard let watch = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.headers }) else { return }
+            peer.sendHeaders(stream: watch.stream, [(":status", "200"), ("content-type", "application/grpc")])
+            peer.send(HTTP2Frame(type: HTTP2Frame.data, stream: watch.stream, payload: [1]))
+            peer.send(
+                HTTP2Frame(
+                    type: HTTP2Frame.resetStream, stream: watch.stream,
+                    payload: HTTP2Multiplexer.code(HTTP2ErrorCode.internalError)))
+            _ = peer.readFrame(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        let watch = try connection.exchange(path: "/w", headers: Self.grpcHeaders, deadline: Self.deadline())
+        let seen = Locked<[UInt8]>([])
+        let failure = Self.failure { () throws(EtcdHTTP.Failure) in
+            try watch.consume { item in
+                if case .data(let data, _) = item { seen.withLock { $0 += data } }
+                return true
+            }
+        }
+        #expect(seen.withLock { $0 } == [1])
+        #expect(failure?.text.contains("RST_STREAM") == true, "\(failure?.text ?? "")")
+    }
+
     @Test func aPingFromTheServerIsAnsweredAndTheClientsPingIsAcknowledged() throws {
         let answered = Locked(false)
         let server = try HTTP2ScriptedServer { peer in
@@ -542,5 +679,13 @@ import TestSupport
         }
         #expect(errors > 0)
         _ = frames
+    }
+}
+
+extension HTTP2Received {
+    /// Whether this is a head (a header block that does not end the stream).
+    fileprivate var isHead: Bool {
+        if case .headers(_, endStream: false) = self { return true }
+        return false
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// One etcd watch of the keys under a prefix from a revision on, over a member's ``EtcdWire``, read as its
-/// messages arrive on the stream's own thread.
+/// messages arrive: on the stream's own thread, or (over gRPC, after the first message) on the thread that
+/// reads the member's connection while the stream's own thread waits (``EtcdGRPCWatch``).
 ///
 /// Each message's events go to `onEvents` in order; the stream ends once, through `onEnd`: the connection
 /// broke, the server ended it with an error, or it cancelled the watch (after compaction, with the

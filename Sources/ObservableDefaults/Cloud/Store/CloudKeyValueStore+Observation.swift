@@ -4,7 +4,8 @@ extension CloudKeyValueStore {
     /// Calls `handler` for every change from elsewhere (never this store's own writes) to keys that pass
     /// the filters (see ``DefaultsSuite/observe(keys:prefix:scope:_:)`` for `keys` and `prefix`), with its
     /// reason. Handlers run one at a time, in order, on the store's delivery queue or on the thread that
-    /// received the change (the watch's); never while the store's lock is held. The observation lasts until
+    /// received the change (the watch's; over gRPC, the member connection's reader thread); never while the
+    /// store's lock is held. A handler may call the store, also ``synchronize()``. The observation lasts until
     /// the token is cancelled or released.
     public func observe(
         keys: Set<String>? = nil, prefix: String? = nil, _ handler: @escaping @Sendable (CloudChange) -> Void

@@ -8,6 +8,24 @@ protocol HTTP2ExchangeOpening: Sendable {
     /// A new stream carrying a request to `path` with `headers`, opened by `deadline` (`nil`: no bound).
     func exchange(path: String, headers: [HTTP2Header], deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
         -> any HTTP2Exchange
+
+    /// A new stream whose whole request is `body` (sent with END_STREAM), opened and sent by `deadline`.
+    func exchange(path: String, headers: [HTTP2Header], body: [UInt8], deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure) -> any HTTP2Exchange
+}
+
+extension HTTP2ExchangeOpening {
+    /// Opens the exchange, then sends `body` on it, ending the request (cancelled if that fails).
+    func exchange(path: String, headers: [HTTP2Header], body: [UInt8], deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure) -> any HTTP2Exchange
+    {
+        let exchange = try exchange(path: path, headers: headers, deadline: deadline)
+        do throws(EtcdHTTP.Failure) { try exchange.send(Data(body), endStream: true, deadline: deadline) } catch {
+            exchange.cancel()
+            throw error
+        }
+        return exchange
+    }
 }
 
 /// gRPC calls over HTTP/2 exchanges: a unary call (one request message, one answer message) and a
@@ -88,10 +106,10 @@ enum GRPCCall {
         path: String, request: [UInt8], metadata: [HTTP2Header] = [], deadline: ContinuousClock.Instant?,
         limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening, afterSending: () -> Void = {}
     ) throws(GRPCFailure) -> [UInt8] {
+        // The request goes with the call's headers, in one write.
         let stream = try GRPCStream.open(
-            path: path, metadata: metadata, deadline: deadline, limits: limits, on: opener)
+            path: path, metadata: metadata, sending: request, deadline: deadline, limits: limits, on: opener)
         do throws(GRPCFailure) {
-            try stream.send(request, endStream: true, deadline: deadline)
             afterSending()
             guard let answer = try stream.receive(deadline: deadline) else {
                 throw GRPCFailure.malformed("the answer to \(path) ended with status OK but no message")
@@ -142,11 +160,12 @@ final class GRPCStream: Sendable {
         self.answer = Mutex(GRPCAnswer(path: path, limit: limits.answerBytes))
     }
 
-    /// Opens a call to `path` with `metadata`; `deadline` bounds opening the stream and is sent as
-    /// `grpc-timeout` (`nil` for a watch: no bound).
+    /// Opens a call to `path` with `metadata`; `deadline` bounds opening the stream (and sending `request`)
+    /// and is sent as `grpc-timeout` (`nil` for a watch: no bound). With `request`, that one message is the
+    /// call's whole request: it goes out with the stream's headers, which end the request (a unary call).
     static func open(
-        path: String, metadata: [HTTP2Header] = [], deadline: ContinuousClock.Instant?,
-        limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening
+        path: String, metadata: [HTTP2Header] = [], sending request: [UInt8]? = nil,
+        deadline: ContinuousClock.Instant?, limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening
     ) throws(GRPCFailure) -> GRPCStream {
         if let deadline, deadline <= .now {
             var failure = EtcdHTTP.Failure("the deadline of \(path) passed before the call started")
@@ -158,7 +177,13 @@ final class GRPCStream: Sendable {
         }
         let headers = GRPCCall.requestHeaders(metadata: metadata, deadline: deadline)
         do throws(EtcdHTTP.Failure) {
-            let exchange = try opener.exchange(path: path, headers: headers, deadline: deadline)
+            let exchange: any HTTP2Exchange
+            if let request {
+                exchange = try opener.exchange(
+                    path: path, headers: headers, body: GRPCFraming.frameBytes(request), deadline: deadline)
+            } else {
+                exchange = try opener.exchange(path: path, headers: headers, deadline: deadline)
+            }
             return GRPCStream(exchange: exchange, path: path, limits: limits)
         } catch {
             throw .transport(error)
@@ -214,6 +239,79 @@ final class GRPCStream: Sendable {
         }
     }
 
+    /// Hands each message the server sends from now on (and any received but not yet returned) to `consumer`
+    /// as it arrives, read as `Message`, on the thread that reads the connection (see
+    /// ``HTTP2Exchange/consume(_:)``), until `consumer` returns false (returns false) or the server ends the
+    /// call with status OK (returns true). Throws as ``receive(_:deadline:)`` does: the status the server ended
+    /// the call with, a message that is not a valid `Message` or an answer that breaks gRPC's rules (the
+    /// exchange is then cancelled), a transport failure.
+    func consume<Message: ProtobufMessage>(_ type: Message.Type, _ consumer: (Message) -> Bool) throws(GRPCFailure)
+        -> Bool
+    {
+        var failure: GRPCFailure?
+        var stopped = false
+        /// Hands over `messages`; false once the consumer wants nothing more or one does not decode.
+        func hand(_ messages: [[UInt8]]) -> Bool {
+            for bytes in messages {
+                let message: Message
+                do throws(ProtobufError) {
+                    message = try Message(decoding: bytes, limits: decodingLimits)
+                } catch {
+                    failure = .malformed("a message on \(path) that is not a valid \(Message.protobufName): \(error)")
+                    return false
+                }
+                guard consumer(message) else {
+                    stopped = true
+                    return false
+                }
+            }
+            return true
+        }
+        /// Whether the call goes on; false once it ended (`failure` holds a status other than OK).
+        func goesOn() -> Bool {
+            let (ended, status) = answer.withLock { ($0.ended, $0.endStatus) }
+            guard ended else { return true }
+            if let status { failure = .status(status) }
+            return false
+        }
+        if hand(answer.withLock { $0.takeMessages() }), !stopped, failure == nil, goesOn() {
+            do throws(EtcdHTTP.Failure) {
+                try exchange.consume { received in
+                    let taken = answer.withLock { answer in
+                        Result { () throws(GRPCFailure) in
+                            try answer.take(received)
+                            return answer.takeMessages()
+                        }
+                    }
+                    switch taken {
+                    case .failure(let error):
+                        failure = error
+                        return false
+                    case .success(let messages):
+                        return hand(messages) && goesOn()
+                    }
+                }
+            } catch {
+                failure = .transport(error)
+            }
+        }
+        if let failure {
+            let serverFinished = answer.withLock { $0.serverFinished }
+            switch failure {
+            case .transport(let transport) where transport.malformed: exchange.cancel()
+            case .status where !serverFinished: exchange.cancel()
+            default: break
+            }
+            throw failure
+        }
+        if stopped { return false }
+        // The stream ended: with trailers (status OK), or cut off without them.
+        guard answer.withLock({ $0.ended }) else {
+            throw .malformed("the answer to \(path) ended without trailers (no grpc-status)")
+        }
+        return true
+    }
+
     /// Ends the call early (the stream is reset); a `receive` or `send` waiting on another thread fails.
     func cancel() {
         exchange.cancel()
@@ -242,6 +340,24 @@ struct GRPCAnswer {
     init(path: String, limit: Int) {
         self.path = path
         self.reader = GRPCMessageReader(limit: limit)
+    }
+
+    /// Whether the call ended (its trailers, or a head that ended it, arrived).
+    var ended: Bool {
+        guard case .ended = phase else { return false }
+        return true
+    }
+
+    /// The status the call ended with; `nil` while it goes on, or when it ended with OK.
+    var endStatus: GRPCStatus? {
+        guard case .ended(let status) = phase else { return nil }
+        return status
+    }
+
+    /// The messages received and not yet returned, taken out.
+    mutating func takeMessages() -> [[UInt8]] {
+        defer { pending = [] }
+        return pending
     }
 
     /// The next message, reading from `exchange` as needed; `nil` once ended with OK.

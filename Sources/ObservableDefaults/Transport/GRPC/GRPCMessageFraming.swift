@@ -13,6 +13,17 @@ enum GRPCFraming {
         data.append(contentsOf: message)
         return data
     }
+
+    /// ``frame(_:)`` as bytes.
+    static func frameBytes(_ message: [UInt8]) -> [UInt8] {
+        let length = UInt32(truncatingIfNeeded: message.count)
+        var bytes: [UInt8] = [
+            0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)
+        ]
+        bytes.reserveCapacity(5 + message.count)
+        bytes += message
+        return bytes
+    }
 }
 
 /// Cuts an answer's body into gRPC messages however the DATA frames split or pack them. A message's

@@ -6,7 +6,8 @@ import Foundation
 /// unary calls.
 ///
 /// One reader thread per connection decodes the frames and hands them to the streams (``HTTP2Multiplexer``);
-/// callers block in their exchange's `send` and `receive`. Flow control runs both ways: sends wait for the
+/// callers block in their exchange's `send` and `receive`, or hand a stream to a consumer that the reader
+/// thread runs as items arrive (``HTTP2Exchange/consume(_:)``). Flow control runs both ways: sends wait for the
 /// member's windows, and the client grants its stream windows back only as the caller takes the data, so a
 /// slow consumer holds at most one stream window of data (``HTTP2Multiplexer/streamWindow``). Everything the
 /// member sends is bounded as it arrives: frames by SETTINGS_MAX_FRAME_SIZE, header blocks (with their
@@ -71,6 +72,15 @@ final class HTTP2Connection: Sendable {
         return HTTP2Stream(connection: self, multiplexer: multiplexer, state: stream)
     }
 
+    /// Opens a stream as ``exchange(path:headers:deadline:)`` does and sends `body` as the whole request: a
+    /// unary call's request goes out with its header block in one `write`.
+    func exchange(path: String, headers: [HTTP2Header], body: [UInt8], deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure) -> any HTTP2Exchange
+    {
+        let stream = try multiplexer.openStream(path: path, headers: headers, body: body, deadline: deadline)
+        return HTTP2Stream(connection: self, multiplexer: multiplexer, state: stream)
+    }
+
     /// Whether new exchanges can be opened: false once the member sent GOAWAY, the connection broke, or it
     /// was closed.
     var isUsable: Bool { multiplexer.isUsable }
@@ -85,6 +95,9 @@ final class HTTP2Connection: Sendable {
 
     /// How many times bytes arrived from the member so far: a count that moved shows it answers.
     var readCount: Int { multiplexer.readCount }
+
+    /// How many `write`s the connection made to its socket so far.
+    var writeCount: Int { multiplexer.writeCount }
 
     /// Sends a PING and waits until `deadline` for its acknowledgement; returns the round trip's time. A
     /// member that does not answer is dead or hung (clientv3's keepalive).
@@ -122,6 +135,13 @@ private final class HTTP2Stream: HTTP2Exchange {
     }
 
     func cancel() { multiplexer.cancel(state) }
+
+    func consume(_ consumer: (HTTP2Received) -> Bool) throws(EtcdHTTP.Failure) {
+        // The multiplexer keeps `consumer` only until it returns.
+        try withoutActuallyEscaping(consumer) { consumer throws(EtcdHTTP.Failure) in
+            try multiplexer.consume(state, with: consumer)
+        }
+    }
 
     deinit { multiplexer.cancel(state) }
 }

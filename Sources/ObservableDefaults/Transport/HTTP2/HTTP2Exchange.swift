@@ -41,4 +41,24 @@ protocol HTTP2Exchange: AnyObject, Sendable {
     /// Ends the exchange early (the stream is reset with `CANCEL`); a `receive` or `send` waiting on another
     /// thread returns with a failure. Harmless after the exchange ended.
     func cancel()
+
+    /// Hands everything the server sends from now on to `consumer`, one item at a time and in order, until it
+    /// returns false or the server ends the stream (then returns), or the stream fails (then throws). The
+    /// calling thread waits meanwhile; `consumer` may run on another thread (an ``HTTP2Connection`` runs it on
+    /// the thread that reads the connection, saving a hand-off per item).
+    func consume(_ consumer: (HTTP2Received) -> Bool) throws(EtcdHTTP.Failure)
+}
+
+extension HTTP2Exchange {
+    /// ``consume(_:)`` by receiving on the calling thread.
+    func consume(_ consumer: (HTTP2Received) -> Bool) throws(EtcdHTTP.Failure) {
+        while true {
+            let item = try receive(deadline: nil)
+            guard consumer(item) else { return }
+            switch item {
+            case .headers(_, true), .data(_, true): return
+            default: continue
+            }
+        }
+    }
 }

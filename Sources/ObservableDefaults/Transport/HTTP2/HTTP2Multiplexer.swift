@@ -28,6 +28,14 @@ final class HTTP2StreamState: @unchecked Sendable {
     var failure: EtcdHTTP.Failure?
     /// Still counted among the open streams (in the multiplexer's table).
     var open = true
+    /// Takes what arrives, on the thread that reads the connection, instead of a caller of
+    /// ``HTTP2Multiplexer/receive(on:deadline:)`` (see ``HTTP2Multiplexer/consume(_:with:)``); returns false
+    /// once it wants nothing more.
+    var consumer: ((HTTP2Received) -> Bool)?
+    /// A thread is running ``consumer`` now: what arrives meanwhile waits in the inbox, for that thread.
+    var consuming = false
+    /// ``consumer`` returned false.
+    var consumerFinished = false
 
     /// A new stream `id` with its initial windows.
     init(id: UInt32, receiveWindow: Int, sendWindow: Int) {
@@ -54,6 +62,13 @@ final class HTTP2StreamState: @unchecked Sendable {
 /// The shared state of an ``HTTP2Connection`` and its reader thread: the streams, both directions' flow
 /// control, the member's settings, GOAWAY and pings. Guarded by one condition, broadcast on every change
 /// a waiting caller could care about; the socket is written outside it.
+///
+/// A stream may have a consumer (``consume(_:with:)``, an etcd watch): what arrives on it is handed over on the
+/// reader thread itself, with no hand-off to another thread. Meanwhile the reader thread reads nothing; so that
+/// a consumer may call anything — even code that waits for an answer on this connection (an observer that
+/// calls `synchronize()`) — a caller that waits on the connection for more than ``reliefDelay`` while a
+/// consumer runs starts a new reader thread, which goes on reading where the other stopped; the other
+/// stops reading once its consumer returns.
 final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under `condition`
     /// The window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE): an 8 MiB range answer
     /// flows without waiting for the caller on any ordinary link, and a slow consumer holds at most this.
@@ -95,6 +110,17 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     private let reads = Atomic<Int>(0)
     /// Serialises opening streams: IDs must go out in increasing order, with their header block in one piece.
     private let writing = NSLock()
+    /// What reading keeps between reads, passed from a reader thread to the one relieving it.
+    private var readerState: ReaderState
+    /// Streams whose consumer has something to take, for the reader thread once its frame is handled.
+    private var readyConsumers: [HTTP2StreamState] = []
+    /// Since when the reader thread has been running consumers instead of reading (`nil`: it is reading).
+    private var lentSince: ContinuousClock.Instant?
+    /// The number of the reader thread that reads now; one whose number it no longer is stops reading.
+    private var readerGeneration = 0
+    /// How long a caller waits on the connection while consumers keep the reader thread before another
+    /// thread takes over reading: longer than a consumer's usual work, so that none is started needlessly.
+    static let reliefDelay: Duration = .milliseconds(20)
 
     /// A connection over `socket`, whose requests carry `scheme` and `authority` (`host:port`).
     init(socket: HTTP2Socket, scheme: String, authority: String, limits: EtcdReadLimits) {
@@ -102,6 +128,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         self.scheme = scheme
         self.authority = authority
         self.limits = limits
+        readerState = ReaderState(decoder: HPACKDecoder(maximumListSize: limits.headBytes))
     }
 
     // MARK: Starting and ending
@@ -126,9 +153,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             socket.close()
             throw error
         }
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "ObservableDefaults.HTTP2"
-        thread.start()
+        startReader(generation: 0)
         condition.lock()
         defer { condition.unlock() }
         while !settingsReceived, broken == nil {
@@ -158,6 +183,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// How many times bytes arrived from the member so far: a count that moved shows it answers.
     var readCount: Int { reads.load(ordering: .relaxed) }
 
+    /// How many `write`s went to the socket so far.
+    var writeCount: Int { socket.writeCount }
+
     /// Sends GOAWAY (once) and ends the connection: every open stream fails as not processed (unless
     /// it was sent or answered already).
     func close() {
@@ -181,8 +209,22 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         socket.shutDown()
     }
 
-    /// Waits on the condition until `deadline` (`nil`: no bound); false when it has passed.
+    /// Waits on the condition until `deadline` (`nil`: no bound); false when it has passed. While consumers
+    /// keep the reader thread, waits at most until ``reliefDelay`` after they took it, then starts another
+    /// reader: what this caller waits for may come only once something reads (a consumer may be waiting for
+    /// this very caller).
     private func wait(until deadline: ContinuousClock.Instant?) -> Bool {
+        if let since = lentSince {
+            let relief = since + Self.reliefDelay
+            if ContinuousClock.now >= relief {
+                relieveReader()
+            } else if deadline.map({ relief < $0 }) ?? true {
+                let left = ContinuousClock.now.duration(to: relief)
+                let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+                _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+                return true
+            }
+        }
         guard let deadline else {
             condition.wait()
             return true
@@ -198,9 +240,26 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
 
     /// Opens a stream: waits for a free one (the member's SETTINGS_MAX_CONCURRENT_STREAMS) until
     /// `deadline`, then sends the request's header block (HEADERS and, beyond the member's frame size,
-    /// CONTINUATION).
-    func openStream(path: String, headers: [HTTP2Header], deadline: ContinuousClock.Instant?) throws(EtcdHTTP.Failure)
-        -> HTTP2StreamState
+    /// CONTINUATION). With a `body`, the request is that body and ends with it: when both send windows and the
+    /// member's frame size take it whole (a unary gRPC call's request always does on a fresh stream), it goes
+    /// as one DATA frame with END_STREAM in the same `write` as the header block, so the member reads the
+    /// request in one piece; otherwise it is sent as ``send(_:on:endStream:deadline:)`` does.
+    func openStream(
+        path: String, headers: [HTTP2Header], body: [UInt8]? = nil, deadline: ContinuousClock.Instant?
+    ) throws(EtcdHTTP.Failure) -> HTTP2StreamState {
+        let (stream, bodySent) = try open(path: path, headers: headers, body: body, deadline: deadline)
+        if let body, !bodySent {
+            do throws(EtcdHTTP.Failure) { try send(body, on: stream, endStream: true, deadline: deadline) } catch {
+                cancel(stream)
+                throw error
+            }
+        }
+        return stream
+    }
+
+    /// ``openStream(path:headers:body:deadline:)`` up to the first `write`; whether `body` went with it.
+    private func open(path: String, headers: [HTTP2Header], body: [UInt8]?, deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure) -> (HTTP2StreamState, bodySent: Bool)
     {
         var request = [
             HTTP2Header(":method", "POST"), HTTP2Header(":scheme", scheme), HTTP2Header(":path", path),
@@ -211,7 +270,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             try waitForFreeStream(deadline: deadline)
             writing.lock()
             defer { writing.unlock() }
-            let opened = try locked { () throws(EtcdHTTP.Failure) -> (HTTP2StreamState, Int)? in
+            let opened = try locked { () throws(EtcdHTTP.Failure) -> (HTTP2StreamState, Int, Bool)? in
                 if let failure = unusableFailure() { throw failure }
                 guard streams.count < peerMaximumStreams else { return nil }
                 guard nextStreamID < 0x7FFF_FFFF else {
@@ -223,11 +282,19 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     id: nextStreamID, receiveWindow: Self.streamWindow, sendWindow: peerInitialWindow)
                 nextStreamID += 2
                 streams[stream.id] = stream
-                return (stream, peerMaximumFrameSize)
+                var bodyFits = false
+                if let body, body.count <= min(stream.sendWindow, connectionSendWindow, peerMaximumFrameSize) {
+                    stream.sendWindow -= body.count
+                    connectionSendWindow -= body.count
+                    bodyFits = true
+                }
+                return (stream, peerMaximumFrameSize, bodyFits)
             }
-            guard let (stream, frameSize) = opened else { continue }
+            guard let (stream, frameSize, bodyFits) = opened else { continue }
             let block = encoder.encode(request)
             var bytes: [UInt8] = []
+            bytes.reserveCapacity(
+                block.count + (block.count / frameSize + 2) * HTTP2Frame.headerSize + (bodyFits ? body?.count ?? 0 : 0))
             var offset = 0
             repeat {
                 let end = min(block.count, offset + frameSize)
@@ -238,11 +305,21 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 ).append(to: &bytes)
                 offset = end
             } while offset < block.count
+            if bodyFits, let body {
+                HTTP2Frame(type: HTTP2Frame.data, flags: HTTP2Frame.endStream, stream: stream.id, payload: body)
+                    .append(to: &bytes)
+            }
             do throws(EtcdHTTP.Failure) { try socket.write(bytes) } catch {
                 fail(error)
                 throw error
             }
-            return stream
+            if bodyFits {
+                locked {
+                    stream.localEnded = true
+                    if stream.remoteEnded { closeStream(stream) }
+                }
+            }
+            return (stream, bodyFits)
         }
     }
 
@@ -283,7 +360,13 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     func send(_ data: Data, on stream: HTTP2StreamState, endStream: Bool, deadline: ContinuousClock.Instant?)
         throws(EtcdHTTP.Failure)
     {
-        let bytes = [UInt8](data)
+        try send([UInt8](data), on: stream, endStream: endStream, deadline: deadline)
+    }
+
+    /// ``send(_:on:endStream:deadline:)`` of bytes.
+    func send(_ bytes: [UInt8], on stream: HTTP2StreamState, endStream: Bool, deadline: ContinuousClock.Instant?)
+        throws(EtcdHTTP.Failure)
+    {
         var offset = 0
         repeat {
             let count = try locked { () throws(EtcdHTTP.Failure) -> Int in
@@ -337,16 +420,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             while true {
                 if stream.hasReceived {
                     let item = stream.take()
-                    var grant = 0
-                    if case .data(let data, _) = item {
-                        stream.ungranted += data.count
-                        if !stream.remoteEnded, stream.open, stream.ungranted >= Self.streamWindow / 4 {
-                            grant = stream.ungranted
-                            stream.receiveWindow += grant
-                            stream.ungranted = 0
-                        }
-                    }
-                    return (item, grant)
+                    return (item, windowGrant(for: item, on: stream))
                 }
                 if let failure = stream.failure { throw failure }
                 if stream.remoteEnded { throw EtcdHTTP.Failure("the answer was read to its end: nothing more comes") }
@@ -360,6 +434,109 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }
         if grant > 0 { try? socket.write(Self.windowUpdate(stream: stream.id, UInt32(grant)).encoded) }
         return received
+    }
+
+    /// What taking `item` from `stream` grants the member again (under the lock): the data taken since the
+    /// last WINDOW_UPDATE, once a quarter of the stream window; 0 otherwise.
+    private func windowGrant(for item: HTTP2Received, on stream: HTTP2StreamState) -> Int {
+        guard case .data(let data, _) = item else { return 0 }
+        stream.ungranted += data.count
+        guard !stream.remoteEnded, stream.open, stream.ungranted >= Self.streamWindow / 4 else { return 0 }
+        defer { stream.ungranted = 0 }
+        stream.receiveWindow += stream.ungranted
+        return stream.ungranted
+    }
+
+    // MARK: Consumers
+
+    /// Hands what arrived on `stream` and everything that arrives on it from now on to `consumer`, one item at a
+    /// time and in order, on the thread that reads the connection (the calling thread for what arrived
+    /// already), until `consumer` returns false or the member ends the stream (then returns), or the stream
+    /// fails (then throws, once everything that arrived before the failure was taken). The calling thread
+    /// waits meanwhile. Taking data grants the member its stream window again, as ``receive(on:deadline:)``
+    /// does.
+    func consume(_ stream: HTTP2StreamState, with consumer: @escaping (HTTP2Received) -> Bool)
+        throws(EtcdHTTP.Failure)
+    {
+        let drainHere = locked { () -> Bool in
+            stream.consumer = consumer
+            stream.consumerFinished = false
+            guard stream.hasReceived, !stream.consuming else { return false }
+            stream.consuming = true
+            return true
+        }
+        if drainHere { drain(stream) }
+        // Not `wait(until:)`: this thread waits for no reading, so it never starts a reader.
+        try locked { () throws(EtcdHTTP.Failure) in
+            defer { stream.consumer = nil }
+            while true {
+                if !stream.consuming {
+                    if stream.consumerFinished { return }
+                    if !stream.hasReceived, let failure = stream.failure { throw failure }
+                    if !stream.hasReceived, stream.remoteEnded { return }
+                }
+                condition.wait()
+            }
+        }
+    }
+
+    /// Runs the consumers that have something to take, the reader thread lent to them meanwhile; false when
+    /// another reader took over meanwhile (``relieveReader()``): this thread then stops reading.
+    private func runConsumers(generation: Int) -> Bool {
+        let ready = locked { () -> [HTTP2StreamState] in
+            defer { readyConsumers = [] }
+            lentSince = .now
+            return readyConsumers
+        }
+        for stream in ready { drain(stream) }
+        return locked {
+            guard readerGeneration == generation else { return false }
+            lentSince = nil
+            return true
+        }
+    }
+
+    /// Hands `stream`'s inbox to its consumer until it is empty or the consumer wants nothing more, then
+    /// lets the next arrival find the stream's consumer idle (and ``consume(_:with:)`` return, if it is done).
+    private func drain(_ stream: HTTP2StreamState) {
+        repeat {
+            while handNext(stream) {}
+        } while !locked({ () -> Bool in
+            // What another reader queued since the inbox was last found empty is this thread's to hand over.
+            if stream.consumer != nil, stream.hasReceived { return false }
+            // Only now, with no reference to the consumer left on this thread: `consume` may then return, and
+            // its caller's closure must not outlive it.
+            stream.consuming = false
+            if stream.consumerFinished || stream.failure != nil || stream.remoteEnded { condition.broadcast() }
+            return true
+        })
+    }
+
+    /// Hands the oldest item of `stream`'s inbox to its consumer; false when there was none to hand, or the
+    /// consumer wants nothing more.
+    private func handNext(_ stream: HTTP2StreamState) -> Bool {
+        let next = locked { () -> (HTTP2Received, (HTTP2Received) -> Bool, Int)? in
+            guard let consumer = stream.consumer, stream.hasReceived else { return nil }
+            let item = stream.take()
+            return (item, consumer, windowGrant(for: item, on: stream))
+        }
+        guard let (item, consumer, grant) = next else { return false }
+        if grant > 0 { try? socket.write(Self.windowUpdate(stream: stream.id, UInt32(grant)).encoded) }
+        guard consumer(item) else {
+            locked {
+                stream.consumer = nil
+                stream.consumerFinished = true
+            }
+            return false
+        }
+        return true
+    }
+
+    /// Starts a reader thread that goes on reading where the one running consumers stopped (under the lock).
+    private func relieveReader() {
+        lentSince = nil
+        readerGeneration += 1
+        startReader(generation: readerGeneration)
     }
 
     /// Fails `stream` for its caller and resets it with CANCEL unless it ended already.
@@ -431,53 +608,75 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         var bytes: [UInt8]
     }
 
-    /// The reader thread: reads, splits into frames, handles each, until the connection ends or fails;
-    /// then closes the socket.
-    private func readLoop() {
-        var reader = HTTP2FrameReader(maximumSize: HTTP2Frame.defaultMaximumSize)
-        var decoder = HPACKDecoder(maximumListSize: limits.headBytes)
+    /// What reading keeps between reads: the bytes of frames not yet handled, the HPACK decoder's table, a
+    /// header block waiting for its CONTINUATION frames, whether the server's preface is still to come.
+    private struct ReaderState {
+        var frames = HTTP2FrameReader(maximumSize: HTTP2Frame.defaultMaximumSize)
+        var decoder: HPACKDecoder
         var pending: PendingBlock?
         var first = true
+    }
+
+    /// Starts reader thread number `generation`.
+    private func startReader(generation: Int) {
+        let thread = Thread { [self] in readLoop(generation: generation) }
+        thread.name = "ObservableDefaults.HTTP2"
+        thread.start()
+    }
+
+    /// A reader thread: splits what was read into frames, handles each (running the consumers it fed), reads,
+    /// until the connection ends or fails — then closes the socket — or another reader took over.
+    private func readLoop(generation: Int) {
+        var state = locked { readerState }
         let size = 16384
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 1)
+        var relieved = false
         defer {
             buffer.deallocate()
-            socket.close()
+            if !relieved { socket.close() }
         }
         while true {
+            // Frames a relieved reader left come first.
+            do throws(HTTP2ProtocolError) {
+                while true {
+                    if state.first, state.frames.bufferedCount >= 5 {
+                        try checkPreface(state.frames)
+                    }
+                    guard let frame = try state.frames.next() else { break }
+                    if state.first {
+                        guard frame.type == HTTP2Frame.settings, !frame.has(HTTP2Frame.ack) else {
+                            throw HTTP2ProtocolError(
+                                "a \(HTTP2Frame.name(of: frame.type)) frame first, expected the server's SETTINGS (its connection preface)"
+                            )
+                        }
+                        state.first = false
+                    }
+                    try handle(frame, pending: &state.pending, decoder: &state.decoder)
+                    if locked({ !readyConsumers.isEmpty }) {
+                        locked { readerState = state }  // for a reader that takes over while the consumers run
+                        guard runConsumers(generation: generation) else {
+                            relieved = true
+                            return
+                        }
+                    }
+                }
+            } catch {
+                return protocolFailure(error)
+            }
+            if locked({ broken != nil }) { return }
             let count: Int
             do throws(EtcdHTTP.Failure) { count = try socket.read(into: buffer) } catch {
                 return fail(error)
             }
             guard count > 0 else {
                 let failure = EtcdHTTP.Failure(
-                    first
+                    state.first
                         ? "closed the connection without an HTTP/2 answer (if the member serves TLS, its endpoint must be https://)"
                         : "closed the connection")
                 return fail(failure)
             }
             reads.add(1, ordering: .relaxed)
-            reader.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            do throws(HTTP2ProtocolError) {
-                while true {
-                    if first, reader.bufferedCount >= 5 {
-                        try checkPreface(reader)
-                    }
-                    guard let frame = try reader.next() else { break }
-                    if first {
-                        guard frame.type == HTTP2Frame.settings, !frame.has(HTTP2Frame.ack) else {
-                            throw HTTP2ProtocolError(
-                                "a \(HTTP2Frame.name(of: frame.type)) frame first, expected the server's SETTINGS (its connection preface)"
-                            )
-                        }
-                        first = false
-                    }
-                    try handle(frame, pending: &pending, decoder: &decoder)
-                }
-            } catch {
-                return protocolFailure(error)
-            }
-            if locked({ broken != nil }) { return }
+            state.frames.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
     }
 
@@ -649,8 +848,18 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             stream.inbox.append(.headers(headers, endStream: block.endStream))
             wroteSinceLastPing = true
             if block.endStream { endRemote(stream) }
-            condition.broadcast()
+            arrived(on: stream)
         }
+    }
+
+    /// Something was queued for `stream` (under the lock): its consumer takes it once the frame is handled,
+    /// unless a thread is running the consumer already (that thread takes it); without one, its caller
+    /// is woken.
+    private func arrived(on stream: HTTP2StreamState) {
+        guard stream.consumer != nil else { return condition.broadcast() }
+        guard !stream.consuming else { return }
+        stream.consuming = true
+        readyConsumers.append(stream)
     }
 
     /// The member ended its side of `stream` (under the lock).
@@ -692,7 +901,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 let endStream = frame.has(HTTP2Frame.endStream)
                 if !content.isEmpty || endStream { stream.inbox.append(.data(Data(content), endStream: endStream)) }
                 if endStream { endRemote(stream) }
-                condition.broadcast()
+                arrived(on: stream)
             }
             guard connectionReceiveWindow <= Self.connectionWindow / 2 else { return 0 }
             defer { connectionReceiveWindow = Self.connectionWindow }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -22,6 +23,8 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
     private var closed = false
     /// The last TLS read filled the whole buffer: OpenSSL may hold more of its record, which `poll` cannot see.
     private var readFilledBuffer = false
+    /// How many times ``write(_:)`` was called.
+    private let writes = Atomic<Int>(0)
 
     /// How long one write may wait for the peer to take bytes before the connection counts as broken.
     static let writeTimeout: TimeInterval = 10
@@ -41,8 +44,13 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
         setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// How many times ``write(_:)`` was called: each call is one piece of the byte stream, which frames are
+    /// never split across.
+    var writeCount: Int { writes.load(ordering: .relaxed) }
+
     /// Writes all of `bytes`, or fails (the connection is then unusable: a frame may be cut).
     func write(_ bytes: [UInt8]) throws(EtcdHTTP.Failure) {
+        writes.add(1, ordering: .relaxed)
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { throw EtcdHTTP.Failure("the connection is closed") }

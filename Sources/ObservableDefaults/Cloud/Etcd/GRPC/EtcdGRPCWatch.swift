@@ -2,8 +2,10 @@ import Foundation
 
 /// One watch over etcd's gRPC `Watch` method: a create request on a bidirectional stream of the member's
 /// shared connection (``EtcdGRPCConnections``), with `hasleader: true` so that a member without a leader
-/// ends the watch instead of keeping it silent; each answer message read into an ``EtcdWatchMessage`` on
-/// the calling thread.
+/// ends the watch instead of keeping it silent; each answer message read into an ``EtcdWatchMessage``. The
+/// first (the watch created) is read on the calling thread within the head's deadline; every later one on
+/// the thread that reads the connection, as it arrives (``GRPCStream/consume(_:_:)``), while the calling
+/// thread waits: an event reaches the store with no hand-off between threads.
 struct EtcdGRPCWatch {
     let endpoint: URL
     let connections: EtcdGRPCConnections
@@ -33,31 +35,34 @@ struct EtcdGRPCWatch {
         let create = EtcdProto.WatchCreateRequest(
             key: Array(request.prefix.utf8), rangeEnd: Array(EtcdRangeRequest.prefixEnd(request.prefix)),
             startRevision: request.startRevision)
+        let closed = EtcdWatchStream.End.failed(
+            DefaultsError(
+                .cloud,
+                message: "the watch on etcd member \(endpoint.absoluteString) ended: the server closed the stream"))
+        var end: EtcdWatchStream.End?
+        /// Hands one answer over; false once the watch is to end with `end`.
+        func take(_ response: EtcdProto.WatchResponse) -> Bool {
+            let message: EtcdWatchMessage
+            do throws(DefaultsError) {
+                message = try Self.message(response, context: context)
+            } catch {
+                end = .failed(error)
+                return false
+            }
+            guard receive(message) else {
+                end = .cancelled
+                return false
+            }
+            return true
+        }
         do throws(GRPCFailure) {
             try stream.send(EtcdProto.WatchRequest(.create(create)), deadline: headDeadline)
-            var deadline: ContinuousClock.Instant? = headDeadline
-            while true {
-                guard let response = try stream.receive(EtcdProto.WatchResponse.self, deadline: deadline) else {
-                    return .failed(
-                        DefaultsError(
-                            .cloud,
-                            message:
-                                "the watch on etcd member \(endpoint.absoluteString) ended: the server closed the stream"
-                        ))
-                }
-                deadline = nil
-                let message: EtcdWatchMessage
-                do throws(DefaultsError) {
-                    message = try Self.message(response, context: context)
-                } catch {
-                    stream.cancel()
-                    return .failed(error)
-                }
-                guard receive(message) else {
-                    stream.cancel()
-                    return .cancelled
-                }
+            guard let first = try stream.receive(EtcdProto.WatchResponse.self, deadline: headDeadline) else {
+                return closed
             }
+            if take(first), try stream.consume(EtcdProto.WatchResponse.self, take) { return closed }
+            stream.cancel()
+            return end ?? .cancelled
         } catch {
             stream.cancel()
             return ending(error, headTimeout: headTimeout, on: connection)
