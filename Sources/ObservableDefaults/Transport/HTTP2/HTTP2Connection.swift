@@ -86,8 +86,13 @@ final class HTTP2Connection: Sendable {
         try multiplexer.ping(deadline: deadline)
     }
 
-    /// Ends the connection: its exchanges fail, the member gets a GOAWAY. Harmless when closed already.
-    func close() { multiplexer.close() }
+    /// Ends the connection: its exchanges fail (saying `reason`, when given, after "the client closed the
+    /// connection"), the member gets a GOAWAY. Harmless when closed already.
+    func close(reason: String? = nil) { multiplexer.close(reason: reason) }
+
+    /// How many times one of its exchanges' readers woke with nothing for it
+    /// (``HTTP2Multiplexer/readerWakeupsWithNothing``).
+    var readerWakeupsWithNothing: Int { multiplexer.readerWakeupsWithNothing }
 
     deinit { multiplexer.close() }
 }

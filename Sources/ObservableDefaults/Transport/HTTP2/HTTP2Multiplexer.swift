@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// One stream's state, shared by its exchange and the connection's reader thread; every field is guarded by
-/// the ``HTTP2Multiplexer``'s condition.
+/// the ``HTTP2Multiplexer``'s lock (its condition's mutex).
 final class HTTP2StreamState: @unchecked Sendable {
     /// The stream identifier (odd: the client opened it).
     let id: UInt32
@@ -28,6 +28,9 @@ final class HTTP2StreamState: @unchecked Sendable {
     var failure: EtcdHTTP.Failure?
     /// Still counted among the open streams (in the multiplexer's table).
     var open = true
+    /// What the stream's reader waits on (sharing the multiplexer's lock), made when one first waits: what
+    /// arrives for this stream wakes its reader alone.
+    var arrival: HTTP2Condition?
 
     /// A new stream `id` with its initial windows.
     init(id: UInt32, receiveWindow: Int, sendWindow: Int) {
@@ -52,8 +55,11 @@ final class HTTP2StreamState: @unchecked Sendable {
 }
 
 /// The shared state of an ``HTTP2Connection`` and its reader thread: the streams, both directions' flow
-/// control, the member's settings, GOAWAY and pings. Guarded by one condition, broadcast on every change
-/// a waiting caller could care about; the socket is written outside it.
+/// control, the member's settings, GOAWAY and pings. Guarded by one lock; a stream's reader waits on its
+/// stream's own condition (``HTTP2StreamState/arrival``), woken only by what concerns that stream, so a
+/// thousand watches on one connection do not all wake for every frame; the connection-level waits (a free
+/// stream slot, a send window, the member's SETTINGS, a PING's ACK) wait on the connection's condition,
+/// broadcast when one of those changes. The socket is written outside the lock.
 final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under `condition`
     /// The window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE): an 8 MiB range answer
     /// flows without waiting for the caller on any ordinary link, and a slow consumer holds at most this.
@@ -70,7 +76,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// What the connection reads at most.
     let limits: EtcdReadLimits
 
-    private let condition = NSCondition()
+    private let condition = HTTP2Condition()
     private var streams: [UInt32: HTTP2StreamState] = [:]
     private var nextStreamID: UInt32 = 1
     private var encoder = HPACKEncoder()  // used under `writing`, in stream order
@@ -95,6 +101,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     private let reads = Atomic<Int>(0)
     /// Serialises opening streams: IDs must go out in increasing order, with their header block in one piece.
     private let writing = NSLock()
+    /// How many times a stream's reader woke and found nothing for it (kept outside the lock).
+    private let emptyWakeups = Atomic<Int>(0)
 
     /// A connection over `socket`, whose requests carry `scheme` and `authority` (`host:port`).
     init(socket: HTTP2Socket, scheme: String, authority: String, limits: EtcdReadLimits) {
@@ -158,10 +166,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// How many times bytes arrived from the member so far: a count that moved shows it answers.
     var readCount: Int { reads.load(ordering: .relaxed) }
 
+    /// How many times a stream's reader woke with nothing arrived for it and its stream neither ended nor
+    /// failed (a timed wait's end aside): what a condition shared by every stream would cost per frame.
+    var readerWakeupsWithNothing: Int { emptyWakeups.load(ordering: .relaxed) }
+
     /// Sends GOAWAY (once) and ends the connection: every open stream fails as not processed (unless
-    /// it was sent or answered already).
-    func close() {
-        var failure = EtcdHTTP.Failure("the client closed the connection")
+    /// it was sent or answered already), with `reason` after "the client closed the connection" when given.
+    func close(reason: String? = nil) {
+        var failure = EtcdHTTP.Failure("the client closed the connection" + (reason.map { ": \($0)" } ?? ""))
         failure.notProcessed = true
         if locked({ broken == nil }) { try? socket.write(Self.goAway(HTTP2ErrorCode.noError, lastStream: 0).encoded) }
         locked { breakConnection(failure) }
@@ -175,14 +187,21 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             if stream.localEnded || stream.headReceived { failure.notProcessed = false }
             stream.failure = failure
             stream.open = false
+            stream.arrival?.broadcast()
         }
         streams.removeAll()
         condition.broadcast()
         socket.shutDown()
     }
 
-    /// Waits on the condition until `deadline` (`nil`: no bound); false when it has passed.
+    /// Waits on the connection's condition until `deadline` (`nil`: no bound); false when it has passed.
     private func wait(until deadline: ContinuousClock.Instant?) -> Bool {
+        wait(on: condition, until: deadline)
+    }
+
+    /// Waits on `condition` (the connection's or a stream's) until `deadline` (`nil`: no bound); false when
+    /// it has passed.
+    private func wait(on condition: HTTP2Condition, until deadline: ContinuousClock.Instant?) -> Bool {
         guard let deadline else {
             condition.wait()
             return true
@@ -350,11 +369,16 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 }
                 if let failure = stream.failure { throw failure }
                 if stream.remoteEnded { throw EtcdHTTP.Failure("the answer was read to its end: nothing more comes") }
-                guard wait(until: deadline) else {
+                let arrival = stream.arrival ?? HTTP2Condition(sharingLockWith: condition)
+                stream.arrival = arrival
+                guard wait(on: arrival, until: deadline) else {
                     var failure = EtcdHTTP.Failure("no answer within the timeout")
                     failure.timedOut = true
                     failure.answerStarted = stream.headReceived
                     throw failure
+                }
+                if !stream.hasReceived, stream.failure == nil, !stream.remoteEnded {
+                    emptyWakeups.add(1, ordering: .relaxed)
                 }
             }
         }
@@ -370,9 +394,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 failure.notProcessed = !stream.localEnded
                 stream.failure = failure
             }
+            stream.arrival?.broadcast()
             guard stream.open else { return false }
             closeStream(stream)
-            condition.broadcast()
             return true
         }
         if reset {
@@ -382,11 +406,13 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }
     }
 
-    /// Takes `stream` out of the open streams, freeing its slot (under the lock).
+    /// Takes `stream` out of the open streams, freeing its slot (under the lock): wakes the connection's
+    /// waiters (a free slot; a sender of the stream) and the stream's reader.
     private func closeStream(_ stream: HTTP2StreamState) {
         stream.open = false
         streams[stream.id] = nil
         condition.broadcast()
+        stream.arrival?.broadcast()
     }
 
     /// Sends a PING and waits for its ACK until `deadline`; the round trip's time.
@@ -649,7 +675,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             stream.inbox.append(.headers(headers, endStream: block.endStream))
             wroteSinceLastPing = true
             if block.endStream { endRemote(stream) }
-            condition.broadcast()
+            stream.arrival?.broadcast()
         }
     }
 
@@ -692,7 +718,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 let endStream = frame.has(HTTP2Frame.endStream)
                 if !content.isEmpty || endStream { stream.inbox.append(.data(Data(content), endStream: endStream)) }
                 if endStream { endRemote(stream) }
-                condition.broadcast()
+                stream.arrival?.broadcast()
             }
             guard connectionReceiveWindow <= Self.connectionWindow / 2 else { return 0 }
             defer { connectionReceiveWindow = Self.connectionWindow }

@@ -1,9 +1,17 @@
 import Foundation
 
-/// The HTTP/2 connections of an ``EtcdGRPCWire``, one per member, shared by its calls and its watch: opened
-/// when first needed, opened again once the one kept broke or the member sent GOAWAY, and closed when a
-/// call on it timed out (a hung member holds every stream of the connection: the next call starts afresh).
-/// Each member's PINGs are paced (``EtcdGRPCPingPacing``).
+/// The HTTP/2 connections to etcd's members, one per member, shared by calls and watches as etcd's Go
+/// client (clientv3) shares one connection among all of a client's calls and watches: opened when first
+/// needed (by one caller at a time per member; the others wait for it and use it), opened again once the
+/// one kept broke or the member sent GOAWAY, and closed when a call on it timed out (a hung member holds
+/// every stream of the connection: the next call starts afresh). Each member's PINGs are paced
+/// (``EtcdGRPCPingPacing``), per connection, whichever store probes.
+///
+/// By default one set serves every store of the process that reaches its members the same way
+/// (``EtcdGRPCConnectionPool``): a thousand stores of one process watch over one connection per member, as
+/// Python's and Go's gRPC share one connection per target. A store configured with
+/// ``EtcdConfiguration/sharesConnections`` false has a set of its own. The connections close when the last
+/// store (``EtcdGRPCWire``) holding the set goes.
 final class EtcdGRPCConnections: Sendable {
     /// What a probe of a member's connection should do.
     enum Probe {
@@ -19,29 +27,53 @@ final class EtcdGRPCConnections: Sendable {
     private let transport: EtcdTransport
     private let kept = Locked<[URL: HTTP2Connection]>([:])
     private let pacing = Locked<[URL: EtcdGRPCPingPacing]>([:])
+    /// One lock per member, held while a connection to it is opened: callers that find none usable at once
+    /// wait for the one being opened instead of each opening (and closing) their own.
+    private let opening = Locked<[URL: NSLock]>([:])
+    /// The pool entry this set is, to be forgotten when it goes (`nil`: a store's own set).
+    private let pooled: (pool: EtcdGRPCConnectionPool, key: EtcdTransport.ConnectionKey)?
 
-    init(transport: EtcdTransport) {
+    /// A set opening its connections through `transport`; `pooled`: the entry of the pool that shares it.
+    init(transport: EtcdTransport, pooled: (EtcdGRPCConnectionPool, EtcdTransport.ConnectionKey)? = nil) {
         self.transport = transport
+        self.pooled = pooled.map { (pool: $0.0, key: $0.1) }
     }
 
     /// The connection to `endpoint`'s member, opened by `deadline` when none is usable (running
-    /// `beforeOpening` first: the caller's own work to overlap with the handshake).
+    /// `beforeOpening` first: the caller's own work to overlap with the handshake, or with waiting for
+    /// another caller's).
     func connection(to endpoint: URL, deadline: ContinuousClock.Instant, beforeOpening: () -> Void)
         throws(GRPCFailure) -> HTTP2Connection
     {
-        if let connection = kept.withLock({ $0[endpoint] }) {
-            if connection.isUsable { return connection }
-            noteEnd(of: connection, at: endpoint)
-        }
+        if let connection = usable(endpoint) { return connection }
         beforeOpening()
+        let lock = opening.withLock { $0[endpoint, default: NSLock()] }
+        let left = ContinuousClock.now.duration(to: deadline)
+        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        guard lock.lock(before: Date(timeIntervalSinceNow: max(0, seconds))) else {
+            var failure = EtcdHTTP.Failure(
+                "could not be connected to in time: another call's connection to it was still being opened")
+            failure.timedOut = true
+            failure.notProcessed = true
+            throw .transport(failure)
+        }
+        defer { lock.unlock() }
+        if let connection = usable(endpoint) { return connection }
         do throws(EtcdHTTP.Failure) {
             let connection = try HTTP2Connection.open(url: endpoint, transport: transport, deadline: deadline)
-            kept.withLock { $0[endpoint] }.map { $0 === connection ? () : $0.close() }
-            kept.withLock { $0[endpoint] = connection }
+            kept.withLock { $0.updateValue(connection, forKey: endpoint) }?.close()
             return connection
         } catch {
             throw .transport(error)
         }
+    }
+
+    /// The kept connection to `endpoint` if it can take new calls; one that cannot is forgotten.
+    private func usable(_ endpoint: URL) -> HTTP2Connection? {
+        guard let connection = kept.withLock({ $0[endpoint] }) else { return nil }
+        if connection.isUsable { return connection }
+        noteEnd(of: connection, at: endpoint)
+        return nil
     }
 
     /// How to probe `endpoint`'s member now: ping its open connection, unless the member sent something since
@@ -69,17 +101,22 @@ final class EtcdGRPCConnections: Sendable {
 
     /// Forgets and closes the connection to `endpoint` (its member did not answer a PING).
     func close(_ endpoint: URL) {
-        kept.withLock { $0.removeValue(forKey: endpoint) }?.close()
+        kept.withLock { $0.removeValue(forKey: endpoint) }?.close(
+            reason: "its member did not answer a PING in time (hung or cut off); the next call opens a new one")
     }
 
     /// Forgets (and closes) the connection to `endpoint` after a call on it failed with `failure`, when the
-    /// connection is no longer usable or the call timed out.
+    /// connection is no longer usable or the call timed out. Every stream of the connection ends then, also
+    /// the watches of other stores sharing it: they watch again (from their last revision) on a new one.
     func drop(_ endpoint: URL, after failure: EtcdHTTP.Failure) {
         guard let connection = kept.withLock({ $0[endpoint] }) else { return }
         if !connection.isUsable {
             noteEnd(of: connection, at: endpoint)
         } else if failure.timedOut, forget(connection, at: endpoint) {
-            connection.close()
+            connection.close(
+                reason:
+                    "a call on it got no answer in time, and a hung member holds every stream of its connection; the next call opens a new one"
+            )
         }
     }
 
@@ -92,7 +129,49 @@ final class EtcdGRPCConnections: Sendable {
         }
     }
 
+    /// The connections open now (for tests: how many a process holds).
+    var openCount: Int { kept.withLock { $0.values.filter(\.isUsable).count } }
+
     deinit {
         for connection in kept.withLock({ Array($0.values) }) { connection.close() }
+        if let pooled { pooled.pool.forget(pooled.key, ifItIs: ObjectIdentifier(self)) }
     }
+}
+
+/// The process's shared ``EtcdGRPCConnections``: one set per way of reaching members
+/// (``EtcdTransport/ConnectionKey``: the TLS identity and trust, and what a connection reads at most), so the
+/// stores of a process that reach a member alike share one HTTP/2 connection to it. Reference-counted by the
+/// wires using a set: the pool holds it weakly, and its connections close when the last wire goes.
+final class EtcdGRPCConnectionPool: Sendable {
+    /// The pool of the process.
+    static let shared = EtcdGRPCConnectionPool()
+
+    /// One set, held weakly; `identifier` tells a set that is going from a newer one under the same key.
+    private struct Entry: @unchecked Sendable {  // only read and written under `entries`' lock
+        weak var connections: EtcdGRPCConnections?
+        let identifier: ObjectIdentifier
+    }
+
+    private let entries = Locked<[EtcdTransport.ConnectionKey: Entry]>([:])
+
+    /// The set the stores reaching members through `transport` share, made if none is alive.
+    func connections(for transport: EtcdTransport) -> EtcdGRPCConnections {
+        let key = transport.connectionKey
+        return entries.withLock { entries in
+            if let alive = entries[key]?.connections { return alive }
+            let made = EtcdGRPCConnections(transport: transport, pooled: (self, key))
+            entries[key] = Entry(connections: made, identifier: ObjectIdentifier(made))
+            return made
+        }
+    }
+
+    /// Removes the entry of `key` if it is still the set `identifier` (which is going).
+    fileprivate func forget(_ key: EtcdTransport.ConnectionKey, ifItIs identifier: ObjectIdentifier) {
+        entries.withLock { entries in
+            if entries[key]?.identifier == identifier { entries[key] = nil }
+        }
+    }
+
+    /// How many sets are alive or going (a set's entry goes with it; for tests).
+    var count: Int { entries.withLock { $0.count } }
 }

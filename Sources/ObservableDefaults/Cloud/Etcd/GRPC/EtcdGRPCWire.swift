@@ -3,17 +3,26 @@ import Foundation
 /// ``EtcdWire`` over etcd's native gRPC API (what its own Go client speaks, and what `etcd grpc-proxy`
 /// serves): each call is a unary gRPC call (``GRPCStream``) on one HTTP/2 connection per member
 /// (``HTTP2Connection``), shared by the calls and the watch as clientv3 shares its connection, opened when
-/// first needed and again when it broke, the member sent GOAWAY, or a call on it timed out.
+/// first needed and again when it broke, the member sent GOAWAY, or a call on it timed out. Unless told
+/// otherwise the connections are the process's (``EtcdGRPCConnectionPool``): every store of the process
+/// reaching a member alike calls and watches over the same one. Tokens travel per call (metadata), so
+/// stores logged in as different etcd users share too.
 ///
 /// A refusal is the call's gRPC status (``EtcdFailure`` with its code and message).
 final class EtcdGRPCWire: EtcdWire {
     /// Plain or TLS, per endpoint, with what a connection reads at most.
     let transport: EtcdTransport
-    private let connections: EtcdGRPCConnections
+    /// The connections calls and watches go over: the process's shared set for this transport, or the
+    /// wire's own.
+    let connections: EtcdGRPCConnections
 
-    init(transport: EtcdTransport) {
+    /// A wire reaching members through `transport`, over the process's shared connections
+    /// (`sharingConnections`) or over connections of its own.
+    init(transport: EtcdTransport, sharingConnections: Bool = true) {
         self.transport = transport
-        connections = EtcdGRPCConnections(transport: transport)
+        connections =
+            sharingConnections
+            ? EtcdGRPCConnectionPool.shared.connections(for: transport) : EtcdGRPCConnections(transport: transport)
     }
 
     /// The gRPC method of a call.
