@@ -32,7 +32,8 @@ final class EtcdClient: Sendable {
     private static func wire(for configuration: EtcdConfiguration, transport: EtcdTransport) -> any EtcdWire {
         switch configuration.transport {
         case .gateway: EtcdGatewayWire(transport: transport)
-        case .grpc: EtcdGRPCWire(transport: transport, sharingConnections: configuration.sharesConnections)
+        case .grpc:
+            EtcdGRPCWire(transport: transport, sharing: configuration.sharesConnections ? configuration.endpoints : nil)
         }
     }
 

@@ -46,7 +46,8 @@ public struct EtcdConfiguration: Sendable, Equatable {
     public var transport: Transport = .standard
     /// Whether the store talks to each member over the HTTP/2 connection the process's other stores use
     /// (`true`, the default), or over connections of its own (`false`). With ``Transport/grpc`` the stores
-    /// of one process that reach a member the same way (same endpoint, same ``tls`` files, same limits;
+    /// of one process that reach a cluster the same way (the same ``endpoints`` in any order, the same ``tls``
+    /// files, the same limits on header blocks;
     /// the etcd ``user`` may differ: tokens travel per call) share one connection to it and each watches on
     /// a stream of it, as etcd's own Go client shares one connection among its calls and watches: a member
     /// then spends one connection's memory on the process instead of one per store. The

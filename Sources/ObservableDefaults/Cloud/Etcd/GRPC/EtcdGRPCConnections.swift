@@ -31,10 +31,10 @@ final class EtcdGRPCConnections: Sendable {
     /// wait for the one being opened instead of each opening (and closing) their own.
     private let opening = Locked<[URL: NSLock]>([:])
     /// The pool entry this set is, to be forgotten when it goes (`nil`: a store's own set).
-    private let pooled: (pool: EtcdGRPCConnectionPool, key: EtcdTransport.ConnectionKey)?
+    private let pooled: (pool: EtcdGRPCConnectionPool, key: EtcdGRPCConnectionPool.Key)?
 
     /// A set opening its connections through `transport`; `pooled`: the entry of the pool that shares it.
-    init(transport: EtcdTransport, pooled: (EtcdGRPCConnectionPool, EtcdTransport.ConnectionKey)? = nil) {
+    init(transport: EtcdTransport, pooled: (EtcdGRPCConnectionPool, EtcdGRPCConnectionPool.Key)? = nil) {
         self.transport = transport
         self.pooled = pooled.map { (pool: $0.0, key: $0.1) }
     }
@@ -138,35 +138,47 @@ final class EtcdGRPCConnections: Sendable {
     }
 }
 
-/// The process's shared ``EtcdGRPCConnections``: one set per way of reaching members
-/// (``EtcdTransport/ConnectionKey``: the TLS identity and trust, and what a connection reads at most), so the
-/// stores of a process that reach a member alike share one HTTP/2 connection to it. Reference-counted by the
-/// wires using a set: the pool holds it weakly, and its connections close when the last wire goes.
+/// The process's shared ``EtcdGRPCConnections``: one set per cluster address (its endpoints, in any order)
+/// and way of reaching members (``EtcdTransport/ConnectionKey``: the TLS identity and trust, and what a
+/// connection reads at most), so the stores of a process that reach a member alike share one HTTP/2
+/// connection to it. Reference-counted by the wires using a set: the pool holds it weakly, and its
+/// connections close when the last wire goes.
 final class EtcdGRPCConnectionPool: Sendable {
     /// The pool of the process.
     static let shared = EtcdGRPCConnectionPool()
 
     /// One set, held weakly; `identifier` tells a set that is going from a newer one under the same key.
-    private struct Entry: @unchecked Sendable {  // only read and written under `entries`' lock
+    private final class Entry: @unchecked Sendable {  // only read and written under `entries`' lock
         weak var connections: EtcdGRPCConnections?
         let identifier: ObjectIdentifier
+
+        init(_ connections: EtcdGRPCConnections) {
+            self.connections = connections
+            identifier = ObjectIdentifier(connections)
+        }
     }
 
-    private let entries = Locked<[EtcdTransport.ConnectionKey: Entry]>([:])
+    /// What the stores sharing a set have in common.
+    struct Key: Hashable, Sendable {
+        let endpoints: Set<URL>
+        let transport: EtcdTransport.ConnectionKey
+    }
 
-    /// The set the stores reaching members through `transport` share, made if none is alive.
-    func connections(for transport: EtcdTransport) -> EtcdGRPCConnections {
-        let key = transport.connectionKey
+    private let entries = Locked<[Key: Entry]>([:])
+
+    /// The set the stores reaching the members `endpoints` through `transport` share, made if none is alive.
+    func connections(to endpoints: [URL], through transport: EtcdTransport) -> EtcdGRPCConnections {
+        let key = Key(endpoints: Set(endpoints), transport: transport.connectionKey)
         return entries.withLock { entries in
             if let alive = entries[key]?.connections { return alive }
             let made = EtcdGRPCConnections(transport: transport, pooled: (self, key))
-            entries[key] = Entry(connections: made, identifier: ObjectIdentifier(made))
+            entries[key] = Entry(made)
             return made
         }
     }
 
     /// Removes the entry of `key` if it is still the set `identifier` (which is going).
-    fileprivate func forget(_ key: EtcdTransport.ConnectionKey, ifItIs identifier: ObjectIdentifier) {
+    fileprivate func forget(_ key: Key, ifItIs identifier: ObjectIdentifier) {
         entries.withLock { entries in
             if entries[key]?.identifier == identifier { entries[key] = nil }
         }

@@ -16,13 +16,13 @@ final class EtcdGRPCWire: EtcdWire {
     /// wire's own.
     let connections: EtcdGRPCConnections
 
-    /// A wire reaching members through `transport`, over the process's shared connections
-    /// (`sharingConnections`) or over connections of its own.
-    init(transport: EtcdTransport, sharingConnections: Bool = true) {
+    /// A wire reaching members through `transport`, over connections of its own, or (`sharing`: the
+    /// cluster's endpoints) over the process's connections shared by the stores of that cluster.
+    init(transport: EtcdTransport, sharing endpoints: [URL]? = nil) {
         self.transport = transport
         connections =
-            sharingConnections
-            ? EtcdGRPCConnectionPool.shared.connections(for: transport) : EtcdGRPCConnections(transport: transport)
+            endpoints.map { EtcdGRPCConnectionPool.shared.connections(to: $0, through: transport) }
+            ?? EtcdGRPCConnections(transport: transport)
     }
 
     /// The gRPC method of a call.
