@@ -79,6 +79,14 @@ final class HTTP2Connection: Sendable {
     /// How many times bytes arrived from the member so far: a count that moved shows it answers.
     var readCount: Int { multiplexer.readCount }
 
+    /// Counts a PING as sent for ``memberWroteSinceLastPing``, before it is: see
+    /// ``HTTP2Multiplexer/notePingSent()``.
+    func notePingSent() { multiplexer.notePingSent() }
+
+    /// Whether the member sent anything after ``readCount`` was `reads` (read since, or waiting in the
+    /// socket): a member that did is not hung, even if one call on the connection got no answer in time.
+    func heardFrom(since reads: Int) -> Bool { multiplexer.heardFrom(since: reads) }
+
     /// Sends a PING and waits until `deadline` for its acknowledgement; returns the round trip's time. A
     /// member that does not answer is dead or hung (clientv3's keepalive).
     @discardableResult

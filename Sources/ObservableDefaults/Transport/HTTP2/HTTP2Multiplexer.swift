@@ -166,6 +166,12 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// How many times bytes arrived from the member so far: a count that moved shows it answers.
     var readCount: Int { reads.load(ordering: .relaxed) }
 
+    /// Whether the member sent bytes after the read count was `reads` (``readCount``): they were read since,
+    /// or they wait in the socket for the reader thread.
+    func heardFrom(since reads: Int) -> Bool {
+        readCount != reads || socket.hasUnreadBytes
+    }
+
     /// How many times a stream's reader woke with nothing arrived for it and its stream neither ended nor
     /// failed (a timed wait's end aside): what a condition shared by every stream would cost per frame.
     var readerWakeupsWithNothing: Int { emptyWakeups.load(ordering: .relaxed) }
@@ -414,6 +420,10 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         condition.broadcast()
         stream.arrival?.broadcast()
     }
+
+    /// Counts a PING as sent for ``memberWroteSinceLastPing`` (before sending it: a probe that decided to
+    /// ping, so that another probe deciding right after does not take a PING as free too).
+    func notePingSent() { locked { wroteSinceLastPing = false } }
 
     /// Sends a PING and waits for its ACK until `deadline`; the round trip's time.
     func ping(deadline: ContinuousClock.Instant) throws(EtcdHTTP.Failure) -> Duration {

@@ -77,16 +77,20 @@ final class EtcdGRPCConnections: Sendable {
     }
 
     /// How to probe `endpoint`'s member now: ping its open connection, unless the member sent something since
-    /// the last probe or was pinged too recently (none is opened).
+    /// the last probe or was pinged too recently (none is opened). The stores sharing the connection decide
+    /// one at a time (under the pacing's lock), so two probes never both take a PING as free.
     func probe(_ endpoint: URL) -> Probe {
         guard let connection = kept.withLock({ $0[endpoint] }) else { return .noConnection }
         guard connection.isUsable else {
             noteEnd(of: connection, at: endpoint)
             return .noConnection
         }
-        let reads = connection.readCount, wrote = connection.memberWroteSinceLastPing
-        let allowed = pacing.withLock {
-            $0[endpoint, default: EtcdGRPCPingPacing()].shouldPing(at: .now, reads: reads, memberWrote: wrote)
+        let allowed = pacing.withLock { pacing in
+            let reads = connection.readCount, wrote = connection.memberWroteSinceLastPing
+            let allowed = pacing[endpoint, default: EtcdGRPCPingPacing()].shouldPing(
+                at: .now, reads: reads, memberWrote: wrote)
+            if allowed { connection.notePingSent() }
+            return allowed
         }
         return allowed ? .ping(connection) : .answeredRecently
     }
@@ -99,20 +103,26 @@ final class EtcdGRPCConnections: Sendable {
         }
     }
 
-    /// Forgets and closes the connection to `endpoint` (its member did not answer a PING).
+    /// Forgets and closes the connection to `endpoint` (its member did not answer a PING, and sent nothing
+    /// else either).
     func close(_ endpoint: URL) {
         kept.withLock { $0.removeValue(forKey: endpoint) }?.close(
             reason: "its member did not answer a PING in time (hung or cut off); the next call opens a new one")
     }
 
     /// Forgets (and closes) the connection to `endpoint` after a call on it failed with `failure`, when the
-    /// connection is no longer usable or the call timed out. Every stream of the connection ends then, also
-    /// the watches of other stores sharing it: they watch again (from their last revision) on a new one.
-    func drop(_ endpoint: URL, after failure: EtcdHTTP.Failure) {
+    /// connection is no longer usable, or the call timed out and the member sent nothing on the connection
+    /// since the call began (`reads`: the connection's ``HTTP2Connection/readCount`` then; `nil`: unknown).
+    /// Every stream of the connection ends then, also the watches of other stores sharing it: they watch
+    /// again (from their last revision) on a new one. A member that answered other streams meanwhile is
+    /// slow, not hung: closing would end every store's watch for one late call.
+    func drop(_ endpoint: URL, after failure: EtcdHTTP.Failure, readsAtStart reads: Int? = nil) {
         guard let connection = kept.withLock({ $0[endpoint] }) else { return }
         if !connection.isUsable {
             noteEnd(of: connection, at: endpoint)
-        } else if failure.timedOut, forget(connection, at: endpoint) {
+        } else if failure.timedOut, !(reads.map(connection.heardFrom(since:)) ?? false),
+            forget(connection, at: endpoint)
+        {
             connection.close(
                 reason:
                     "a call on it got no answer in time, and a hung member holds every stream of its connection; the next call opens a new one"

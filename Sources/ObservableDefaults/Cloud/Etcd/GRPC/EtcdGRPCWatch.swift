@@ -20,14 +20,16 @@ struct EtcdGRPCWatch {
         let headDeadline = EtcdHTTP.deadline(after: headTimeout)
         let stream: GRPCStream
         let connection: HTTP2Connection
+        let reads: Int
         do throws(GRPCFailure) {
             connection = try connections.connection(to: endpoint, deadline: headDeadline, beforeOpening: {})
+            reads = connection.readCount
             // No deadline: a watch may stay quiet indefinitely (the head's deadline bounds the first answer).
             stream = try GRPCStream.open(
                 path: EtcdProto.WatchRequest.path, metadata: GRPCCall.etcdMetadata(token: token, requireLeader: true),
                 deadline: nil, limits: limits, on: connection)
         } catch {
-            return ending(error, headTimeout: headTimeout, on: nil)
+            return ending(error, headTimeout: headTimeout, on: nil, readsAtStart: nil)
         }
         register { stream.cancel() }
         let create = EtcdProto.WatchCreateRequest(
@@ -60,19 +62,20 @@ struct EtcdGRPCWatch {
             }
         } catch {
             stream.cancel()
-            return ending(error, headTimeout: headTimeout, on: connection)
+            return ending(error, headTimeout: headTimeout, on: connection, readsAtStart: reads)
         }
     }
 
-    /// How a failed watch ended (on `connection`, once it was open).
-    private func ending(_ error: GRPCFailure, headTimeout: TimeInterval, on connection: HTTP2Connection?)
-        -> EtcdWatchStream.End
-    {
+    /// How a failed watch ended (on `connection`, once it was open, whose read count was `reads` when the
+    /// watch began).
+    private func ending(
+        _ error: GRPCFailure, headTimeout: TimeInterval, on connection: HTTP2Connection?, readsAtStart reads: Int?
+    ) -> EtcdWatchStream.End {
         switch error {
         case .status(let status):
             return .failed(DefaultsError(.cloud, message: "etcd ended the watch (\(context)): \(status.message)"))
         case .transport(let failure):
-            connections.drop(endpoint, after: failure)
+            connections.drop(endpoint, after: failure, readsAtStart: reads)
             if connection?.wasPingedTooOften == true { return .interrupted }
             if failure.malformed {
                 let error = DefaultsError(

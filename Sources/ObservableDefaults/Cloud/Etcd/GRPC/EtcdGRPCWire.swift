@@ -94,10 +94,14 @@ final class EtcdGRPCWire: EtcdWire {
                 return EtcdStatus(header: nil)
             case .ping(let connection):
                 whileWaiting()
+                let reads = connection.readCount
                 do throws(EtcdHTTP.Failure) {
                     _ = try connection.ping(deadline: EtcdHTTP.deadline(after: call.timeout))
                     return EtcdStatus(header: nil)
                 } catch {
+                    // A member that sent anything meanwhile (other stores' answers and events on the shared
+                    // connection, still unread perhaps) answers: its PING's ACK is behind them.
+                    if error.timedOut, connection.heardFrom(since: reads) { return EtcdStatus(header: nil) }
                     connections.close(call.endpoint)
                     throw .unreachable(
                         error.sentence(timeout: call.timeout), refused: error.refused, rejected: error.rejected)
@@ -151,10 +155,12 @@ final class EtcdGRPCWire: EtcdWire {
         }
         var retried = false
         var answerBytes: [UInt8]?
+        var readsAtStart: Int?
         while answerBytes == nil {
             do throws(GRPCFailure) {
                 let connection = try connections.connection(
                     to: call.endpoint, deadline: deadline, beforeOpening: waiting)
+                readsAtStart = connection.readCount
                 answerBytes = try GRPCCall.unary(
                     path: name(kind), request: bytes,
                     metadata: GRPCCall.etcdMetadata(token: call.token, requireLeader: false), deadline: deadline,
@@ -164,7 +170,7 @@ final class EtcdGRPCWire: EtcdWire {
                 case .status(let status):
                     throw .refused(EtcdFailure(code: Int(status.code.rawValue), message: status.message))
                 case .transport(let failure):
-                    connections.drop(call.endpoint, after: failure)
+                    connections.drop(call.endpoint, after: failure, readsAtStart: readsAtStart)
                     if failure.notProcessed, !retried, ContinuousClock.now < deadline {
                         retried = true
                         continue
