@@ -47,7 +47,12 @@ final class EtcdGRPCConnections: Sendable {
     {
         if let connection = usable(endpoint) { return connection }
         beforeOpening()
-        let lock = opening.withLock { $0[endpoint, default: NSLock()] }
+        let lock = opening.withLock { locks in
+            if let lock = locks[endpoint] { return lock }
+            let lock = NSLock()
+            locks[endpoint] = lock
+            return lock
+        }
         let left = ContinuousClock.now.duration(to: deadline)
         let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
         guard lock.lock(before: Date(timeIntervalSinceNow: max(0, seconds))) else {
@@ -61,6 +66,7 @@ final class EtcdGRPCConnections: Sendable {
         if let connection = usable(endpoint) { return connection }
         do throws(EtcdHTTP.Failure) {
             let connection = try HTTP2Connection.open(url: endpoint, transport: transport, deadline: deadline)
+            // Only an unusable one can be kept still (a caller found it so, not yet forgotten).
             kept.withLock { $0.updateValue(connection, forKey: endpoint) }?.close()
             return connection
         } catch {
