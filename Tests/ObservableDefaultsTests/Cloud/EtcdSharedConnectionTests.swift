@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import ObservableDefaults
 import TestSupport
@@ -65,6 +66,31 @@ import TestSupport
         #expect(aloneRecorder.waitFor(key: "k", reason: .serverChange))
         #expect(shared.openCount == 1)
         for store in stores + [alone] { #expect(store.currentErrors.isEmpty, "\(store.currentErrors)") }
+    }
+
+    /// Fifty stores starting at once open one connection: the others wait for it instead of each opening
+    /// one and closing the one before.
+    @Test func storesStartingAtOnceOpenOneConnection() throws {
+        let node = try EtcdCluster(members: 1)
+        let namespace = freshNamespace()
+        let opened = Mutex<[CloudKeyValueStore]>([])
+        let url = directory.url
+        DispatchQueue.concurrentPerform(iterations: 50) { index in
+            var configuration = EtcdConfiguration(
+                endpoints: node.endpoints, namespace: namespace,
+                stateDirectory: url.appendingPathComponent("start\(index)"), requestTimeout: 5, probeInterval: 0.5)
+            configuration.sharesConnections = true
+            guard let store = try? CloudKeyValueStore(etcd: configuration) else { return }
+            _ = store.synchronize(timeout: 20)
+            opened.withLock { $0.append(store) }
+        }
+        let stores = opened.withLock { $0 }
+        try #require(stores.count == 50)
+        let shared = try #require(Self.connections(stores[0]))
+        #expect(stores.allSatisfy { Self.connections($0) === shared })
+        #expect(shared.opened.withLock { $0 } == 1, "\(shared.opened.withLock { $0 }) connections opened")
+        #expect(shared.openCount == 1)
+        for store in stores { #expect(store.currentErrors.isEmpty, "\(store.currentErrors)") }
     }
 
     /// Many stores, released: their shared connection closes with the last one, and its socket and reader

@@ -27,6 +27,8 @@ final class EtcdGRPCConnections: Sendable {
     private let transport: EtcdTransport
     private let kept = Locked<[URL: HTTP2Connection]>([:])
     private let pacing = Locked<[URL: EtcdGRPCPingPacing]>([:])
+    /// How many connections the set opened so far (for tests).
+    let opened = Locked(0)
     /// One lock per member, held while a connection to it is opened: callers that find none usable at once
     /// wait for the one being opened instead of each opening (and closing) their own.
     private let opening = Locked<[URL: NSLock]>([:])
@@ -66,6 +68,7 @@ final class EtcdGRPCConnections: Sendable {
         if let connection = usable(endpoint) { return connection }
         do throws(EtcdHTTP.Failure) {
             let connection = try HTTP2Connection.open(url: endpoint, transport: transport, deadline: deadline)
+            opened.withLock { $0 += 1 }
             // Only an unusable one can be kept still (a caller found it so, not yet forgotten).
             kept.withLock { $0.updateValue(connection, forKey: endpoint) }?.close()
             return connection
