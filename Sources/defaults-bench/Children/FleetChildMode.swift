@@ -27,6 +27,7 @@ enum FleetChildMode {
             fail("cloud-fleet: the argument after COUNT can only be own-connections")
         }
         let arrivals = FleetArrivals()
+        let errors = FleetErrors()
         let parent = URL(fileURLWithPath: arguments[2], isDirectory: true)
         let opened = openAll(count, each: "store") { index in
             var configuration = try EtcdConfiguration(url: arguments[1])
@@ -41,10 +42,10 @@ enum FleetChildMode {
             let observation = store.observe(keys: ["stamp"]) { _ in
                 arrivals.record(Int(store.longLong(forKey: "stamp")))
             }
-            return (store, observation)
+            return (store, observation, store.observeErrors { errors.record($0.description) })
         }
         emit("ready")
-        answerWaits(arrivals, count: count)
+        answerWaits(arrivals, count: count, errors: errors)
         withExtendedLifetime(opened) {}
         return true
     }
@@ -103,12 +104,15 @@ enum FleetChildMode {
     }
 
     /// For each input line "wait STAMP", prints "arrived STAMP N" once all `count` watchers have the stamp (N:
-    /// how many had within 60 s); returns at the end of input.
-    private static func answerWaits(_ arrivals: FleetArrivals, count: Int) {
+    /// how many had within 60 s); for "errors", "errors N FIRST" (how many errors the stores reported so
+    /// far, and the most frequent one); returns at the end of input.
+    private static func answerWaits(_ arrivals: FleetArrivals, count: Int, errors: FleetErrors = FleetErrors()) {
         while let line = readLine() {
             let fields = line.split(separator: " ")
             if fields.count == 2, fields[0] == "wait", let stamp = Int(fields[1]) {
                 emit("arrived \(stamp) \(arrivals.wait(for: stamp, count: count, seconds: 60))")
+            } else if line == "errors" {
+                emit("errors \(errors.summary)")
             }
         }
     }
@@ -118,6 +122,26 @@ enum FleetChildMode {
 struct FleetOpenFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The errors the stores of the fleet reported, counted by text.
+final class FleetErrors: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    func record(_ text: String) {
+        // Ports and stamps differ from store to store and run to run: counted as one text.
+        let text = String(text.map { $0.isNumber ? "#" : $0 }.prefix(300))
+        counts.withLock { $0[text, default: 0] += 1 }
+    }
+
+    /// "N: the most frequent text" (N: how many in all), or "0".
+    var summary: String {
+        counts.withLock { counts in
+            let total = counts.values.reduce(0, +)
+            guard let top = counts.max(by: { $0.value < $1.value }) else { return "0" }
+            return "\(total): \(top.value)× \(top.key)"
+        }
+    }
 }
 
 /// How many stores have seen each stamp, and a wait for all of them.

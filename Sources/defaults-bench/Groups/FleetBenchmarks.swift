@@ -184,9 +184,15 @@ enum FleetBenchmarks {
         }
         let memory = Double(grown.residentBytes - before.residentBytes) / Double(count)
         let cpu = Double(withFleet - alone) / Double(count)
+        var note: String?
+        if side.transport != nil {
+            child.send("errors")
+            let line = child.readLine(deadline: monotonicNanoseconds() + 10_000_000_000) ?? "errors unknown"
+            if line != "errors 0" { note = "the stores reported \(line.dropFirst("errors ".count))" }
+        }
         return [
             ResultRow(id: names[0].id, name: names[0].name, unit: .bytes, statistics: Statistics(single: memory)),
-            ResultRow(id: names[1].id, name: names[1].name, statistics: Statistics(single: cpu)),
+            ResultRow(id: names[1].id, name: names[1].name, statistics: Statistics(single: cpu), note: note),
             ResultRow(
                 id: names[2].id, name: names[2].name, unit: .count,
                 statistics: Statistics(single: Double(watchers - watchersBefore)))

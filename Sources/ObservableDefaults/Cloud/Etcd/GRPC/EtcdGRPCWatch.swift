@@ -38,8 +38,25 @@ struct EtcdGRPCWatch {
         do throws(GRPCFailure) {
             try stream.send(EtcdProto.WatchRequest(.create(create)), deadline: headDeadline)
             var deadline: ContinuousClock.Instant? = headDeadline
+            var heardAt = reads
+            var extensions = 0
             while true {
-                guard let response = try stream.receive(EtcdProto.WatchResponse.self, deadline: deadline) else {
+                let answer: EtcdProto.WatchResponse??
+                do throws(GRPCFailure) {
+                    answer = try stream.receive(EtcdProto.WatchResponse.self, deadline: deadline)
+                } catch {
+                    // On a connection shared by many stores, the first answer may queue behind the others'
+                    // (a thousand watches created at once): a member that sent anything since is busy, not
+                    // hung (the probe's PINGs find a hung one). Wait a head timeout more, ten times at most.
+                    guard case .transport(let failure) = error, failure.timedOut, extensions < 10,
+                        connection.heardFrom(since: heardAt)
+                    else { throw error }
+                    extensions += 1
+                    heardAt = connection.readCount
+                    deadline = EtcdHTTP.deadline(after: headTimeout)
+                    continue
+                }
+                guard let response = answer ?? nil else {
                     return .failed(
                         DefaultsError(
                             .cloud,
