@@ -94,8 +94,10 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// The member sent GOAWAY ENHANCE_YOUR_CALM 'too_many_pings': the client pinged more often than the
     /// member's keepalive policy allows.
     private var pingedTooOften = false
-    /// The member wrote HEADERS or DATA since the client's last PING (so gRPC servers take the next PING
-    /// as free, whatever their keepalive policy).
+    /// The member wrote HEADERS or DATA since the client's last PING was acknowledged (so gRPC servers take
+    /// the next PING as free, whatever their keepalive policy): counted from the ACK, not from sending, as a
+    /// busy connection brings frames the member wrote before it took the PING (and with it the free pass
+    /// those frames gave) after the PING went out — a second PING on their word is one too soon.
     private var wroteSinceLastPing = true
     /// How many reads brought bytes from the member (kept outside the lock: counted on every read).
     private let reads = Atomic<Int>(0)
@@ -606,7 +608,12 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     UInt64(HTTP2Frame.read32(frame.payload, at: 0)) << 32
                     | UInt64(HTTP2Frame.read32(frame.payload, at: 4))
                 locked {
-                    if pings[id] != nil { pings[id] = true }
+                    if pings[id] != nil {
+                        pings[id] = true
+                        // What arrived before the ACK may have been written before the member took the PING
+                        // (which used up what it had written for free); what comes after was written after.
+                        wroteSinceLastPing = false
+                    }
                     condition.broadcast()
                 }
             } else {
