@@ -134,12 +134,13 @@ final class FleetErrors: Sendable {
         counts.withLock { $0[text, default: 0] += 1 }
     }
 
-    /// "N: the most frequent text" (N: how many in all), or "0".
+    /// "N: the three most frequent texts" (N: how many in all), or "0".
     var summary: String {
         counts.withLock { counts in
             let total = counts.values.reduce(0, +)
-            guard let top = counts.max(by: { $0.value < $1.value }) else { return "0" }
-            return "\(total): \(top.value)× \(top.key)"
+            guard total > 0 else { return "0" }
+            let top = counts.sorted { $0.value > $1.value }.prefix(3).map { "\($0.value)× \($0.key)" }
+            return "\(total): " + top.joined(separator: " | ")
         }
     }
 }

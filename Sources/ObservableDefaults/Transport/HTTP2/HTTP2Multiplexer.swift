@@ -423,6 +423,12 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         stream.arrival?.broadcast()
     }
 
+    /// The member wrote HEADERS or DATA (under the lock): a free pass for the next PING, unless a PING is
+    /// out and unanswered — what arrives before its ACK may have been written before the member took it.
+    private func noteMemberWrote() {
+        if !pings.values.contains(false) { wroteSinceLastPing = true }
+    }
+
     /// Counts a PING as sent for ``memberWroteSinceLastPing`` (before sending it: a probe that decided to
     /// ping, so that another probe deciding right after does not take a PING as free too).
     func notePingSent() { locked { wroteSinceLastPing = false } }
@@ -446,11 +452,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             fail(error)
             throw error
         }
+        // The member gets its whole time from when the PING went out: on a busy machine the thread may have
+        // waited for a CPU before writing it.
+        let answerBy = max(deadline, .now + started.duration(to: deadline))
         return try locked { () throws(EtcdHTTP.Failure) -> Duration in
             defer { pings[id] = nil }
             while pings[id] != true {
                 if let broken { throw broken }
-                if !wait(until: deadline) {
+                if !wait(until: answerBy) {
                     var failure = EtcdHTTP.Failure("did not answer an HTTP/2 PING in time")
                     failure.timedOut = true
                     throw failure
@@ -690,7 +699,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 stream.headReceived = true
             }
             stream.inbox.append(.headers(headers, endStream: block.endStream))
-            wroteSinceLastPing = true
+            noteMemberWrote()
             if block.endStream { endRemote(stream) }
             stream.arrival?.broadcast()
         }
@@ -716,7 +725,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     code: HTTP2ErrorCode.flowControlError)
             }
             connectionReceiveWindow -= length
-            wroteSinceLastPing = true
+            noteMemberWrote()
             if let stream {
                 guard stream.headReceived else {
                     throw HTTP2ProtocolError("a DATA frame on stream \(stream.id) before its head (HEADERS)")
