@@ -4,28 +4,35 @@ import Synchronization
 
 /// The fleet process of group 11:
 ///
-///     cloud-fleet CONFIGURATION STATE_PARENT COUNT
+///     cloud-fleet CONFIGURATION STATE_PARENT COUNT [own-connections]
 ///                                    open COUNT `CloudKeyValueStore`s on the cloud address CONFIGURATION (an
-///                                    `etcd://` URL, `?transport=` included), each with its own connection,
-///                                    watch and local copy (in STATE_PARENT/N), each observing "stamp"; print
-///                                    "ready" once every store synchronised ("error WHY" if one cannot);
-///                                    for each input line "wait STAMP", print "arrived STAMP N" once every
-///                                    store has seen the stamp (N: how many had within 60 s); exit at end
-///                                    of input
-///     cloud-fleet-raw ENDPOINT KEY COUNT
+///                                    `etcd://` URL, `?transport=` included), each with its own watch and
+///                                    local copy (in STATE_PARENT/N), each observing "stamp"; over gRPC they
+///                                    share one connection (the default), or with `own-connections` each has
+///                                    its own (`EtcdConfiguration.sharesConnections` false); print "ready"
+///                                    once every store synchronised ("error WHY" if one cannot); for each
+///                                    input line "wait STAMP", print "arrived STAMP N" once every store has
+///                                    seen the stamp (N: how many had within 60 s); exit at end of input
+///     cloud-fleet-raw ENDPOINT KEY COUNT [shared]
 ///                                    the floor: COUNT raw gRPC watches of KEY at the member ENDPOINT (an
-///                                    `http://` URL), each on its own connection, no library code; then as
-///                                    cloud-fleet
+///                                    `http://` URL), each on its own connection, or with `shared` COUNT
+///                                    Watch streams on one connection; no library code; then as cloud-fleet
 enum FleetChildMode {
     static func run(_ arguments: [String]) -> Bool {
-        if arguments.first == "cloud-fleet-raw", arguments.count == 4 { return runRaw(arguments) }
-        guard arguments.first == "cloud-fleet", arguments.count == 4 else { return false }
+        if arguments.first == "cloud-fleet-raw", (4...5).contains(arguments.count) { return runRaw(arguments) }
+        guard arguments.first == "cloud-fleet", (4...5).contains(arguments.count) else { return false }
         guard let count = Int(arguments[3]), count > 0 else { fail("cloud-fleet: COUNT must be a positive integer") }
+        let ownConnections = arguments.count == 5
+        guard !ownConnections || arguments[4] == "own-connections" else {
+            fail("cloud-fleet: the argument after COUNT can only be own-connections")
+        }
         let arrivals = FleetArrivals()
+        let errors = FleetErrors()
         let parent = URL(fileURLWithPath: arguments[2], isDirectory: true)
         let opened = openAll(count, each: "store") { index in
             var configuration = try EtcdConfiguration(url: arguments[1])
             configuration.stateDirectory = parent.appendingPathComponent(String(index), isDirectory: true)
+            configuration.sharesConnections = !ownConnections
             let store = try CloudKeyValueStore(etcd: configuration)
             guard store.synchronize(timeout: 60) else {
                 throw FleetOpenFailure(
@@ -35,10 +42,10 @@ enum FleetChildMode {
             let observation = store.observe(keys: ["stamp"]) { _ in
                 arrivals.record(Int(store.longLong(forKey: "stamp")))
             }
-            return (store, observation)
+            return (store, observation, store.observeErrors { errors.record($0.description) })
         }
         emit("ready")
-        answerWaits(arrivals, count: count)
+        answerWaits(arrivals, count: count, errors: errors)
         withExtendedLifetime(opened) {}
         return true
     }
@@ -47,9 +54,25 @@ enum FleetChildMode {
         guard let endpoint = URL(string: arguments[1]), let count = Int(arguments[3]), count > 0 else {
             fail("cloud-fleet-raw: ENDPOINT must be a URL and COUNT a positive integer")
         }
+        let shared = arguments.count == 5
+        guard !shared || arguments[4] == "shared" else {
+            fail("cloud-fleet-raw: the argument after COUNT can only be shared")
+        }
         let arrivals = FleetArrivals()
-        let opened = openAll(count, each: "watch") { _ in
-            try EtcdGRPCRawWatch(endpoint: endpoint, key: arguments[2]) { arrivals.record($0) }
+        let opened: [EtcdGRPCRawWatch]
+        if shared {
+            do {
+                opened = [
+                    try EtcdGRPCRawWatch(endpoint: endpoint, key: arguments[2], streams: count) { arrivals.record($0) }
+                ]
+            } catch {
+                emit("error \(count) watch streams on one connection: \(error)")
+                exit(1)
+            }
+        } else {
+            opened = openAll(count, each: "watch") { _ in
+                try EtcdGRPCRawWatch(endpoint: endpoint, key: arguments[2]) { arrivals.record($0) }
+            }
         }
         emit("ready")
         answerWaits(arrivals, count: count)
@@ -81,12 +104,15 @@ enum FleetChildMode {
     }
 
     /// For each input line "wait STAMP", prints "arrived STAMP N" once all `count` watchers have the stamp (N:
-    /// how many had within 60 s); returns at the end of input.
-    private static func answerWaits(_ arrivals: FleetArrivals, count: Int) {
+    /// how many had within 60 s); for "errors", "errors N FIRST" (how many errors the stores reported so
+    /// far, and the most frequent one); returns at the end of input.
+    private static func answerWaits(_ arrivals: FleetArrivals, count: Int, errors: FleetErrors = FleetErrors()) {
         while let line = readLine() {
             let fields = line.split(separator: " ")
             if fields.count == 2, fields[0] == "wait", let stamp = Int(fields[1]) {
                 emit("arrived \(stamp) \(arrivals.wait(for: stamp, count: count, seconds: 60))")
+            } else if line == "errors" {
+                emit("errors \(errors.summary)")
             }
         }
     }
@@ -96,6 +122,27 @@ enum FleetChildMode {
 struct FleetOpenFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The errors the stores of the fleet reported, counted by text.
+final class FleetErrors: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    func record(_ text: String) {
+        // Ports and stamps differ from store to store and run to run: counted as one text.
+        let text = String(text.map { $0.isNumber ? "#" : $0 }.prefix(300))
+        counts.withLock { $0[text, default: 0] += 1 }
+    }
+
+    /// "N: the three most frequent texts" (N: how many in all), or "0".
+    var summary: String {
+        counts.withLock { counts in
+            let total = counts.values.reduce(0, +)
+            guard total > 0 else { return "0" }
+            let top = counts.sorted { $0.value > $1.value }.prefix(3).map { "\($0.value)× \($0.key)" }
+            return "\(total): " + top.joined(separator: " | ")
+        }
+    }
 }
 
 /// How many stores have seen each stamp, and a wait for all of them.

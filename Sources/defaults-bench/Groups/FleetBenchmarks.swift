@@ -3,9 +3,10 @@ import Foundation
 import ObservableDefaults
 
 /// Group 11: what a fleet of stores costs one etcd member (issue 31). One child process holds N stores,
-/// each with its own connection and watch on the member (or on a `grpc-proxy` in front of it); the
-/// member's resident memory growth and its CPU per change are charged to the watchers. The floor: N raw
-/// gRPC watches, each on a connection of its own, no library code.
+/// each with its own watch on the member (or on a `grpc-proxy` in front of it); over gRPC they share one
+/// connection (the library's default) or each has its own (the opt-out, as a fleet of machines would). The
+/// member's resident memory growth and its CPU per change are charged to the watchers. The floors: N raw
+/// gRPC watches, each on a connection of its own, or N raw Watch streams on one connection; no library code.
 enum FleetBenchmarks {
     static let number = 11
 
@@ -15,17 +16,34 @@ enum FleetBenchmarks {
         let name: String
         /// Through the proxy rather than to the member directly.
         let throughProxy: Bool
-        /// The `?transport=` value; `nil`: the raw floor (``EtcdGRPCRawWatch``), not the library.
+        /// The `?transport=` value; `nil`: a raw floor (``EtcdGRPCRawWatch``), not the library.
         let transport: String?
+        /// Every store (or raw watch) on one connection, rather than each on its own.
+        let sharedConnection: Bool
+        /// The floor side this side's cost is related to (`nil`: none; the gateway's is the gRPC floor of
+        /// connections of their own, the cheapest a watcher with its own connection can be).
+        let floor: String?
     }
 
     static let sides = [
         Side(
             id: "raw-grpc", name: "raw gRPC watch, each on its own connection (no library code)", throughProxy: false,
-            transport: nil),
-        Side(id: "gateway", name: "JSON gateway, each store to the member", throughProxy: false, transport: "gateway"),
-        Side(id: "grpc", name: "gRPC, each store to the member", throughProxy: false, transport: "grpc"),
-        Side(id: "grpc-proxy", name: "gRPC, each store to one `etcd grpc-proxy`", throughProxy: true, transport: "grpc")
+            transport: nil, sharedConnection: false, floor: nil),
+        Side(
+            id: "raw-grpc-shared", name: "raw gRPC watch streams, all on one connection (no library code)",
+            throughProxy: false, transport: nil, sharedConnection: true, floor: nil),
+        Side(
+            id: "gateway", name: "JSON gateway, each store to the member", throughProxy: false, transport: "gateway",
+            sharedConnection: false, floor: "raw-grpc"),
+        Side(
+            id: "grpc", name: "gRPC, the stores sharing one connection to the member (default)", throughProxy: false,
+            transport: "grpc", sharedConnection: true, floor: "raw-grpc-shared"),
+        Side(
+            id: "grpc-own", name: "gRPC, each store its own connection to the member", throughProxy: false,
+            transport: "grpc", sharedConnection: false, floor: "raw-grpc"),
+        Side(
+            id: "grpc-proxy", name: "gRPC, the stores sharing one connection to one `etcd grpc-proxy`",
+            throughProxy: true, transport: "grpc", sharedConnection: true, floor: nil)
     ]
 
     /// How many changes the CPU rows average over.
@@ -38,13 +56,15 @@ enum FleetBenchmarks {
             number: number, title: "Fleet (etcd)",
             method:
                 "One throwaway single-node etcd on a loopback port. A child process opens \(count) `CloudKeyValueStore`s "
-                + "(each its own connection, watch and local copy, all on one namespace per side) and observes a key; this "
+                + "(each its own watch and local copy, all on one namespace per side; over gRPC sharing one connection, "
+                + "or each its own where the side says so) and observes a key; this "
                 + "process puts a new value to that key over a raw JSON-gateway socket and waits until every store has it. "
                 + "Memory: the member's `VmRSS` once every store has seen a first change, minus before the child started, "
                 + "per store. CPU: the member's user + system time over \(changes(context.settings)) changes, minus the same "
                 + "changes with no fleet, per change and per store. Watchers: the member's `etcd_debugging_mvcc_watcher_total` "
-                + "growth. Sides run one after the other, each on a fresh member. The floor side opens \(count) raw gRPC "
-                + "watches of the key instead (hand-written HTTP/2, each on its own connection, no library code).")
+                + "growth. Sides run one after the other, each on a fresh member. The floor sides open \(count) raw gRPC "
+                + "watches of the key instead (hand-written HTTP/2, no library code): each on its own connection, or "
+                + "\(count) Watch streams on one connection.")
         func missingAll(_ reason: String) -> GroupResult {
             context.progress("11. fleet: \(reason)")
             group.rows = sides.flatMap { side in
@@ -71,8 +91,8 @@ enum FleetBenchmarks {
             node.stop()
         }
         for what in ["memory", "cpu"] {
-            for side in sides where side.transport != nil {
-                group.relate("\(side.id).\(what)", to: "raw-grpc.\(what)")
+            for side in sides {
+                if let floor = side.floor { group.relate("\(side.id).\(what)", to: "\(floor).\(what)") }
             }
         }
         return group
@@ -104,9 +124,13 @@ enum FleetBenchmarks {
             } catch {
                 return missing("not measured: \(error)")
             }
-            arguments = ["cloud-fleet", address, context.directory("fleet-\(side.id)").path, String(count)]
+            arguments =
+                ["cloud-fleet", address, context.directory("fleet-\(side.id)").path, String(count)]
+                + (side.sharedConnection ? [] : ["own-connections"])
         } else {
-            arguments = ["cloud-fleet-raw", target.absoluteString, "\(namespace)/stamp", String(count)]
+            arguments =
+                ["cloud-fleet-raw", target.absoluteString, "\(namespace)/stamp", String(count)]
+                + (side.sharedConnection ? ["shared"] : [])
         }
         guard let pid = node.pid else { return missing("the etcd node is not running") }
         let putter = EtcdRawPutter(endpoint: node.endpoint, key: "\(namespace)/stamp")
@@ -160,9 +184,15 @@ enum FleetBenchmarks {
         }
         let memory = Double(grown.residentBytes - before.residentBytes) / Double(count)
         let cpu = Double(withFleet - alone) / Double(count)
+        var note: String?
+        if side.transport != nil {
+            child.send("errors")
+            let line = child.readLine(deadline: monotonicNanoseconds() + 10_000_000_000) ?? "errors unknown"
+            if line != "errors 0" { note = "the stores reported \(line.dropFirst("errors ".count))" }
+        }
         return [
             ResultRow(id: names[0].id, name: names[0].name, unit: .bytes, statistics: Statistics(single: memory)),
-            ResultRow(id: names[1].id, name: names[1].name, statistics: Statistics(single: cpu)),
+            ResultRow(id: names[1].id, name: names[1].name, statistics: Statistics(single: cpu), note: note),
             ResultRow(
                 id: names[2].id, name: names[2].name, unit: .count,
                 statistics: Statistics(single: Double(watchers - watchersBefore)))

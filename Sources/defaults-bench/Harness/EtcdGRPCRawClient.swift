@@ -5,7 +5,7 @@ import Synchronization
 /// code — HTTP/2 with prior knowledge, headers written with HPACK literals (the answers' headers are never
 /// decoded: a floor needs only the DATA of its stream), gRPC's length prefix and the few protobuf fields
 /// the benchmark reads and writes. ``EtcdGRPCRawSwapper`` sends the library's compare-and-swap transaction;
-/// ``EtcdGRPCRawWatch`` reads one Watch stream. One key, integer values, a loopback IPv4 member.
+/// ``EtcdGRPCRawWatch`` reads Watch streams (one per connection, or many on one). One key, integer values, a loopback IPv4 member.
 enum EtcdGRPCRaw {
     enum FrameType: UInt8 {
         case data = 0, headers = 1, rstStream = 3, settings = 4, ping = 6, goAway = 7, windowUpdate = 8
@@ -210,8 +210,10 @@ final class EtcdGRPCRawSwapper {
     }
 }
 
-/// Reads one etcd Watch stream over HTTP/2 on a thread of its own and hands every integer value of every
-/// event to `onValue`, as soon as its message is complete.
+/// Reads etcd Watch streams of one key over one HTTP/2 connection on a thread of its own and hands every
+/// integer value of every event of every stream to `onValue`, as soon as its message is complete: one
+/// stream (a watcher with a connection of its own), or `streams` of them on the one connection (watchers
+/// sharing a connection, as the stores of one process do).
 final class EtcdGRPCRawWatch: Sendable {
     /// The watch's socket once connected (for ``stop()``), or why the watch could not start.
     private let started = Mutex<Result<GatewaySocket, EtcdGatewayError>?>(nil)
@@ -219,13 +221,14 @@ final class EtcdGRPCRawWatch: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let stopped = Atomic(false)
 
-    /// Opens the watch of `key` and returns once etcd confirmed it (`created`, at most 10 s).
-    init(endpoint: URL, key: String, onValue: @escaping @Sendable (Int) -> Void) throws {
+    /// Opens `streams` watches of `key` on one connection and returns once etcd confirmed every one
+    /// (`created`, at most 10 s plus 50 ms per stream).
+    init(endpoint: URL, key: String, streams: Int = 1, onValue: @escaping @Sendable (Int) -> Void) throws {
         let thread = Thread { [self] in
             defer { finished.signal() }
             let reader: WatchReader
             do {
-                reader = try WatchReader(endpoint: endpoint, key: key)
+                reader = try WatchReader(endpoint: endpoint, key: key, streams: streams)
                 started.withLock { $0 = .success(reader.connection.socket) }
             } catch {
                 started.withLock { $0 = .failure(error as? EtcdGatewayError ?? EtcdGatewayError("\(error)")) }
@@ -246,7 +249,7 @@ final class EtcdGRPCRawWatch: Sendable {
         }
     }
 
-    /// Closes the stream and waits for the reading thread to end.
+    /// Closes the streams and waits for the reading thread to end.
     func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
         if case .success(let socket) = started.withLock({ $0 }) { socket.shutDown() }
@@ -254,27 +257,34 @@ final class EtcdGRPCRawWatch: Sendable {
     }
 }
 
-/// One Watch stream's messages, read by one thread.
+/// The messages of one connection's Watch streams, read by one thread.
 private final class WatchReader {
     let connection: EtcdGRPCRawConnection
-    private let stream: UInt32
-    /// Bytes of the stream's DATA not yet forming a whole gRPC message.
-    private var pending: [UInt8] = []
+    /// Bytes of each stream's DATA not yet forming a whole gRPC message.
+    private var pending: [UInt32: [UInt8]] = [:]
 
-    /// Connects, creates the watch of `key` and waits (at most 10 s) for etcd to confirm it.
-    init(endpoint: URL, key: String) throws {
+    /// Connects, creates `streams` watches of `key` (a Watch stream each) and waits until etcd confirmed
+    /// every one.
+    init(endpoint: URL, key: String, streams: Int) throws {
         connection = try EtcdGRPCRawConnection(endpoint: endpoint)
         let create = EtcdGRPCRaw.field(1, bytes: EtcdGRPCRaw.field(1, bytes: Array(key.utf8)))
-        stream = try connection.call("/etcdserverpb.Watch/Watch", request: create, endsStream: false)
-        let deadline = monotonicNanoseconds() + 10_000_000_000
-        while true {
-            let remaining = Int32(max(0, (deadline - monotonicNanoseconds()) / 1_000_000))
+        for _ in 0..<streams {
+            let stream = try connection.call("/etcdserverpb.Watch/Watch", request: create, endsStream: false)
+            pending[stream] = []
+        }
+        let deadline = monotonicNanoseconds() + 10_000_000_000 + streams * 50_000_000
+        var created = 0
+        while created < streams {
+            let remaining = Int32(clamping: max(0, (deadline - monotonicNanoseconds()) / 1_000_000))
             guard remaining > 0, let messages = try nextMessages(timeoutMilliseconds: remaining) else {
-                throw EtcdGatewayError("the watch of \(key) at \(endpoint.absoluteString) was not created within 10 s")
+                throw EtcdGatewayError(
+                    "\(streams - created) of \(streams) watches of \(key) at \(endpoint.absoluteString) were not created in time"
+                )
             }
-            if messages.contains(where: { EtcdGRPCRaw.fields($0).contains { $0.number == 3 && $0.varint == 1 } }) {
-                return
-            }
+            created +=
+                messages.filter { message in
+                    EtcdGRPCRaw.fields(message).contains { $0.number == 3 && $0.varint == 1 }
+                }.count
         }
     }
 
@@ -290,24 +300,27 @@ private final class WatchReader {
         }
     }
 
-    /// The whole messages completed by the stream's next DATA frame; `nil` when the connection ended or the
-    /// time ran out.
+    /// The whole messages completed by the next DATA frame of one of the streams; `nil` when the connection
+    /// ended or the time ran out.
     private func nextMessages(timeoutMilliseconds: Int32) throws -> [ArraySlice<UInt8>]? {
         while true {
             guard let frame = try connection.nextFrame(timeoutMilliseconds: timeoutMilliseconds) else { return nil }
-            guard frame.stream == stream, frame.type == EtcdGRPCRaw.FrameType.data.rawValue else { continue }
-            pending += frame.payload
+            guard frame.type == EtcdGRPCRaw.FrameType.data.rawValue, var bytes = pending[frame.stream] else {
+                continue
+            }
+            bytes += frame.payload
             var messages: [ArraySlice<UInt8>] = []
             var start = 0
-            while pending.count - start >= 5 {
+            while bytes.count - start >= 5 {
                 let length =
-                    Int(pending[start + 1]) << 24 | Int(pending[start + 2]) << 16
-                    | Int(pending[start + 3]) << 8 | Int(pending[start + 4])
-                guard pending.count - start - 5 >= length else { break }
-                messages.append(Array(pending[(start + 5)..<(start + 5 + length)])[...])
+                    Int(bytes[start + 1]) << 24 | Int(bytes[start + 2]) << 16
+                    | Int(bytes[start + 3]) << 8 | Int(bytes[start + 4])
+                guard bytes.count - start - 5 >= length else { break }
+                messages.append(Array(bytes[(start + 5)..<(start + 5 + length)])[...])
                 start += 5 + length
             }
-            pending.removeFirst(start)
+            bytes.removeFirst(start)
+            pending[frame.stream] = bytes
             if !messages.isEmpty { return messages }
         }
     }

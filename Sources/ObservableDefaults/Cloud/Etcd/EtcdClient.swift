@@ -25,14 +25,15 @@ final class EtcdClient: Sendable {
         let transport = EtcdTransport(
             configuration.tls, limits: EtcdReadLimits(for: configuration.limits, keyPrefix: configuration.keyPrefix))
         self.transport = transport
-        self.wire = wire ?? Self.wire(for: configuration.transport, transport: transport)
+        self.wire = wire ?? Self.wire(for: configuration, transport: transport)
     }
 
-    /// The wire of `choice`.
-    private static func wire(for choice: EtcdConfiguration.Transport, transport: EtcdTransport) -> any EtcdWire {
-        switch choice {
+    /// The wire of `configuration`'s ``EtcdConfiguration/transport``.
+    private static func wire(for configuration: EtcdConfiguration, transport: EtcdTransport) -> any EtcdWire {
+        switch configuration.transport {
         case .gateway: EtcdGatewayWire(transport: transport)
-        case .grpc: EtcdGRPCWire(transport: transport)
+        case .grpc:
+            EtcdGRPCWire(transport: transport, sharing: configuration.sharesConnections ? configuration.endpoints : nil)
         }
     }
 

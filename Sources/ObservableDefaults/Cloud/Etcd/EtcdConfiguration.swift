@@ -44,6 +44,21 @@ public struct EtcdConfiguration: Sendable, Equatable {
     /// default, as etcd's own clients) or its JSON gateway over HTTP/1.1 (``Transport/gateway``). In a cloud address:
     /// `?transport=gateway` or `?transport=grpc` after the namespace.
     public var transport: Transport = .standard
+    /// Whether the store talks to each member over the HTTP/2 connection the process's other stores use
+    /// (`true`, the default), or over connections of its own (`false`). With ``Transport/grpc`` the stores
+    /// of one process that reach a cluster the same way (the same ``endpoints`` in any order, the same ``tls``
+    /// files, the same limits on header blocks;
+    /// the etcd ``user`` may differ: tokens travel per call) share one connection to it and each watches on
+    /// a stream of it, as etcd's own Go client shares one connection among its calls and watches: a member
+    /// then spends one connection's memory on the process instead of one per store. The
+    /// connection closes when the last store using it goes. The gateway (``Transport/gateway``) keeps a
+    /// connection pool per store either way.
+    ///
+    /// Give a store its own connections when it must not share their fate with other stores: a call of any
+    /// store that times out closes the shared connection (a hung member holds all of its streams), and the
+    /// other stores' watches are made again on a new one — they lose nothing, but they do notice; or when
+    /// the stores of one process stand for separate machines (a simulation, a benchmark of a fleet).
+    public var sharesConnections = true
 
     /// How a store speaks to etcd's members.
     public enum Transport: String, Sendable, Equatable, CaseIterable {
@@ -216,7 +231,8 @@ extension EtcdConfiguration: CustomStringConvertible, CustomDebugStringConvertib
                 "password": (password == nil ? nil : "***") as String? as Any, "tls": tls,
                 "stateDirectory": stateDirectory as Any,
                 "limits": limits, "requestTimeout": requestTimeout, "probeInterval": probeInterval,
-                "maxTransactionOperations": maxTransactionOperations, "transport": transport
+                "maxTransactionOperations": maxTransactionOperations, "transport": transport,
+                "sharesConnections": sharesConnections
             ], displayStyle: .struct)
     }
 }

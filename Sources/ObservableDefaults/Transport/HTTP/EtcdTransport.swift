@@ -44,6 +44,28 @@ final class EtcdTransport: Sendable {
         }
     }
 
+    /// What makes two transports' HTTP/2 connections to a member interchangeable: the same trust (CA
+    /// file), the same client identity (certificate and key), and the same limit on what a connection itself
+    /// reads (header blocks; the limits of answers apply per call). The server name checked is the
+    /// endpoint's host, part of the member's URL. A transport given a TLS library of its own (tests) shares
+    /// with no other.
+    struct ConnectionKey: Hashable, Sendable {
+        let caFile: String?
+        let clientCertificateFile: String?
+        let clientKeyFile: String?
+        let headBytes: Int
+        let ownLibrary: ObjectIdentifier?
+    }
+
+    /// This transport's ``ConnectionKey``.
+    var connectionKey: ConnectionKey {
+        ConnectionKey(
+            caFile: settings.caFile?.standardizedFileURL.path,
+            clientCertificateFile: settings.clientCertificateFile?.standardizedFileURL.path,
+            clientKeyFile: settings.clientKeyFile?.standardizedFileURL.path, headBytes: limits.headBytes,
+            ownLibrary: library == nil ? nil : ObjectIdentifier(self))
+    }
+
     private func tlsContext() -> Result<TLSContext, TLSError> {
         context.withLock { context in
             if let context { return .success(context) }

@@ -99,6 +99,14 @@ final class HTTP2Connection: Sendable {
     /// How many `write`s the connection made to its socket so far.
     var writeCount: Int { multiplexer.writeCount }
 
+    /// Counts a PING as sent for ``memberWroteSinceLastPing``, before it is: see
+    /// ``HTTP2Multiplexer/notePingSent()``.
+    func notePingSent() { multiplexer.notePingSent() }
+
+    /// Whether the member sent anything after ``readCount`` was `reads` (read since, or waiting in the
+    /// socket): a member that did is not hung, even if one call on the connection got no answer in time.
+    func heardFrom(since reads: Int) -> Bool { multiplexer.heardFrom(since: reads) }
+
     /// Sends a PING and waits until `deadline` for its acknowledgement; returns the round trip's time. A
     /// member that does not answer is dead or hung (clientv3's keepalive).
     @discardableResult
@@ -106,8 +114,13 @@ final class HTTP2Connection: Sendable {
         try multiplexer.ping(deadline: deadline)
     }
 
-    /// Ends the connection: its exchanges fail, the member gets a GOAWAY. Harmless when closed already.
-    func close() { multiplexer.close() }
+    /// Ends the connection: its exchanges fail (saying `reason`, when given, after "the client closed the
+    /// connection"), the member gets a GOAWAY. Harmless when closed already.
+    func close(reason: String? = nil) { multiplexer.close(reason: reason) }
+
+    /// How many times one of its exchanges' readers woke with nothing for it
+    /// (``HTTP2Multiplexer/readerWakeupsWithNothing``).
+    var readerWakeupsWithNothing: Int { multiplexer.readerWakeupsWithNothing }
 
     deinit { multiplexer.close() }
 }

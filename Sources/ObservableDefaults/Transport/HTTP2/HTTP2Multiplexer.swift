@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// One stream's state, shared by its exchange and the connection's reader thread; every field is guarded by
-/// the ``HTTP2Multiplexer``'s condition.
+/// the ``HTTP2Multiplexer``'s lock (its condition's mutex).
 final class HTTP2StreamState: @unchecked Sendable {
     /// The stream identifier (odd: the client opened it).
     let id: UInt32
@@ -36,6 +36,9 @@ final class HTTP2StreamState: @unchecked Sendable {
     var consuming = false
     /// ``consumer`` returned false.
     var consumerFinished = false
+    /// What the stream's reader waits on (sharing the multiplexer's lock), made when one first waits: what
+    /// arrives for this stream wakes its reader alone.
+    var arrival: HTTP2Condition?
 
     /// A new stream `id` with its initial windows.
     init(id: UInt32, receiveWindow: Int, sendWindow: Int) {
@@ -60,15 +63,18 @@ final class HTTP2StreamState: @unchecked Sendable {
 }
 
 /// The shared state of an ``HTTP2Connection`` and its reader thread: the streams, both directions' flow
-/// control, the member's settings, GOAWAY and pings. Guarded by one condition, broadcast on every change
-/// a waiting caller could care about; the socket is written outside it.
+/// control, the member's settings, GOAWAY and pings. Guarded by one lock; a stream's reader waits on its
+/// stream's own condition (``HTTP2StreamState/arrival``), woken only by what concerns that stream, so a
+/// thousand watches on one connection do not all wake for every frame; the connection-level waits (a free
+/// stream slot, a send window, the member's SETTINGS, a PING's ACK) wait on the connection's condition,
+/// broadcast when one of those changes. The socket is written outside the lock.
 ///
 /// A stream may have a consumer (``consume(_:with:)``, an etcd watch): what arrives on it is handed over on the
 /// reader thread itself, with no hand-off to another thread. Meanwhile the reader thread reads nothing; so that
-/// a consumer may call anything — even code that waits for an answer on this connection (an observer that
-/// calls `synchronize()`) — a caller that waits on the connection for more than ``reliefDelay`` while a
-/// consumer runs starts a new reader thread, which goes on reading where the other stopped; the other
-/// stops reading once its consumer returns.
+/// a consumer may take its time or call anything — even code that waits for an answer on this connection (an
+/// observer that calls `synchronize()`) — and the other streams of the connection (other stores' watches) go
+/// on, consumers that keep the reader for more than ``reliefDelay`` get a new reader thread started, which
+/// goes on reading where the other stopped; the other stops reading once its consumer returns.
 final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under `condition`
     /// The window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE): an 8 MiB range answer
     /// flows without waiting for the caller on any ordinary link, and a slow consumer holds at most this.
@@ -85,7 +91,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// What the connection reads at most.
     let limits: EtcdReadLimits
 
-    private let condition = NSCondition()
+    private let condition = HTTP2Condition()
     private var streams: [UInt32: HTTP2StreamState] = [:]
     private var nextStreamID: UInt32 = 1
     private var encoder = HPACKEncoder()  // used under `writing`, in stream order
@@ -103,8 +109,10 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// The member sent GOAWAY ENHANCE_YOUR_CALM 'too_many_pings': the client pinged more often than the
     /// member's keepalive policy allows.
     private var pingedTooOften = false
-    /// The member wrote HEADERS or DATA since the client's last PING (so gRPC servers take the next PING
-    /// as free, whatever their keepalive policy).
+    /// The member wrote HEADERS or DATA since the client's last PING was acknowledged (so gRPC servers take
+    /// the next PING as free, whatever their keepalive policy): counted from the ACK, not from sending, as a
+    /// busy connection brings frames the member wrote before it took the PING (and with it the free pass
+    /// those frames gave) after the PING went out — a second PING on their word is one too soon.
     private var wroteSinceLastPing = true
     /// How many reads brought bytes from the member (kept outside the lock: counted on every read).
     private let reads = Atomic<Int>(0)
@@ -118,9 +126,13 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     private var lentSince: ContinuousClock.Instant?
     /// The number of the reader thread that reads now; one whose number it no longer is stops reading.
     private var readerGeneration = 0
-    /// How long a caller waits on the connection while consumers keep the reader thread before another
-    /// thread takes over reading: longer than a consumer's usual work, so that none is started needlessly.
+    /// How long consumers may keep the reader thread before another thread takes over reading: longer than
+    /// a consumer's usual work, so that none is started needlessly.
     static let reliefDelay: Duration = .milliseconds(20)
+    /// A relief check is pending (``armRelief(after:)``).
+    private var reliefArmed = false
+    /// How many times a stream's reader woke and found nothing for it (kept outside the lock).
+    private let emptyWakeups = Atomic<Int>(0)
 
     /// A connection over `socket`, whose requests carry `scheme` and `authority` (`host:port`).
     init(socket: HTTP2Socket, scheme: String, authority: String, limits: EtcdReadLimits) {
@@ -186,10 +198,20 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// How many `write`s went to the socket so far.
     var writeCount: Int { socket.writeCount }
 
+    /// Whether the member sent bytes after the read count was `reads` (``readCount``): they were read since,
+    /// or they wait in the socket for the reader thread.
+    func heardFrom(since reads: Int) -> Bool {
+        readCount != reads || socket.hasUnreadBytes
+    }
+
+    /// How many times a stream's reader woke with nothing arrived for it and its stream neither ended nor
+    /// failed (a timed wait's end aside): what a condition shared by every stream would cost per frame.
+    var readerWakeupsWithNothing: Int { emptyWakeups.load(ordering: .relaxed) }
+
     /// Sends GOAWAY (once) and ends the connection: every open stream fails as not processed (unless
-    /// it was sent or answered already).
-    func close() {
-        var failure = EtcdHTTP.Failure("the client closed the connection")
+    /// it was sent or answered already), with `reason` after "the client closed the connection" when given.
+    func close(reason: String? = nil) {
+        var failure = EtcdHTTP.Failure("the client closed the connection" + (reason.map { ": \($0)" } ?? ""))
         failure.notProcessed = true
         if locked({ broken == nil }) { try? socket.write(Self.goAway(HTTP2ErrorCode.noError, lastStream: 0).encoded) }
         locked { breakConnection(failure) }
@@ -203,28 +225,21 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             if stream.localEnded || stream.headReceived { failure.notProcessed = false }
             stream.failure = failure
             stream.open = false
+            stream.arrival?.broadcast()
         }
         streams.removeAll()
         condition.broadcast()
         socket.shutDown()
     }
 
-    /// Waits on the condition until `deadline` (`nil`: no bound); false when it has passed. While consumers
-    /// keep the reader thread, waits at most until ``reliefDelay`` after they took it, then starts another
-    /// reader: what this caller waits for may come only once something reads (a consumer may be waiting for
-    /// this very caller).
+    /// Waits on the connection's condition until `deadline` (`nil`: no bound); false when it has passed.
     private func wait(until deadline: ContinuousClock.Instant?) -> Bool {
-        if let since = lentSince {
-            let relief = since + Self.reliefDelay
-            if ContinuousClock.now >= relief {
-                relieveReader()
-            } else if deadline.map({ relief < $0 }) ?? true {
-                let left = ContinuousClock.now.duration(to: relief)
-                let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
-                _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
-                return true
-            }
-        }
+        wait(on: condition, until: deadline)
+    }
+
+    /// Waits on `condition` (the connection's or a stream's) until `deadline` (`nil`: no bound); false when
+    /// it has passed.
+    private func wait(on condition: HTTP2Condition, until deadline: ContinuousClock.Instant?) -> Bool {
         guard let deadline else {
             condition.wait()
             return true
@@ -424,11 +439,16 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 }
                 if let failure = stream.failure { throw failure }
                 if stream.remoteEnded { throw EtcdHTTP.Failure("the answer was read to its end: nothing more comes") }
-                guard wait(until: deadline) else {
+                let arrival = stream.arrival ?? HTTP2Condition(sharingLockWith: condition)
+                stream.arrival = arrival
+                guard wait(on: arrival, until: deadline) else {
                     var failure = EtcdHTTP.Failure("no answer within the timeout")
                     failure.timedOut = true
                     failure.answerStarted = stream.headReceived
                     throw failure
+                }
+                if !stream.hasReceived, stream.failure == nil, !stream.remoteEnded {
+                    emptyWakeups.add(1, ordering: .relaxed)
                 }
             }
         }
@@ -458,12 +478,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     func consume(_ stream: HTTP2StreamState, with consumer: @escaping (HTTP2Received) -> Bool)
         throws(EtcdHTTP.Failure)
     {
-        let drainHere = locked { () -> Bool in
+        let (drainHere, arrival) = locked { () -> (Bool, HTTP2Condition) in
+            let arrival = stream.arrival ?? HTTP2Condition(sharingLockWith: condition)
+            stream.arrival = arrival
             stream.consumer = consumer
             stream.consumerFinished = false
-            guard stream.hasReceived, !stream.consuming else { return false }
+            guard stream.hasReceived, !stream.consuming else { return (false, arrival) }
             stream.consuming = true
-            return true
+            return (true, arrival)
         }
         if drainHere { drain(stream) }
         // Not `wait(until:)`: this thread waits for no reading, so it never starts a reader.
@@ -475,24 +497,58 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     if !stream.hasReceived, let failure = stream.failure { throw failure }
                     if !stream.hasReceived, stream.remoteEnded { return }
                 }
-                condition.wait()
+                arrival.wait()
             }
         }
     }
 
     /// Runs the consumers that have something to take, the reader thread lent to them meanwhile; false when
-    /// another reader took over meanwhile (``relieveReader()``): this thread then stops reading.
+    /// another reader took over meanwhile (``relieveReader()``): this thread then stops reading, and the
+    /// consumers it had not started are the new reader's.
     private func runConsumers(generation: Int) -> Bool {
-        let ready = locked { () -> [HTTP2StreamState] in
-            defer { readyConsumers = [] }
+        locked {
             lentSince = .now
-            return readyConsumers
+            if !reliefArmed {
+                reliefArmed = true
+                armRelief(after: Self.reliefDelay)
+            }
         }
-        for stream in ready { drain(stream) }
+        // One at a time from the shared list: those not started when another reader takes over are its own.
+        while let stream = locked({ () -> HTTP2StreamState? in
+            guard readerGeneration == generation, !readyConsumers.isEmpty else { return nil }
+            return readyConsumers.removeFirst()
+        }) {
+            drain(stream)
+        }
         return locked {
             guard readerGeneration == generation else { return false }
             lentSince = nil
             return true
+        }
+    }
+
+    /// Checks after `delay` whether consumers have kept the reader thread for ``reliefDelay`` (one check
+    /// pending per connection, armed when a reader is lent to consumers).
+    private func armRelief(after delay: Duration) {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in self?.reliefDue() }
+    }
+
+    /// A relief check: another reader takes over from one that consumers have kept for ``reliefDelay``; a
+    /// reader lent more recently is checked again when its time comes.
+    private func reliefDue() {
+        locked {
+            guard broken == nil, let since = lentSince else {
+                reliefArmed = false
+                return
+            }
+            let relief = since + Self.reliefDelay
+            if ContinuousClock.now >= relief {
+                reliefArmed = false
+                relieveReader()
+            } else {
+                armRelief(after: ContinuousClock.now.duration(to: relief))
+            }
         }
     }
 
@@ -507,7 +563,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             // Only now, with no reference to the consumer left on this thread: `consume` may then return, and
             // its caller's closure must not outlive it.
             stream.consuming = false
-            if stream.consumerFinished || stream.failure != nil || stream.remoteEnded { condition.broadcast() }
+            if stream.consumerFinished || stream.failure != nil || stream.remoteEnded { stream.arrival?.broadcast() }
             return true
         })
     }
@@ -547,9 +603,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 failure.notProcessed = !stream.localEnded
                 stream.failure = failure
             }
+            stream.arrival?.broadcast()
             guard stream.open else { return false }
             closeStream(stream)
-            condition.broadcast()
             return true
         }
         if reset {
@@ -559,12 +615,24 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }
     }
 
-    /// Takes `stream` out of the open streams, freeing its slot (under the lock).
+    /// Takes `stream` out of the open streams, freeing its slot (under the lock): wakes the connection's
+    /// waiters (a free slot; a sender of the stream) and the stream's reader.
     private func closeStream(_ stream: HTTP2StreamState) {
         stream.open = false
         streams[stream.id] = nil
         condition.broadcast()
+        stream.arrival?.broadcast()
     }
+
+    /// The member wrote HEADERS or DATA (under the lock): a free pass for the next PING, unless a PING is
+    /// out and unanswered — what arrives before its ACK may have been written before the member took it.
+    private func noteMemberWrote() {
+        if !pings.values.contains(false) { wroteSinceLastPing = true }
+    }
+
+    /// Counts a PING as sent for ``memberWroteSinceLastPing`` (before sending it: a probe that decided to
+    /// ping, so that another probe deciding right after does not take a PING as free too).
+    func notePingSent() { locked { wroteSinceLastPing = false } }
 
     /// Sends a PING and waits for its ACK until `deadline`; the round trip's time.
     func ping(deadline: ContinuousClock.Instant) throws(EtcdHTTP.Failure) -> Duration {
@@ -585,11 +653,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             fail(error)
             throw error
         }
+        // The member gets its whole time from when the PING went out: on a busy machine the thread may have
+        // waited for a CPU before writing it.
+        let answerBy = max(deadline, .now + started.duration(to: deadline))
         return try locked { () throws(EtcdHTTP.Failure) -> Duration in
             defer { pings[id] = nil }
             while pings[id] != true {
                 if let broken { throw broken }
-                if !wait(until: deadline) {
+                if !wait(until: answerBy) {
                     var failure = EtcdHTTP.Failure("did not answer an HTTP/2 PING in time")
                     failure.timedOut = true
                     throw failure
@@ -662,6 +733,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 }
             } catch {
                 return protocolFailure(error)
+            }
+            // Consumers a relieved reader had not started yet.
+            if locked({ !readyConsumers.isEmpty }) {
+                locked { readerState = state }
+                guard runConsumers(generation: generation) else {
+                    relieved = true
+                    return
+                }
             }
             if locked({ broken != nil }) { return }
             let count: Int
@@ -769,7 +848,12 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     UInt64(HTTP2Frame.read32(frame.payload, at: 0)) << 32
                     | UInt64(HTTP2Frame.read32(frame.payload, at: 4))
                 locked {
-                    if pings[id] != nil { pings[id] = true }
+                    if pings[id] != nil {
+                        pings[id] = true
+                        // What arrived before the ACK may have been written before the member took the PING
+                        // (which used up what it had written for free); what comes after was written after.
+                        wroteSinceLastPing = false
+                    }
                     condition.broadcast()
                 }
             } else {
@@ -846,7 +930,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 stream.headReceived = true
             }
             stream.inbox.append(.headers(headers, endStream: block.endStream))
-            wroteSinceLastPing = true
+            noteMemberWrote()
             if block.endStream { endRemote(stream) }
             arrived(on: stream)
         }
@@ -856,7 +940,10 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// unless a thread is running the consumer already (that thread takes it); without one, its caller
     /// is woken.
     private func arrived(on stream: HTTP2StreamState) {
-        guard stream.consumer != nil else { return condition.broadcast() }
+        guard stream.consumer != nil else {
+            stream.arrival?.broadcast()
+            return
+        }
         guard !stream.consuming else { return }
         stream.consuming = true
         readyConsumers.append(stream)
@@ -882,7 +969,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     code: HTTP2ErrorCode.flowControlError)
             }
             connectionReceiveWindow -= length
-            wroteSinceLastPing = true
+            noteMemberWrote()
             if let stream {
                 guard stream.headReceived else {
                     throw HTTP2ProtocolError("a DATA frame on stream \(stream.id) before its head (HEADERS)")

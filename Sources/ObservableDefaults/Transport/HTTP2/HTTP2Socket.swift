@@ -48,6 +48,16 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
     /// never split across.
     var writeCount: Int { writes.load(ordering: .relaxed) }
 
+    /// Whether bytes from the peer wait in the socket's receive buffer, not yet read (the peer sent them,
+    /// though the reader thread has not taken them yet).
+    var hasUnreadBytes: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return false }
+        var count: Int32 = 0
+        return ioctl(descriptor, UInt(FIONREAD), &count) == 0 && count > 0
+    }
+
     /// Writes all of `bytes`, or fails (the connection is then unusable: a frame may be cut).
     func write(_ bytes: [UInt8]) throws(EtcdHTTP.Failure) {
         writes.add(1, ordering: .relaxed)

@@ -19,17 +19,19 @@ struct EtcdGRPCWatch {
         _ request: EtcdWatchRequest, token: String?, headTimeout: TimeInterval,
         register: (@escaping @Sendable () -> Void) -> Void, receive: (EtcdWatchMessage) -> Bool
     ) -> EtcdWatchStream.End {
-        let headDeadline = EtcdHTTP.deadline(after: headTimeout)
+        var headDeadline = EtcdHTTP.deadline(after: headTimeout)
         let stream: GRPCStream
         let connection: HTTP2Connection
+        let reads: Int
         do throws(GRPCFailure) {
             connection = try connections.connection(to: endpoint, deadline: headDeadline, beforeOpening: {})
+            reads = connection.readCount
             // No deadline: a watch may stay quiet indefinitely (the head's deadline bounds the first answer).
             stream = try GRPCStream.open(
                 path: EtcdProto.WatchRequest.path, metadata: GRPCCall.etcdMetadata(token: token, requireLeader: true),
                 deadline: nil, limits: limits, on: connection)
         } catch {
-            return ending(error, headTimeout: headTimeout, on: nil)
+            return ending(error, headTimeout: headTimeout, on: nil, readsAtStart: nil)
         }
         register { stream.cancel() }
         let create = EtcdProto.WatchCreateRequest(
@@ -57,27 +59,44 @@ struct EtcdGRPCWatch {
         }
         do throws(GRPCFailure) {
             try stream.send(EtcdProto.WatchRequest(.create(create)), deadline: headDeadline)
-            guard let first = try stream.receive(EtcdProto.WatchResponse.self, deadline: headDeadline) else {
-                return closed
+            var heardAt = reads
+            var extensions = 0
+            var first: EtcdProto.WatchResponse??
+            while first == nil {
+                do throws(GRPCFailure) {
+                    first = try stream.receive(EtcdProto.WatchResponse.self, deadline: headDeadline)
+                } catch {
+                    // On a connection shared by many stores, the first answer may queue behind the others'
+                    // (a thousand watches created at once): a member that sent anything since is busy, not
+                    // hung (the probe's PINGs find a hung one). Wait a head timeout more, ten times at most.
+                    guard case .transport(let failure) = error, failure.timedOut, extensions < 10,
+                        connection.heardFrom(since: heardAt)
+                    else { throw error }
+                    extensions += 1
+                    heardAt = connection.readCount
+                    headDeadline = EtcdHTTP.deadline(after: headTimeout)
+                }
             }
+            guard let first = first ?? nil else { return closed }
             if take(first), try stream.consume(EtcdProto.WatchResponse.self, take) { return closed }
             stream.cancel()
             return end ?? .cancelled
         } catch {
             stream.cancel()
-            return ending(error, headTimeout: headTimeout, on: connection)
+            return ending(error, headTimeout: headTimeout, on: connection, readsAtStart: reads)
         }
     }
 
-    /// How a failed watch ended (on `connection`, once it was open).
-    private func ending(_ error: GRPCFailure, headTimeout: TimeInterval, on connection: HTTP2Connection?)
-        -> EtcdWatchStream.End
-    {
+    /// How a failed watch ended (on `connection`, once it was open, whose read count was `reads` when the
+    /// watch began).
+    private func ending(
+        _ error: GRPCFailure, headTimeout: TimeInterval, on connection: HTTP2Connection?, readsAtStart reads: Int?
+    ) -> EtcdWatchStream.End {
         switch error {
         case .status(let status):
             return .failed(DefaultsError(.cloud, message: "etcd ended the watch (\(context)): \(status.message)"))
         case .transport(let failure):
-            connections.drop(endpoint, after: failure)
+            connections.drop(endpoint, after: failure, readsAtStart: reads)
             if connection?.wasPingedTooOften == true { return .interrupted }
             if failure.malformed {
                 let error = DefaultsError(

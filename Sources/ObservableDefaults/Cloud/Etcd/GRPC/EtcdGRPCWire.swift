@@ -3,17 +3,26 @@ import Foundation
 /// ``EtcdWire`` over etcd's native gRPC API (what its own Go client speaks, and what `etcd grpc-proxy`
 /// serves): each call is a unary gRPC call (``GRPCStream``) on one HTTP/2 connection per member
 /// (``HTTP2Connection``), shared by the calls and the watch as clientv3 shares its connection, opened when
-/// first needed and again when it broke, the member sent GOAWAY, or a call on it timed out.
+/// first needed and again when it broke, the member sent GOAWAY, or a call on it timed out. Unless told
+/// otherwise the connections are the process's (``EtcdGRPCConnectionPool``): every store of the process
+/// reaching a member alike calls and watches over the same one. Tokens travel per call (metadata), so
+/// stores logged in as different etcd users share too.
 ///
 /// A refusal is the call's gRPC status (``EtcdFailure`` with its code and message).
 final class EtcdGRPCWire: EtcdWire {
     /// Plain or TLS, per endpoint, with what a connection reads at most.
     let transport: EtcdTransport
-    private let connections: EtcdGRPCConnections
+    /// The connections calls and watches go over: the process's shared set for this transport, or the
+    /// wire's own.
+    let connections: EtcdGRPCConnections
 
-    init(transport: EtcdTransport) {
+    /// A wire reaching members through `transport`, over connections of its own, or (`sharing`: the
+    /// cluster's endpoints) over the process's connections shared by the stores of that cluster.
+    init(transport: EtcdTransport, sharing endpoints: [URL]? = nil) {
         self.transport = transport
-        connections = EtcdGRPCConnections(transport: transport)
+        connections =
+            endpoints.map { EtcdGRPCConnectionPool.shared.connections(to: $0, through: transport) }
+            ?? EtcdGRPCConnections(transport: transport)
     }
 
     /// The gRPC method of a call.
@@ -85,10 +94,14 @@ final class EtcdGRPCWire: EtcdWire {
                 return EtcdStatus(header: nil)
             case .ping(let connection):
                 whileWaiting()
+                let reads = connection.readCount
                 do throws(EtcdHTTP.Failure) {
                     _ = try connection.ping(deadline: EtcdHTTP.deadline(after: call.timeout))
                     return EtcdStatus(header: nil)
                 } catch {
+                    // A member that sent anything meanwhile (other stores' answers and events on the shared
+                    // connection, still unread perhaps) answers: its PING's ACK is behind them.
+                    if error.timedOut, connection.heardFrom(since: reads) { return EtcdStatus(header: nil) }
                     connections.close(call.endpoint)
                     throw .unreachable(
                         error.sentence(timeout: call.timeout), refused: error.refused, rejected: error.rejected)
@@ -142,10 +155,12 @@ final class EtcdGRPCWire: EtcdWire {
         }
         var retried = false
         var answerBytes: [UInt8]?
+        var readsAtStart: Int?
         while answerBytes == nil {
             do throws(GRPCFailure) {
                 let connection = try connections.connection(
                     to: call.endpoint, deadline: deadline, beforeOpening: waiting)
+                readsAtStart = connection.readCount
                 answerBytes = try GRPCCall.unary(
                     path: name(kind), request: bytes,
                     metadata: GRPCCall.etcdMetadata(token: call.token, requireLeader: false), deadline: deadline,
@@ -155,7 +170,7 @@ final class EtcdGRPCWire: EtcdWire {
                 case .status(let status):
                     throw .refused(EtcdFailure(code: Int(status.code.rawValue), message: status.message))
                 case .transport(let failure):
-                    connections.drop(call.endpoint, after: failure)
+                    connections.drop(call.endpoint, after: failure, readsAtStart: readsAtStart)
                     if failure.notProcessed, !retried, ContinuousClock.now < deadline {
                         retried = true
                         continue
