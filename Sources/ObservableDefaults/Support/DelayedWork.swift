@@ -59,9 +59,7 @@ final class DelayedWork: DelayScheduler, @unchecked Sendable {
                 continue
             }
             if let next = items.map(\.deadline).min() {
-                let wait = now.duration(to: next)
-                let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
-                _ = condition.wait(until: Date().addingTimeInterval(seconds))
+                _ = condition.wait(until: Date().addingTimeInterval(now.duration(to: next).timeInterval))
             } else {
                 condition.wait()
             }

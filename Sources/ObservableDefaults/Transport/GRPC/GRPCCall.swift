@@ -216,26 +216,40 @@ final class GRPCStream: Sendable {
                 answer.serverFinished
             )
         }
-        // A broken answer, or an HTTP error status whose body is still coming, frees the stream; a receive
-        // that timed out leaves a watch open.
-        switch result {
-        case .failure(.transport(let failure)) where failure.malformed: exchange.cancel()
-        case .failure(.status) where !serverFinished: exchange.cancel()
-        default: break
-        }
+        if case .failure(let failure) = result { freeStream(after: failure, serverFinished: serverFinished) }
         return try result.get()
     }
 
-    /// The next message read as `Message`; one that is not a valid `Message` is a malformed answer.
+    /// Cancels the exchange after `failure` when that frees the stream: a broken answer, or an HTTP error
+    /// status whose body is still coming (`serverFinished` false). A receive that timed out leaves a watch open.
+    private func freeStream(after failure: GRPCFailure, serverFinished: Bool) {
+        switch failure {
+        case .transport(let failure) where failure.malformed: exchange.cancel()
+        case .status where !serverFinished: exchange.cancel()
+        default: break
+        }
+    }
+
+    /// `bytes` read as `Message`; one that is not a valid `Message` is a malformed answer.
+    private func decode<Message: ProtobufMessage>(_ bytes: [UInt8], as type: Message.Type) throws(GRPCFailure)
+        -> Message
+    {
+        do throws(ProtobufError) {
+            return try Message(decoding: bytes, limits: decodingLimits)
+        } catch {
+            throw .malformed("a message on \(path) that is not a valid \(Message.protobufName): \(error)")
+        }
+    }
+
+    /// The next message read as `Message`; one that is not a valid `Message` is a malformed answer (the
+    /// exchange is then cancelled).
     func receive<Message: ProtobufMessage>(_ type: Message.Type, deadline: ContinuousClock.Instant?)
         throws(GRPCFailure) -> Message?
     {
         guard let bytes = try receive(deadline: deadline) else { return nil }
-        do throws(ProtobufError) {
-            return try Message(decoding: bytes, limits: decodingLimits)
-        } catch {
+        do throws(GRPCFailure) { return try decode(bytes, as: type) } catch {
             exchange.cancel()
-            throw .malformed("a message on \(path) that is not a valid \(Message.protobufName): \(error)")
+            throw error
         }
     }
 
@@ -254,10 +268,8 @@ final class GRPCStream: Sendable {
         func hand(_ messages: [[UInt8]]) -> Bool {
             for bytes in messages {
                 let message: Message
-                do throws(ProtobufError) {
-                    message = try Message(decoding: bytes, limits: decodingLimits)
-                } catch {
-                    failure = .malformed("a message on \(path) that is not a valid \(Message.protobufName): \(error)")
+                do throws(GRPCFailure) { message = try decode(bytes, as: type) } catch {
+                    failure = error
                     return false
                 }
                 guard consumer(message) else {
@@ -296,12 +308,7 @@ final class GRPCStream: Sendable {
             }
         }
         if let failure {
-            let serverFinished = answer.withLock { $0.serverFinished }
-            switch failure {
-            case .transport(let transport) where transport.malformed: exchange.cancel()
-            case .status where !serverFinished: exchange.cancel()
-            default: break
-            }
+            freeStream(after: failure, serverFinished: answer.withLock { $0.serverFinished })
             throw failure
         }
         if stopped { return false }

@@ -383,7 +383,7 @@ enum EtcdHTTP {
             guard let deadline else { return }
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { throw timeoutFailure(what) }
-            let seconds = max(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18, 0.001)
+            let seconds = max(left.timeInterval, 0.001)
             func outlasts(_ timeout: TimeInterval?) -> Bool {
                 guard let timeout, timeout > 0 else { return true }  // unknown, or none (0: wait forever)
                 return timeout > seconds + Self.deadlineTolerance

@@ -28,7 +28,7 @@ final class HTTP2Connection: Sendable {
             throw EtcdHTTP.Failure("only http:// and https:// endpoints are supported, not \(url.absoluteString)")
         }
         let left = ContinuousClock.now.duration(to: deadline)
-        let timeout = max(Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18, 0.001)
+        let timeout = max(left.timeInterval, 0.001)
         let tls = url.scheme == "https"
         let connection: EtcdHTTP.Connection
         switch EtcdHTTP.Connection.open(

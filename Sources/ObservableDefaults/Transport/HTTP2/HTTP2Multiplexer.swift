@@ -246,7 +246,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .zero else { return false }
-        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        let seconds = left.timeInterval
         _ = condition.wait(until: Date(timeIntervalSinceNow: min(seconds, 1e9)))
         return true
     }
@@ -439,9 +439,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 }
                 if let failure = stream.failure { throw failure }
                 if stream.remoteEnded { throw EtcdHTTP.Failure("the answer was read to its end: nothing more comes") }
-                let arrival = stream.arrival ?? HTTP2Condition(sharingLockWith: condition)
-                stream.arrival = arrival
-                guard wait(on: arrival, until: deadline) else {
+                guard wait(on: arrival(of: stream), until: deadline) else {
                     var failure = EtcdHTTP.Failure("no answer within the timeout")
                     failure.timedOut = true
                     failure.answerStarted = stream.headReceived
@@ -454,6 +452,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }
         if grant > 0 { try? socket.write(Self.windowUpdate(stream: stream.id, UInt32(grant)).encoded) }
         return received
+    }
+
+    /// The condition `stream`'s reader waits on, made at its first wait (under the lock).
+    private func arrival(of stream: HTTP2StreamState) -> HTTP2Condition {
+        if let arrival = stream.arrival { return arrival }
+        let arrival = HTTP2Condition(sharingLockWith: condition)
+        stream.arrival = arrival
+        return arrival
     }
 
     /// What taking `item` from `stream` grants the member again (under the lock): the data taken since the
@@ -479,8 +485,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         throws(EtcdHTTP.Failure)
     {
         let (drainHere, arrival) = locked { () -> (Bool, HTTP2Condition) in
-            let arrival = stream.arrival ?? HTTP2Condition(sharingLockWith: condition)
-            stream.arrival = arrival
+            let arrival = self.arrival(of: stream)
             stream.consumer = consumer
             stream.consumerFinished = false
             guard stream.hasReceived, !stream.consuming else { return (false, arrival) }
@@ -488,7 +493,6 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             return (true, arrival)
         }
         if drainHere { drain(stream) }
-        // Not `wait(until:)`: this thread waits for no reading, so it never starts a reader.
         try locked { () throws(EtcdHTTP.Failure) in
             defer { stream.consumer = nil }
             while true {
@@ -530,8 +534,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// Checks after `delay` whether consumers have kept the reader thread for ``reliefDelay`` (one check
     /// pending per connection, armed when a reader is lent to consumers).
     private func armRelief(after delay: Duration) {
-        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in self?.reliefDue() }
+        DelayedWork.shared.after(delay, on: .global()) { [weak self] in self?.reliefDue() }
     }
 
     /// A relief check: another reader takes over from one that consumers have kept for ``reliefDelay``; a
@@ -723,24 +726,18 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                         state.first = false
                     }
                     try handle(frame, pending: &state.pending, decoder: &state.decoder)
-                    if locked({ !readyConsumers.isEmpty }) {
-                        locked { readerState = state }  // for a reader that takes over while the consumers run
-                        guard runConsumers(generation: generation) else {
-                            relieved = true
-                            return
-                        }
+                    guard lendToReadyConsumers(saving: state, generation: generation) else {
+                        relieved = true
+                        return
                     }
                 }
             } catch {
                 return protocolFailure(error)
             }
             // Consumers a relieved reader had not started yet.
-            if locked({ !readyConsumers.isEmpty }) {
-                locked { readerState = state }
-                guard runConsumers(generation: generation) else {
-                    relieved = true
-                    return
-                }
+            guard lendToReadyConsumers(saving: state, generation: generation) else {
+                relieved = true
+                return
             }
             if locked({ broken != nil }) { return }
             let count: Int
@@ -757,6 +754,14 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             reads.add(1, ordering: .relaxed)
             state.frames.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
+    }
+
+    /// Lends reader thread `generation` to the consumers with something to take, if any, keeping `state` for
+    /// a reader that takes over meanwhile; false once one did (this thread then stops reading).
+    private func lendToReadyConsumers(saving state: ReaderState, generation: Int) -> Bool {
+        guard locked({ !readyConsumers.isEmpty }) else { return true }
+        locked { readerState = state }
+        return runConsumers(generation: generation)
     }
 
     /// An answer in HTTP/1 where the server's preface belongs is worth its own sentence.

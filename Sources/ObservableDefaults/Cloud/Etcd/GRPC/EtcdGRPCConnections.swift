@@ -56,7 +56,7 @@ final class EtcdGRPCConnections: Sendable {
             return lock
         }
         let left = ContinuousClock.now.duration(to: deadline)
-        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        let seconds = left.timeInterval
         guard lock.lock(before: Date(timeIntervalSinceNow: max(0, seconds))) else {
             var failure = EtcdHTTP.Failure(
                 "could not be connected to in time: another call's connection to it was still being opened")
