@@ -25,6 +25,8 @@ final class EtcdGRPCConnections: Sendable {
     }
 
     private let transport: EtcdTransport
+    /// The Watch streams the watches over these connections share.
+    let watchChannels = EtcdGRPCWatchChannels()
     private let kept = Locked<[URL: HTTP2Connection]>([:])
     private let pacing = Locked<[URL: EtcdGRPCPingPacing]>([:])
     /// How many connections the set opened so far (for tests).

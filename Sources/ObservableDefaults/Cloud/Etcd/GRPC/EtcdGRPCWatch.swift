@@ -1,11 +1,10 @@
 import Foundation
 
-/// One watch over etcd's gRPC `Watch` method: a create request on a bidirectional stream of the member's
-/// shared connection (``EtcdGRPCConnections``), with `hasleader: true` so that a member without a leader
-/// ends the watch instead of keeping it silent; each answer message read into an ``EtcdWatchMessage``. The
-/// first (the watch created) is read on the calling thread within the head's deadline; every later one on
-/// the thread that reads the connection, as it arrives (``GRPCStream/consume(_:_:)``), while the calling
-/// thread waits: an event reaches the store with no hand-off between threads.
+/// One watch over etcd's gRPC `Watch` method: a create request on the Watch stream that the watches over the
+/// member's connection share (``EtcdGRPCWatchChannel``, opened with `hasleader: true` so that a member without
+/// a leader ends the watches instead of keeping them silent); each answer for it read into an
+/// ``EtcdWatchMessage`` on the thread that reads the connection, as it arrives, while the calling thread
+/// waits: an event reaches the store with no hand-off between threads.
 struct EtcdGRPCWatch {
     let endpoint: URL
     let connections: EtcdGRPCConnections
@@ -19,70 +18,46 @@ struct EtcdGRPCWatch {
         _ request: EtcdWatchRequest, token: String?, headTimeout: TimeInterval,
         register: (@escaping @Sendable () -> Void) -> Void, receive: (EtcdWatchMessage) -> Bool
     ) -> EtcdWatchStream.End {
-        var headDeadline = EtcdHTTP.deadline(after: headTimeout)
-        let stream: GRPCStream
         let connection: HTTP2Connection
-        let reads: Int
         do throws(GRPCFailure) {
-            connection = try connections.connection(to: endpoint, deadline: headDeadline, beforeOpening: {})
-            reads = connection.readCount
-            // No deadline: a watch may stay quiet indefinitely (the head's deadline bounds the first answer).
-            stream = try GRPCStream.open(
-                path: EtcdProto.WatchRequest.path, metadata: GRPCCall.etcdMetadata(token: token, requireLeader: true),
-                deadline: nil, limits: limits, on: connection)
+            connection = try connections.connection(
+                to: endpoint, deadline: EtcdHTTP.deadline(after: headTimeout), beforeOpening: {})
         } catch {
             return ending(error, headTimeout: headTimeout, on: nil, readsAtStart: nil)
         }
-        register { stream.cancel() }
+        let reads = connection.readCount
+        let key = EtcdGRPCWatchChannels.Key(endpoint: endpoint, token: token, answerBytes: limits.answerBytes)
+        let (channel, opens) = connections.watchChannels.join(key, on: connection)
+        if opens { channel.open(token: token, limits: limits) }
         let create = EtcdProto.WatchCreateRequest(
             key: Array(request.prefix.utf8), rangeEnd: Array(EtcdRangeRequest.prefixEnd(request.prefix)),
             startRevision: request.startRevision)
-        let closed = EtcdWatchStream.End.failed(
-            DefaultsError(
-                .cloud,
-                message: "the watch on etcd member \(endpoint.absoluteString) ended: the server closed the stream"))
         var end: EtcdWatchStream.End?
-        /// Hands one answer over; false once the watch is to end with `end`.
-        func take(_ response: EtcdProto.WatchResponse) -> Bool {
-            let message: EtcdWatchMessage
-            do throws(DefaultsError) {
-                message = try Self.message(response, context: context)
-            } catch {
-                end = .failed(error)
-                return false
-            }
-            guard receive(message) else {
-                end = .cancelled
-                return false
-            }
-            return true
-        }
-        do throws(GRPCFailure) {
-            try stream.send(EtcdProto.WatchRequest(.create(create)), deadline: headDeadline)
-            var heardAt = reads
-            var extensions = 0
-            var first: EtcdProto.WatchResponse??
-            while first == nil {
-                do throws(GRPCFailure) {
-                    first = try stream.receive(EtcdProto.WatchResponse.self, deadline: headDeadline)
+        let outcome = withoutActuallyEscaping(receive) { receive in
+            channel.watch(create, headTimeout: headTimeout, register: register) { response in
+                let message: EtcdWatchMessage
+                do throws(DefaultsError) {
+                    message = try Self.message(response, context: context)
                 } catch {
-                    // On a connection shared by many stores, the first answer may queue behind the others'
-                    // (a thousand watches created at once): a member that sent anything since is busy, not
-                    // hung (the probe's PINGs find a hung one). Wait a head timeout more, ten times at most.
-                    guard case .transport(let failure) = error, failure.timedOut, extensions < 10,
-                        connection.heardFrom(since: heardAt)
-                    else { throw error }
-                    extensions += 1
-                    heardAt = connection.readCount
-                    headDeadline = EtcdHTTP.deadline(after: headTimeout)
+                    end = .failed(error)
+                    return false
                 }
+                guard receive(message) else {
+                    end = .cancelled
+                    return false
+                }
+                return true
             }
-            guard let first = first ?? nil else { return closed }
-            if take(first), try stream.consume(EtcdProto.WatchResponse.self, take) { return closed }
-            stream.cancel()
-            return end ?? .cancelled
-        } catch {
-            stream.cancel()
+        }
+        switch outcome {
+        case .stopped: return end ?? .cancelled
+        case .fellBehind: return .interrupted
+        case .closed:
+            return .failed(
+                DefaultsError(
+                    .cloud,
+                    message: "the watch on etcd member \(endpoint.absoluteString) ended: the server closed the stream"))
+        case .failed(let error):
             return ending(error, headTimeout: headTimeout, on: connection, readsAtStart: reads)
         }
     }

@@ -1,0 +1,412 @@
+import Dispatch
+import Foundation
+
+/// The Watch streams a connection set's watches share (``EtcdGRPCConnections``): one per member connection,
+/// etcd user (the token the stream was opened with) and message limit, each watch a watch ID on it
+/// (``EtcdGRPCWatchChannel``), as etcd's Go client keeps one Watch stream for a client's watches. A member
+/// then holds one stream for a process's stores, not one per store.
+final class EtcdGRPCWatchChannels: Sendable {
+    /// What the watches sharing a stream have in common.
+    struct Key: Hashable, Sendable {
+        let endpoint: URL
+        let token: String?
+        let answerBytes: Int
+    }
+
+    private let channels = Locked<[Key: EtcdGRPCWatchChannel]>([:])
+
+    /// A place on the channel of `key` on `connection`: the one open (or being opened) there, or a new one,
+    /// which the caller is to open (`opens`, ``EtcdGRPCWatchChannel/open(token:limits:)``).
+    func join(_ key: Key, on connection: HTTP2Connection) -> (channel: EtcdGRPCWatchChannel, opens: Bool) {
+        channels.withLock { channels in
+            if let channel = channels[key], channel.connection === connection, channel.admit() {
+                return (channel, false)
+            }
+            let channel = EtcdGRPCWatchChannel(key: key, connection: connection, owner: self)
+            _ = channel.admit()
+            channels[key] = channel
+            return (channel, true)
+        }
+    }
+
+    /// Forgets `channel` (it ended, or its last watch left) if it is still the one kept for its key.
+    fileprivate func forget(_ channel: EtcdGRPCWatchChannel) {
+        channels.withLock { channels in
+            if channels[channel.key] === channel { channels[channel.key] = nil }
+        }
+    }
+}
+
+/// One gRPC Watch stream carrying many watches, each with the watch ID its `created` answer names.
+///
+/// Creates go one at a time, each after the previous one's `created` answer, as clientv3 sends them: the
+/// answer is how a watch learns its ID, and through `etcd grpc-proxy` answers need not come in the order of
+/// the requests. Every message is sent by a watch's own thread (its create; its cancel when it ends, with the
+/// cancels of watches whose thread left before their ID came), never by the thread that reads the connection:
+/// that one must not wait for the send window that only it can reopen. The stream is reset when its last
+/// watch leaves; when it ends otherwise, every watch on it ends with it.
+///
+/// Answers go to each watch's inbox. While a watch is alone on the stream, the thread that reads the
+/// connection hands them to it at once (no thread hop between the socket and the store); with others on the
+/// stream, the watch's own thread does, so that a store whose observer blocks stalls no other store's watch.
+/// An inbox holds at most ``inboxBytes`` (one answer always fits): a watch that falls
+/// further behind is cancelled and ends ``Outcome/fellBehind``, to be watched again from its last revision
+/// (etcd keeps the history; nothing is lost, and nothing piles up in memory).
+final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watchers' fields: under `state`'s lock
+    /// How many bytes of answers (keys and values) an inbox holds at most.
+    static let inboxBytes = 1 << 20
+
+    /// One watch on the channel. Its fields are read and written under the channel's lock.
+    final class Watcher: @unchecked Sendable {
+        fileprivate let wake = DispatchSemaphore(value: 0)
+        fileprivate var receive: ((EtcdProto.WatchResponse) -> Bool)?
+        fileprivate var id: Int64?
+        /// Its `created` answer came (with an ID, or refusing the watch).
+        fileprivate var answered = false
+        /// Answers not yet handed to it, and their size (``EtcdGRPCWatchChannel/size(of:)``).
+        fileprivate var inbox: [EtcdProto.WatchResponse] = []
+        fileprivate var inboxBytes = 0
+        /// A thread is handing it answers (its own, or the one that reads the connection).
+        fileprivate var draining = false
+        /// Its `receive` returned false, it was stopped, or it fell behind: nothing more is handed to it.
+        fileprivate var stopped = false
+        fileprivate var fellBehind = false
+        fileprivate var cancelledByServer = false
+
+        fileprivate init(receive: @escaping (EtcdProto.WatchResponse) -> Bool) { self.receive = receive }
+    }
+
+    /// How one watch on the channel ended.
+    enum Outcome: Sendable {
+        /// Its `receive` returned false, or it was stopped.
+        case stopped
+        /// The stream ended with status OK.
+        case closed
+        /// The stream failed, or the watch got no `created` answer in time.
+        case failed(GRPCFailure)
+        /// Its inbox overflowed while it was busy: it was cancelled, and is to be watched again from its last
+        /// revision.
+        case fellBehind
+    }
+
+    private struct State {
+        var stream: GRPCStream?
+        var ended: Outcome?
+        var admitted = 0
+        var closed = false
+        /// Waiting to send their create, in order.
+        var waiting: [Watcher] = []
+        /// Sent its create; its `created` answer is awaited (it may have left meanwhile: then the ID the
+        /// answer names is an orphan's).
+        var creating: Watcher?
+        var watching: [Int64: Watcher] = [:]
+        /// IDs of watches created for a watcher that had left: cancelled by the next watch that sends.
+        var orphans: [Int64] = []
+    }
+
+    fileprivate let key: EtcdGRPCWatchChannels.Key
+    let connection: HTTP2Connection
+    private weak var owner: EtcdGRPCWatchChannels?
+    private let state = Locked(State())
+    /// Held while a message is sent: one sender at a time on the stream.
+    private let sending = NSLock()
+
+    fileprivate init(key: EtcdGRPCWatchChannels.Key, connection: HTTP2Connection, owner: EtcdGRPCWatchChannels) {
+        self.key = key
+        self.connection = connection
+        self.owner = owner
+    }
+
+    /// Counts one more watch in, unless the channel ended or closed.
+    fileprivate func admit() -> Bool {
+        state.withLock { state in
+            guard !state.closed, state.ended == nil else { return false }
+            state.admitted += 1
+            return true
+        }
+    }
+
+    /// Opens the stream (sending `token`) and starts the thread that consumes it; on failure the channel ends
+    /// with it, and so does every watch waiting on it.
+    func open(token: String?, limits: EtcdReadLimits) {
+        let stream: GRPCStream
+        do throws(GRPCFailure) {
+            // No deadline: a watch may stay quiet indefinitely (each watch's head deadline bounds its create).
+            stream = try GRPCStream.open(
+                path: EtcdProto.WatchRequest.path, metadata: GRPCCall.etcdMetadata(token: token, requireLeader: true),
+                deadline: nil, limits: limits, on: connection)
+        } catch {
+            end(.failed(error))
+            return
+        }
+        let first = state.withLock { state -> Watcher? in
+            state.stream = stream
+            return state.waiting.first
+        }
+        first?.wake.signal()
+        let thread = Thread { [self] in consume(stream) }
+        thread.name = "ObservableDefaults.EtcdWatchChannel"
+        thread.start()
+    }
+
+    private func consume(_ stream: GRPCStream) {
+        do throws(GRPCFailure) {
+            if try stream.consume(EtcdProto.WatchResponse.self, { [self] in route($0) }) { end(.closed) }
+        } catch {
+            end(.failed(error))
+        }
+    }
+
+    /// Runs one watch (`create`) on the channel until its `receive` returns false, the function `register`
+    /// is given is called, or the channel ends: waits for its turn, sends `create`, and has every answer for
+    /// its ID handed to `receive` on the thread that reads the connection, the `created` one first. Its
+    /// `created` answer must come by `headTimeout` seconds from now (waited for again, up to ten times, while
+    /// the member sends anything on the connection: on a stream shared by many watches the answer may queue
+    /// behind the others'). Then cancels the watch on the stream, or resets the stream if it was the last.
+    func watch(
+        _ create: EtcdProto.WatchCreateRequest, headTimeout: TimeInterval,
+        register: (@escaping @Sendable () -> Void) -> Void,
+        receive: @escaping (EtcdProto.WatchResponse) -> Bool
+    ) -> Outcome {
+        let watcher = Watcher(receive: receive)
+        register { [self] in stop(watcher) }
+        var deadline: HeadDeadline? = HeadDeadline(timeout: headTimeout, connection: connection)
+        state.withLock { $0.waiting.append(watcher) }
+        let turn = wait(watcher, deadline: &deadline) { state in
+            guard state.stream != nil, state.creating == nil, state.waiting.first === watcher else { return false }
+            state.waiting.removeFirst()
+            state.creating = watcher
+            return true
+        }
+        if let turn { return leave(watcher, outcome: turn) }
+        if let failure = send(.create(create), deadline: deadline?.instant ?? .now) {
+            return leave(watcher, outcome: .failed(failure))
+        }
+        if let outcome = wait(watcher, deadline: &deadline, until: { _ in watcher.answered }) {
+            return leave(watcher, outcome: outcome)
+        }
+        var forever: HeadDeadline?
+        while true {
+            let ready = wait(watcher, deadline: &forever) { _ in
+                guard !watcher.draining, !watcher.inbox.isEmpty else { return false }
+                watcher.draining = true
+                return true
+            }
+            if let outcome = ready { return leave(watcher, outcome: outcome) }
+            drain(watcher)
+        }
+    }
+
+    /// Stops `watcher`: nothing more is handed to it, and its thread leaves the channel.
+    private func stop(_ watcher: Watcher) {
+        state.withLock { state in
+            watcher.stopped = true
+            if let id = watcher.id, state.watching[id] === watcher { state.watching[id] = nil }
+        }
+        watcher.wake.signal()
+    }
+
+    /// Waits until `ready` holds (checked under the lock: `nil` then), `watcher` is stopped or the channel
+    /// ended (`.stopped`, or how it ended), or `deadline` passed (`.failed`, timed out; `nil`: no deadline).
+    private func wait(_ watcher: Watcher, deadline: inout HeadDeadline?, until ready: (inout State) -> Bool)
+        -> Outcome?
+    {
+        while true {
+            let outcome = state.withLock { state -> Outcome?? in
+                if let ended = state.ended { return .some(ended) }
+                if watcher.stopped { return .some(watcher.fellBehind ? .fellBehind : .stopped) }
+                return ready(&state) ? .some(nil) : nil
+            }
+            if let outcome { return outcome }
+            guard let instant = deadline?.instant else {
+                watcher.wake.wait()
+                continue
+            }
+            let left = ContinuousClock.now.duration(to: instant).timeInterval
+            if left > 0, watcher.wake.wait(timeout: .now() + left) == .success { continue }
+            if deadline?.extend() == true { continue }
+            var failure = EtcdHTTP.Failure("no answer to the watch's create request")
+            failure.timedOut = true
+            return .failed(.transport(failure))
+        }
+    }
+
+    /// Takes `watcher` off the channel once no answer is being handed to it, and cancels its watch on the
+    /// stream (with any orphans'), or resets the stream if it was the last watch; returns `outcome`.
+    private func leave(_ watcher: Watcher, outcome: Outcome) -> Outcome {
+        stop(watcher)
+        while state.withLock({ _ in watcher.draining }) { watcher.wake.wait() }
+        let (cancels, reset, next) = state.withLock {
+            state -> (cancels: [Int64], reset: GRPCStream?, next: Watcher?) in
+            watcher.receive = nil
+            watcher.inbox = []
+            state.waiting.removeAll { $0 === watcher }
+            state.admitted -= 1
+            let next = state.creating == nil ? state.waiting.first : nil
+            if state.admitted == 0 {
+                state.closed = true
+                return ([], state.stream, nil)
+            }
+            guard state.ended == nil else { return ([], nil, nil) }
+            var cancels = state.orphans
+            state.orphans = []
+            if let id = watcher.id, !watcher.cancelledByServer { cancels.append(id) }
+            return (cancels, nil, next)
+        }
+        next?.wake.signal()
+        if let reset {
+            owner?.forget(self)
+            reset.cancel()
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(3))
+        for id in cancels {
+            guard send(.cancel(EtcdProto.WatchCancelRequest(watchID: id)), deadline: deadline) == nil else { break }
+        }
+        return outcome
+    }
+
+    /// Sends one request on the stream; a failure ends the channel (the stream cannot be written any more).
+    private func send(_ request: EtcdProto.WatchRequest.Request, deadline: ContinuousClock.Instant) -> GRPCFailure? {
+        guard let stream = state.withLock({ $0.stream }) else { return nil }
+        sending.lock()
+        defer { sending.unlock() }
+        do throws(GRPCFailure) {
+            try stream.send(EtcdProto.WatchRequest(request), deadline: deadline)
+            return nil
+        } catch {
+            end(.failed(error))
+            return error
+        }
+    }
+
+    /// Ends the channel (once): every watch on it ends with `outcome`.
+    private func end(_ outcome: Outcome) {
+        let watchers = state.withLock { state -> [Watcher] in
+            guard state.ended == nil else { return [] }
+            state.ended = outcome
+            return state.waiting + (state.creating.map { [$0] } ?? []) + Array(state.watching.values)
+        }
+        owner?.forget(self)
+        for watcher in watchers { watcher.wake.signal() }
+    }
+
+    /// Puts one answer in its watch's inbox, and hands it over at once when the watch is alone on the stream
+    /// and idle (on the thread that reads the connection), else wakes the watch's thread; false once the
+    /// channel closed (nothing more is read).
+    private func route(_ response: EtcdProto.WatchResponse) -> Bool {
+        var target: Watcher?
+        var next: Watcher?
+        var inline = false
+        let goesOn = state.withLock { state -> Bool in
+            if state.closed || state.ended != nil { return false }
+            if response.created {
+                guard let creating = state.creating else {
+                    // Unasked: every create waits for the previous one's answer. Nothing to give it to.
+                    if response.watchID >= 0, !response.canceled { state.orphans.append(response.watchID) }
+                    return true
+                }
+                state.creating = nil
+                next = state.waiting.first
+                let refused = response.canceled || response.watchID < 0
+                if creating.stopped {
+                    if !refused { state.orphans.append(response.watchID) }
+                    return true
+                }
+                creating.answered = true
+                if !refused {
+                    creating.id = response.watchID
+                    state.watching[response.watchID] = creating
+                }
+                target = creating
+            } else {
+                guard let watcher = state.watching[response.watchID] else { return true }  // an orphan's, or gone
+                if response.canceled {
+                    state.watching[response.watchID] = nil
+                    watcher.cancelledByServer = true
+                }
+                target = watcher
+            }
+            guard let watcher = target else { return true }
+            let size = Self.size(of: response)
+            if !watcher.inbox.isEmpty, watcher.inboxBytes + size > Self.inboxBytes {
+                watcher.stopped = true
+                watcher.fellBehind = true
+                watcher.inbox = []
+                if let id = watcher.id, state.watching[id] === watcher { state.watching[id] = nil }
+                return true
+            }
+            watcher.inbox.append(response)
+            watcher.inboxBytes += size
+            if !watcher.draining, state.admitted == 1 {
+                watcher.draining = true
+                inline = true
+            }
+            return true
+        }
+        next?.wake.signal()
+        if inline, let target { drain(target) } else { target?.wake.signal() }
+        return goesOn
+    }
+
+    /// Hands `watcher` the answers in its inbox until it is empty, on the thread that set its `draining`;
+    /// clears `draining` and wakes the watch's thread (it may be leaving, or waiting for its ID).
+    private func drain(_ watcher: Watcher) {
+        while let batch = state.withLock({ state -> [EtcdProto.WatchResponse]? in
+            guard !watcher.stopped, !watcher.inbox.isEmpty else {
+                watcher.draining = false
+                return nil
+            }
+            defer {
+                watcher.inbox = []
+                watcher.inboxBytes = 0
+            }
+            return watcher.inbox
+        }) {
+            for response in batch where !call(watcher, with: response) {
+                stop(watcher)
+                break
+            }
+        }
+        watcher.wake.signal()
+    }
+
+    /// `watcher`'s `receive` called with `response`, unless it stopped meanwhile (a function of its own, so
+    /// the closure is released when it returns: the watch's thread may be waiting to let go of it).
+    @inline(never)
+    private func call(_ watcher: Watcher, with response: EtcdProto.WatchResponse) -> Bool {
+        guard let receive = state.withLock({ _ in watcher.stopped ? nil : watcher.receive }) else { return false }
+        return receive(response)
+    }
+
+    /// About how much memory `response` holds: its keys and values, and a little for the rest.
+    private static func size(of response: EtcdProto.WatchResponse) -> Int {
+        response.events.reduce(64) { $0 + 32 + ($1.kv.map { $0.key.count + $0.value.count } ?? 0) }
+    }
+}
+
+/// How long a watch waits for its `created` answer: `timeout` seconds, again (ten times at most) while the
+/// member sent anything on the connection since the last wait began (it is busy, not hung; the probe's
+/// PINGs find a hung one).
+private struct HeadDeadline {
+    private(set) var instant: ContinuousClock.Instant
+    private let timeout: TimeInterval
+    private let connection: HTTP2Connection
+    private var heardAt: Int
+    private var extensions = 0
+
+    init(timeout: TimeInterval, connection: HTTP2Connection) {
+        self.timeout = timeout
+        self.connection = connection
+        instant = EtcdHTTP.deadline(after: timeout)
+        heardAt = connection.readCount
+    }
+
+    /// Waits a timeout more if the member sent anything since; whether it does.
+    mutating func extend() -> Bool {
+        guard extensions < 10, connection.heardFrom(since: heardAt) else { return false }
+        extensions += 1
+        heardAt = connection.readCount
+        instant = EtcdHTTP.deadline(after: timeout)
+        return true
+    }
+}
