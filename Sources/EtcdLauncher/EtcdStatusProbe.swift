@@ -54,8 +54,18 @@ public func etcdPost(_ endpoint: URL, _ path: String, _ body: String) -> String?
 /// How many watchers the member at `endpoint` serves (`etcd_debugging_mvcc_watcher_total` in its
 /// `/metrics`); `nil` when its metrics cannot be read.
 public func etcdWatcherCount(_ endpoint: URL) -> Int? {
+    etcdGauge(endpoint, "etcd_debugging_mvcc_watcher_total")
+}
+
+/// How many Watch streams the member at `endpoint` holds open (`etcd_debugging_mvcc_watch_stream_total`
+/// in its `/metrics`); `nil` when its metrics cannot be read.
+public func etcdWatchStreamCount(_ endpoint: URL) -> Int? {
+    etcdGauge(endpoint, "etcd_debugging_mvcc_watch_stream_total")
+}
+
+private func etcdGauge(_ endpoint: URL, _ name: String) -> Int? {
     guard let metrics = etcdGet(endpoint, "/metrics"),
-        let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix("etcd_debugging_mvcc_watcher_total ") }),
+        let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }),
         let value = line.split(separator: " ").last.flatMap({ Double($0) })
     else { return nil }
     return Int(value)

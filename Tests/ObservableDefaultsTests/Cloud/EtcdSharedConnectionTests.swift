@@ -169,9 +169,10 @@ import TestSupport
         #expect(alice.currentErrors.isEmpty, "\(alice.currentErrors)")
     }
 
-    /// A store whose observer blocks stops reading its watch; the watch of another store on the same
-    /// connection still gets every change at once (the blocked stream's window bounds what it holds; the
-    /// connection's window is granted as frames are read), and the blocked store loses nothing.
+    /// A store whose observer blocks stops taking its watch's answers; the watch of another store on the same
+    /// connection (and Watch stream) still gets every change at once, the blocked watch's inbox overflows
+    /// (24 changes of 100 KB against ``EtcdGRPCWatchChannel/inboxBytes``) and it is watched again from its
+    /// last revision once the observer returns, losing nothing.
     @Test func aStoreThatStopsReadingItsWatchStallsNoOtherStoreOnTheConnection() throws {
         let etcd = try EtcdCluster.sharedNode()
         let (blockedSpace, freeSpace) = (freshNamespace() + "-blocked", freshNamespace() + "-free")
