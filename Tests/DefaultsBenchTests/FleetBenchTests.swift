@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Group 11 (fleet, etcd) of `defaults-bench` in a quick run: every side measured (both raw floors, the
+/// Group 11 (fleet, etcd) of `defaults-bench` in a quick run: every side measured (the three raw floors, the
 /// gateway, gRPC sharing a connection and each store on its own, gRPC through grpc-proxy), the member
 /// serving one watcher per store directly and one for the whole fleet through the proxy, and nothing left
 /// behind. No cost is asserted: numbers from a test run mean nothing.
@@ -29,7 +29,7 @@ import TestSupport
             guard let row = rows[id], row["isMissing"] as? Bool == false else { return nil }
             return (row["statistics"] as? [String: Any])?["p50"] as? Double
         }
-        for side in ["raw-grpc", "raw-grpc-shared", "gateway", "grpc", "grpc-own", "grpc-proxy"] {
+        for side in ["raw-grpc", "raw-grpc-shared", "raw-grpc-stream", "gateway", "grpc", "grpc-own", "grpc-proxy"] {
             for what in ["memory", "cpu", "watchers"] {
                 #expect(
                     p50("\(side).\(what)") != nil, "\(side).\(what): \(rows["\(side).\(what)"]?["note"] ?? "missing")")
@@ -39,6 +39,7 @@ import TestSupport
         #expect(p50("raw-grpc.watchers") == 100, "the floor: one raw watch per connection")
         #expect(p50("gateway.watchers") == 100)
         #expect(p50("raw-grpc-shared.watchers") == 100, "the shared floor: one raw watch per stream")
+        #expect(p50("raw-grpc-stream.watchers") == 100, "the one-stream floor: one watcher per watch ID")
         #expect(p50("grpc.watchers") == 100)
         #expect(p50("grpc-own.watchers") == 100)
         #expect(p50("grpc-proxy.watchers") == 1)
@@ -55,7 +56,8 @@ import TestSupport
                 ($0["target"] as? String ?? "").hasPrefix("Fleet: a gRPC store costs the member ≤ 45 KB")
             }?[
                 "evidence"] as? String ?? ""
-        #expect(memoryEvidence.contains("the raw gRPC floor's (watch streams on one connection)"), "\(memoryEvidence)")
+        #expect(memoryEvidence.contains("the raw gRPC floor's (watches on one Watch stream)"), "\(memoryEvidence)")
+        #expect(memoryEvidence.contains("the raw floor of N Watch streams on one connection"), "\(memoryEvidence)")
         #expect(memoryEvidence.contains("each store its own connection"), "\(memoryEvidence)")
 
         #expect(

@@ -13,10 +13,12 @@ import Synchronization
 ///                                    once every store synchronised ("error WHY" if one cannot); for each
 ///                                    input line "wait STAMP", print "arrived STAMP N" once every store has
 ///                                    seen the stamp (N: how many had within 60 s); exit at end of input
-///     cloud-fleet-raw ENDPOINT KEY COUNT [shared]
+///     cloud-fleet-raw ENDPOINT KEY COUNT [shared | stream]
 ///                                    the floor: COUNT raw gRPC watches of KEY at the member ENDPOINT (an
-///                                    `http://` URL), each on its own connection, or with `shared` COUNT
-///                                    Watch streams on one connection; no library code; then as cloud-fleet
+///                                    `http://` URL), each on its own connection, with `shared` COUNT Watch
+///                                    streams on one connection, or with `stream` COUNT watch IDs on ONE
+///                                    Watch stream; no library code; then as cloud-fleet (every event of
+///                                    every watch counts as one arrival)
 enum FleetChildMode {
     static func run(_ arguments: [String]) -> Bool {
         if arguments.first == "cloud-fleet-raw", (4...5).contains(arguments.count) { return runRaw(arguments) }
@@ -54,19 +56,22 @@ enum FleetChildMode {
         guard let endpoint = URL(string: arguments[1]), let count = Int(arguments[3]), count > 0 else {
             fail("cloud-fleet-raw: ENDPOINT must be a URL and COUNT a positive integer")
         }
-        let shared = arguments.count == 5
-        guard !shared || arguments[4] == "shared" else {
-            fail("cloud-fleet-raw: the argument after COUNT can only be shared")
+        let layout: (EtcdGRPCRawWatch.Layout, String)?
+        switch arguments.count == 5 ? arguments[4] : nil {
+        case nil: layout = nil
+        case "shared": layout = (.streams(count), "\(count) Watch streams on one connection")
+        case "stream": layout = (.watchIDs(count), "\(count) watches on one Watch stream")
+        default: fail("cloud-fleet-raw: the argument after COUNT can only be shared or stream")
         }
         let arrivals = FleetArrivals()
         let opened: [EtcdGRPCRawWatch]
-        if shared {
+        if let (layout, what) = layout {
             do {
                 opened = [
-                    try EtcdGRPCRawWatch(endpoint: endpoint, key: arguments[2], streams: count) { arrivals.record($0) }
+                    try EtcdGRPCRawWatch(endpoint: endpoint, key: arguments[2], layout: layout) { arrivals.record($0) }
                 ]
             } catch {
-                emit("error \(count) watch streams on one connection: \(error)")
+                emit("error \(what): \(error)")
                 exit(1)
             }
         } else {

@@ -6,7 +6,8 @@ import ObservableDefaults
 /// each with its own watch on the member (or on a `grpc-proxy` in front of it); over gRPC they share one
 /// connection (the library's default) or each has its own (the opt-out, as a fleet of machines would). The
 /// member's resident memory growth and its CPU per change are charged to the watchers. The floors: N raw
-/// gRPC watches, each on a connection of its own, or N raw Watch streams on one connection; no library code.
+/// gRPC watches, each on a connection of its own, N raw Watch streams on one connection, or N watches on ONE
+/// Watch stream of one connection (what etcd's Go client makes of one process's watches); no library code.
 enum FleetBenchmarks {
     static let number = 11
 
@@ -23,6 +24,9 @@ enum FleetBenchmarks {
         /// The floor side this side's cost is related to (`nil`: none; the gateway's is the gRPC floor of
         /// connections of their own, the cheapest a watcher with its own connection can be).
         let floor: String?
+        /// Every raw watch a watch ID on one Watch stream of the one connection, rather than a stream each
+        /// (raw floors only).
+        var sharedStream = false
     }
 
     static let sides = [
@@ -33,11 +37,14 @@ enum FleetBenchmarks {
             id: "raw-grpc-shared", name: "raw gRPC watch streams, all on one connection (no library code)",
             throughProxy: false, transport: nil, sharedConnection: true, floor: nil),
         Side(
+            id: "raw-grpc-stream", name: "raw gRPC watches, all on one Watch stream (no library code)",
+            throughProxy: false, transport: nil, sharedConnection: true, floor: nil, sharedStream: true),
+        Side(
             id: "gateway", name: "JSON gateway, each store to the member", throughProxy: false, transport: "gateway",
             sharedConnection: false, floor: "raw-grpc"),
         Side(
             id: "grpc", name: "gRPC, the stores sharing one connection to the member (default)", throughProxy: false,
-            transport: "grpc", sharedConnection: true, floor: "raw-grpc-shared"),
+            transport: "grpc", sharedConnection: true, floor: "raw-grpc-stream"),
         Side(
             id: "grpc-own", name: "gRPC, each store its own connection to the member", throughProxy: false,
             transport: "grpc", sharedConnection: false, floor: "raw-grpc"),
@@ -63,8 +70,9 @@ enum FleetBenchmarks {
                 + "per store. CPU: the member's user + system time over \(changes(context.settings)) changes, minus the same "
                 + "changes with no fleet, per change and per store. Watchers: the member's `etcd_debugging_mvcc_watcher_total` "
                 + "growth. Sides run one after the other, each on a fresh member. The floor sides open \(count) raw gRPC "
-                + "watches of the key instead (hand-written HTTP/2, no library code): each on its own connection, or "
-                + "\(count) Watch streams on one connection.")
+                + "watches of the key instead (hand-written HTTP/2, no library code): each on its own connection, "
+                + "\(count) Watch streams on one connection, or \(count) watch IDs on one Watch stream (each create "
+                + "sent after the previous one's answer, as etcd's Go client does).")
         func missingAll(_ reason: String) -> GroupResult {
             context.progress("11. fleet: \(reason)")
             group.rows = sides.flatMap { side in
@@ -130,7 +138,7 @@ enum FleetBenchmarks {
         } else {
             arguments =
                 ["cloud-fleet-raw", target.absoluteString, "\(namespace)/stamp", String(count)]
-                + (side.sharedConnection ? ["shared"] : [])
+                + (side.sharedStream ? ["stream"] : side.sharedConnection ? ["shared"] : [])
         }
         guard let pid = node.pid else { return missing("the etcd node is not running") }
         let putter = EtcdRawPutter(endpoint: node.endpoint, key: "\(namespace)/stamp")

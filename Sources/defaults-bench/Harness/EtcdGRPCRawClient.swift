@@ -5,7 +5,8 @@ import Synchronization
 /// code — HTTP/2 with prior knowledge, headers written with HPACK literals (the answers' headers are never
 /// decoded: a floor needs only the DATA of its stream), gRPC's length prefix and the few protobuf fields
 /// the benchmark reads and writes. ``EtcdGRPCRawSwapper`` sends the library's compare-and-swap transaction;
-/// ``EtcdGRPCRawWatch`` reads Watch streams (one per connection, or many on one). One key, integer values, a loopback IPv4 member.
+/// ``EtcdGRPCRawWatch`` reads Watch streams (one per connection, many on one, or many watches on one stream). One
+/// key, integer values, a loopback IPv4 member.
 enum EtcdGRPCRaw {
     enum FrameType: UInt8 {
         case data = 0, headers = 1, rstStream = 3, settings = 4, ping = 6, goAway = 7, windowUpdate = 8
@@ -126,6 +127,12 @@ final class EtcdGRPCRawConnection {
         return stream
     }
 
+    /// Sends `request` (one protobuf message) on `stream`, opened by ``call(_:request:endsStream:)`` and not
+    /// half-closed.
+    func send(_ request: [UInt8], on stream: UInt32) throws {
+        try socket.send(EtcdGRPCRaw.frame(.data, stream: stream, EtcdGRPCRaw.message(request)))
+    }
+
     /// The next frame that is not connection housekeeping, waiting at most `timeoutMilliseconds` for each
     /// read (-1: forever); `nil` when the connection ended or the time ran out.
     func nextFrame(timeoutMilliseconds: Int32) throws -> (type: UInt8, flags: UInt8, stream: UInt32, payload: [UInt8])?
@@ -210,25 +217,45 @@ final class EtcdGRPCRawSwapper {
     }
 }
 
-/// Reads etcd Watch streams of one key over one HTTP/2 connection on a thread of its own and hands every
-/// integer value of every event of every stream to `onValue`, as soon as its message is complete: one
-/// stream (a watcher with a connection of its own), or `streams` of them on the one connection (watchers
-/// sharing a connection, as the stores of one process do).
+/// Reads etcd watches of one key over one HTTP/2 connection on a thread of its own and hands every integer
+/// value of every event of every watch to `onValue`, as soon as its message is complete: one Watch stream (a
+/// watcher with a connection of its own), N of them on the one connection (watchers sharing a connection),
+/// or N watches on ONE Watch stream (watchers sharing the stream too, as etcd's Go client does).
 final class EtcdGRPCRawWatch: Sendable {
+    /// How the watches share the connection.
+    enum Layout: Sendable {
+        /// This many Watch streams, one watch on each.
+        case streams(Int)
+        /// One Watch stream carrying this many watches, each its own watch ID; each create request is sent
+        /// once the previous one's `created` answer came, as etcd's Go client sends them. The events of all
+        /// of them share the stream's flow-control window, opened to the largest (2 GiB: some 20 million
+        /// events of the floor's size) as the connection's, so nothing is granted back.
+        case watchIDs(Int)
+
+        /// How many watches in all.
+        var watches: Int {
+            switch self {
+            case .streams(let count), .watchIDs(let count): count
+            }
+        }
+    }
+
     /// The watch's socket once connected (for ``stop()``), or why the watch could not start.
     private let started = Mutex<Result<GatewaySocket, EtcdGatewayError>?>(nil)
     private let ready = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let stopped = Atomic(false)
 
-    /// Opens `streams` watches of `key` on one connection and returns once etcd confirmed every one
-    /// (`created`, at most 10 s plus 50 ms per stream).
-    init(endpoint: URL, key: String, streams: Int = 1, onValue: @escaping @Sendable (Int) -> Void) throws {
+    /// Opens watches of `key` on one connection as `layout` says and returns once etcd confirmed every one
+    /// (`created`, at most 10 s plus 50 ms per watch).
+    init(
+        endpoint: URL, key: String, layout: Layout = .streams(1), onValue: @escaping @Sendable (Int) -> Void
+    ) throws {
         let thread = Thread { [self] in
             defer { finished.signal() }
             let reader: WatchReader
             do {
-                reader = try WatchReader(endpoint: endpoint, key: key, streams: streams)
+                reader = try WatchReader(endpoint: endpoint, key: key, layout: layout)
                 started.withLock { $0 = .success(reader.connection.socket) }
             } catch {
                 started.withLock { $0 = .failure(error as? EtcdGatewayError ?? EtcdGatewayError("\(error)")) }
@@ -262,29 +289,54 @@ private final class WatchReader {
     let connection: EtcdGRPCRawConnection
     /// Bytes of each stream's DATA not yet forming a whole gRPC message.
     private var pending: [UInt32: [UInt8]] = [:]
+    /// The watch IDs etcd created on the one stream (`.watchIDs`); events of other IDs are not handed on.
+    /// `nil`: one watch per stream, every event handed on.
+    private var watchIDs: Set<Int64>?
 
-    /// Connects, creates `streams` watches of `key` (a Watch stream each) and waits until etcd confirmed
-    /// every one.
-    init(endpoint: URL, key: String, streams: Int) throws {
+    /// Connects, creates the watches of `key` `layout` asks for and waits until etcd confirmed every one.
+    init(endpoint: URL, key: String, layout: EtcdGRPCRawWatch.Layout) throws {
         connection = try EtcdGRPCRawConnection(endpoint: endpoint)
         let create = EtcdGRPCRaw.field(1, bytes: EtcdGRPCRaw.field(1, bytes: Array(key.utf8)))
-        for _ in 0..<streams {
-            let stream = try connection.call("/etcdserverpb.Watch/Watch", request: create, endsStream: false)
-            pending[stream] = []
-        }
-        let deadline = monotonicNanoseconds() + 10_000_000_000 + streams * 50_000_000
+        let deadline = monotonicNanoseconds() + 10_000_000_000 + layout.watches * 50_000_000
         var created = 0
-        while created < streams {
+        func createdAnswers() throws -> [ArraySlice<UInt8>] {
             let remaining = Int32(clamping: max(0, (deadline - monotonicNanoseconds()) / 1_000_000))
             guard remaining > 0, let messages = try nextMessages(timeoutMilliseconds: remaining) else {
                 throw EtcdGatewayError(
-                    "\(streams - created) of \(streams) watches of \(key) at \(endpoint.absoluteString) were not created in time"
-                )
+                    "\(layout.watches - created) of \(layout.watches) watches of \(key) at \(endpoint.absoluteString) "
+                        + "were not created in time")
             }
-            created +=
-                messages.filter { message in
-                    EtcdGRPCRaw.fields(message).contains { $0.number == 3 && $0.varint == 1 }
-                }.count
+            return messages.filter { message in
+                EtcdGRPCRaw.fields(message).contains { $0.number == 3 && $0.varint == 1 }
+            }
+        }
+        switch layout {
+        case .streams(let streams):
+            for _ in 0..<streams {
+                let stream = try connection.call("/etcdserverpb.Watch/Watch", request: create, endsStream: false)
+                pending[stream] = []
+            }
+            while created < streams { created += try createdAnswers().count }
+        case .watchIDs(let count):
+            let stream = try connection.call("/etcdserverpb.Watch/Watch", request: create, endsStream: false)
+            pending[stream] = []
+            var ids = Set<Int64>()
+            while created < count {
+                for answer in try createdAnswers() {
+                    let fields = EtcdGRPCRaw.fields(answer)
+                    if fields.contains(where: { $0.number == 4 && $0.varint == 1 }) {
+                        throw EtcdGatewayError("etcd refused watch \(created + 1) of \(key) on the one Watch stream")
+                    }
+                    // proto3 leaves a zero watch ID out: etcd's first on a stream is 0.
+                    let id = Int64(bitPattern: fields.last { $0.number == 2 }?.varint ?? 0)
+                    guard ids.insert(id).inserted else {
+                        throw EtcdGatewayError("etcd created watch ID \(id) twice on one Watch stream")
+                    }
+                    created += 1
+                    if created < count { try connection.send(create, on: stream) }
+                }
+            }
+            watchIDs = ids
         }
     }
 
@@ -292,7 +344,11 @@ private final class WatchReader {
     func nextValues() -> [Int]? {
         guard let messages = try? nextMessages(timeoutMilliseconds: -1) else { return nil }
         return messages.flatMap { message in
-            EtcdGRPCRaw.fields(message).filter { $0.number == 11 }.compactMap { event in
+            let fields = EtcdGRPCRaw.fields(message)
+            if let watchIDs, !watchIDs.contains(Int64(bitPattern: fields.last { $0.number == 2 }?.varint ?? 0)) {
+                return [Int]()
+            }
+            return fields.filter { $0.number == 11 }.compactMap { event in
                 EtcdGRPCRaw.fields(event.bytes).first { $0.number == 2 }
                     .flatMap { kv in EtcdGRPCRaw.fields(kv.bytes).first { $0.number == 5 } }
                     .flatMap { Int(String(decoding: $0.bytes, as: UTF8.self)) }
