@@ -1,6 +1,17 @@
 import Dispatch
 import Foundation
 
+/// The connection a watch channel's stream goes over (an ``HTTP2Connection``): it opens exchanges, and tells
+/// whether its member sent anything since a given read count.
+protocol EtcdWatchCarrier: HTTP2ExchangeOpening, AnyObject {
+    /// How many times something was read from the member so far.
+    var readCount: Int { get }
+    /// Whether the member sent anything since the read count was `reads`.
+    func heardFrom(since reads: Int) -> Bool
+}
+
+extension HTTP2Connection: EtcdWatchCarrier {}
+
 /// The Watch streams a connection set's watches share (``EtcdGRPCConnections``): one per member connection,
 /// etcd user (the token the stream was opened with) and message limit, each watch a watch ID on it
 /// (``EtcdGRPCWatchChannel``), as etcd's Go client keeps one Watch stream for a client's watches. A member
@@ -17,7 +28,7 @@ final class EtcdGRPCWatchChannels: Sendable {
 
     /// A place on the channel of `key` on `connection`: the one open (or being opened) there, or a new one,
     /// which the caller is to open (`opens`, ``EtcdGRPCWatchChannel/open(token:limits:)``).
-    func join(_ key: Key, on connection: HTTP2Connection) -> (channel: EtcdGRPCWatchChannel, opens: Bool) {
+    func join(_ key: Key, on connection: any EtcdWatchCarrier) -> (channel: EtcdGRPCWatchChannel, opens: Bool) {
         channels.withLock { channels in
             if let channel = channels[key], channel.connection === connection, channel.admit() {
                 return (channel, false)
@@ -105,13 +116,13 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
     }
 
     fileprivate let key: EtcdGRPCWatchChannels.Key
-    let connection: HTTP2Connection
+    let connection: any EtcdWatchCarrier
     private weak var owner: EtcdGRPCWatchChannels?
     private let state = Locked(State())
     /// Held while a message is sent: one sender at a time on the stream.
     private let sending = NSLock()
 
-    fileprivate init(key: EtcdGRPCWatchChannels.Key, connection: HTTP2Connection, owner: EtcdGRPCWatchChannels) {
+    fileprivate init(key: EtcdGRPCWatchChannels.Key, connection: any EtcdWatchCarrier, owner: EtcdGRPCWatchChannels) {
         self.key = key
         self.connection = connection
         self.owner = owner
@@ -172,14 +183,22 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         register { [self] in stop(watcher) }
         var deadline: HeadDeadline? = HeadDeadline(timeout: headTimeout, connection: connection)
         state.withLock { $0.waiting.append(watcher) }
+        var orphans: [Int64] = []
         let turn = wait(watcher, deadline: &deadline) { state in
             guard state.stream != nil, state.creating == nil, state.waiting.first === watcher else { return false }
             state.waiting.removeFirst()
             state.creating = watcher
+            swap(&orphans, &state.orphans)
             return true
         }
         if let turn { return leave(watcher, outcome: turn) }
-        if let failure = send(.create(create), deadline: deadline?.instant ?? .now) {
+        let sendBy = deadline?.instant ?? .now
+        for id in orphans {
+            if let failure = send(.cancel(EtcdProto.WatchCancelRequest(watchID: id)), deadline: sendBy) {
+                return leave(watcher, outcome: .failed(failure))
+            }
+        }
+        if let failure = send(.create(create), deadline: sendBy) {
             return leave(watcher, outcome: .failed(failure))
         }
         if let outcome = wait(watcher, deadline: &deadline, until: { _ in watcher.answered }) {
@@ -293,7 +312,8 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
     /// Puts one answer in its watch's inbox, and hands it over at once when the watch is alone on the stream
     /// and idle (on the thread that reads the connection), else wakes the watch's thread; false once the
     /// channel closed (nothing more is read).
-    private func route(_ response: EtcdProto.WatchResponse) -> Bool {
+    private func route(_ answer: EtcdProto.WatchResponse) -> Bool {
+        var response = answer
         var target: Watcher?
         var next: Watcher?
         var inline = false
@@ -316,6 +336,12 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
                 if !refused {
                     creating.id = response.watchID
                     state.watching[response.watchID] = creating
+                } else if !response.canceled {
+                    // No watch made, yet not said to be cancelled: the watch ends all the same, saying so.
+                    var refusal = response
+                    refusal.canceled = true
+                    refusal.cancelReason = "the member created no watch (watch ID \(response.watchID))"
+                    response = refusal
                 }
                 target = creating
             } else {
@@ -390,11 +416,11 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
 private struct HeadDeadline {
     private(set) var instant: ContinuousClock.Instant
     private let timeout: TimeInterval
-    private let connection: HTTP2Connection
+    private let connection: any EtcdWatchCarrier
     private var heardAt: Int
     private var extensions = 0
 
-    init(timeout: TimeInterval, connection: HTTP2Connection) {
+    init(timeout: TimeInterval, connection: any EtcdWatchCarrier) {
         self.timeout = timeout
         self.connection = connection
         instant = EtcdHTTP.deadline(after: timeout)
