@@ -12,7 +12,7 @@ import TestSupport
 @Suite struct EtcdGRPCWatchChannelScriptTests {
     /// A connection that opens one scripted Watch exchange.
     final class ScriptedCarrier: EtcdWatchCarrier {
-        let exchange = GRPCTestExchange([GRPCScript.head])
+        private let exchanges = Mutex<[GRPCTestExchange]>([])
         private let reads = Mutex(0)
 
         var readCount: Int { reads.withLock { $0 } }
@@ -21,8 +21,14 @@ import TestSupport
         func exchange(path: String, headers: [HTTP2Header], deadline: ContinuousClock.Instant?)
             throws(EtcdHTTP.Failure) -> any HTTP2Exchange
         {
-            exchange
+            let exchange = GRPCTestExchange([GRPCScript.head])
+            exchanges.withLock { $0.append(exchange) }
+            return exchange
         }
+
+        /// The last stream opened; `opened`: how many were.
+        var exchange: GRPCTestExchange { exchanges.withLock { $0.last! } }
+        var opened: Int { exchanges.withLock { $0.count } }
 
         /// The server sends `response`.
         func answer(_ response: EtcdProto.WatchResponse) {
@@ -115,12 +121,13 @@ import TestSupport
         return response
     }
 
+    static let key = EtcdGRPCWatchChannels.Key(
+        endpoint: URL(string: "http://127.0.0.1:1")!, token: nil, answerBytes: 1 << 23)
+
     /// A channel on a scripted connection, with `count` places taken on it (a watch needs one).
     static func channel(places count: Int) -> (EtcdGRPCWatchChannels, EtcdGRPCWatchChannel, ScriptedCarrier) {
         let channels = EtcdGRPCWatchChannels()
         let carrier = ScriptedCarrier()
-        let key = EtcdGRPCWatchChannels.Key(
-            endpoint: URL(string: "http://127.0.0.1:1")!, token: nil, answerBytes: 1 << 23)
         let (channel, opens) = channels.join(key, on: carrier)
         #expect(opens)
         for _ in 1..<count {
@@ -230,6 +237,44 @@ import TestSupport
         #expect(eventually { alone.outcome == "stopped" && server.exchange.cancelled })
     }
 
+    /// A watch alone on its stream whose observer blocks on the reading thread: a new watch does not wait
+    /// behind it, it takes a stream of its own, which the watches after it share.
+    @Test func aWatchComingWhileTheOneAloneIsBlockedTakesANewStream() {
+        let (channels, channel, server) = Self.channel(places: 1)
+        defer { withExtendedLifetime(channels) {} }
+        let blocked = ScriptedWatch("blocked", on: channel)
+        #expect(eventually { server.creates == 1 })
+        server.answer(Self.created(1))
+        #expect(eventually { blocked.responses.count == 1 })
+        let gate = DispatchSemaphore(value: 0)
+        blocked.gate.withLock { $0 = gate }
+        let firstStream = server.exchange
+        server.answer(Self.event(1, "blocked"))
+        #expect(eventually { blocked.eventKeys == ["blocked"] })
+
+        let (second, opens) = channels.join(Self.key, on: server)
+        #expect(opens && second !== channel, "a new watch joined a stream held by a blocked observer")
+        second.open(token: nil, limits: .standard)
+        #expect(server.opened == 2)
+        let next = channels.join(Self.key, on: server)
+        #expect(next.channel === second && !next.opens, "the next watch joins the new stream")
+        let other = ScriptedWatch("other", on: second), third = ScriptedWatch("third", on: second)
+        #expect(eventually { server.creates == 1 })
+        server.answer(Self.created(0))
+        #expect(eventually { server.creates == 2 })
+        server.answer(Self.created(1))
+        server.answer(Self.event(0, "other"))
+        server.answer(Self.event(1, "third"))
+        #expect(eventually { other.eventKeys.count + third.eventKeys.count == 2 })
+
+        blocked.gate.withLock { $0 = nil }
+        gate.signal()
+        blocked.stop()
+        other.stop()
+        third.stop()
+        #expect(eventually { firstStream.cancelled && server.exchange.cancelled })
+    }
+
     @Test func aWatchThatFallsBehindIsCancelledWhileTheOthersGoOn() {
         let (channels, channel, server) = Self.channel(places: 2)
         defer { withExtendedLifetime(channels) {} }
@@ -276,8 +321,6 @@ import TestSupport
             )
         }
         // A new place on the key opens a new stream.
-        let key = EtcdGRPCWatchChannels.Key(
-            endpoint: URL(string: "http://127.0.0.1:1")!, token: nil, answerBytes: 1 << 23)
-        #expect(channels.join(key, on: server).opens)
+        #expect(channels.join(Self.key, on: server).opens)
     }
 }

@@ -59,7 +59,8 @@ final class EtcdGRPCWatchChannels: Sendable {
 ///
 /// Answers go to each watch's inbox. While a watch is alone on the stream, the thread that reads the
 /// connection hands them to it at once (no thread hop between the socket and the store); with others on the
-/// stream, the watch's own thread does, so that a store whose observer blocks stalls no other store's watch.
+/// stream, the watch's own thread does, so that a store whose observer blocks stalls no other store's watch
+/// (a watch that comes while answers are handed over that way takes a new stream).
 /// An inbox holds at most ``inboxBytes`` (one answer always fits): a watch that falls
 /// further behind is cancelled and ends ``Outcome/fellBehind``, to be watched again from its last revision
 /// (etcd keeps the history; nothing is lost, and nothing piles up in memory).
@@ -105,6 +106,8 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         var ended: Outcome?
         var admitted = 0
         var closed = false
+        /// Answers are being handed to the watch alone on the stream, on the thread that reads the connection.
+        var handingOverInline = false
         /// Waiting to send their create, in order.
         var waiting: [Watcher] = []
         /// Sent its create; its `created` answer is awaited (it may have left meanwhile: then the ID the
@@ -128,10 +131,12 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         self.owner = owner
     }
 
-    /// Counts one more watch in, unless the channel ended or closed.
+    /// Counts one more watch in, unless the channel ended or closed, or is handing answers to the watch alone
+    /// on it on the reading thread (that watch's observer may block: a new watch would wait for it; it
+    /// takes a stream of its own instead, and the watches after it join that one).
     fileprivate func admit() -> Bool {
         state.withLock { state in
-            guard !state.closed, state.ended == nil else { return false }
+            guard !state.closed, state.ended == nil, !state.handingOverInline else { return false }
             state.admitted += 1
             return true
         }
@@ -365,12 +370,18 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
             watcher.inboxBytes += size
             if !watcher.draining, state.admitted == 1 {
                 watcher.draining = true
+                state.handingOverInline = true
                 inline = true
             }
             return true
         }
         next?.wake.signal()
-        if inline, let target { drain(target) } else { target?.wake.signal() }
+        if inline, let target {
+            drain(target)
+            state.withLock { $0.handingOverInline = false }
+        } else {
+            target?.wake.signal()
+        }
         return goesOn
     }
 
