@@ -175,7 +175,8 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
 
     /// Runs one watch (`create`) on the channel until its `receive` returns false, the function `register`
     /// is given is called, or the channel ends: waits for its turn, sends `create`, and has every answer for
-    /// its ID handed to `receive` on the thread that reads the connection, the `created` one first. Its
+    /// its ID handed to `receive`, the `created` one first (on the thread that reads the connection while the
+    /// watch is alone on the stream, else on the calling thread). Its
     /// `created` answer must come by `headTimeout` seconds from now (waited for again, up to ten times, while
     /// the member sends anything on the connection: on a stream shared by many watches the answer may queue
     /// behind the others'). Then cancels the watch on the stream, or resets the stream if it was the last.
