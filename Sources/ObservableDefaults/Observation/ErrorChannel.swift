@@ -131,12 +131,13 @@ struct ErrorChannel: Sendable {
 
     /// Ends the problem of `topic`, if there is one; the delivery says it is over.
     mutating func clear(_ topic: ErrorTopic) -> ErrorDelivery {
-        guard let ended = problems.removeValue(forKey: topic) else { return ErrorDelivery() }
+        guard !problems.isEmpty, let ended = problems.removeValue(forKey: topic) else { return ErrorDelivery() }
         return deliver([.recovered(ended)])
     }
 
     /// Ends every problem whose topic `isOver` says is over, in the order of their topics.
     mutating func clear(where isOver: (ErrorTopic) -> Bool) -> ErrorDelivery {
+        guard !problems.isEmpty else { return ErrorDelivery() }  // the usual case, on every watch event
         let ended = problems.keys.filter(isOver).sorted().compactMap { problems.removeValue(forKey: $0) }
         return ended.isEmpty ? ErrorDelivery() : deliver(ended.map { .recovered($0) })
     }

@@ -121,7 +121,8 @@ import TestSupport
             var rest = stream[...]
             do {
                 while !rest.isEmpty {
-                    let piece = rest.prefix(Int.random(in: 1...40, using: &random))
+                    // Small pieces cut messages anywhere; large ones also bring several whole at once.
+                    let piece = rest.prefix(Int.random(in: 1...(round % 4 < 2 ? 40 : 700), using: &random))
                     rest = rest.dropFirst(piece.count)
                     received += try reader.append(piece)
                 }

@@ -82,6 +82,26 @@ import Testing
         #expect(answer.events.first?.kv == EtcdProto.KeyValue(key: [0x6B], value: [0x76], modRevision: 7))
     }
 
+    /// Nested messages are written in place, their length's varint widened once they pass 127 bytes: a
+    /// transaction whose put carries values of every length class (one to four varint bytes) writes the
+    /// same bytes as writing each nested message on its own and reads back equal.
+    @Test func nestedMessagesOfEveryLengthClassEncodeAsWrittenOnTheirOwn() throws {
+        func field(_ number: UInt64, _ payload: [UInt8]) -> [UInt8] {
+            var writer = ProtobufWriter()
+            writer.bytes(always: Int(number), payload)
+            return writer.bytes
+        }
+        for count in [0, 1, 100, 118, 119, 120, 127, 128, 200, 16_370, 16_384, 70_000, 2_100_000] {
+            let put = EtcdProto.PutRequest(key: Array("ns/key".utf8), value: [UInt8](repeating: 0x61, count: count))
+            let compare = EtcdProto.Compare(key: Array("ns/key".utf8), .equal, .modRevision(0))
+            let request = EtcdProto.TxnRequest(compare: [compare], success: [EtcdProto.RequestOp(.put(put))])
+            let expected = field(1, compare.encoded()) + field(2, field(2, put.encoded()))
+            #expect(request.encoded() == expected, "a put of \(count) bytes")
+            #expect(
+                try EtcdProto.TxnRequest(decoding: request.encoded(), limits: .init(answerBytes: 4 << 20)) == request)
+        }
+    }
+
     /// Every message, with every field set, reads back equal after writing.
     @Test func everyMessageRoundTrips() throws {
         for sample in EtcdProtoSamples.all {

@@ -186,6 +186,45 @@ import TestSupport
         #expect(decoder.table.count == 0, "the encoder adds nothing to the peer's table")
     }
 
+    /// The encoder copies a field equal to the one at the same place in its last block instead of encoding it
+    /// again: every block must still decode to exactly its own list — a changed token, a changed path, a
+    /// shorter or longer list, fields moved — and only the first block sets the table size.
+    @Test func blocksReusingTheLastBlocksFieldsDecodeToTheirOwnLists() throws {
+        var encoder = HPACKEncoder()
+        var decoder = HPACKDecoder(maximumListSize: 1 << 20)
+        func request(_ path: String, timeout: String, token: String?, leader: Bool = false) -> [HTTP2Header] {
+            var list = [
+                HTTP2Header(":method", "POST"), HTTP2Header(":scheme", "http"), HTTP2Header(":path", path),
+                HTTP2Header(":authority", "127.0.0.1:2379"), HTTP2Header("content-type", "application/grpc"),
+                HTTP2Header("te", "trailers"), HTTP2Header("grpc-timeout", timeout)
+            ]
+            if let token { list.append(HTTP2Header("token", token)) }
+            if leader { list.append(HTTP2Header("hasleader", "true")) }
+            return list
+        }
+        let lists = [
+            request("/etcdserverpb.KV/Txn", timeout: "2999990u", token: "token.one"),
+            request("/etcdserverpb.KV/Txn", timeout: "2999987u", token: "token.one"),
+            // The token refreshed (the old one expired): the new one must reach the wire.
+            request("/etcdserverpb.KV/Txn", timeout: "2999987u", token: "token.two"),
+            request("/etcdserverpb.KV/Range", timeout: "999999u", token: "token.two"),
+            request("/etcdserverpb.Watch/Watch", timeout: "1S", token: "token.two", leader: true),
+            request("/etcdserverpb.KV/Txn", timeout: "2999990u", token: nil),
+            request("/etcdserverpb.KV/Txn", timeout: "2999990u", token: "token.three"),
+            Array(request("/etcdserverpb.KV/Txn", timeout: "3S", token: "token.three").reversed()),
+            []
+        ]
+        for (index, list) in lists.enumerated() {
+            let block = encoder.encode(list)
+            #expect((block.first == 0x20) == (index == 0), "block \(index): the table size update comes first, once")
+            #expect(try decoder.decode(block) == list, "block \(index)")
+        }
+        let again = request("/etcdserverpb.KV/Txn", timeout: "1u", token: "token.four")
+        #expect(try decoder.decode(encoder.encode(again)) == again)
+        var fresh = HPACKDecoder(maximumListSize: 1 << 20)
+        #expect(try fresh.decode(encoder.encode(again)) == again)
+    }
+
     func expectError(_ block: [UInt8], containing text: String, tableSize: Int = 4096, listLimit: Int = 65536) {
         var decoder = HPACKDecoder(allowedTableSize: tableSize, maximumListSize: listLimit)
         #expect(throws: HPACKError.self) { try decoder.decode(block) }

@@ -102,6 +102,51 @@ import TestSupport
         #expect(frames.last?.stream == frames.first?.stream)
     }
 
+    /// The connection's encoder reuses the fields of the last header block that did not change: what each
+    /// call sends must still be its own headers — a refreshed token reaches the wire with the next call, a
+    /// call without a token sends none, and every call its own path and `grpc-timeout`.
+    @Test func eachCallsHeadersReachTheWireWhenTheLastBlocksFieldsAreReused() throws {
+        let calls = [
+            ("/etcdserverpb.KV/Txn", "token.one"), ("/etcdserverpb.KV/Txn", "token.one"),
+            ("/etcdserverpb.KV/Txn", "token.two"), ("/etcdserverpb.KV/Range", "token.two"),
+            ("/etcdserverpb.KV/Txn", nil), ("/etcdserverpb.KV/Txn", "token.three")
+        ]
+        let received = Locked<[[HTTP2Header]]>([])
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            // One decoder for the connection, as a server keeps it.
+            var decoder = HPACKDecoder(maximumListSize: 65536)
+            for _ in calls {
+                guard let headers = peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.headers }),
+                    let list = try? decoder.decode(headers.payload)
+                else { return }
+                received.withLock { $0.append(list) }
+                guard peer.readRequest(stream: headers.stream) else { return }
+                peer.sendHeaders(stream: headers.stream, [(":status", "200"), ("content-type", "application/grpc")])
+                peer.send(HTTP2Frame(type: HTTP2Frame.data, stream: headers.stream, payload: [0, 0, 0, 0, 0]))
+                peer.sendHeaders(stream: headers.stream, [("grpc-status", "0")], endStream: true)
+            }
+            _ = peer.readFrame(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        for (path, token) in calls {
+            let answer = try GRPCCall.unary(
+                path: path, request: [], metadata: GRPCCall.etcdMetadata(token: token, requireLeader: false),
+                deadline: Self.deadline(), on: connection)
+            #expect(answer.isEmpty)
+        }
+        let lists = received.withLock { $0 }
+        #expect(lists.count == calls.count)
+        for (list, (path, token)) in zip(lists, calls) {
+            #expect(list.first { $0.name == ":path" }?.value == path)
+            #expect(list.filter { $0.name == "token" }.map(\.value) == (token.map { [$0] } ?? []))
+            #expect(list.contains { $0.name == "grpc-timeout" && $0.value.hasSuffix("u") })
+            #expect(list.map(\.name).prefix(6) == [":method", ":scheme", ":path", ":authority", "content-type", "te"])
+        }
+    }
+
     @Test func aBodyLargerThanTheMembersWindowFollowsItsHeadersAsTheWindowOpens() throws {
         let received = Locked<[UInt8]>([])
         let server = try HTTP2ScriptedServer { peer in

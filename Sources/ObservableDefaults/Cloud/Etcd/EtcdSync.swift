@@ -326,10 +326,16 @@ final class EtcdSync: Sendable {
     /// of a watch that was replaced. A watch whose own events go back is ended by ``EtcdWatchOrder``.)
     private func apply(_ events: [(EtcdKeyValue, deleted: Bool)], prefix: String) {
         var decoded: [(key: String, value: DefaultsValue?, revision: Int64, text: Data?)] = []
+        decoded.reserveCapacity(events.count)
         for (pair, deleted) in events {
             guard pair.key.hasPrefix(prefix) else { continue }
             var pair = pair
-            pair.key = String(pair.key.dropFirst(prefix.count))
+            // The prefix's bytes, when the key starts with them (always, but for another normalisation): no
+            // walk over characters.
+            pair.key =
+                pair.key.utf8.starts(with: prefix.utf8)
+                ? String(decoding: pair.key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+                : String(pair.key.dropFirst(prefix.count))
             if CloudKeyValueStore.isReserved(pair.key) { continue }  // an update's marker
             if deleted {
                 core.clear(.undecodableValue(key: pair.key))
@@ -338,7 +344,7 @@ final class EtcdSync: Sendable {
                 decoded.append((pair.key, value, pair.modRevision, pair.value))
             }
         }
-        let lastEvent = events.map(\.0.modRevision).max() ?? 0
+        let lastEvent = events.lazy.map(\.0.modRevision).max() ?? 0
         var lost: [String] = []
         // Delivered on this thread when nothing else is being delivered: one hand-off less per event.
         core.change(deliverHere: true) { state in

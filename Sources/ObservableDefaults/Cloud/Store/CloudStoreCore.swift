@@ -108,6 +108,9 @@ final class CloudStoreCore: Sendable {
     func announce(_ keys: Set<String>, reason: CloudChangeReason, deliveredByCaller: Bool = false) {
         guard !keys.isEmpty else { return }
         let change = CloudChange(keys: keys, reason: reason)
+        if keys.count == 1, let key = keys.first {
+            return announce(ExactKey(key), as: change, deliveredByCaller: deliveredByCaller)
+        }
         let exactKeys = Set(keys.map { ExactKey($0) })
         // Observers registered now hear it (not ones added before it is delivered), unless cancelled by then.
         let tokens = listeners.withLock { listeners in
@@ -122,6 +125,25 @@ final class CloudStoreCore: Sendable {
                 guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
                 let relevant = observer.filter.matching(exactKeys)
                 if !relevant.isEmpty { observer.handler(CloudChange(keys: relevant, reason: reason)) }
+            }
+            notificationSender.current?(change)
+        }
+    }
+
+    /// ``announce(_:reason:deliveredByCaller:)`` of one key (a watch event's usual change): the same observers
+    /// hear `change` itself, found and matched without sets of keys.
+    private func announce(_ key: ExactKey, as change: CloudChange, deliveredByCaller: Bool) {
+        let tokens = listeners.withLock { listeners in
+            var tokens: [Int] = []
+            listeners.observers.forEach(hearing: key) { token, observer in
+                if observer.hearsOutsideChanges { tokens.append(token) }
+            }
+            return tokens
+        }
+        deliveries.add(deliveredByCaller: deliveredByCaller) { [self] in
+            for token in tokens {
+                guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
+                if observer.filter.matches(key) { observer.handler(change) }
             }
             notificationSender.current?(change)
         }
@@ -249,7 +271,7 @@ final class CloudStoreCore: Sendable {
     }
 
     /// Ends the problem of `topic`, if there is one, and publishes that it is over.
-    func clear(_ topic: ErrorTopic) { clear { $0 == topic } }
+    func clear(_ topic: ErrorTopic) { deliver(listeners.withLock { $0.errors.clear(topic) }) }
 
     /// Ends every problem whose topic `isOver` says is over, and publishes that each is over.
     func clear(where isOver: (ErrorTopic) -> Bool) {

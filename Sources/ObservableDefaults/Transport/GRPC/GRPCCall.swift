@@ -45,11 +45,20 @@ enum GRPCCall {
     static func requestHeaders(
         metadata: [HTTP2Header], deadline: ContinuousClock.Instant?, now: ContinuousClock.Instant = .now
     ) -> [HTTP2Header] {
-        var headers = [HTTP2Header("content-type", "application/grpc"), HTTP2Header("te", "trailers")]
+        var headers: [HTTP2Header] = []
+        headers.reserveCapacity(3 + metadata.count)
+        headers.append(contentsOf: fixedHeaders)
         if let deadline { headers.append(HTTP2Header("grpc-timeout", timeout(deadline - now))) }
-        headers += metadata.map { HTTP2Header($0.name.lowercased(), $0.value) }
+        for entry in metadata {
+            // Names are checked (``problem(in:)``) to be ASCII: only upper-case letters need a new string.
+            let lowerCase = !entry.name.utf8.contains { (0x41...0x5A).contains($0) }
+            headers.append(lowerCase ? entry : HTTP2Header(entry.name.lowercased(), entry.value))
+        }
         return headers
     }
+
+    /// The headers every request starts with.
+    private static let fixedHeaders = [HTTP2Header("content-type", "application/grpc"), HTTP2Header("te", "trailers")]
 
     /// `duration` as a `grpc-timeout` value: at most 8 digits and a unit (`n`, `u`, `m`, `S`, `M`, `H`), the
     /// finest unit that fits, rounded up so the server never gives up before the client; "0n" once passed.
@@ -60,31 +69,32 @@ enum GRPCCall {
         // Below 9e9 s the nanoseconds fit in an Int64; 99,999,999 hours is far beyond that.
         guard seconds < 9_000_000_000 else { return "\(limit)H" }
         let nanoseconds = seconds * 1_000_000_000 + (attoseconds + 999_999_999) / 1_000_000_000
-        let units: [(String, Int64)] = [
-            ("n", 1), ("u", 1_000), ("m", 1_000_000), ("S", 1_000_000_000), ("M", 60_000_000_000),
-            ("H", 3_600_000_000_000)
-        ]
-        for (unit, size) in units {
+        for (unit, size) in timeoutUnits {
             let value = (nanoseconds + size - 1) / size
-            if value <= limit { return "\(value)\(unit)" }
+            if value <= limit { return String(value) + unit }
         }
         return "\(limit)H"
     }
+
+    /// `grpc-timeout`'s units, finest first, with their nanoseconds.
+    private static let timeoutUnits: [(String, Int64)] = [
+        ("n", 1), ("u", 1_000), ("m", 1_000_000), ("S", 1_000_000_000), ("M", 60_000_000_000),
+        ("H", 3_600_000_000_000)
+    ]
 
     /// What is wrong with `metadata`, `nil` when it can be sent: names are letters, digits, `-`, `_` and `.`
     /// (upper-case letters are sent lower-case), not gRPC's own (`grpc-…`), not pseudo-headers and not the
     /// headers the call sets; values are printable ASCII (binary `-bin` metadata is not supported).
     static func problem(in metadata: [HTTP2Header]) -> String? {
-        let reserved: Set<String> = ["content-type", "te", "grpc-timeout", "user-agent", "host", "connection"]
         for entry in metadata {
-            let name = entry.name.lowercased()
+            let name = entry.name.utf8.contains { (0x41...0x5A).contains($0) } ? entry.name.lowercased() : entry.name
             let nameIsValid =
                 !name.isEmpty
                 && name.utf8.allSatisfy { byte in
                     (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
                         || byte == 0x2E
                 }
-            guard nameIsValid, !name.hasPrefix("grpc-"), !name.hasSuffix("-bin"), !reserved.contains(name) else {
+            guard nameIsValid, !name.hasPrefix("grpc-"), !name.hasSuffix("-bin"), !reservedNames.contains(name) else {
                 return "metadata name '\(entry.name.prefix(60))' is not allowed (expected letters, digits, '-', '_' "
                     + "or '.', and not a header gRPC sets itself)"
             }
@@ -94,6 +104,11 @@ enum GRPCCall {
         }
         return nil
     }
+
+    /// The headers a call sets itself, which metadata may not name.
+    private static let reservedNames: Set<String> = [
+        "content-type", "te", "grpc-timeout", "user-agent", "host", "connection"
+    ]
 
     /// A unary call: sends `request` (a message's protobuf bytes) to `path` and returns the answer's one
     /// message, all by `deadline` (`nil`: no bound; sent to the server as `grpc-timeout`).
@@ -394,7 +409,7 @@ struct GRPCAnswer {
         }
         switch (phase, received) {
         case (.awaitingHead, .headers(let headers, let endStream)):
-            guard let statusText = Self.value("status", in: headers, pseudo: true), let status = Int(statusText)
+            guard let statusText = Self.value(":status", in: headers), let status = Int(statusText)
             else {
                 throw .malformed("an answer head without a valid :status")
             }
@@ -449,9 +464,8 @@ struct GRPCAnswer {
         phase = .ended(code == .ok ? nil : GRPCStatus(code, message))
     }
 
-    /// The value of the header `name` (or the pseudo-header `:name`).
-    private static func value(_ name: String, in headers: [HTTP2Header], pseudo: Bool = false) -> String? {
-        let wanted = pseudo ? ":" + name : name
-        return headers.first { $0.name == wanted }?.value
+    /// The value of the header (or pseudo-header) `name`.
+    private static func value(_ name: String, in headers: [HTTP2Header]) -> String? {
+        headers.first { $0.name == name }?.value
     }
 }

@@ -53,8 +53,27 @@ struct GRPCMessageReader {
 
     /// Takes `data` and returns the messages it completes, in order.
     mutating func append(_ data: some Collection<UInt8>) throws(GRPCFailure) -> [[UInt8]] {
+        // Read through a pointer: `Data`'s own indexing costs a call per byte.
+        let result = data.withContiguousStorageIfAvailable { bytes in
+            Result { () throws(GRPCFailure) in try append(bytes[...]) }
+        }
+        if let result { return try result.get() }
+        let bytes = Array(data)
+        return try bytes.withUnsafeBufferPointer { bytes throws(GRPCFailure) in try append(bytes[...]) }
+    }
+
+    private mutating func append(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) throws(GRPCFailure) -> [[UInt8]] {
         var messages: [[UInt8]] = []
-        var input = data[...]
+        var input = bytes
+        // Whole messages at the start of `bytes` (an etcd answer's usual DATA frame) are taken without passing
+        // through the buffer.
+        while buffer.isEmpty, input.count >= 5 {
+            let length = try Self.checkPrefix(input.prefix(5), limit: limit)
+            let body = input.dropFirst(5)
+            guard body.count >= length else { break }
+            messages.append(Array(body.prefix(length)))
+            input = body.dropFirst(length)
+        }
         while !input.isEmpty {
             // Until the prefix is checked, take only what completes the prefix.
             let taken = input.prefix((expected.map { 5 + $0 } ?? 5) - buffer.count)
@@ -62,7 +81,7 @@ struct GRPCMessageReader {
             input = input.dropFirst(taken.count)
             if expected == nil {
                 guard buffer.count == 5 else { break }
-                expected = try checkPrefix()
+                expected = try Self.checkPrefix(buffer, limit: limit)
             }
             if let length = expected, buffer.count == 5 + length {
                 messages.append(Array(buffer[5...]))
@@ -74,11 +93,11 @@ struct GRPCMessageReader {
     }
 
     /// The length in the message's 5-byte prefix, after checking its flag and the limit.
-    private func checkPrefix() throws(GRPCFailure) -> Int {
-        let flag = buffer[0]
-        let length =
-            Int(buffer[1]) << 24 | Int(buffer[2]) << 16 | Int(buffer[3]) << 8
-            | Int(buffer[4])
+    private static func checkPrefix(_ prefix: some Collection<UInt8>, limit: Int) throws(GRPCFailure) -> Int {
+        var bytes = prefix.makeIterator()
+        let flag = bytes.next() ?? 0
+        var length = 0
+        for _ in 0..<4 { length = length << 8 | Int(bytes.next() ?? 0) }
         guard flag == 0 else {
             if flag == 1 {
                 throw .malformed(

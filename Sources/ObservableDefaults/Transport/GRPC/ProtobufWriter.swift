@@ -116,12 +116,29 @@ struct ProtobufWriter {
     /// tag and length 0): for `oneof` members and optional messages, presence is the information.
     mutating func message(_ field: Int, _ value: (some ProtobufMessage)?) {
         guard let value else { return }
-        bytes(always: field, value.encoded())
+        nested(field, value)
     }
 
     /// One entry of a repeated message field per element.
     mutating func messages(_ field: Int, _ values: [some ProtobufMessage]) {
-        for value in values { bytes(always: field, value.encoded()) }
+        for value in values { nested(field, value) }
+    }
+
+    /// A nested message written in place: its length's varint is reserved as one byte (what a message of
+    /// fewer than 128 bytes takes, as etcd's requests are) and widened after the fact for a longer one.
+    private mutating func nested(_ field: Int, _ value: some ProtobufMessage) {
+        writeTag(field, .lengthDelimited)
+        let lengthAt = bytes.count
+        bytes.append(0)
+        value.encode(to: &self)
+        let length = bytes.count - lengthAt - 1
+        guard length >= 0x80 else {
+            bytes[lengthAt] = UInt8(length)
+            return
+        }
+        var prefix = ProtobufWriter()
+        prefix.writeVarint(UInt64(length))
+        bytes.replaceSubrange(lengthAt...lengthAt, with: prefix.bytes)
     }
 
     /// One entry of a repeated string field per element (empty strings included).

@@ -231,43 +231,95 @@ struct HPACKDecoder {
 
 /// Encodes header blocks simply: a header whose name and value are a static table entry as that index, any
 /// other as a literal without indexing (its name by static index when there is one), strings Huffman-coded
-/// when that is shorter. It never adds to the peer's dynamic table, so it keeps no state but one thing: its
-/// first block sets the table size to 0, which holds whatever size the peer's SETTINGS later allow.
+/// when that is shorter. It never adds to the peer's dynamic table, so a field's representation depends on the
+/// field alone; the encoder keeps two things: its first block sets the table size to 0, which holds whatever
+/// size the peer's SETTINGS later allow, and the last block's fields with their representations, so that a
+/// field equal to the one at the same place in the last block is copied instead of encoded again, and one of
+/// the same name has only its value encoded (a gRPC call's headers differ from the previous call's in
+/// `grpc-timeout`, and in the path when the method differs).
 struct HPACKEncoder {
     private var announcedEmptyTable = false
+    /// The last block's fields, and where each one's representation ends in ``lastBytes``.
+    private var lastFields: [HTTP2Header] = []
+    private var lastEnds: [Int] = []
+    /// Where each of the last block's literal fields' name ends, the value following (`nil`: an indexed field).
+    private var lastNameEnds: [Int?] = []
+    /// The last block's field representations (without the table size update).
+    private var lastBytes: [UInt8] = []
 
     /// The header block for `headers`, in order.
     mutating func encode(_ headers: [HTTP2Header]) -> [UInt8] {
         var bytes: [UInt8] = []
-        if !announcedEmptyTable {
-            HPACKInteger.encode(0, prefixBits: 5, flags: 0x20, into: &bytes)
-            announcedEmptyTable = true
-        }
-        for header in headers {
-            if let full = HPACKStaticTable.entries.firstIndex(of: header) {
-                HPACKInteger.encode(full + 1, prefixBits: 7, flags: 0x80, into: &bytes)
-                continue
-            }
-            if let nameIndex = HPACKStaticTable.nameIndex[header.name] {
-                HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0, into: &bytes)
+        bytes.reserveCapacity(lastBytes.count + 32)
+        var ends: [Int] = []
+        var nameEnds: [Int?] = []
+        ends.reserveCapacity(headers.count)
+        nameEnds.reserveCapacity(headers.count)
+        for (index, header) in headers.enumerated() {
+            let start = bytes.count
+            var nameEnd: Int?
+            if index < lastFields.count, lastFields[index].name == header.name {
+                let lastStart = index == 0 ? 0 : lastEnds[index - 1]
+                if lastFields[index].value == header.value {
+                    bytes.append(contentsOf: lastBytes[lastStart..<lastEnds[index]])
+                    nameEnd = lastNameEnds[index].map { start + $0 - lastStart }
+                } else if let lastNameEnd = lastNameEnds[index] {
+                    // The same name with another value (`grpc-timeout`, a new token): only the value is new.
+                    bytes.append(contentsOf: lastBytes[lastStart..<lastNameEnd])
+                    nameEnd = bytes.count
+                    Self.string(header.value, into: &bytes)
+                } else {
+                    nameEnd = Self.field(header, into: &bytes)
+                }
             } else {
-                bytes.append(0)
-                Self.string(header.name, into: &bytes)
+                nameEnd = Self.field(header, into: &bytes)
             }
-            Self.string(header.value, into: &bytes)
+            ends.append(bytes.count)
+            nameEnds.append(nameEnd)
         }
-        return bytes
+        lastFields = headers
+        lastEnds = ends
+        lastNameEnds = nameEnds
+        lastBytes = bytes
+        guard !announcedEmptyTable else { return bytes }
+        announcedEmptyTable = true
+        var block: [UInt8] = []
+        HPACKInteger.encode(0, prefixBits: 5, flags: 0x20, into: &block)
+        return block + bytes
+    }
+
+    /// Appends the representation of `header`; where its name ends, for a literal (`nil`: indexed whole).
+    private static func field(_ header: HTTP2Header, into bytes: inout [UInt8]) -> Int? {
+        if let first = HPACKStaticTable.nameIndex[header.name] {
+            // Entries of one name are next to each other in the static table.
+            let entries = HPACKStaticTable.entries
+            var index = first
+            while index <= entries.count, entries[index - 1].name == header.name {
+                if entries[index - 1].value == header.value {
+                    HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &bytes)
+                    return nil
+                }
+                index += 1
+            }
+            HPACKInteger.encode(first, prefixBits: 4, flags: 0, into: &bytes)
+        } else {
+            bytes.append(0)
+            string(header.name, into: &bytes)
+        }
+        let nameEnd = bytes.count
+        string(header.value, into: &bytes)
+        return nameEnd
     }
 
     private static func string(_ text: String, into bytes: inout [UInt8]) {
-        let raw = Array(text.utf8)
+        let raw = text.utf8
         let coded = HPACKHuffman.encodedCount(raw)
         if coded < raw.count {
             HPACKInteger.encode(coded, prefixBits: 7, flags: 0x80, into: &bytes)
-            bytes += HPACKHuffman.encode(raw)
+            HPACKHuffman.encode(raw, into: &bytes)
         } else {
             HPACKInteger.encode(raw.count, prefixBits: 7, flags: 0, into: &bytes)
-            bytes += raw
+            bytes.append(contentsOf: raw)
         }
     }
 }

@@ -113,6 +113,12 @@ enum HPACKHuffman {
     /// `bytes` Huffman-coded, padded with ones (EOS's first bits) to a whole byte.
     static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> [UInt8] {
         var result: [UInt8] = []
+        encode(bytes, into: &result)
+        return result
+    }
+
+    /// Appends `bytes` Huffman-coded, padded as ``encode(_:)`` pads them, to `result`.
+    static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes, into result: inout [UInt8]) {
         var buffer: UInt64 = 0
         var count = 0
         for byte in bytes {
@@ -126,6 +132,5 @@ enum HPACKHuffman {
         if count > 0 {
             result.append(UInt8(truncatingIfNeeded: buffer << UInt64(8 - count) | (0xFF >> UInt64(count))))
         }
-        return result
     }
 }

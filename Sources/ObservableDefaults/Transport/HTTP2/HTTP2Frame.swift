@@ -44,22 +44,26 @@ struct HTTP2Frame: Equatable {
 
     /// Appends the frame as bytes on the wire to `bytes`.
     func append(to bytes: inout [UInt8]) {
-        let length = payload.count
-        bytes += [
-            UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8),
-            UInt8(truncatingIfNeeded: length)
-        ]
-        bytes += [type, flags]
-        Self.append32(stream & 0x7FFF_FFFF, to: &bytes)
-        bytes += payload
+        Self.appendHead(length: payload.count, type: type, flags: flags, stream: stream, to: &bytes)
+        bytes.append(contentsOf: payload)
+    }
+
+    /// Appends the 9-byte head of a frame whose payload of `length` bytes the caller appends next.
+    static func appendHead(length: Int, type: UInt8, flags: UInt8, stream: UInt32, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(truncatingIfNeeded: length >> 16))
+        bytes.append(UInt8(truncatingIfNeeded: length >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: length))
+        bytes.append(type)
+        bytes.append(flags)
+        append32(stream & 0x7FFF_FFFF, to: &bytes)
     }
 
     /// Appends `value` as 4 bytes, most significant first.
     static func append32(_ value: UInt32, to bytes: inout [UInt8]) {
-        bytes += [
-            UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-            UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)
-        ]
+        bytes.append(UInt8(truncatingIfNeeded: value >> 24))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 16))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: value))
     }
 
     /// The 4 bytes of `bytes` from `offset` as a number, most significant first (fewer when `bytes`

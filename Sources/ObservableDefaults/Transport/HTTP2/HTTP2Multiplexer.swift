@@ -313,16 +313,17 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             var offset = 0
             repeat {
                 let end = min(block.count, offset + frameSize)
-                let last = end == block.count
-                HTTP2Frame(
-                    type: offset == 0 ? HTTP2Frame.headers : HTTP2Frame.continuation,
-                    flags: last ? HTTP2Frame.endHeaders : 0, stream: stream.id, payload: Array(block[offset..<end])
-                ).append(to: &bytes)
+                HTTP2Frame.appendHead(
+                    length: end - offset, type: offset == 0 ? HTTP2Frame.headers : HTTP2Frame.continuation,
+                    flags: end == block.count ? HTTP2Frame.endHeaders : 0, stream: stream.id, to: &bytes)
+                bytes.append(contentsOf: block[offset..<end])
                 offset = end
             } while offset < block.count
             if bodyFits, let body {
-                HTTP2Frame(type: HTTP2Frame.data, flags: HTTP2Frame.endStream, stream: stream.id, payload: body)
-                    .append(to: &bytes)
+                HTTP2Frame.appendHead(
+                    length: body.count, type: HTTP2Frame.data, flags: HTTP2Frame.endStream, stream: stream.id,
+                    to: &bytes)
+                bytes.append(contentsOf: body)
             }
             do throws(EtcdHTTP.Failure) { try socket.write(bytes) } catch {
                 fail(error)
@@ -916,7 +917,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 "a header block HPACK cannot decode: \(error.text)", code: HTTP2ErrorCode.compressionError)
         }
         guard let stream = try stream(block.stream, for: HTTP2Frame.headers) else { return }
-        try locked { () throws(HTTP2ProtocolError) in
+        let wake = try locked { () throws(HTTP2ProtocolError) -> HTTP2Condition? in
             guard !stream.remoteEnded else {
                 throw HTTP2ProtocolError("a HEADERS frame on stream \(stream.id) after it ended")
             }
@@ -937,21 +938,22 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             stream.inbox.append(.headers(headers, endStream: block.endStream))
             noteMemberWrote()
             if block.endStream { endRemote(stream) }
-            arrived(on: stream)
+            return arrived(on: stream)
         }
+        wake?.broadcast()
     }
 
     /// Something was queued for `stream` (under the lock): its consumer takes it once the frame is handled,
-    /// unless a thread is running the consumer already (that thread takes it); without one, its caller
-    /// is woken.
-    private func arrived(on stream: HTTP2StreamState) {
-        guard stream.consumer != nil else {
-            stream.arrival?.broadcast()
-            return
+    /// unless a thread is running the consumer already (that thread takes it); without one, returns the
+    /// condition its caller waits on, to be woken once the lock is released (woken under it, the caller
+    /// would block on the lock at once).
+    private func arrived(on stream: HTTP2StreamState) -> HTTP2Condition? {
+        guard stream.consumer != nil else { return stream.arrival }
+        if !stream.consuming {
+            stream.consuming = true
+            readyConsumers.append(stream)
         }
-        guard !stream.consuming else { return }
-        stream.consuming = true
-        readyConsumers.append(stream)
+        return nil
     }
 
     /// The member ended its side of `stream` (under the lock).
@@ -967,7 +969,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         let length = frame.payload.count
         let content = try frame.unpadded()
         let stream = try stream(frame.stream, for: frame.type)
-        let connectionGrant = try locked { () throws(HTTP2ProtocolError) -> Int in
+        let (connectionGrant, wake) = try locked { () throws(HTTP2ProtocolError) -> (Int, HTTP2Condition?) in
             guard length <= connectionReceiveWindow else {
                 throw HTTP2ProtocolError(
                     "\(length) bytes of DATA when the connection's window had room for \(connectionReceiveWindow)",
@@ -975,6 +977,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             }
             connectionReceiveWindow -= length
             noteMemberWrote()
+            var wake: HTTP2Condition?
             if let stream {
                 guard stream.headReceived else {
                     throw HTTP2ProtocolError("a DATA frame on stream \(stream.id) before its head (HEADERS)")
@@ -993,12 +996,13 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 let endStream = frame.has(HTTP2Frame.endStream)
                 if !content.isEmpty || endStream { stream.inbox.append(.data(Data(content), endStream: endStream)) }
                 if endStream { endRemote(stream) }
-                arrived(on: stream)
+                wake = arrived(on: stream)
             }
-            guard connectionReceiveWindow <= Self.connectionWindow / 2 else { return 0 }
+            guard connectionReceiveWindow <= Self.connectionWindow / 2 else { return (0, wake) }
             defer { connectionReceiveWindow = Self.connectionWindow }
-            return Self.connectionWindow - connectionReceiveWindow
+            return (Self.connectionWindow - connectionReceiveWindow, wake)
         }
+        wake?.broadcast()
         if connectionGrant > 0 { try? socket.write(Self.windowUpdate(stream: 0, UInt32(connectionGrant)).encoded) }
     }
 
