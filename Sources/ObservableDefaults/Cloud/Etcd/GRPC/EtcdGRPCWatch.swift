@@ -87,7 +87,8 @@ struct EtcdGRPCWatch {
     }
 
     /// Reads one answer of the watch.
-    static func message(_ response: EtcdProto.WatchResponse, context: String) throws(DefaultsError) -> EtcdWatchMessage
+    static func message(_ response: EtcdProto.WatchResponse, context: @autoclosure () -> String) throws(DefaultsError)
+        -> EtcdWatchMessage
     {
         var message = EtcdWatchMessage(header: response.header.map { EtcdGRPCWire.header($0) }, events: [])
         if response.canceled {
@@ -96,7 +97,7 @@ struct EtcdGRPCWatch {
         }
         message.events.reserveCapacity(response.events.count)
         for event in response.events {
-            guard let pair = event.kv else { throw .malformedEtcdAnswer(context, "an event without 'kv'") }
+            guard let pair = event.kv else { throw .malformedEtcdAnswer(context(), "an event without 'kv'") }
             let deleted = event.type == .delete
             message.events.append((EtcdGRPCWire.pair(pair, deleted: deleted), deleted))
         }

@@ -116,6 +116,12 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         var watching: [Int64: Watcher] = [:]
         /// IDs of watches created for a watcher that had left: cancelled by the next watch that sends.
         var orphans: [Int64] = []
+
+        /// Nothing more is handed to `watcher`.
+        mutating func stop(_ watcher: Watcher) {
+            watcher.stopped = true
+            if let id = watcher.id, watching[id] === watcher { watching[id] = nil }
+        }
     }
 
     fileprivate let key: EtcdGRPCWatchChannels.Key
@@ -224,10 +230,7 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
 
     /// Stops `watcher`: nothing more is handed to it, and its thread leaves the channel.
     private func stop(_ watcher: Watcher) {
-        state.withLock { state in
-            watcher.stopped = true
-            if let id = watcher.id, state.watching[id] === watcher { state.watching[id] = nil }
-        }
+        state.withLock { $0.stop(watcher) }
         watcher.wake.signal()
     }
 
@@ -359,35 +362,44 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
                 target = watcher
             }
             guard let watcher = target else { return true }
+            // Alone and idle, with nothing older waiting: handed over here, now.
+            if !watcher.draining, watcher.inbox.isEmpty, state.admitted == 1 {
+                watcher.draining = true
+                state.handingOverInline = true
+                inline = true
+                return true
+            }
             let size = Self.size(of: response)
             if !watcher.inbox.isEmpty, watcher.inboxBytes + size > Self.inboxBytes {
-                watcher.stopped = true
                 watcher.fellBehind = true
+                state.stop(watcher)
                 watcher.inbox = []
-                if let id = watcher.id, state.watching[id] === watcher { state.watching[id] = nil }
                 return true
             }
             watcher.inbox.append(response)
             watcher.inboxBytes += size
-            if !watcher.draining, state.admitted == 1 {
-                watcher.draining = true
-                state.handingOverInline = true
-                inline = true
-            }
             return true
         }
         next?.wake.signal()
-        if inline, let target {
-            drain(target)
-            state.withLock { $0.handingOverInline = false }
+        guard let target else { return goesOn }
+        if inline {
+            let goesOn = call(target, with: response)
+            let wake = state.withLock { state in
+                target.draining = false
+                state.handingOverInline = false
+                if !goesOn { state.stop(target) }
+                // Its thread waits for nothing else here: its `created` answer, or the end of this hand-over.
+                return target.stopped || response.created
+            }
+            if wake { target.wake.signal() }
         } else {
-            target?.wake.signal()
+            target.wake.signal()
         }
         return goesOn
     }
 
-    /// Hands `watcher` the answers in its inbox until it is empty, on the thread that set its `draining`;
-    /// clears `draining` and wakes the watch's thread (it may be leaving, or waiting for its ID).
+    /// Hands `watcher` the answers in its inbox, on its own thread (which set its `draining`), until it is
+    /// empty or the watch stopped; then clears `draining`.
     private func drain(_ watcher: Watcher) {
         while let batch = state.withLock({ state -> [EtcdProto.WatchResponse]? in
             guard !watcher.stopped, !watcher.inbox.isEmpty else {
@@ -401,11 +413,10 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
             return watcher.inbox
         }) {
             for response in batch where !call(watcher, with: response) {
-                stop(watcher)
+                state.withLock { $0.stop(watcher) }
                 break
             }
         }
-        watcher.wake.signal()
     }
 
     /// `watcher`'s `receive` called with `response`, unless it stopped meanwhile (a function of its own, so
