@@ -8,8 +8,9 @@ import TestSupport
 /// The watches of the stores sharing a connection share one gRPC Watch stream, each a watch ID of its own
 /// (``EtcdGRPCWatchChannel``, as etcd's Go client does): the member counts one stream for them, each store
 /// gets its own namespace's changes and no other's, a store that goes cancels its watch on the stream, the
-/// last one closes the stream, and through `etcd grpc-proxy` (whose `created` answers need not follow the
-/// order of the creates) stores starting at once still each get their own watch.
+/// last one closes the stream, through `etcd grpc-proxy` (whose `created` answers need not follow the order of
+/// the creates) stores starting at once still each get their own watch, and when the member the stream is on
+/// is killed every store on it watches again elsewhere and misses nothing.
 @Suite(.serialized, EtcdCluster.required) struct EtcdWatchChannelTests {
     let directory = TemporaryDirectory()
 
@@ -106,5 +107,46 @@ import TestSupport
         let stores = try (0..<namespaces.count).map { index in try #require(made.withLock { $0[index] }) }
         try expectEachHearsItsOwn(stores, namespaces, round: 1, on: cluster.endpoints[0])
         for store in stores { #expect(store.currentErrors.isEmpty, "\(store.currentErrors)") }
+    }
+
+    @Test func whenTheStreamsMemberIsKilledEveryStoreOnItWatchesAgainElsewhereAndMissesNothing() throws {
+        let cluster = try EtcdCluster(members: 3)
+        let namespaces = (0..<8).map { freshNamespace() + "-\($0)" }
+        // Every store watches the first member it is given: m0.
+        let stores = try namespaces.enumerated().map { try store(cluster.endpoints, $0.element, "f\($0.offset)") }
+        for store in stores { #expect(store.synchronize(timeout: 20)) }
+        #expect(eventually { etcdWatchStreamCount(cluster.endpoints[0]) == 1 })
+        let recorders = stores.map { _ in CloudRecorder() }
+        let observations = zip(stores, recorders).map { store, recorder in store.observe { recorder.record($0) } }
+        defer { observations.forEach { $0.cancel() } }
+        let survivor = cluster.endpoints[1]
+        for namespace in namespaces { #expect(try rawEtcdPut(survivor, namespace, "k", "1")) }
+        for store in stores { #expect(eventually { store.longLong(forKey: "k") == 1 }) }
+
+        cluster.kill(0)
+        // Written at once, while the stores are still finding out: they must get it on their new watches. (If
+        // m0 led, the survivors refuse writes until they elect a leader.)
+        for namespace in namespaces {
+            #expect(eventually(timeout: .seconds(30)) { (try? rawEtcdPut(survivor, namespace, "k", "2")) == true })
+        }
+        for (index, store) in stores.enumerated() {
+            #expect(
+                eventually(timeout: .seconds(30)) { store.longLong(forKey: "k") == 2 },
+                "store \(index) did not get the change written after the kill")
+        }
+        for namespace in namespaces {
+            #expect(eventually(timeout: .seconds(30)) { (try? rawEtcdPut(survivor, namespace, "marker", "1")) == true })
+        }
+        for (index, recorder) in recorders.enumerated() {
+            #expect(recorder.waitFor(key: "marker", timeout: .seconds(30)))
+            let changes = recorder.changes(before: "marker")
+            #expect(changes.count == 2 && changes.allSatisfy { $0.keys == ["k"] }, "store \(index): \(changes)")
+        }
+        // The stores that shared a stream on m0 share one on the member they moved to.
+        #expect(
+            eventually(timeout: .seconds(20)) {
+                cluster.endpoints.dropFirst().compactMap(etcdWatchStreamCount).reduce(0, +) == 1
+            },
+            "\(cluster.endpoints.dropFirst().map { etcdWatchStreamCount($0) ?? -1 })")
     }
 }
