@@ -318,9 +318,9 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         for watcher in watchers { watcher.wake.signal() }
     }
 
-    /// Puts one answer in its watch's inbox, and hands it over at once when the watch is alone on the stream
-    /// and idle (on the thread that reads the connection), else wakes the watch's thread; false once the
-    /// channel closed (nothing more is read).
+    /// Hands one answer to its watch at once, on the thread that reads the connection, when the watch is alone
+    /// on the stream, idle and has nothing older waiting; else puts it in the watch's inbox and wakes the
+    /// watch's thread. False once the channel closed (nothing more is read).
     private func route(_ answer: EtcdProto.WatchResponse) -> Bool {
         var response = answer
         var target: Watcher?
