@@ -108,42 +108,45 @@ final class CloudStoreCore: Sendable {
     func announce(_ keys: Set<String>, reason: CloudChangeReason, deliveredByCaller: Bool = false) {
         guard !keys.isEmpty else { return }
         let change = CloudChange(keys: keys, reason: reason)
-        if keys.count == 1, let key = keys.first {
-            return announce(ExactKey(key), as: change, deliveredByCaller: deliveredByCaller)
+        // One key (a watch event's usual change): the same observers hear `change` itself, found and matched
+        // without sets of keys.
+        if keys.count == 1, let first = keys.first {
+            let key = ExactKey(first)
+            return deliver(change, deliveredByCaller: deliveredByCaller) { observers, hear in
+                observers.forEach(hearing: key, hear)
+            } share: { observer in
+                observer.filter.matches(key) ? change : nil
+            }
         }
         let exactKeys = Set(keys.map { ExactKey($0) })
-        // Observers registered now hear it (not ones added before it is delivered), unless cancelled by then.
-        let tokens = listeners.withLock { listeners in
-            var tokens: [Int] = []
-            listeners.observers.forEach(hearingAnyOf: exactKeys) { token, observer in
-                if observer.hearsOutsideChanges { tokens.append(token) }
-            }
-            return tokens
-        }
-        deliveries.add(deliveredByCaller: deliveredByCaller) { [self] in
-            for token in tokens {
-                guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
-                let relevant = observer.filter.matching(exactKeys)
-                if !relevant.isEmpty { observer.handler(CloudChange(keys: relevant, reason: reason)) }
-            }
-            notificationSender.current?(change)
+        deliver(change, deliveredByCaller: deliveredByCaller) { observers, hear in
+            observers.forEach(hearingAnyOf: exactKeys, hear)
+        } share: { observer in
+            let relevant = observer.filter.matching(exactKeys)
+            return relevant.isEmpty ? nil : CloudChange(keys: relevant, reason: reason)
         }
     }
 
-    /// ``announce(_:reason:deliveredByCaller:)`` of one key (a watch event's usual change): the same observers
-    /// hear `change` itself, found and matched without sets of keys.
-    private func announce(_ key: ExactKey, as change: CloudChange, deliveredByCaller: Bool) {
+    /// Delivers `change` to the observers of outside changes that `hearers` visits, each the part of it that
+    /// `share` gives that observer (`nil`: none), then posts it to `NotificationCenter`. Observers registered
+    /// now hear it (not ones added before it is delivered), unless cancelled by then.
+    private func deliver(
+        _ change: CloudChange, deliveredByCaller: Bool,
+        hearers: (ObserverRegistry<Int, Observer>, (Int, Observer) -> Void) -> Void,
+        share: @escaping @Sendable (Observer) -> CloudChange?
+    ) {
         let tokens = listeners.withLock { listeners in
             var tokens: [Int] = []
-            listeners.observers.forEach(hearing: key) { token, observer in
+            hearers(listeners.observers) { token, observer in
                 if observer.hearsOutsideChanges { tokens.append(token) }
             }
             return tokens
         }
         deliveries.add(deliveredByCaller: deliveredByCaller) { [self] in
             for token in tokens {
-                guard let observer = listeners.withLock({ $0.observers[token] }) else { continue }
-                if observer.filter.matches(key) { observer.handler(change) }
+                guard let observer = listeners.withLock({ $0.observers[token] }), let shared = share(observer)
+                else { continue }
+                observer.handler(shared)
             }
             notificationSender.current?(change)
         }

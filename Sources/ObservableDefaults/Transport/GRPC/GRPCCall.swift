@@ -50,9 +50,8 @@ enum GRPCCall {
         headers.append(contentsOf: fixedHeaders)
         if let deadline { headers.append(HTTP2Header("grpc-timeout", timeout(deadline - now))) }
         for entry in metadata {
-            // Names are checked (``problem(in:)``) to be ASCII: only upper-case letters need a new string.
-            let lowerCase = !entry.name.utf8.contains { (0x41...0x5A).contains($0) }
-            headers.append(lowerCase ? entry : HTTP2Header(entry.name.lowercased(), entry.value))
+            let name = lowerCased(entry.name)
+            headers.append(name == entry.name ? entry : HTTP2Header(name, entry.value))
         }
         return headers
     }
@@ -82,12 +81,18 @@ enum GRPCCall {
         ("H", 3_600_000_000_000)
     ]
 
+    /// `name` in lower case, as HTTP/2 sends header names; a new string only when it has upper-case ASCII
+    /// letters (metadata names are ASCII, ``problem(in:)`` checks).
+    private static func lowerCased(_ name: String) -> String {
+        name.utf8.contains { (0x41...0x5A).contains($0) } ? name.lowercased() : name
+    }
+
     /// What is wrong with `metadata`, `nil` when it can be sent: names are letters, digits, `-`, `_` and `.`
     /// (upper-case letters are sent lower-case), not gRPC's own (`grpc-…`), not pseudo-headers and not the
     /// headers the call sets; values are printable ASCII (binary `-bin` metadata is not supported).
     static func problem(in metadata: [HTTP2Header]) -> String? {
         for entry in metadata {
-            let name = entry.name.utf8.contains { (0x41...0x5A).contains($0) } ? entry.name.lowercased() : entry.name
+            let name = lowerCased(entry.name)
             let nameIsValid =
                 !name.isEmpty
                 && name.utf8.allSatisfy { byte in

@@ -6,23 +6,23 @@ enum GRPCFraming {
     /// The bytes of a frame: `message`, uncompressed.
     static func frame(_ message: [UInt8]) -> Data {
         var data = Data(capacity: 5 + message.count)
-        let length = UInt32(truncatingIfNeeded: message.count)
-        data.append(contentsOf: [
-            0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)
-        ])
+        data.append(contentsOf: prefix(of: message))
         data.append(contentsOf: message)
         return data
     }
 
     /// ``frame(_:)`` as bytes.
     static func frameBytes(_ message: [UInt8]) -> [UInt8] {
-        let length = UInt32(truncatingIfNeeded: message.count)
-        var bytes: [UInt8] = [
-            0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)
-        ]
+        var bytes = prefix(of: message)
         bytes.reserveCapacity(5 + message.count)
         bytes += message
         return bytes
+    }
+
+    /// The 5-byte prefix of `message`: uncompressed, and its length.
+    private static func prefix(of message: [UInt8]) -> [UInt8] {
+        let length = UInt32(truncatingIfNeeded: message.count)
+        return [0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
     }
 }
 

@@ -75,9 +75,8 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         fileprivate var id: Int64?
         /// Its `created` answer came (with an ID, or refusing the watch).
         fileprivate var answered = false
-        /// Answers not yet handed to it, and their size (``EtcdGRPCWatchChannel/size(of:)``).
-        fileprivate var inbox: [EtcdProto.WatchResponse] = []
-        fileprivate var inboxBytes = 0
+        /// Answers not yet handed to it.
+        fileprivate var inbox = WatchInbox()
         /// A thread is handing it answers (its own, or the one that reads the connection).
         fileprivate var draining = false
         /// Its `receive` returned false, it was stopped, or it fell behind: nothing more is handed to it.
@@ -267,7 +266,7 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         let (cancels, reset, next) = state.withLock {
             state -> (cancels: [Int64], reset: GRPCStream?, next: Watcher?) in
             watcher.receive = nil
-            watcher.inbox = []
+            watcher.inbox = WatchInbox()
             state.waiting.removeAll { $0 === watcher }
             state.admitted -= 1
             let next = state.creating == nil ? state.waiting.first : nil
@@ -369,15 +368,11 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
                 inline = true
                 return true
             }
-            let size = Self.size(of: response)
-            if !watcher.inbox.isEmpty, watcher.inboxBytes + size > Self.inboxBytes {
+            if !watcher.inbox.add(response) {
                 watcher.fellBehind = true
                 state.stop(watcher)
-                watcher.inbox = []
-                return true
+                watcher.inbox = WatchInbox()
             }
-            watcher.inbox.append(response)
-            watcher.inboxBytes += size
             return true
         }
         next?.wake.signal()
@@ -406,11 +401,7 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
                 watcher.draining = false
                 return nil
             }
-            defer {
-                watcher.inbox = []
-                watcher.inboxBytes = 0
-            }
-            return watcher.inbox
+            return watcher.inbox.takeAll()
         }) {
             for response in batch where !call(watcher, with: response) {
                 state.withLock { $0.stop(watcher) }
@@ -426,10 +417,30 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         guard let receive = state.withLock({ _ in watcher.stopped ? nil : watcher.receive }) else { return false }
         return receive(response)
     }
+}
 
-    /// About how much memory `response` holds: its keys and values, and a little for the rest.
-    private static func size(of response: EtcdProto.WatchResponse) -> Int {
-        response.events.reduce(64) { $0 + 32 + ($1.kv.map { $0.key.count + $0.value.count } ?? 0) }
+/// The answers waiting for one watch, and about how much memory they hold (keys and values, and a little for
+/// the rest), at most ``EtcdGRPCWatchChannel/inboxBytes``.
+private struct WatchInbox {
+    private var answers: [EtcdProto.WatchResponse] = []
+    private var bytes = 0
+
+    var isEmpty: Bool { answers.isEmpty }
+
+    /// Adds `response`, unless that would hold more than the limit with an answer in already (one answer
+    /// always fits): false then, and nothing is added.
+    mutating func add(_ response: EtcdProto.WatchResponse) -> Bool {
+        let size = response.events.reduce(64) { $0 + 32 + ($1.kv.map { $0.key.count + $0.value.count } ?? 0) }
+        guard answers.isEmpty || bytes + size <= EtcdGRPCWatchChannel.inboxBytes else { return false }
+        answers.append(response)
+        bytes += size
+        return true
+    }
+
+    /// Every answer in it, in order, taken out.
+    mutating func takeAll() -> [EtcdProto.WatchResponse] {
+        defer { self = WatchInbox() }
+        return answers
     }
 }
 
