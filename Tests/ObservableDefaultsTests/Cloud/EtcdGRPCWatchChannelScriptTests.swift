@@ -64,7 +64,7 @@ import TestSupport
         private let ended = Mutex<String?>(nil)
         private let abort = Mutex<(@Sendable () -> Void)?>(nil)
         /// While set, receiving waits on it (an observer that blocks).
-        let gate = Mutex<DispatchSemaphore?>(nil)
+        private let gate = Mutex<DispatchSemaphore?>(nil)
 
         init(_ key: String, on channel: EtcdGRPCWatchChannel) {
             self.key = key
@@ -103,6 +103,18 @@ import TestSupport
         }
 
         func stop() { abort.withLock { $0 }?() }
+
+        /// From now on, receiving blocks (an observer that blocks) until ``unblock()``.
+        func block() { gate.withLock { $0 = DispatchSemaphore(value: 0) } }
+
+        /// Lets a blocked receive return; receiving no longer blocks.
+        func unblock() {
+            let gate = gate.withLock { gate in
+                defer { gate = nil }
+                return gate
+            }
+            gate?.signal()
+        }
     }
 
     static func created(_ id: Int64) -> EtcdProto.WatchResponse {
@@ -246,8 +258,7 @@ import TestSupport
         #expect(eventually { server.creates == 1 })
         server.answer(Self.created(1))
         #expect(eventually { blocked.responses.count == 1 })
-        let gate = DispatchSemaphore(value: 0)
-        blocked.gate.withLock { $0 = gate }
+        blocked.block()
         let firstStream = server.exchange
         server.answer(Self.event(1, "blocked"))
         #expect(eventually { blocked.eventKeys == ["blocked"] })
@@ -267,8 +278,7 @@ import TestSupport
         server.answer(Self.event(1, "third"))
         #expect(eventually { other.eventKeys.count + third.eventKeys.count == 2 })
 
-        blocked.gate.withLock { $0 = nil }
-        gate.signal()
+        blocked.unblock()
         blocked.stop()
         other.stop()
         third.stop()
@@ -285,16 +295,14 @@ import TestSupport
         #expect(eventually { server.creates == 2 })
         server.answer(Self.created(2))
         #expect(eventually { slow.responses.count == 1 && other.responses.count == 1 })
-        let gate = DispatchSemaphore(value: 0)
-        slow.gate.withLock { $0 = gate }
+        slow.block()
         server.answer(Self.event(1, "slow"))
         #expect(eventually { slow.eventKeys == ["slow"] }, "the slow watch's observer never ran")
         // 12 × 100 KB while its observer blocks: more than an inbox holds.
         for _ in 0..<12 { server.answer(Self.event(1, "slow", bytes: 100_000)) }
         server.answer(Self.event(2, "other"))
         #expect(eventually { other.eventKeys == ["other"] }, "a blocked watch stalled another on the stream")
-        slow.gate.withLock { $0 = nil }
-        gate.signal()
+        slow.unblock()
         #expect(eventually { slow.outcome == "fell behind" }, "\(slow.outcome ?? "running")")
         #expect(slow.eventKeys == ["slow"], "what was in its inbox is dropped: it watches again from its revision")
         #expect(eventually { server.cancels == [1] })
