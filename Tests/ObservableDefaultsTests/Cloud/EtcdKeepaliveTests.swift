@@ -30,6 +30,9 @@ import TestSupport
         let observation = store.observeErrors { errors.record($0) }
         defer { observation.cancel() }
         #expect(store.synchronize(timeout: 20))
+        // A synchronized store may still be sending its watch's create: the count begins once the member
+        // holds the watch.
+        #expect(eventually { etcdWatcherCount(member) == 1 }, "watchers \(etcdWatcherCount(member) ?? -1)")
         let started = try #require(watchStreamsStarted(member))
         // Long enough for three PINGs at etcd's pace: the connection closed over pings (an error saying the
         // watch ended) fails the test. A PING not answered within the probe's timeout on a loaded machine
