@@ -372,4 +372,23 @@ import TestSupport
         control.wakeNow()
         #expect(eventually(timeout: .seconds(30)) { ended.withLock { $0 } })
     }
+
+    /// A write wakes the sync thread once: an object's with `syncImmediately: true` also ends the back-off
+    /// in that wake-up, another's does not.
+    @Test func theWriteOfASyncImmediatelyObjectEndsABackOffInItsOneWakeUp() {
+        let control = EtcdSyncControl()
+        defer { control.stop() }
+        let ended = Locked(false)
+        let thread = Thread {
+            control.sleep(3600, after: control.beginRound())
+            ended.withLock { $0 = true }
+        }
+        thread.start()
+        #expect(eventually { control.isSleeping })
+        // Not waiting for work: neither write hands its local-copy save to the sync thread.
+        #expect(!control.wakeTakingSave())
+        #expect(!ended.withLock { $0 } && control.isSleeping)
+        #expect(!control.wakeTakingSave(cuttingBackOff: true))
+        #expect(eventually(timeout: .seconds(30)) { ended.withLock { $0 } })
+    }
 }

@@ -153,9 +153,10 @@ final class EtcdSync: Sendable {
     /// write's record as soon as its round's first request is on the wire (``saveTakenWrite()``, passed
     /// to each request as the work to overlap with the round trip), so a write wakes one thread instead
     /// of two; otherwise the saver appends it at once.
-    func wake(forWriteOf key: String) {
+    /// `cuttingBackOff` also ends a back-off under way (``EtcdSyncControl/wakeNow()``).
+    func wake(forWriteOf key: String, cuttingBackOff: Bool = false) {
         core.saveLocalCopy(.localWriteFlushedByCaller(key))
-        if !control.wakeTakingSave() { core.saveLocalCopy(.localWrite(key)) }
+        if !control.wakeTakingSave(cuttingBackOff: cuttingBackOff) { core.saveLocalCopy(.localWrite(key)) }
     }
 
     /// Does the local-copy save ``wake(forWriteOf:)`` handed over, if it is still to do.

@@ -48,9 +48,11 @@ final class EtcdSyncControl: @unchecked Sendable {
     /// of the local copy too (returns true): it saves once its round's first request is sent, or before
     /// connecting (``EtcdSync/saveTakenWrite()``), so a write wakes one thread instead of two (a second wake-up on two cores costs the
     /// upload more than the save itself does). Otherwise only wakes it, and the caller saves as usual.
-    func wakeTakingSave() -> Bool {
+    /// `cuttingBackOff` also ends a back-off under way, as ``wakeNow()`` does, in the same wake-up.
+    func wakeTakingSave(cuttingBackOff: Bool = false) -> Bool {
         changeAndBroadcast {
             wakeRequested = true
+            if cuttingBackOff, sleeping { backOffCut = true }
             guard waiting, !stopped else { return false }
             saveTaken = true
             return true

@@ -100,8 +100,12 @@ extension CloudKeyValueStore {
 
     /// Writes a prepared value: under the store's lock, the limits, `alongside`, memory, the pending upload
     /// and the announcement to this process's objects; then wakes the upload and the local copy's saver.
-    /// Returns whether the write was accepted (also when the store held the value already).
-    func commit(_ prepared: CloudPreparedWrite, forKey key: String, skipping: Int?, alongside: () -> Void) -> Bool {
+    /// `uploadingNow` also ends a back-off under way (an object with `syncImmediately: true`), in the same
+    /// wake-up. Returns whether the write was accepted (also when the store held the value already).
+    func commit(
+        _ prepared: CloudPreparedWrite, forKey key: String, skipping: Int?, uploadingNow: Bool = false,
+        alongside: () -> Void
+    ) -> Bool {
         let (value, text) = (prepared.value, prepared.text)
         let syncs = sync != nil
         let refusal = core.state.withLock { state -> String?? in
@@ -131,11 +135,16 @@ extension CloudKeyValueStore {
             reportOverLimits(key: key, why)
             return false
         case .some(.none):
+            if uploadingNow { sync?.control.wakeNow() }  // earlier writes may be waiting out a back-off
             return true
         case .none:
             core.writeMirror?(key, value)
             // The upload does not wait for the local copy: both start now.
-            if let sync { sync.wake(forWriteOf: key) } else { core.saveLocalCopy(.localWrite(key)) }
+            if let sync {
+                sync.wake(forWriteOf: key, cuttingBackOff: uploadingNow)
+            } else {
+                core.saveLocalCopy(.localWrite(key))
+            }
             return true
         }
     }

@@ -16,8 +16,4 @@ extension CloudKeyValueStore: _DefaultsValueSource {
                 .wrongType, message: "\(_DefaultsMismatch.problem(stored, expected: Value.self)); \(consequence)",
                 key: key))
     }
-
-    /// Asks the sync thread to upload now, also when it is waiting out a back-off after a failed attempt
-    /// (`syncImmediately: true`). Returns at once; nothing to do for stores that do not sync.
-    func uploadNow() { sync?.control.wakeNow() }
 }

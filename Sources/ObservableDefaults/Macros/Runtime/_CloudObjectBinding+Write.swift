@@ -81,14 +81,14 @@ extension _CloudObjectBinding {
         func currentValue() -> DefaultsValue? { store._withUnsafeGuaranteedRef { $0.storedValue(forKey: fullKey) } }
 
         /// Writes the key through the store (running `alongside` under its lock when accepted) and, with
-        /// `syncImmediately`, asks it to upload now. Refused only when another write filled the store since
-        /// `accept(_:)`; then nothing changed.
+        /// `syncImmediately`, asks it to upload now (one wake-up of its sync thread either way). Refused only
+        /// when another write filled the store since `accept(_:)`; then nothing changed.
         @usableFromInline
         func write(_ accepted: CloudPreparedWrite, alongside: () -> Void) -> Bool {
             store._withUnsafeGuaranteedRef { store in
-                let written = store.commit(accepted, forKey: fullKey, skipping: skippedObserver, alongside: alongside)
-                if written, syncImmediately { store.uploadNow() }
-                return written
+                store.commit(
+                    accepted, forKey: fullKey, skipping: skippedObserver, uploadingNow: syncImmediately,
+                    alongside: alongside)
             }
         }
     }
