@@ -224,7 +224,8 @@ enum CloudBenchmarks {
     private static let storeCallName = "write call in A until it returns, store (`CloudKeyValueStore.set`)"
 
     /// The propagation pairs: writer end and observer end. The two mixed ones split the library's time
-    /// between the ends; the store row tells the macro's share from the store's.
+    /// between the ends, each with the other end of the gRPC floor (the target's); the store row tells the
+    /// macro's share from the store's.
     private static var propagationPairs:
         [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)]
     {
@@ -245,12 +246,14 @@ enum CloudBenchmarks {
             ),
             ("propagation.library", "propagation, library: " + library.name, library, library),
             (
-                "propagation.library-write", "propagation, library write → raw watch event (the writing end's share)",
-                library, floor
+                "propagation.library-write",
+                "propagation, library write → raw gRPC watch event (the writing end's share; the other end is the gRPC floor's)",
+                library, grpcFloor
             ),
             (
-                "propagation.library-observe", "propagation, raw put → library observer (the observing end's share)",
-                floor, library
+                "propagation.library-observe",
+                "propagation, raw gRPC compare-and-swap, the writer also watching → library observer (the observing end's share)",
+                grpcFloor, library
             ),
             ("propagation.store", "propagation, store only: " + store.name, store, store)
         ]
@@ -292,7 +295,7 @@ enum CloudBenchmarks {
         let ratios = [
             ("the same floor with the writer's own watch", "propagation.txn-floor-watched"),
             ("that over gRPC", "propagation.grpc-txn-floor-watched"),
-            ("library", "propagation.library"), ("library write → raw watch event", "propagation.library-write"),
+            ("library", "propagation.library"), ("library write → raw gRPC watch event", "propagation.library-write"),
             ("store only", "propagation.store")
         ].compactMap { label, id in
             group.row(id).map { "\(label) \(Formatting.ratio($0.statistics.p50 / swapFloor.statistics.p50))" }

@@ -23,12 +23,18 @@ enum CloudTargets {
             let floor = group.row("propagation.grpc-txn-floor-watched"), floor.statistics.p50 > 0
         {
             let ratio = library.statistics.p50 / floor.statistics.p50
+            // Where the library's time is: each end of it with the floor's other end.
+            let ends = [("writing", "propagation.library-write"), ("observing", "propagation.library-observe")]
+                .compactMap { end, id in
+                    group.row(id).map { "the \(end) end \(Formatting.ratio($0.statistics.p50 / floor.statistics.p50))" }
+                }
             results.append(
                 TargetResult(
                     target: propagation, status: ratio <= 1.15 ? .met : .notMet,
                     evidence:
                         "p50 \(time(library.statistics.p50)) vs floor \(time(floor.statistics.p50)) = \(Formatting.ratio(ratio)); "
                         + "p99 \(time(library.statistics.p99)) vs \(time(floor.statistics.p99)) (\(library.statistics.count) and \(floor.statistics.count) samples)"
+                        + (ends.isEmpty ? "" : "; " + ends.joined(separator: ", ") + " (the other end the floor's)")
                 ))
         } else {
             results.append(
