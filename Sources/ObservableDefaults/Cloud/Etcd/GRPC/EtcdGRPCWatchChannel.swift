@@ -204,11 +204,7 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         }
         if let turn { return leave(watcher, outcome: turn) }
         let sendBy = deadline?.instant ?? .now
-        for id in orphans {
-            if let failure = send(.cancel(EtcdProto.WatchCancelRequest(watchID: id)), deadline: sendBy) {
-                return leave(watcher, outcome: .failed(failure))
-            }
-        }
+        if let failure = cancel(orphans, by: sendBy) { return leave(watcher, outcome: .failed(failure)) }
         if let failure = send(.create(create), deadline: sendBy) {
             return leave(watcher, outcome: .failed(failure))
         }
@@ -285,11 +281,19 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
             owner?.forget(self)
             reset.cancel()
         }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(3))
-        for id in cancels {
-            guard send(.cancel(EtcdProto.WatchCancelRequest(watchID: id)), deadline: deadline) == nil else { break }
-        }
+        _ = cancel(cancels, by: ContinuousClock.now.advanced(by: .seconds(3)))
         return outcome
+    }
+
+    /// Cancels the watches `ids` on the stream, up to the first send that fails (it ended the channel:
+    /// returned).
+    private func cancel(_ ids: [Int64], by deadline: ContinuousClock.Instant) -> GRPCFailure? {
+        for id in ids {
+            if let failure = send(.cancel(EtcdProto.WatchCancelRequest(watchID: id)), deadline: deadline) {
+                return failure
+            }
+        }
+        return nil
     }
 
     /// Sends one request on the stream; a failure ends the channel (the stream cannot be written any more).
