@@ -4,16 +4,19 @@ import Testing
 import TestSupport
 
 /// One "machine": an etcd store with its own state directory, over `transport` (default: the default's,
-/// gRPC). With a user, requests get 10 s rather than 2: etcd hashes the password of a login with bcrypt,
-/// which on a busy machine can take longer than 2 s.
+/// gRPC), sharing the process's connections unless told otherwise, probing every `probeInterval` seconds.
+/// Requests get `requestTimeout` seconds; by default 2, or with a user 10: etcd hashes the password of a
+/// login with bcrypt, which on a busy machine can take longer than 2 s.
 func cloudMachine(
     _ endpoints: [URL], namespace: String, state: URL, user: String? = nil, password: String? = nil,
-    limits: CloudLimits = .iCloud, transport: EtcdConfiguration.Transport? = nil
+    limits: CloudLimits = .iCloud, transport: EtcdConfiguration.Transport? = nil, sharesConnections: Bool = true,
+    requestTimeout: TimeInterval? = nil, probeInterval: TimeInterval = 0.5
 ) throws -> CloudKeyValueStore {
     var configuration = EtcdConfiguration(
         endpoints: endpoints, namespace: namespace, user: user, password: password, stateDirectory: state,
-        limits: limits, requestTimeout: user == nil ? 2 : 10, probeInterval: 0.5)
+        limits: limits, requestTimeout: requestTimeout ?? (user == nil ? 2 : 10), probeInterval: probeInterval)
     if let transport { configuration.transport = transport }
+    configuration.sharesConnections = sharesConnections
     return try CloudKeyValueStore(etcd: configuration)
 }
 

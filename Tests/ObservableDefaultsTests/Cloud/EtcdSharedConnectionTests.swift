@@ -26,11 +26,9 @@ import TestSupport
         _ endpoints: [URL], _ namespace: String, _ name: String, sharing: Bool = true, user: String? = nil,
         password: String? = nil, probeInterval: TimeInterval = 0.5
     ) throws -> CloudKeyValueStore {
-        var configuration = EtcdConfiguration(
-            endpoints: endpoints, namespace: namespace, user: user, password: password,
-            stateDirectory: directory.file(name), requestTimeout: user == nil ? 2 : 10, probeInterval: probeInterval)
-        configuration.sharesConnections = sharing
-        return try CloudKeyValueStore(etcd: configuration)
+        try cloudMachine(
+            endpoints, namespace: namespace, state: directory.file(name), user: user, password: password,
+            sharesConnections: sharing, probeInterval: probeInterval)
     }
 
     @Test func theStoresOfAProcessShareOneConnectionPerMemberUnlessOneAsksForItsOwn() throws {

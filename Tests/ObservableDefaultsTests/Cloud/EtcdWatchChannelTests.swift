@@ -17,11 +17,9 @@ import TestSupport
     private func store(_ endpoints: [URL], _ namespace: String, _ name: String, sharing: Bool = true) throws
         -> CloudKeyValueStore
     {
-        var configuration = EtcdConfiguration(
-            endpoints: endpoints, namespace: namespace, stateDirectory: directory.file(name), requestTimeout: 5,
-            probeInterval: 0.5)
-        configuration.sharesConnections = sharing
-        return try CloudKeyValueStore(etcd: configuration)
+        try cloudMachine(
+            endpoints, namespace: namespace, state: directory.file(name), sharesConnections: sharing,
+            requestTimeout: 5)
     }
 
     /// Puts a different value in each namespace; each store must hear its own once and no other.
