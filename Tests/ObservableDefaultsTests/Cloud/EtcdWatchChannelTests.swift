@@ -54,7 +54,13 @@ import TestSupport
         let member = node.endpoints[0]
         #expect(etcdWatchStreamCount(member) == 0)
         let namespaces = (0..<12).map { freshNamespace() + "-\($0)" }
-        var stores = try namespaces.enumerated().map { try store(node.endpoints, $0.element, "s\($0.offset)") }
+        // The first store's watch is made and idle before the others join: a watch that joins while answers
+        // are handed to the one alone on the stream takes a stream of its own (``EtcdGRPCWatchChannel``).
+        var stores = [try store(node.endpoints, namespaces[0], "s0")]
+        #expect(stores[0].synchronize(timeout: 20))
+        #expect(try rawEtcdPut(member, namespaces[0], "ready", "1"))
+        #expect(eventually { stores[0].longLong(forKey: "ready") == 1 })
+        stores += try namespaces.enumerated().dropFirst().map { try store(node.endpoints, $0.element, "s\($0.offset)") }
         for store in stores { #expect(store.synchronize(timeout: 20)) }
         let alone = try store(node.endpoints, freshNamespace(), "alone", sharing: false)
         #expect(alone.synchronize(timeout: 20))
