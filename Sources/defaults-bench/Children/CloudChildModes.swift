@@ -11,12 +11,14 @@ import Foundation
 ///
 /// Profiling aid (run under `strace -f -tt` or `perf record`; not used by the group):
 ///
-///     cloud-set-loop ENDPOINT NAMESPACE STATE_DIRECTORY COUNT PAUSE_MS
-///                                    COUNT `CloudKeyValueStore.set`s of a new integer to "stamp", PAUSE_MS
-///                                    apart (so each upload is on its own)
+///     cloud-set-loop ENDPOINT NAMESPACE STATE_DIRECTORY COUNT PAUSE_MS [SUBJECT]
+///                                    COUNT writes of a new stamp, PAUSE_MS apart (so each upload is on its
+///                                    own), by SUBJECT's writing end (an id of CloudSubjects.swift; default
+///                                    `store`: `CloudKeyValueStore.set`), e.g. to compare the CPU a write costs
+///                                    the writer and the member (`perf stat`) with the floor's
 enum CloudChildModes {
     static func run(_ arguments: [String]) -> Bool {
-        if arguments.first == "cloud-set-loop", arguments.count == 6 {
+        if arguments.first == "cloud-set-loop", arguments.count == 6 || arguments.count == 7 {
             setLoop(Array(arguments.dropFirst()))
             return true
         }
@@ -50,12 +52,14 @@ enum CloudChildModes {
     private static func setLoop(_ arguments: [String]) {
         guard let endpoint = URL(string: arguments[0]), let count = Int(arguments[3]), let pause = Int(arguments[4])
         else {
-            fail("cloud-set-loop: expected ENDPOINT NAMESPACE STATE_DIRECTORY COUNT PAUSE_MS")
+            fail("cloud-set-loop: expected ENDPOINT NAMESPACE STATE_DIRECTORY COUNT PAUSE_MS [SUBJECT]")
         }
+        let id = arguments.count > 5 ? arguments[5] : CloudSubjects.store.id
+        guard let subject = CloudSubjects.named(id) else { fail("cloud-set-loop: unknown subject \(id)") }
         let place = CloudPlace(
             endpoint: endpoint, namespace: arguments[1], stateDirectory: URL(fileURLWithPath: arguments[2]))
         do {
-            let writer = try CloudStoreSubject.writer(place)
+            let writer = try subject.writer(place)
             for _ in 0..<count {
                 try writer.write(stamp: monotonicNanoseconds())
                 sleepNanoseconds(pause * 1_000_000)

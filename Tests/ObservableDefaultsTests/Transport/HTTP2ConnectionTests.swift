@@ -275,6 +275,88 @@ import TestSupport
             eventually(timeout: .seconds(30)) { answered.withLock { $0 } }, "the server's PING was not acknowledged")
     }
 
+    /// A server's PING is acknowledged with the client's next write, after that write's frames (gRPC's
+    /// bandwidth estimator pings when a request's DATA arrives; an ACK sent at once is a packet of its own).
+    @Test func aServersPingIsAcknowledgedAfterTheFramesOfTheClientsNextWrite() throws {
+        let frames = Locked<[HTTP2Frame]>([])
+        let payload: [UInt8] = [8, 7, 6, 5, 4, 3, 2, 1]
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            guard peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.settings && $0.has(HTTP2Frame.ack) }) != nil
+            else { return }
+            // One send: the client reads both at once, and its SETTINGS ACK is the write the PING's ACK rides with.
+            peer.send(
+                HTTP2Frame(type: HTTP2Frame.ping, stream: 0, payload: payload).encoded
+                    + HTTP2Frame(type: HTTP2Frame.settings, stream: 0).encoded)
+            for _ in 0..<2 {
+                guard let frame = peer.readFrame(timeout: .seconds(30)) else { return }
+                frames.withLock { $0.append(frame) }
+            }
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        #expect(eventually(timeout: .seconds(30)) { frames.withLock { $0.count == 2 } })
+        let got = frames.withLock { $0 }
+        #expect(got.map(\.type) == [HTTP2Frame.settings, HTTP2Frame.ping])
+        #expect(got.allSatisfy { $0.has(HTTP2Frame.ack) })
+        #expect(got.last?.payload == payload)
+        #expect(connection.isUsable)
+    }
+
+    /// With nothing else to write, the ACK of a server's PING goes by itself once it waited
+    /// ``HTTP2Socket/riderDelay``.
+    @Test func aServersPingIsAcknowledgedByItselfWhenTheClientWritesNothing() throws {
+        let waited = Locked<Duration?>(nil)
+        let payload: [UInt8] = [1, 1, 2, 3, 5, 8, 13, 21]
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            guard peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.settings && $0.has(HTTP2Frame.ack) }) != nil
+            else { return }
+            let sent = ContinuousClock.now
+            peer.send(HTTP2Frame(type: HTTP2Frame.ping, stream: 0, payload: payload))
+            guard let ack = peer.readFrame(timeout: .seconds(30)), ack.type == HTTP2Frame.ping,
+                ack.has(HTTP2Frame.ack), ack.payload == payload
+            else { return }
+            waited.withLock { $0 = sent.duration(to: .now) }
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        #expect(eventually(timeout: .seconds(30)) { waited.withLock { $0 } != nil }, "the PING was not acknowledged")
+        #expect((waited.withLock { $0 } ?? .zero) >= HTTP2Socket.riderDelay)
+        #expect(connection.isUsable)
+    }
+
+    /// A flood of PINGs grows no buffer of waiting ACKs: past ``HTTP2Socket/ridersLimit`` bytes they go out
+    /// at once, and every PING is acknowledged, in order.
+    @Test func aFloodOfPingsIsAcknowledgedInFullAndInOrder() throws {
+        let payloads = Locked<[[UInt8]]>([])
+        let count = 500
+        @Sendable func payload(_ index: Int) -> [UInt8] { [0, 0, 0, 0, 0, 0, UInt8(index >> 8), UInt8(index & 0xFF)] }
+        let server = try HTTP2ScriptedServer { peer in
+            guard peer.readPreface() else { return }
+            peer.sendSettings()
+            guard peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.settings && $0.has(HTTP2Frame.ack) }) != nil
+            else { return }
+            var flood: [UInt8] = []
+            for index in 0..<count {
+                flood += HTTP2Frame(type: HTTP2Frame.ping, stream: 0, payload: payload(index)).encoded
+            }
+            peer.send(flood)
+            while payloads.withLock({ $0.count }) < count, let frame = peer.readFrame(timeout: .seconds(30)) {
+                guard frame.type == HTTP2Frame.ping, frame.has(HTTP2Frame.ack) else { continue }
+                payloads.withLock { $0.append(frame.payload) }
+            }
+        }
+        defer { server.stop() }
+        let connection = try Self.open(server)
+        #expect(eventually(timeout: .seconds(30)) { payloads.withLock { $0.count } == count })
+        let expected = (0..<count).map(payload)
+        #expect(payloads.withLock { $0 } == expected)
+        #expect(connection.isUsable)
+    }
+
     /// gRPC servers count a PING against their keepalive policy only when they wrote no HEADERS or DATA since
     /// the one before; the connection tells which, and a GOAWAY over pings ('too_many_pings').
     @Test func theConnectionTellsWhetherTheMemberWroteSinceThePingAndAGoAwayOverPings() throws {

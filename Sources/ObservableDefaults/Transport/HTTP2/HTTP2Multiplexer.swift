@@ -863,7 +863,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                     condition.broadcast()
                 }
             } else {
-                try? socket.write(
+                socket.sendWithNextWrite(
                     HTTP2Frame(type: HTTP2Frame.ping, flags: HTTP2Frame.ack, stream: 0, payload: frame.payload).encoded)
             }
         case HTTP2Frame.goAway: try receiveGoAway(frame)

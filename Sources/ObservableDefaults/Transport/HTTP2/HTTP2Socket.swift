@@ -16,6 +16,11 @@ import Synchronization
 /// outside it, and the socket's short receive timeout (``tlsReadSlice``) bounds how long a read holds it
 /// when a TLS record arrives in pieces. The descriptor is closed under the lock, once, by ``close()``, so
 /// a write or shutdown from another thread never reaches a descriptor number reused by then.
+///
+/// A frame that need not go out alone (a PING's ACK) rides with the next write instead
+/// (``sendWithNextWrite(_:)``), or goes by itself once it waited ``riderDelay``: an ACK sent at once cost a
+/// write its own packet, and the member its own wake-up, while it worked on the request whose DATA made
+/// gRPC's bandwidth estimator ping (`Docs/cloud.md`, "The wire").
 final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `lock`
     private let descriptor: Int32
     private let tls: TLSSession?
@@ -25,11 +30,20 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
     private var readFilledBuffer = false
     /// How many times ``write(_:)`` was called.
     private let writes = Atomic<Int>(0)
+    /// Frames waiting to go out after the next write's bytes (see ``sendWithNextWrite(_:)``), and when they
+    /// go by themselves at the latest.
+    private var riders: [UInt8] = []
+    private var ridersDue: ContinuousClock.Instant?
 
     /// How long one write may wait for the peer to take bytes before the connection counts as broken.
     static let writeTimeout: TimeInterval = 10
     /// The socket's receive timeout with TLS: the longest a read holds the lock.
     static let tlsReadSlice: TimeInterval = 0.05
+    /// How long a frame given to ``sendWithNextWrite(_:)`` waits for a write to go out with. Far below any
+    /// keepalive timeout a server applies to its PINGs (gRPC's default is 20 s).
+    static let riderDelay: Duration = .milliseconds(10)
+    /// Riders beyond this many bytes go out at once (a server flooding PINGs grows no buffer).
+    static let ridersLimit = 1024
 
     /// Takes over the connected socket `descriptor` (and its TLS layer, if any), setting its timeouts.
     init(descriptor: Int32, tls: TLSSession?) {
@@ -58,12 +72,57 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
         return ioctl(descriptor, UInt(FIONREAD), &count) == 0 && count > 0
     }
 
-    /// Writes all of `bytes`, or fails (the connection is then unusable: a frame may be cut).
+    /// Writes all of `bytes`, then the frames waiting to ride with them, or fails (the connection is then
+    /// unusable: a frame may be cut).
     func write(_ bytes: [UInt8]) throws(EtcdHTTP.Failure) {
         writes.add(1, ordering: .relaxed)
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { throw EtcdHTTP.Failure("the connection is closed") }
+        try writeLocked(riders.isEmpty ? bytes : bytes + riders)
+        riders = []
+        ridersDue = nil
+    }
+
+    /// Sends `frame` after the bytes of the next ``write(_:)``, or by itself after ``riderDelay`` (the reader
+    /// thread sends it, see ``read(into:)``) if no write comes first, or now if too many bytes wait.
+    func sendWithNextWrite(_ frame: [UInt8]) {
+        let tooMany = lock.withLock {
+            riders += frame
+            if ridersDue == nil { ridersDue = .now + Self.riderDelay }
+            return riders.count > Self.ridersLimit
+        }
+        if tooMany { sendRiders() }
+    }
+
+    /// Sends the frames waiting to ride with a write, now. A failure is left to the reader, which then finds
+    /// the connection broken.
+    private func sendRiders() {
+        lock.withLock {
+            guard !closed, !riders.isEmpty else { return }
+            try? writeLocked(riders)
+            riders = []
+            ridersDue = nil
+        }
+    }
+
+    /// Sends the riders whose time has come before the reader thread waits for bytes: at once when it has
+    /// passed, else when no byte arrives until then.
+    private func sendRidersWhenDue() {
+        guard let due = lock.withLock({ ridersDue }) else { return }
+        let left = ContinuousClock.now.duration(to: due)
+        if left > .zero {
+            guard !(tls != nil && readFilledBuffer) else { return }  // OpenSSL may hold bytes `poll` cannot see
+            let (seconds, attoseconds) = left.components
+            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&entry, 1, milliseconds) > 0 { return }  // bytes came first: read them, then look again
+        }
+        sendRiders()
+    }
+
+    /// Writes all of `bytes` (under `lock`).
+    private func writeLocked(_ bytes: [UInt8]) throws(EtcdHTTP.Failure) {
         var sent = 0
         while sent < bytes.count {
             let result = bytes.withUnsafeBytes { raw in
@@ -100,8 +159,10 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
         return EtcdHTTP.Failure("sending failed: \(why)")
     }
 
-    /// Reads some bytes into `buffer` (the reader thread only); 0 when the connection ended.
+    /// Reads some bytes into `buffer` (the reader thread only); 0 when the connection ended. Sends the frames
+    /// waiting to ride with a write first, when their time comes before bytes do.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(EtcdHTTP.Failure) -> Int {
+        sendRidersWhenDue()
         guard let tls else {
             while true {
                 let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
