@@ -2,8 +2,11 @@
 // @Observable, Foundation's UserDefaults (swift-corelibs-foundation on Linux) and the raw inotify floor.
 //
 //   swift run -c release defaults-bench [--quick] [--json FILE] [--only 1,4,…] [--directory DIR]
-//                                       [--compile-times FILE]
+//                                       [--compile-times FILE] [--cloud-state-directory DIR]
 //
+// `--cloud-state-directory DIR` adds group 9's propagation rows of the library and the store with their local
+// copies in DIR: on another filesystem than the scratch directory's (etcd's data), the layout of a fleet,
+// whose members have disks of their own (see Docs/benchmarks.md, group 9).
 // `--compile-times FILE` adds group 8 from the output of Compile/time-macro-compile.sh.
 // Prints a Markdown report on standard output (progress goes to standard error). `--child MODE …` is the
 // helper mode the cross-process groups start this executable in (see ChildModes.swift).
@@ -19,6 +22,7 @@ var jsonPath: String?
 var onlyGroups: Set<Int>?
 var parentDirectory = URL(fileURLWithPath: NSTemporaryDirectory())
 var compileTimesPath: String?
+var cloudStateParent: URL?
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {
@@ -32,8 +36,12 @@ while !arguments.isEmpty {
         parentDirectory = URL(fileURLWithPath: arguments.removeFirst())
     case "--compile-times" where !arguments.isEmpty:
         compileTimesPath = arguments.removeFirst()
+    case "--cloud-state-directory" where !arguments.isEmpty:
+        cloudStateParent = URL(fileURLWithPath: arguments.removeFirst())
     case "--help", "-h":
-        print("usage: defaults-bench [--quick] [--json FILE] [--only 1,2,…] [--directory DIR] [--compile-times FILE]")
+        print(
+            "usage: defaults-bench [--quick] [--json FILE] [--only 1,2,…] [--directory DIR] [--compile-times FILE] [--cloud-state-directory DIR]"
+        )
         exit(0)
     default:
         fail("unknown argument \(argument); see --help")
@@ -42,9 +50,9 @@ while !arguments.isEmpty {
 
 let context: BenchContext
 do {
-    context = try BenchContext(settings: settings, parent: parentDirectory)
+    context = try BenchContext(settings: settings, parent: parentDirectory, cloudStateParent: cloudStateParent)
 } catch {
-    fail("cannot create a scratch directory in \(parentDirectory.path): \(error)")
+    fail("cannot create a scratch directory in \(parentDirectory.path) or \(cloudStateParent?.path ?? "-"): \(error)")
 }
 
 let groups: [(Int, (BenchContext) -> GroupResult)] = [

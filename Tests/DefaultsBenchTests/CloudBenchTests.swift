@@ -69,7 +69,14 @@ import TestSupport
             "defaults-bench-cloud-\(getpid()).json")
         defer { try? FileManager.default.removeItem(at: jsonURL) }
 
-        let result = try Self.run(["--quick", "--only", "9", "--json", jsonURL.path], temporary: temporary)
+        // The local copies of the -apart rows go to a directory of their own (here on the same filesystem: the
+        // test checks the mechanism, not the layout).
+        let apartScratch = TemporaryDirectory()
+        let apart = apartScratch.url
+        defer { withExtendedLifetime(apartScratch) {} }
+        let result = try Self.run(
+            ["--quick", "--only", "9", "--json", jsonURL.path, "--cloud-state-directory", apart.path],
+            temporary: temporary)
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output.contains("## 9. Cloud (etcd)"))
 
@@ -88,6 +95,7 @@ import TestSupport
             "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.txn-floor-watched": 20,
             "propagation.grpc-txn-floor-watched": 20, "propagation.library": 20, "propagation.library-write": 20,
             "propagation.library-observe": 20, "propagation.store": 20,
+            "propagation.library-apart": 20, "propagation.store-apart": 20,
             "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
             "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
             "fanout.store.all": 50, "fanout.store.last": 5,
@@ -164,6 +172,17 @@ import TestSupport
         let notes = groups[0]["notes"] as? [String] ?? []
         #expect(
             notes.contains {
+                $0.contains("kept their local copies in \(apart.path)") && $0.contains("the same filesystem")
+            },
+            "\(notes)")
+        let propagationEvidence =
+            targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud propagation p50") }?["evidence"] as? String
+            ?? ""
+        #expect(
+            propagationEvidence.contains("with the local copies on another filesystem than etcd's data: library "),
+            "\(propagationEvidence)")
+        #expect(
+            notes.contains {
                 $0.hasPrefix("Against the compare-and-swap floor") && $0.contains("library ") && $0.contains("×")
             }, "\(notes)")
 
@@ -172,6 +191,8 @@ import TestSupport
             "left running: \(Self.processes(mentioning: temporary.path))")
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
         #expect(leftovers.isEmpty, "left in TMPDIR: \(leftovers)")
+        let apartLeftovers = (try? FileManager.default.contentsOfDirectory(atPath: apart.path)) ?? []
+        #expect(apartLeftovers.isEmpty, "left in the --cloud-state-directory: \(apartLeftovers)")
     }
 
     @Test func withoutEtcdTheGroupIsSkippedWithTheInstallCommand() throws {

@@ -46,7 +46,9 @@ enum CloudBenchmarks {
         guard let executable = EtcdBinary.find() else {
             let reason = "skipped: etcd is not installed; install it with `\(EtcdBinary.installCommand)`"
             context.progress("9. cloud (etcd): \(reason)")
-            group.rows = rowNames(sizes).map { ResultRow.missing(id: $0.id, name: $0.name, reason: reason) }
+            group.rows = rowNames(sizes, apart: context.cloudStateRoot != nil).map {
+                ResultRow.missing(id: $0.id, name: $0.name, reason: reason)
+            }
             group.notes.append("Group 9 was \(reason).")
             return group
         }
@@ -56,7 +58,9 @@ enum CloudBenchmarks {
             node = try EtcdNode(executable: executable)
         } catch {
             let reason = "etcd did not start: \(error)"
-            group.rows = rowNames(sizes).map { ResultRow.missing(id: $0.id, name: $0.name, reason: reason) }
+            group.rows = rowNames(sizes, apart: context.cloudStateRoot != nil).map {
+                ResultRow.missing(id: $0.id, name: $0.name, reason: reason)
+            }
             return group
         }
         defer { node.stop() }
@@ -79,14 +83,14 @@ enum CloudBenchmarks {
     }
 
     /// Every row the group reports, for the skip path.
-    private static func rowNames(_ sizes: Sizes) -> [(id: String, name: String)] {
+    private static func rowNames(_ sizes: Sizes, apart: Bool) -> [(id: String, name: String)] {
         [
             ("read.plain", readPlainName), ("read.cloud-macro", readMacroName), ("read.store", readStoreName),
             ("write.plain", writePlainName), ("write.cloud-macro", writeMacroName),
             ("write.plain.full", writePlainName),
             ("write.cloud-macro.full", writeFullStoreName)
         ]
-            + propagationPairs.map { ($0.id, $0.name) }
+            + (propagationPairs + (apart ? apartPairs : [])).map { ($0.id, $0.name) }
             + [
                 ("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName),
                 ("propagation.store.call", storeCallName)
@@ -259,15 +263,33 @@ enum CloudBenchmarks {
         ]
     }
 
+    /// The library and the store once more with their local copies in `--cloud-state-directory`, when given:
+    /// on another filesystem than etcd's data, as in a fleet (a member's `fdatasync` then commits no journal
+    /// that carries the local copies' inodes).
+    private static var apartPairs:
+        [(id: String, name: String, writer: any CloudSubject.Type, observer: any CloudSubject.Type)]
+    {
+        let library = CloudSubjects.library, store = CloudSubjects.store
+        let apart = ", local copies apart from etcd's data (`--cloud-state-directory`): "
+        return [
+            ("propagation.library-apart", "propagation, library" + apart + library.name, library, library),
+            ("propagation.store-apart", "propagation, store only" + apart + store.name, store, store)
+        ]
+    }
+
     private static func propagation(
         _ context: BenchContext, node: EtcdNode, sizes: Sizes, into group: inout GroupResult
     ) {
         context.progress("9. cloud (etcd): propagation, starting")
-        let pairs = propagationPairs
-        let sides = pairs.map {
-            CloudSide(
-                context, writer: $0.writer, observer: $0.observer, role: $0.id.replacingOccurrences(of: ".", with: "-"),
-                endpoint: node.endpoint, observers: 1)
+        let apart = context.cloudStateRoot == nil ? [] : apartPairs
+        let pairs = propagationPairs + apart
+        let sides = pairs.map { pair in
+            let role = pair.id.replacingOccurrences(of: ".", with: "-")
+            return CloudSide(
+                context, writer: pair.writer, observer: pair.observer, role: role, endpoint: node.endpoint,
+                observers: 1,
+                stateDirectory: apart.contains { $0.id == pair.id } ? context.cloudStateDirectory("cloud-\(role)") : nil
+            )
         }
         let rounds = context.settings.quick ? 1 : 5
         for side in sides { side.sample(sizes.warmUpWrites, keep: false) }
@@ -286,6 +308,23 @@ enum CloudBenchmarks {
         group.append(side("propagation.library").callRow(id: "propagation.library.call", name: libraryCallName))
         group.append(side("propagation.store").callRow(id: "propagation.store.call", name: storeCallName))
         if let note = swapFloorNote(group) { group.notes.append(note) }
+        if let root = context.cloudStateRoot { group.notes.append(apartNote(root, etcdData: node.directory)) }
+    }
+
+    /// Where the `-apart` rows' local copies were, and whether that is another filesystem than etcd's data.
+    private static func apartNote(_ root: URL, etcdData: URL) -> String {
+        func device(_ url: URL) -> UInt64? {
+            var status = stat()
+            return stat(url.path, &status) == 0 ? UInt64(status.st_dev) : nil
+        }
+        let place = "The `-apart` rows kept their local copies in \(root.deletingLastPathComponent().path) "
+        guard let copies = device(root), let data = device(etcdData) else {
+            return place + "(whether on another filesystem than etcd's data could not be told)."
+        }
+        return place
+            + (copies == data
+                ? "— the same filesystem as etcd's data (\(etcdData.path)): they measure nothing apart."
+                : "— another filesystem than etcd's data (\(etcdData.path)).")
     }
 
     /// The propagation rows that write as the library does, each against the compare-and-swap floor (the
@@ -365,12 +404,13 @@ final class CloudSide {
     private var writeErrors: [String] = []
 
     /// Sets up namespace `bench-ROLE`: `writer`'s writing end here, then `observers` processes with `observer`'s
-    /// observing end, each with its own state directory; ends the run if they cannot start.
+    /// observing end, each with its own state directory in `stateDirectory` (default: one in the scratch
+    /// directory); ends the run if they cannot start.
     init(
         _ context: BenchContext, writer: any CloudSubject.Type, observer: any CloudSubject.Type, role: String,
-        endpoint: URL, observers count: Int
+        endpoint: URL, observers count: Int, stateDirectory: URL? = nil
     ) {
-        let directory = context.directory("cloud-\(role)")
+        let directory = stateDirectory ?? context.directory("cloud-\(role)")
         func place(_ name: String) -> CloudPlace {
             CloudPlace(
                 endpoint: endpoint, namespace: "bench-\(role)",

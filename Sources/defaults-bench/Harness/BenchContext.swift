@@ -6,22 +6,31 @@ import Synchronization
 final class BenchContext {
     let settings: RunSettings
     let root: URL
+    /// A private scratch directory in `--cloud-state-directory`'s, for the local copies of the cloud group's
+    /// extra propagation sides; `nil` when the option was not given.
+    let cloudStateRoot: URL?
 
-    init(settings: RunSettings, parent: URL) throws {
+    init(settings: RunSettings, parent: URL, cloudStateParent: URL? = nil) throws {
         self.settings = settings
-        root = parent.appendingPathComponent(
-            "defaults-bench-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        func scratch(in parent: URL) -> URL {
+            parent.appendingPathComponent(
+                "defaults-bench-\(getpid())-\(UInt32.random(in: 0 ... .max))", isDirectory: true)
+        }
+        root = scratch(in: parent)
+        cloudStateRoot = cloudStateParent.map(scratch(in:))
         // `fail` exits at once (a bad --compile-times file, a suite that cannot be opened): the scratch
-        // directory goes at exit then, not only at the end of a run.
-        Self.scratchAtExit.withLock { $0 = root }
+        // directories go at exit then, not only at the end of a run.
+        Self.scratchAtExit.withLock { $0 = [root] + (cloudStateRoot.map { [$0] } ?? []) }
         atexit {
-            if let root = BenchContext.scratchAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(at: root) }
+            for root in BenchContext.scratchAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(at: root) }
+        }
+        for directory in [root] + (cloudStateRoot.map { [$0] } ?? []) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
     }
 
-    /// The scratch directory the at-exit handler removes (one context per run).
-    private static let scratchAtExit = Mutex<URL?>(nil)
+    /// The scratch directories the at-exit handler removes (one context per run).
+    private static let scratchAtExit = Mutex<[URL]>([])
 
     /// A fresh, empty directory for one benchmark.
     func directory(_ label: String) -> URL {
@@ -36,8 +45,18 @@ final class BenchContext {
         FileHandle.standardError.write(Data("[defaults-bench] \(message)\n".utf8))
     }
 
+    /// A fresh, empty directory for one benchmark in ``cloudStateRoot``; `nil` without it.
+    func cloudStateDirectory(_ label: String) -> URL? {
+        guard let cloudStateRoot else { return nil }
+        let url = cloudStateRoot.appendingPathComponent(label, isDirectory: true)
+        try? FileManager.default.removeItem(at: url)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
     func removeScratch() {
         try? FileManager.default.removeItem(at: root)
+        if let cloudStateRoot { try? FileManager.default.removeItem(at: cloudStateRoot) }
     }
 }
 

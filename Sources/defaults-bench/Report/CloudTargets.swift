@@ -14,6 +14,17 @@ enum CloudTargets {
     static let read = "Cloud property read within 1.5× of plain `@Observable`"
     static let fanOut = "Cloud fan-out: one write reaching every observer process (p50/p99, beside the floor's)"
 
+    /// The rows with local copies apart from etcd's data (`--cloud-state-directory`), beside the floor; empty
+    /// without them.
+    private static func apartEvidence(_ group: GroupResult, floor: ResultRow) -> String {
+        let rows = [("library", "propagation.library-apart"), ("store", "propagation.store-apart")].compactMap {
+            name, id in
+            group.row(id).map { "\(name) \(Formatting.ratio($0.statistics.p50 / floor.statistics.p50))" }
+        }
+        return rows.isEmpty
+            ? "" : "; with the local copies on another filesystem than etcd's data: " + rows.joined(separator: ", ")
+    }
+
     static func evaluate(_ group: GroupResult) -> [TargetResult] {
         func time(_ value: Double) -> String { Formatting.duration(value) }
         func reason(_ id: String, otherwise: String) -> String { group.rows.first { $0.id == id }?.note ?? otherwise }
@@ -35,6 +46,7 @@ enum CloudTargets {
                         "p50 \(time(library.statistics.p50)) vs floor \(time(floor.statistics.p50)) = \(Formatting.ratio(ratio)); "
                         + "p99 \(time(library.statistics.p99)) vs \(time(floor.statistics.p99)) (\(library.statistics.count) and \(floor.statistics.count) samples)"
                         + (ends.isEmpty ? "" : "; " + ends.joined(separator: ", ") + " (the other end the floor's)")
+                        + apartEvidence(group, floor: floor)
                 ))
         } else {
             results.append(
