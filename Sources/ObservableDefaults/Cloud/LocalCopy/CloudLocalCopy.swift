@@ -426,14 +426,21 @@ final class CloudLocalCopy: Sendable {
                     try slot.file.truncate(to: Int64(needed))
                     size = needed
                 }
-                // Numbered 0 until the journal it starts is empty (see the type's description).
-                try slot.file.writeAll(CloudLocalCopySlot.bytes(sequence: 0, content: content, paddingTo: size), at: 0)
-                checkJournals(emptying: index, &writer)
-                try slot.file.writeAll(
-                    CloudLocalCopySlot.sequenceDigits(sequence), at: CloudLocalCopySlot.sequenceOffset)
-                var marks = found.map { $0.map(SlotMark.init) }
-                marks[index] = (try? slot.file.status()).map(SlotMark.init)
-                writer.knownSlots = (marks, sequence)
+                if checkJournals(holdingRecords: index, &writer) {
+                    // Numbered 0 until the journal it starts is empty (see the type's description).
+                    try slot.file.writeAll(
+                        CloudLocalCopySlot.bytes(sequence: 0, content: content, paddingTo: size), at: 0)
+                    emptyJournal(index, &writer)
+                    try slot.file.writeAll(
+                        CloudLocalCopySlot.sequenceDigits(sequence), at: CloudLocalCopySlot.sequenceOffset)
+                } else {
+                    // Its journal is empty already: numbered at once, in one write.
+                    try slot.file.writeAll(
+                        CloudLocalCopySlot.bytes(sequence: sequence, content: content, paddingTo: size), at: 0)
+                }
+                // What the slots are now is read by the next append that needs it (``newestSequence(_:)``):
+                // a local write's save is followed by another save far more often than by an append.
+                writer.knownSlots = nil
                 (writer.journalBytes, writer.savedBytes) = (0, content.count)
             } catch {
                 throw DefaultsError(
@@ -449,21 +456,26 @@ final class CloudLocalCopy: Sendable {
         }
     }
 
-    /// Drops a journal kept open whose path names another file by then (moved away, replaced), and
-    /// empties journal `index` if it holds anything: its records follow a save two saves older than the one
-    /// being written, so no load replays them once that save is complete. Failing to empty it is harmless
-    /// for the same reason (the file only stays longer).
-    private func checkJournals(emptying index: Int, _ writer: inout Writer) {
+    /// Drops a journal kept open whose path names another file by then (moved away, replaced); returns
+    /// whether journal `index` holds anything, which the save being written must empty (``emptyJournal(_:_:)``).
+    private func checkJournals(holdingRecords index: Int, _ writer: inout Writer) -> Bool {
+        var holds = false
         for journal in 0...1 {
-            let path = journalPath(journal)
-            let status = try? FileStatus(linkAt: path)
+            let status = try? FileStatus(linkAt: journalPath(journal))
             if writer.openJournals[journal]?.node != status?.node { writer.openJournals[journal] = nil }
-            guard journal == index, let status, status.kind == .regular, status.size > 0 else { continue }
-            if writer.openJournals[journal] == nil {
-                writer.openJournals[journal] = try? OpenFile(opening: path, [.writeOnly, .append, .noFollow])
-            }
-            try? writer.openJournals[journal]?.file.truncate(to: 0)
+            if journal == index, let status, status.kind == .regular, status.size > 0 { holds = true }
         }
+        return holds
+    }
+
+    /// Empties journal `index`: its records follow a save two saves older than the one being written, so no
+    /// load replays them once that save is complete. Failing to empty it is harmless for the same reason
+    /// (the file only stays longer).
+    private func emptyJournal(_ index: Int, _ writer: inout Writer) {
+        if writer.openJournals[index] == nil {
+            writer.openJournals[index] = try? OpenFile(opening: journalPath(index), [.writeOnly, .append, .noFollow])
+        }
+        try? writer.openJournals[index]?.file.truncate(to: 0)
     }
 
     /// What slot `index` is now, for naming the save a record follows: `fstat` of the slot kept open
