@@ -332,14 +332,16 @@ final class CloudLocalCopy: Sendable {
             fileURL: fileURL, errorNumber: failure.errno.rawValue)
     }
 
-    /// The sequence number of the next save: one past this copy's last save, unless a slot's header shows a
-    /// newer save by another process sharing the copy; then one past the newest complete save on disk, so
-    /// the later save wins at load and never overwrites the only complete slot.
+    /// The sequence number of the next save: one past this copy's last save, unless the header of the slot
+    /// that save goes to shows a newer save by another process sharing the copy; then one past the newest
+    /// complete save on disk, so the later save wins at load and never overwrites the only complete slot.
+    /// Only that slot can show one: every save writes the slot after the newest (one past it), so the first
+    /// save after this copy's own went there.
     /// `own`: this copy's last save; `found`: what each slot path names now (`nil`: nothing).
     private func nextSequence(after own: UInt64?, _ writer: inout Writer, found: [FileStatus?]) -> UInt64 {
-        if let own, !(0...1).contains(where: { (slotHeaderSequence($0, &writer, exists: found[$0] != nil) ?? 0) > own })
-        {
-            return own + 1
+        if let own {
+            let next = Int((own + 1) % 2)
+            if (slotHeaderSequence(next, &writer, exists: found[next] != nil) ?? 0) <= own { return own + 1 }
         }
         return (newestSlot()?.sequence ?? own ?? 0) + 1
     }
