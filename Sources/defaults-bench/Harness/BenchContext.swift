@@ -20,21 +20,27 @@ final class BenchContext {
         cloudStateRoot = cloudStateParent.map(scratch(in:))
         // `fail` exits at once (a bad --compile-times file, a suite that cannot be opened): the scratch
         // directories go at exit then, not only at the end of a run.
-        Self.scratchAtExit.withLock { $0 = [root] + (cloudStateRoot.map { [$0] } ?? []) }
+        Self.scratchAtExit.withLock { $0 = scratchRoots }
         atexit {
             for root in BenchContext.scratchAtExit.withLock({ $0 }) { try? FileManager.default.removeItem(at: root) }
         }
-        for directory in [root] + (cloudStateRoot.map { [$0] } ?? []) {
+        for directory in scratchRoots {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
     }
+
+    /// ``root``, and ``cloudStateRoot`` when given.
+    private var scratchRoots: [URL] { [root] + (cloudStateRoot.map { [$0] } ?? []) }
 
     /// The scratch directories the at-exit handler removes (one context per run).
     private static let scratchAtExit = Mutex<[URL]>([])
 
     /// A fresh, empty directory for one benchmark.
-    func directory(_ label: String) -> URL {
-        let url = root.appendingPathComponent(label, isDirectory: true)
+    func directory(_ label: String) -> URL { Self.freshDirectory(label, in: root) }
+
+    /// An empty directory `label` in `parent`, made anew.
+    private static func freshDirectory(_ label: String, in parent: URL) -> URL {
+        let url = parent.appendingPathComponent(label, isDirectory: true)
         try? FileManager.default.removeItem(at: url)
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
@@ -46,17 +52,10 @@ final class BenchContext {
     }
 
     /// A fresh, empty directory for one benchmark in ``cloudStateRoot``; `nil` without it.
-    func cloudStateDirectory(_ label: String) -> URL? {
-        guard let cloudStateRoot else { return nil }
-        let url = cloudStateRoot.appendingPathComponent(label, isDirectory: true)
-        try? FileManager.default.removeItem(at: url)
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
+    func cloudStateDirectory(_ label: String) -> URL? { cloudStateRoot.map { Self.freshDirectory(label, in: $0) } }
 
     func removeScratch() {
-        try? FileManager.default.removeItem(at: root)
-        if let cloudStateRoot { try? FileManager.default.removeItem(at: cloudStateRoot) }
+        for root in scratchRoots { try? FileManager.default.removeItem(at: root) }
     }
 }
 

@@ -281,10 +281,7 @@ import TestSupport
         let frames = Locked<[HTTP2Frame]>([])
         let payload: [UInt8] = [8, 7, 6, 5, 4, 3, 2, 1]
         let server = try HTTP2ScriptedServer { peer in
-            guard peer.readPreface() else { return }
-            peer.sendSettings()
-            guard peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.settings && $0.has(HTTP2Frame.ack) }) != nil
-            else { return }
+            guard peer.completeHandshake() else { return }
             // One send: the client reads both at once, and its SETTINGS ACK is the write the PING's ACK rides with.
             peer.send(
                 HTTP2Frame(type: HTTP2Frame.ping, stream: 0, payload: payload).encoded
@@ -310,10 +307,7 @@ import TestSupport
         let waited = Locked<Duration?>(nil)
         let payload: [UInt8] = [1, 1, 2, 3, 5, 8, 13, 21]
         let server = try HTTP2ScriptedServer { peer in
-            guard peer.readPreface() else { return }
-            peer.sendSettings()
-            guard peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.settings && $0.has(HTTP2Frame.ack) }) != nil
-            else { return }
+            guard peer.completeHandshake() else { return }
             let sent = ContinuousClock.now
             peer.send(HTTP2Frame(type: HTTP2Frame.ping, stream: 0, payload: payload))
             guard let ack = peer.readFrame(timeout: .seconds(30)), ack.type == HTTP2Frame.ping,
@@ -335,10 +329,7 @@ import TestSupport
         let count = 500
         @Sendable func payload(_ index: Int) -> [UInt8] { [0, 0, 0, 0, 0, 0, UInt8(index >> 8), UInt8(index & 0xFF)] }
         let server = try HTTP2ScriptedServer { peer in
-            guard peer.readPreface() else { return }
-            peer.sendSettings()
-            guard peer.next(timeout: .seconds(30), { $0.type == HTTP2Frame.settings && $0.has(HTTP2Frame.ack) }) != nil
-            else { return }
+            guard peer.completeHandshake() else { return }
             var flood: [UInt8] = []
             for index in 0..<count {
                 flood += HTTP2Frame(type: HTTP2Frame.ping, stream: 0, payload: payload(index)).encoded

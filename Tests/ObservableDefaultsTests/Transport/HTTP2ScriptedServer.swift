@@ -81,6 +81,13 @@ final class HTTP2ScriptedServer: @unchecked Sendable {  // mutable state only un
             return next { $0.type == HTTP2Frame.settings } != nil
         }
 
+        /// Reads the client's preface, sends empty SETTINGS and waits for the client's ACK of them: the
+        /// connection is idle on both sides then. False if something did not come.
+        func completeHandshake() -> Bool {
+            guard readPreface(), sendSettings() else { return false }
+            return next(timeout: .seconds(30)) { $0.type == HTTP2Frame.settings && $0.has(HTTP2Frame.ack) } != nil
+        }
+
         /// The next frame from the client (within `timeout`), `nil` when it closed or nothing came.
         func readFrame(timeout: Duration = .seconds(30)) -> HTTP2Frame? {
             let deadline = ContinuousClock.now + timeout

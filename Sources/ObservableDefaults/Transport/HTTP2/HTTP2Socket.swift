@@ -79,6 +79,11 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { throw EtcdHTTP.Failure("the connection is closed") }
+        try writeWithRidersLocked(bytes)
+    }
+
+    /// Writes `bytes`, then the riders, which no longer wait (under `lock`).
+    private func writeWithRidersLocked(_ bytes: [UInt8]) throws(EtcdHTTP.Failure) {
         try writeLocked(riders.isEmpty ? bytes : bytes + riders)
         riders = []
         ridersDue = nil
@@ -100,9 +105,7 @@ final class HTTP2Socket: @unchecked Sendable {  // mutable state only under `loc
     private func sendRiders() {
         lock.withLock {
             guard !closed, !riders.isEmpty else { return }
-            try? writeLocked(riders)
-            riders = []
-            ridersDue = nil
+            try? writeWithRidersLocked([])
         }
     }
 
