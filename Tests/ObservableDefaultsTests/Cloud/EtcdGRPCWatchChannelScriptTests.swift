@@ -137,8 +137,10 @@ import TestSupport
         endpoint: URL(string: "http://127.0.0.1:1")!, token: nil, answerBytes: 1 << 23)
 
     /// A channel on a scripted connection, with `count` places taken on it (a watch needs one).
-    static func channel(places count: Int) -> (EtcdGRPCWatchChannels, EtcdGRPCWatchChannel, ScriptedCarrier) {
-        let channels = EtcdGRPCWatchChannels()
+    static func channel(places count: Int, handOverPatience: Duration = .milliseconds(500))
+        -> (EtcdGRPCWatchChannels, EtcdGRPCWatchChannel, ScriptedCarrier)
+    {
+        let channels = EtcdGRPCWatchChannels(handOverPatience: handOverPatience)
         let carrier = ScriptedCarrier()
         let (channel, opens) = channels.join(key, on: carrier)
         #expect(opens)
@@ -250,9 +252,9 @@ import TestSupport
     }
 
     /// A watch alone on its stream whose observer blocks on the reading thread: a new watch does not wait
-    /// behind it, it takes a stream of its own, which the watches after it share.
+    /// behind it (longer than the patience), it takes a stream of its own, which the watches after it share.
     @Test func aWatchComingWhileTheOneAloneIsBlockedTakesANewStream() {
-        let (channels, channel, server) = Self.channel(places: 1)
+        let (channels, channel, server) = Self.channel(places: 1, handOverPatience: .milliseconds(100))
         defer { withExtendedLifetime(channels) {} }
         let blocked = ScriptedWatch("blocked", on: channel)
         #expect(eventually { server.creates == 1 })
@@ -283,6 +285,43 @@ import TestSupport
         other.stop()
         third.stop()
         #expect(eventually { firstStream.cancelled && server.exchange.cancelled })
+    }
+
+    /// Stores that start watching together (after a failover, say) while the first one's answer is being
+    /// handed over on the reading thread: a hand-over that ends within the patience keeps them on one stream.
+    @Test func aWatchComingDuringABriefHandOverWaitsForItAndJoinsTheSameStream() {
+        let (channels, channel, server) = Self.channel(places: 1, handOverPatience: .seconds(30))
+        defer { withExtendedLifetime(channels) {} }
+        let first = ScriptedWatch("first", on: channel)
+        #expect(eventually { server.creates == 1 })
+        server.answer(Self.created(1))
+        #expect(eventually { first.responses.count == 1 })
+        first.block()
+        server.answer(Self.event(1, "first"))
+        #expect(eventually { first.eventKeys == ["first"] })
+
+        let joined = Locked<(channel: EtcdGRPCWatchChannel, opens: Bool)?>(nil)
+        Thread {
+            let result = channels.join(Self.key, on: server)
+            joined.withLock { $0 = result }
+        }.start()
+        #expect(
+            !eventually(timeout: .milliseconds(300)) { joined.withLock { $0 } != nil },
+            "the new watch did not wait for the hand-over")
+        first.unblock()
+        #expect(eventually { joined.withLock { $0 } != nil })
+        let (again, opens) = joined.withLock { $0 }!
+        #expect(again === channel && !opens, "the new watch took a stream of its own")
+        #expect(server.opened == 1)
+        let second = ScriptedWatch("second", on: channel)
+        #expect(eventually { server.creates == 2 })
+        server.answer(Self.created(2))
+        server.answer(Self.event(2, "second"))
+        #expect(eventually { second.eventKeys == ["second"] })
+
+        first.stop()
+        second.stop()
+        #expect(eventually { server.exchange.cancelled })
     }
 
     @Test func aWatchThatFallsBehindIsCancelledWhileTheOthersGoOn() {

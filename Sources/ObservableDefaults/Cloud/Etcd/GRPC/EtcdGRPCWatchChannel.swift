@@ -25,18 +25,39 @@ final class EtcdGRPCWatchChannels: Sendable {
     }
 
     private let channels = Locked<[Key: EtcdGRPCWatchChannel]>([:])
+    /// How long a new watch waits for the answer being handed to the watch alone on a stream (on the thread
+    /// that reads the connection) before it takes a stream of its own: a hand-over that ends sooner was an
+    /// observer at work, one that lasts longer an observer that blocks.
+    let handOverPatience: Duration
+
+    /// `handOverPatience`: see the property.
+    init(handOverPatience: Duration = .milliseconds(500)) {
+        self.handOverPatience = handOverPatience
+    }
 
     /// A place on the channel of `key` on `connection`: the one open (or being opened) there, or a new one,
-    /// which the caller is to open (`opens`, ``EtcdGRPCWatchChannel/open(token:limits:)``).
+    /// which the caller is to open (`opens`, ``EtcdGRPCWatchChannel/open(token:limits:)``). While the open
+    /// one hands an answer to its one watch on the reading thread, waits up to ``handOverPatience`` for that
+    /// to end.
     func join(_ key: Key, on connection: any EtcdWatchCarrier) -> (channel: EtcdGRPCWatchChannel, opens: Bool) {
-        channels.withLock { channels in
-            if let channel = channels[key], channel.connection === connection, channel.admit() {
-                return (channel, false)
+        let giveUp = ContinuousClock.now + handOverPatience
+        while true {
+            let (joined, busy) = channels.withLock {
+                channels -> ((EtcdGRPCWatchChannel, Bool)?, EtcdGRPCWatchChannel?) in
+                if let channel = channels[key], channel.connection === connection {
+                    switch channel.admit() {
+                    case .admitted: return ((channel, false), nil)
+                    case .handingOver where ContinuousClock.now < giveUp: return (nil, channel)
+                    case .handingOver, .closed: break
+                    }
+                }
+                let channel = EtcdGRPCWatchChannel(key: key, connection: connection, owner: self)
+                _ = channel.admit()
+                channels[key] = channel
+                return ((channel, true), nil)
             }
-            let channel = EtcdGRPCWatchChannel(key: key, connection: connection, owner: self)
-            _ = channel.admit()
-            channels[key] = channel
-            return (channel, true)
+            if let joined { return joined }
+            busy?.awaitHandOver(until: giveUp)
         }
     }
 
@@ -60,7 +81,8 @@ final class EtcdGRPCWatchChannels: Sendable {
 /// Answers go to each watch's inbox. While a watch is alone on the stream, the thread that reads the
 /// connection hands them to it at once (no thread hop between the socket and the store); with others on the
 /// stream, the watch's own thread does, so that a store whose observer blocks stalls no other store's watch
-/// (a watch that comes while answers are handed over that way takes a new stream).
+/// (a watch that comes while an answer is handed over that way waits for the hand-over to end, and takes a
+/// new stream if it lasts longer than ``EtcdGRPCWatchChannels/handOverPatience``).
 /// An inbox holds at most ``inboxBytes`` (one answer always fits): a watch that falls
 /// further behind is cancelled and ends ``Outcome/fellBehind``, to be watched again from its last revision
 /// (etcd keeps the history; nothing is lost, and nothing piles up in memory).
@@ -107,6 +129,8 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         var closed = false
         /// Answers are being handed to the watch alone on the stream, on the thread that reads the connection.
         var handingOverInline = false
+        /// New watches waiting for that hand-over to end (``awaitHandOver(until:)``).
+        var joinersWaiting = 0
         /// Waiting to send their create, in order.
         var waiting: [Watcher] = []
         /// Sent its create; its `created` answer is awaited (it may have left meanwhile: then the ID the
@@ -129,6 +153,9 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
     private let state = Locked(State())
     /// Held while a message is sent: one sender at a time on the stream.
     private let sending = NSLock()
+    /// Broadcast when a hand-over on the reading thread ends while new watches wait for it; its lock is held
+    /// by a waiting watch from its look at the state until it waits, so no broadcast falls between the two.
+    private let handOverEnded = HTTP2Condition()
 
     fileprivate init(key: EtcdGRPCWatchChannels.Key, connection: any EtcdWatchCarrier, owner: EtcdGRPCWatchChannels) {
         self.key = key
@@ -136,14 +163,37 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         self.owner = owner
     }
 
+    /// Whether a new watch was let onto the channel (``admit()``).
+    fileprivate enum Admission {
+        case admitted
+        /// Not now: an answer is being handed to the watch alone on the stream, on the thread that reads the
+        /// connection (that watch's observer may block, and a new watch's answers would wait for it).
+        case handingOver
+        /// Never: the channel ended or closed.
+        case closed
+    }
+
     /// Counts one more watch in, unless the channel ended or closed, or is handing answers to the watch alone
-    /// on it on the reading thread (that watch's observer may block: a new watch would wait for it; it
-    /// takes a stream of its own instead, and the watches after it join that one).
-    fileprivate func admit() -> Bool {
+    /// on it on the reading thread.
+    fileprivate func admit() -> Admission {
         state.withLock { state in
-            guard !state.closed, state.ended == nil, !state.handingOverInline else { return false }
+            guard !state.closed, state.ended == nil else { return .closed }
+            guard !state.handingOverInline else { return .handingOver }
             state.admitted += 1
-            return true
+            return .admitted
+        }
+    }
+
+    /// Waits until no answer is being handed over on the reading thread, or `deadline` passed.
+    fileprivate func awaitHandOver(until deadline: ContinuousClock.Instant) {
+        handOverEnded.lock()
+        defer { handOverEnded.unlock() }
+        state.withLock { $0.joinersWaiting += 1 }
+        defer { state.withLock { $0.joinersWaiting -= 1 } }
+        while state.withLock({ $0.handingOverInline }) {
+            let left = ContinuousClock.now.duration(to: deadline).timeInterval
+            guard left > 0 else { return }
+            handOverEnded.wait(until: Date(timeIntervalSinceNow: left))
         }
     }
 
@@ -383,14 +433,19 @@ final class EtcdGRPCWatchChannel: @unchecked Sendable {  // `state` and the watc
         guard let target else { return goesOn }
         if inline {
             let goesOn = call(target, with: response)
-            let wake = state.withLock { state in
+            let (wake, joiners) = state.withLock { state in
                 target.draining = false
                 state.handingOverInline = false
                 if !goesOn { state.stop(target) }
                 // Its thread waits for nothing else here: its `created` answer, or the end of this hand-over.
-                return target.stopped || response.created
+                return (target.stopped || response.created, state.joinersWaiting > 0)
             }
             if wake { target.wake.signal() }
+            if joiners {
+                handOverEnded.lock()
+                handOverEnded.broadcast()
+                handOverEnded.unlock()
+            }
         } else {
             target.wake.signal()
         }
