@@ -48,9 +48,8 @@ public enum EtcdClusterLauncher {
                 case .healthy: break
                 case .portTaken(let line): portTaken = line
                 case .exited(let why): throw EtcdLaunchError(why)
-                case .timedOut:
-                    let urls = members.map(\.clientURL.absoluteString).joined(separator: ", ")
-                    throw EtcdLaunchError("etcd at \(urls) did not become ready within \(timeout)")
+                case .timedOut(let which):
+                    throw EtcdLaunchError("etcd did not become ready within \(timeout): no leader at \(which)")
                 }
                 guard let portTaken else { return started }
                 taken.append(portTaken)
@@ -89,7 +88,12 @@ public enum EtcdClusterLauncher {
                 healthy.insert(entry.member.name)
             }
             if healthy.count == started.count { return .healthy }
-            if ContinuousClock.now >= deadline { return .timedOut }
+            if ContinuousClock.now >= deadline {
+                let waiting = started.filter { !healthy.contains($0.member.name) }
+                return .timedOut(
+                    waiting.map { $0.member.notReadyDescription(logFile: logFile(of: $0.member, in: directory)) }
+                        .joined(separator: "; "))
+            }
             usleep(50_000)
         }
     }

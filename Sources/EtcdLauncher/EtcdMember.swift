@@ -117,18 +117,30 @@ public struct EtcdMember: Sendable {
         case portTaken(String)
         /// It exited for another reason: the end of its log.
         case exited(String)
-        /// No leader within the timeout.
-        case timedOut
+        /// No leader within the timeout: which members had none, with the end of each one's log.
+        case timedOut(String)
     }
 
     /// Why `process` (this member's, logging to `logFile`) exited, from its log; `nil` while it runs.
     func exitOutcome(_ process: Process, logFile: URL) -> StartOutcome? {
         guard !process.isRunning else { return nil }
-        let lines = ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").split(separator: "\n")
+        let lines = Self.logLines(logFile)
         if let line = lines.first(where: { $0.contains("address already in use") }) { return .portTaken(String(line)) }
         return .exited(
             "etcd member \(name) exited with status \(process.terminationStatus): \(lines.suffix(3).joined(separator: "\n"))"
         )
+    }
+
+    /// This member (logging to `logFile`) as a timeout names it: its name, client URL and the last lines of
+    /// its log, which say what it was waiting for (a peer, an election, its disk).
+    func notReadyDescription(logFile: URL) -> String {
+        let tail = Self.logLines(logFile).suffix(2)
+        return
+            "\(name) at \(clientURL.absoluteString) (its log ends: \(tail.isEmpty ? "nothing" : tail.joined(separator: "\n")))"
+    }
+
+    private static func logLines(_ logFile: URL) -> [Substring] {
+        ((try? String(contentsOf: logFile, encoding: .utf8)) ?? "").split(separator: "\n")
     }
 
     /// Whether the member reports a leader now (within two seconds).

@@ -113,9 +113,9 @@ final class EtcdCluster: Sendable {
         case .healthy: return
         case .portTaken(let line): throw EtcdTestError("etcd member \(member.name) cannot bind its port again: \(line)")
         case .exited(let why): throw EtcdTestError(why)
-        case .timedOut:
+        case .timedOut(let which):
             throw EtcdTestError(
-                "etcd member \(member.name) at \(member.clientURL) did not become healthy within \(timeout)")
+                "etcd member \(member.name) did not become healthy within \(timeout): no leader at \(which)")
         }
     }
 

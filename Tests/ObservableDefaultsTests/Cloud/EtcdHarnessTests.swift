@@ -71,6 +71,30 @@ import TestSupport
     }
 }
 
+/// A member that never gets a leader (one of a two-member cluster, started alone: no quorum) makes the wait
+/// time out with a reason: the member's name and URL and what its log last said.
+@Suite(.serialized, EtcdCluster.required) struct EtcdStartTimeoutTests {
+    let directory = TemporaryDirectory()
+
+    @Test func aMemberWithoutALeaderTimesOutNamingItselfAndItsLog() throws {
+        let executable = try #require(EtcdCluster.executable)
+        let members = ["alone", "absent"].map { EtcdMember(name: $0, in: directory.url) }
+        let logFile = EtcdClusterLauncher.logFile(of: members[0], in: directory.url)
+        let process = try members[0].launch(
+            cluster: members, token: "no-quorum", executable: executable, logFile: logFile)
+        defer { stopEtcdProcess(process) }
+        let outcome = EtcdClusterLauncher.waitUntilStarted(
+            [.init(member: members[0], process: process)], in: directory.url, timeout: .seconds(2))
+        guard case .timedOut(let which) = outcome else {
+            Issue.record("expected a timeout, got \(outcome)")
+            return
+        }
+        #expect(which.hasPrefix("alone at \(members[0].clientURL.absoluteString) (its log ends: "), "\(which)")
+        // etcd's log lines (zap's JSON), not "nothing".
+        #expect(which.contains(#""level":"#), "\(which)")
+    }
+}
+
 /// A loopback TCP socket listening on a free port until ``close()``.
 final class ListeningSocket {
     let descriptor: Int32
