@@ -94,7 +94,7 @@ import TestSupport
             "write.plain.full": nil, "write.cloud-macro.full": nil,
             "propagation.floor": 20, "propagation.txn-floor": 20, "propagation.txn-floor-watched": 20,
             "propagation.grpc-txn-floor-watched": 20, "propagation.library": 20, "propagation.library-write": 20,
-            "propagation.library-observe": 20, "propagation.store": 20,
+            "propagation.library-observe": 20, "propagation.store": 20, "propagation.library-gateway": 20,
             "propagation.library-apart": 20, "propagation.store-apart": 20,
             "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
             "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
@@ -163,6 +163,14 @@ import TestSupport
         #expect(status("Cloud fan-out") == "reported (no target)")
         #expect(status("Cloud propagation beside the raw etcd put floor") == "reported (no target)", "\(targets)")
         #expect(status("Cloud propagation beside the same floor over the JSON gateway") == "reported (no target)")
+        #expect(["met", "not met"].contains(status("Cloud propagation over gRPC no worse") ?? ""), "\(targets)")
+        let noWorseEvidence =
+            targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud propagation over gRPC no worse") }?[
+                "evidence"] as? String ?? ""
+        #expect(
+            noWorseEvidence.hasPrefix("gRPC: library ") && noWorseEvidence.contains("; JSON gateway: library "),
+            "\(noWorseEvidence)")
+        #expect(name("propagation.library-gateway").contains("over the JSON gateway"))
         let propagationTarget =
             targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud propagation p50") }?["target"] as? String
             ?? ""

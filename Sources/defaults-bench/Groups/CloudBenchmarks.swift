@@ -259,7 +259,13 @@ enum CloudBenchmarks {
                 "propagation, raw gRPC compare-and-swap, the writer also watching → library observer (the observing end's share)",
                 grpcFloor, library
             ),
-            ("propagation.store", "propagation, store only: " + store.name, store, store)
+            ("propagation.store", "propagation, store only: " + store.name, store, store),
+            (
+                "propagation.library-gateway",
+                "propagation, library over the JSON gateway (the transport before issue 31): "
+                    + CloudSubjects.gatewayLibrary.name,
+                CloudSubjects.gatewayLibrary, CloudSubjects.gatewayLibrary
+            )
         ]
     }
 

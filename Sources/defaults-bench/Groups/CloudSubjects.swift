@@ -51,9 +51,13 @@ enum CloudSubjects {
     static var library: any CloudSubject.Type { CloudMacroSubject.self }
     /// The library's store alone (extra propagation rows, to tell the macro's share from the store's).
     static var store: any CloudSubject.Type { CloudStoreSubject.self }
+    /// The library over the JSON gateway, the transport before issue 31 (beside ``watchedSwapFloor``).
+    static var gatewayLibrary: any CloudSubject.Type { CloudGatewayMacroSubject.self }
 
     static func named(_ id: String) -> (any CloudSubject.Type)? {
-        [floor, swapFloor, watchedSwapFloor, grpcWatchedSwapFloor, library, store].first { $0.id == id }
+        [floor, swapFloor, watchedSwapFloor, grpcWatchedSwapFloor, library, store, gatewayLibrary].first {
+            $0.id == id
+        }
     }
 }
 
@@ -230,14 +234,43 @@ enum CloudMacroSubject: CloudSubject {
         }
     }
 
+    static func writer(_ place: CloudPlace) throws -> any CloudStampWriter { try writer(place, over: nil) }
+
+    static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
+        try observe(place, over: nil, arrive: arrive)
+    }
+
+    /// The writer, its store talking to etcd over `transport` (`nil`: the library's default).
+    static func writer(_ place: CloudPlace, over transport: EtcdConfiguration.Transport?) throws
+        -> any CloudStampWriter
+    {
+        Writer(CloudStampSettings(store: try CloudStoreSubject.open(place, over: transport)))
+    }
+
+    /// The observer, its store talking to etcd over `transport` (`nil`: the library's default).
+    static func observe(
+        _ place: CloudPlace, over transport: EtcdConfiguration.Transport?, arrive: @escaping @Sendable (Int) -> Void
+    ) throws -> AnyObject {
+        let observer = Observer(
+            CloudStampSettings(store: try CloudStoreSubject.open(place, over: transport)), arrive: arrive)
+        observer.arm()
+        return observer
+    }
+}
+
+/// ``CloudMacroSubject`` with both stores on etcd's JSON gateway (`?transport=gateway`), the transport before
+/// issue 31: how the library did against ``RawEtcdWatchedSwapSubject`` then, measured beside how it does
+/// against ``RawGRPCWatchedSwapSubject`` now.
+enum CloudGatewayMacroSubject: CloudSubject {
+    static let id = "macro-gateway"
+    static let name = CloudMacroSubject.name + ", both stores over the JSON gateway"
+
     static func writer(_ place: CloudPlace) throws -> any CloudStampWriter {
-        Writer(CloudStampSettings(store: try CloudStoreSubject.open(place)))
+        try CloudMacroSubject.writer(place, over: .gateway)
     }
 
     static func observe(_ place: CloudPlace, arrive: @escaping @Sendable (Int) -> Void) throws -> AnyObject {
-        let observer = Observer(CloudStampSettings(store: try CloudStoreSubject.open(place)), arrive: arrive)
-        observer.arm()
-        return observer
+        try CloudMacroSubject.observe(place, over: .gateway, arrive: arrive)
     }
 }
 
@@ -271,11 +304,15 @@ enum CloudStoreSubject: CloudSubject {
         return observer
     }
 
-    /// A store on `place`, synchronised with the server.
-    static func open(_ place: CloudPlace) throws -> CloudKeyValueStore {
-        let store = try CloudKeyValueStore(
-            etcd: EtcdConfiguration(
-                endpoints: [place.endpoint], namespace: place.namespace, stateDirectory: place.stateDirectory))
+    /// A store on `place` talking to etcd over `transport` (`nil`: the library's default), synchronised with
+    /// the server.
+    static func open(_ place: CloudPlace, over transport: EtcdConfiguration.Transport? = nil) throws
+        -> CloudKeyValueStore
+    {
+        var configuration = EtcdConfiguration(
+            endpoints: [place.endpoint], namespace: place.namespace, stateDirectory: place.stateDirectory)
+        if let transport { configuration.transport = transport }
+        let store = try CloudKeyValueStore(etcd: configuration)
         guard store.synchronize(timeout: 20) else {
             throw EtcdGatewayError(
                 "the store of namespace \(place.namespace) did not sync with \(place.endpoint.absoluteString) within 20 s: "
