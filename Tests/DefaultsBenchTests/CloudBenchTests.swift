@@ -97,6 +97,8 @@ import TestSupport
             "propagation.library-observe": 20, "propagation.store": 20, "propagation.library-gateway": 20,
             "propagation.library-apart": 20, "propagation.store-apart": 20,
             "propagation.floor.call": 20, "propagation.library.call": 20, "propagation.store.call": 20,
+            "propagation.grpc-txn-floor-watched.cpu": 1, "propagation.txn-floor-watched.cpu": 1,
+            "propagation.library.cpu": 1, "propagation.store.cpu": 1, "propagation.library-gateway.cpu": 1,
             "fanout.floor.all": 50, "fanout.floor.last": 5, "fanout.library.all": 50, "fanout.library.last": 5,
             "fanout.store.all": 50, "fanout.store.last": 5,
             "fanout.floor.cpu": 10, "fanout.library.cpu": 10, "fanout.store.cpu": 10
@@ -168,7 +170,8 @@ import TestSupport
             targets.first { ($0["target"] as? String ?? "").hasPrefix("Cloud propagation over gRPC no worse") }?[
                 "evidence"] as? String ?? ""
         #expect(
-            noWorseEvidence.hasPrefix("gRPC: library ") && noWorseEvidence.contains("; JSON gateway: library "),
+            noWorseEvidence.hasPrefix("gRPC: library ") && noWorseEvidence.contains("; JSON gateway: library ")
+                && noWorseEvidence.components(separatedBy: "observer CPU per change").count == 3,
             "\(noWorseEvidence)")
         #expect(name("propagation.library-gateway").contains("over the JSON gateway"))
         let propagationTarget =

@@ -91,6 +91,9 @@ enum CloudBenchmarks {
             ("write.cloud-macro.full", writeFullStoreName)
         ]
             + (propagationPairs + (apart ? apartPairs : [])).map { ($0.id, $0.name) }
+            + propagationPairs.filter { observerCPUFloors.keys.contains($0.id) }.map {
+                ($0.id + ".cpu", $0.name + ": " + observerCPUWhat)
+            }
             + [
                 ("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName),
                 ("propagation.store.call", storeCallName)
@@ -269,6 +272,17 @@ enum CloudBenchmarks {
         ]
     }
 
+    /// The propagation pairs whose observer process's CPU per change gets a row of its own (`<id>.cpu`), each
+    /// with the floor row it is related to (`nil`: a floor itself): the library against the gRPC floor, and
+    /// the library over the JSON gateway against the gateway's floor.
+    static let observerCPUFloors: [String: String?] = [
+        "propagation.grpc-txn-floor-watched": nil, "propagation.txn-floor-watched": nil,
+        "propagation.library": "propagation.grpc-txn-floor-watched",
+        "propagation.store": "propagation.grpc-txn-floor-watched",
+        "propagation.library-gateway": "propagation.txn-floor-watched"
+    ]
+    private static let observerCPUWhat = "observer CPU per change (user + system time ÷ arrivals)"
+
     /// The library and the store once more with their local copies in `--cloud-state-directory`, when given:
     /// on another filesystem than etcd's data, as in a fleet (a member's `fdatasync` then commits no journal
     /// that carries the local copies' inodes).
@@ -299,15 +313,25 @@ enum CloudBenchmarks {
         }
         let rounds = context.settings.quick ? 1 : 5
         for side in sides { side.sample(sizes.warmUpWrites, keep: false) }
+        let before = sides.map { $0.observerUsage() }
         for round in 0..<rounds {
             context.progress("9. cloud (etcd): propagation, round \(round + 1)/\(rounds)")
             let chunk = sizes.propagationSamples / rounds + (round < sizes.propagationSamples % rounds ? 1 : 0)
             for side in round % 2 == 0 ? sides : sides.reversed() { side.sample(chunk, keep: true) }
         }
+        let after = sides.map { $0.observerUsage() }
         for side in sides { side.stop() }
         for (pair, side) in zip(pairs, sides) {
             group.append(side.row(id: pair.id, name: pair.name, pooled: true))
             if pair.id != "propagation.floor" { group.relate(pair.id, to: "propagation.floor") }
+        }
+        // What the observing process spends per change, for the pairs whose observer is one end whole.
+        for (index, pair) in pairs.enumerated() where observerCPUFloors.keys.contains(pair.id) {
+            group.append(
+                sides[index].cpuRow(
+                    id: pair.id + ".cpu", name: pair.name + ": " + observerCPUWhat, before: before[index],
+                    after: after[index]))
+            if let floor = observerCPUFloors[pair.id] ?? nil { group.relate(pair.id + ".cpu", to: floor + ".cpu") }
         }
         func side(_ id: String) -> CloudSide { sides[pairs.firstIndex { $0.id == id }!] }
         group.append(side("propagation.floor").callRow(id: "propagation.floor.call", name: floorCallName))

@@ -43,12 +43,20 @@ enum CloudTargets {
         }
         let now = library.statistics.p50 / floor.statistics.p50
         let then = before.statistics.p50 / beforeFloor.statistics.p50
+        // The observing process's CPU per change beside its floor's, over each transport.
+        func cpu(_ id: String, beside floorID: String) -> String {
+            guard let row = group.row(id + ".cpu"), let floor = group.row(floorID + ".cpu"), floor.statistics.p50 > 0
+            else { return "" }
+            return "; observer CPU per change \(Formatting.duration(row.statistics.p50)) vs the floor's "
+                + "\(Formatting.duration(floor.statistics.p50)) = \(Formatting.ratio(row.statistics.p50 / floor.statistics.p50))"
+        }
         return TargetResult(
             target: propagationNoWorse, status: now <= then ? .met : .notMet,
             evidence:
-                "gRPC: library \(Formatting.duration(library.statistics.p50)) ÷ floor \(Formatting.duration(floor.statistics.p50)) = \(Formatting.ratio(now)); "
+                "gRPC: library \(Formatting.duration(library.statistics.p50)) ÷ floor \(Formatting.duration(floor.statistics.p50)) = \(Formatting.ratio(now))"
+                + cpu("propagation.library", beside: "propagation.grpc-txn-floor-watched") + "; "
                 + "JSON gateway: library \(Formatting.duration(before.statistics.p50)) ÷ floor \(Formatting.duration(beforeFloor.statistics.p50)) = \(Formatting.ratio(then))"
-        )
+                + cpu("propagation.library-gateway", beside: "propagation.txn-floor-watched"))
     }
 
     static func evaluate(_ group: GroupResult) -> [TargetResult] {
