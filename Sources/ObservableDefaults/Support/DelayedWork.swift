@@ -9,7 +9,8 @@ package protocol DelayScheduler: Sendable {
 }
 
 /// Runs work after a delay without Dispatch's timers: one thread of the process sleeps until the earliest
-/// deadline, then hands the work to a Dispatch queue (`async`, which needs no descriptor).
+/// deadline, then hands the work to a Dispatch queue (`async`, which needs no descriptor), or runs it itself
+/// when it is a short check that never blocks (``afterOnOwnThread(_:_:)``).
 ///
 /// Dispatch's `asyncAfter` needs an epoll instance and a timerfd, which Dispatch opens lazily, at the
 /// first timer. In a process whose descriptors ran out before that (the very case the retries after a
@@ -22,7 +23,8 @@ final class DelayedWork: DelayScheduler, @unchecked Sendable {
 
     private struct Item {
         var deadline: ContinuousClock.Instant
-        var queue: DispatchQueue
+        /// Where the work runs; `nil`: on the scheduler's own thread.
+        var queue: DispatchQueue?
         var work: @Sendable () -> Void
     }
 
@@ -33,12 +35,29 @@ final class DelayedWork: DelayScheduler, @unchecked Sendable {
 
     /// Runs `work` on `queue` once `delay` has passed.
     func after(_ delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        schedule(delay, on: queue, work)
+    }
+
+    /// Runs `work` on the scheduler's own thread once `delay` has passed, sparing the wake-up of a Dispatch
+    /// thread: for a short check that never blocks and takes no lock held while scheduling (it would hold up
+    /// every later piece of work, or wait for itself).
+    func afterOnOwnThread(_ delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        schedule(delay, on: nil, work)
+    }
+
+    private func schedule(_ delay: Duration, on queue: DispatchQueue?, _ work: @escaping @Sendable () -> Void) {
+        let deadline = ContinuousClock.now + delay
         condition.lock()
-        items.append(Item(deadline: .now + delay, queue: queue, work: work))
+        // The thread sleeps until the earliest deadline it knows (or for good): only an earlier one needs it
+        // woken, which spares a thread's wake-up for work armed behind other work (the HTTP/2 reader's relief
+        // check, say).
+        let earliest = items.allSatisfy { deadline < $0.deadline }
+        items.append(Item(deadline: deadline, queue: queue, work: work))
         let start = !running
         running = true
-        condition.signal()
         condition.unlock()
+        // Signalled after the lock is released, so the woken thread does not wait for the lock at once.
+        if earliest { condition.signal() }
         if start {
             let thread = Thread { [self] in run() }
             thread.name = "ObservableDefaults.DelayedWork"
@@ -54,7 +73,9 @@ final class DelayedWork: DelayScheduler, @unchecked Sendable {
             items.removeAll { $0.deadline <= now }
             if !due.isEmpty {
                 condition.unlock()
-                for item in due { item.queue.async(execute: item.work) }
+                for item in due {
+                    if let queue = item.queue { queue.async(execute: item.work) } else { item.work() }
+                }
                 condition.lock()
                 continue
             }
