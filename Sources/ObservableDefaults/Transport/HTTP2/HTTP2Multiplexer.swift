@@ -131,6 +131,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     static let reliefDelay: Duration = .milliseconds(20)
     /// A relief check is pending (``armRelief(after:)``).
     private var reliefArmed = false
+    /// The kernel timer of the relief check (``OneShotTimer``), disarmed when the consumers return; `nil`
+    /// when the system gave none: the check is then scheduled on ``DelayedWork`` and left to find nothing.
+    private var reliefTimer: OneShotTimer?
     /// How many times a stream's reader woke and found nothing for it (kept outside the lock).
     private let emptyWakeups = Atomic<Int>(0)
 
@@ -141,6 +144,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         self.authority = authority
         self.limits = limits
         readerState = ReaderState(decoder: HPACKDecoder(maximumListSize: limits.headBytes))
+        reliefTimer = OneShotTimer { [weak self] in self?.reliefDue() }
     }
 
     // MARK: Starting and ending
@@ -528,16 +532,22 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         return locked {
             guard readerGeneration == generation else { return false }
             lentSince = nil
+            if reliefArmed, let reliefTimer {
+                reliefTimer.disarm()
+                reliefArmed = false
+            }
             return true
         }
     }
 
     /// Checks after `delay` whether consumers have kept the reader thread for ``reliefDelay`` (one check
-    /// pending per connection, armed when a reader is lent to consumers). The check runs on the scheduler's
-    /// own thread: it only takes the lock, and it is due 20 ms after every change that comes alone, where a
-    /// Dispatch thread's wake-up for it was a measurable share of an observing process's CPU per change.
+    /// pending per connection, armed when a reader is lent to consumers, disarmed when they return). Without a
+    /// kernel timer the check runs on the scheduler's own thread: it only takes the lock.
     private func armRelief(after delay: Duration) {
-        DelayedWork.shared.afterOnOwnThread(delay) { [weak self] in self?.reliefDue() }
+        guard let reliefTimer else {
+            return DelayedWork.shared.afterOnOwnThread(delay) { [weak self] in self?.reliefDue() }
+        }
+        reliefTimer.arm(after: delay)
     }
 
     /// A relief check: another reader takes over from one that consumers have kept for ``reliefDelay``; a
