@@ -74,7 +74,9 @@ final class HTTP2StreamState: @unchecked Sendable {
 /// a consumer may take its time or call anything — even code that waits for an answer on this connection (an
 /// observer that calls `synchronize()`) — and the other streams of the connection (other stores' watches) go
 /// on, consumers that keep the reader for more than ``reliefDelay`` get a new reader thread started, which
-/// goes on reading where the other stopped; the other stops reading once its consumer returns.
+/// goes on reading where the other stopped; the other stops reading once its consumer returns. The check is a
+/// kernel timer (``OneShotTimer``) armed when the reader is lent and disarmed when the consumers return: a
+/// change that comes alone wakes no other thread.
 final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under `condition`
     /// The window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE): an 8 MiB range answer
     /// flows without waiting for the caller on any ordinary link, and a slow consumer holds at most this.
