@@ -29,26 +29,28 @@ import TestSupport
         #expect(!eventually(timeout: .milliseconds(200)) { count.count > 1 })
     }
 
+    // The settings replaced or disarmed below are a second away: only a stall of a second between two
+    // statements (never seen, even on a loaded machine) could let one expire first.
     @Test func armingAgainReplacesTheEarlierSetting() throws {
         let count = Count()
         let timer = try #require(OneShotTimer { count.add() })
         timer.arm(after: .seconds(60))
         timer.arm(after: .milliseconds(10))
         #expect(eventually(timeout: .seconds(5)) { count.count == 1 })
-        timer.arm(after: .milliseconds(10))
+        timer.arm(after: .seconds(1))
         timer.arm(after: .seconds(60))
-        #expect(!eventually(timeout: .milliseconds(300)) { count.count > 1 }, "the earlier setting still ran")
+        #expect(!eventually(timeout: .milliseconds(1_300)) { count.count > 1 }, "the earlier setting still ran")
     }
 
     @Test func aDisarmedOrReleasedTimerRunsNothing() throws {
         let count = Count()
         let timer = try #require(OneShotTimer { count.add() })
-        timer.arm(after: .milliseconds(30))
+        timer.arm(after: .seconds(1))
         timer.disarm()
         var released = OneShotTimer { count.add() }
-        released?.arm(after: .milliseconds(30))
+        released?.arm(after: .seconds(1))
         released = nil
-        #expect(!eventually(timeout: .milliseconds(300)) { count.count > 0 })
+        #expect(!eventually(timeout: .milliseconds(1_300)) { count.count > 0 })
         withExtendedLifetime(timer) {}
     }
 }
