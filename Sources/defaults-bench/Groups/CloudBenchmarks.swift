@@ -91,9 +91,7 @@ enum CloudBenchmarks {
             ("write.cloud-macro.full", writeFullStoreName)
         ]
             + (propagationPairs + (apart ? apartPairs : [])).map { ($0.id, $0.name) }
-            + propagationPairs.filter { observerCPUFloors.keys.contains($0.id) }.map {
-                ($0.id + ".cpu", $0.name + ": " + observerCPUWhat)
-            }
+            + propagationPairs.filter { observerCPUFloors.keys.contains($0.id) }.map { observerCPURow($0.id, $0.name) }
             + [
                 ("propagation.floor.call", floorCallName), ("propagation.library.call", libraryCallName),
                 ("propagation.store.call", storeCallName)
@@ -281,7 +279,14 @@ enum CloudBenchmarks {
         "propagation.store": "propagation.grpc-txn-floor-watched",
         "propagation.library-gateway": "propagation.txn-floor-watched"
     ]
-    private static let observerCPUWhat = "observer CPU per change (user + system time ÷ arrivals)"
+
+    /// The observer CPU row of the propagation pair `pairID` named `pairName`.
+    private static func observerCPURow(_ pairID: String, _ pairName: String) -> (id: String, name: String) {
+        (observerCPUID(pairID), pairName + ": observer CPU per change (user + system time ÷ arrivals)")
+    }
+
+    /// The id of the observer CPU row of the propagation pair `pairID`.
+    private static func observerCPUID(_ pairID: String) -> String { pairID + ".cpu" }
 
     /// The library and the store once more with their local copies in `--cloud-state-directory`, when given:
     /// on another filesystem than etcd's data, as in a fleet (a member's `fdatasync` then commits no journal
@@ -327,11 +332,9 @@ enum CloudBenchmarks {
         }
         // What the observing process spends per change, for the pairs whose observer is one end whole.
         for (index, pair) in pairs.enumerated() where observerCPUFloors.keys.contains(pair.id) {
-            group.append(
-                sides[index].cpuRow(
-                    id: pair.id + ".cpu", name: pair.name + ": " + observerCPUWhat, before: before[index],
-                    after: after[index]))
-            if let floor = observerCPUFloors[pair.id] ?? nil { group.relate(pair.id + ".cpu", to: floor + ".cpu") }
+            let row = observerCPURow(pair.id, pair.name)
+            group.append(sides[index].cpuRow(id: row.id, name: row.name, before: before[index], after: after[index]))
+            if let floor = observerCPUFloors[pair.id] ?? nil { group.relate(row.id, to: observerCPUID(floor)) }
         }
         func side(_ id: String) -> CloudSide { sides[pairs.firstIndex { $0.id == id }!] }
         group.append(side("propagation.floor").callRow(id: "propagation.floor.call", name: floorCallName))

@@ -251,19 +251,28 @@ import TestSupport
         #expect(eventually { alone.outcome == "stopped" && server.exchange.cancelled })
     }
 
+    /// The first watch on `channel`, created as watch 1, whose observer then blocks in the hand-over of an
+    /// event on the reading thread (it is alone on the stream) until ``ScriptedWatch/unblock()``.
+    static func watchBlockedInHandOver(_ key: String, on channel: EtcdGRPCWatchChannel, server: ScriptedCarrier)
+        -> ScriptedWatch
+    {
+        let watch = ScriptedWatch(key, on: channel)
+        #expect(eventually { server.creates == 1 })
+        server.answer(created(1))
+        #expect(eventually { watch.responses.count == 1 })
+        watch.block()
+        server.answer(event(1, key))
+        #expect(eventually { watch.eventKeys == [key] })
+        return watch
+    }
+
     /// A watch alone on its stream whose observer blocks on the reading thread: a new watch does not wait
     /// behind it (longer than the patience), it takes a stream of its own, which the watches after it share.
     @Test func aWatchComingWhileTheOneAloneIsBlockedTakesANewStream() {
         let (channels, channel, server) = Self.channel(places: 1, handOverPatience: .milliseconds(100))
         defer { withExtendedLifetime(channels) {} }
-        let blocked = ScriptedWatch("blocked", on: channel)
-        #expect(eventually { server.creates == 1 })
-        server.answer(Self.created(1))
-        #expect(eventually { blocked.responses.count == 1 })
-        blocked.block()
+        let blocked = Self.watchBlockedInHandOver("blocked", on: channel, server: server)
         let firstStream = server.exchange
-        server.answer(Self.event(1, "blocked"))
-        #expect(eventually { blocked.eventKeys == ["blocked"] })
 
         let (second, opens) = channels.join(Self.key, on: server)
         #expect(opens && second !== channel, "a new watch joined a stream held by a blocked observer")
@@ -292,13 +301,7 @@ import TestSupport
     @Test func aWatchComingDuringABriefHandOverWaitsForItAndJoinsTheSameStream() {
         let (channels, channel, server) = Self.channel(places: 1, handOverPatience: .seconds(30))
         defer { withExtendedLifetime(channels) {} }
-        let first = ScriptedWatch("first", on: channel)
-        #expect(eventually { server.creates == 1 })
-        server.answer(Self.created(1))
-        #expect(eventually { first.responses.count == 1 })
-        first.block()
-        server.answer(Self.event(1, "first"))
-        #expect(eventually { first.eventKeys == ["first"] })
+        let first = Self.watchBlockedInHandOver("first", on: channel, server: server)
 
         let joined = Locked<(channel: EtcdGRPCWatchChannel, opens: Bool)?>(nil)
         Thread {
