@@ -101,3 +101,24 @@ final class HTTP2Condition: @unchecked Sendable {  // the pthread objects are wh
         _ = pthread_cond_signal(variable)
     }
 }
+
+/// The conditions a reader thread is to wake for what it handled, woken together once it has handled what
+/// one read brought (or before it lends itself to consumers): a unary call's answer — head, message and
+/// trailers, which etcd writes at once — wakes its caller once, and the caller finds the lock free instead
+/// of blocking on it while the reader handles the next frame.
+struct HTTP2Wakes {
+    private var conditions: [HTTP2Condition] = []
+
+    /// Adds `condition` (once, however often it is added).
+    mutating func add(_ condition: HTTP2Condition?) {
+        guard let condition, !conditions.contains(where: { $0 === condition }) else { return }
+        conditions.append(condition)
+    }
+
+    /// Wakes every condition added since the last call.
+    mutating func wake() {
+        guard !conditions.isEmpty else { return }
+        for condition in conditions { condition.broadcast() }
+        conditions.removeAll(keepingCapacity: true)
+    }
+}

@@ -517,13 +517,15 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// another reader took over meanwhile (``relieveReader()``): this thread then stops reading, and the
     /// consumers it had not started are the new reader's.
     private func runConsumers(generation: Int) -> Bool {
-        locked {
+        // The timer's system calls are made outside the lock: a caller woken by an answer this reader
+        // just handled takes the lock at once.
+        let arm = locked { () -> Bool in
             lentSince = .now
-            if !reliefArmed {
-                reliefArmed = true
-                armRelief(after: Self.reliefDelay)
-            }
+            guard !reliefArmed else { return false }
+            reliefArmed = true
+            return true
         }
+        if arm { armRelief(after: Self.reliefDelay) }
         // One at a time from the shared list: those not started when another reader takes over are its own.
         while let stream = locked({ () -> HTTP2StreamState? in
             guard readerGeneration == generation, !readyConsumers.isEmpty else { return nil }
@@ -531,15 +533,16 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         }) {
             drain(stream)
         }
-        return locked {
-            guard readerGeneration == generation else { return false }
+        let (reading, disarm) = locked { () -> (Bool, Bool) in
+            guard readerGeneration == generation else { return (false, false) }
             lentSince = nil
-            if reliefArmed, let reliefTimer {
-                reliefTimer.disarm()
-                reliefArmed = false
-            }
-            return true
+            // Without a kernel timer the check stays scheduled and finds nothing.
+            guard reliefArmed, reliefTimer != nil else { return (true, false) }
+            reliefArmed = false
+            return (true, true)
         }
+        if disarm { reliefTimer?.disarm() }
+        return reading
     }
 
     /// Checks after `delay` whether consumers have kept the reader thread for ``reliefDelay`` (one check
@@ -636,10 +639,17 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// Takes `stream` out of the open streams, freeing its slot (under the lock): wakes the connection's
     /// waiters (a free slot; a sender of the stream) and the stream's reader.
     private func closeStream(_ stream: HTTP2StreamState) {
+        var wakes = HTTP2Wakes()
+        closeStream(stream, wakes: &wakes)
+        wakes.wake()
+    }
+
+    /// ``closeStream(_:)``, its waiters added to `wakes` instead of woken now.
+    private func closeStream(_ stream: HTTP2StreamState, wakes: inout HTTP2Wakes) {
         stream.open = false
         streams[stream.id] = nil
-        condition.broadcast()
-        stream.arrival?.broadcast()
+        wakes.add(condition)
+        wakes.add(stream.arrival)
     }
 
     /// The member wrote HEADERS or DATA (under the lock): a free pass for the next PING, unless a PING is
@@ -720,7 +730,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         let size = 16384
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 1)
         var relieved = false
+        var wakes = HTTP2Wakes()
         defer {
+            wakes.wake()
             buffer.deallocate()
             if !relieved { socket.close() }
         }
@@ -740,8 +752,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                         }
                         state.first = false
                     }
-                    try handle(frame, pending: &state.pending, decoder: &state.decoder)
-                    guard lendToReadyConsumers(saving: state, generation: generation) else {
+                    try handle(frame, pending: &state.pending, decoder: &state.decoder, wakes: &wakes)
+                    guard lendToReadyConsumers(saving: state, generation: generation, waking: &wakes) else {
                         relieved = true
                         return
                     }
@@ -750,10 +762,11 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 return protocolFailure(error)
             }
             // Consumers a relieved reader had not started yet.
-            guard lendToReadyConsumers(saving: state, generation: generation) else {
+            guard lendToReadyConsumers(saving: state, generation: generation, waking: &wakes) else {
                 relieved = true
                 return
             }
+            wakes.wake()
             if locked({ broken != nil }) { return }
             let count: Int
             do throws(EtcdHTTP.Failure) { count = try socket.read(into: buffer) } catch {
@@ -772,10 +785,18 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     }
 
     /// Lends reader thread `generation` to the consumers with something to take, if any, keeping `state` for
-    /// a reader that takes over meanwhile; false once one did (this thread then stops reading).
-    private func lendToReadyConsumers(saving state: ReaderState, generation: Int) -> Bool {
-        guard locked({ !readyConsumers.isEmpty }) else { return true }
-        locked { readerState = state }
+    /// a reader that takes over meanwhile, after waking `wakes` (the consumers may take long); false once
+    /// another reader took over (this thread then stops reading).
+    private func lendToReadyConsumers(saving state: ReaderState, generation: Int, waking wakes: inout HTTP2Wakes)
+        -> Bool
+    {
+        let ready = locked { () -> Bool in
+            guard !readyConsumers.isEmpty else { return false }
+            readerState = state
+            return true
+        }
+        guard ready else { return true }
+        wakes.wake()
         return runConsumers(generation: generation)
     }
 
@@ -815,9 +836,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     }
 
     /// Handles one frame, enforcing that a header block's CONTINUATION frames follow it alone.
-    private func handle(_ frame: HTTP2Frame, pending: inout PendingBlock?, decoder: inout HPACKDecoder)
-        throws(HTTP2ProtocolError)
-    {
+    private func handle(
+        _ frame: HTTP2Frame, pending: inout PendingBlock?, decoder: inout HPACKDecoder, wakes: inout HTTP2Wakes
+    ) throws(HTTP2ProtocolError) {
         if let block = pending {
             guard frame.type == HTTP2Frame.continuation, frame.stream == block.stream else {
                 throw HTTP2ProtocolError(
@@ -828,12 +849,12 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             try checkBlockSize(pending?.bytes.count ?? 0)
             if frame.has(HTTP2Frame.endHeaders), let complete = pending {
                 pending = nil
-                try deliverHeaders(complete, decoder: &decoder)
+                try deliverHeaders(complete, decoder: &decoder, wakes: &wakes)
             }
             return
         }
         switch frame.type {
-        case HTTP2Frame.data: try receiveData(frame)
+        case HTTP2Frame.data: try receiveData(frame, wakes: &wakes)
         case HTTP2Frame.headers:
             try requireStream(frame)
             var fragment = try frame.unpadded()
@@ -847,7 +868,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 stream: frame.stream, endStream: frame.has(HTTP2Frame.endStream), bytes: Array(fragment))
             try checkBlockSize(block.bytes.count)
             if frame.has(HTTP2Frame.endHeaders) {
-                try deliverHeaders(block, decoder: &decoder)
+                try deliverHeaders(block, decoder: &decoder, wakes: &wakes)
             } else {
                 pending = block
             }
@@ -923,7 +944,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
 
     /// Decodes a complete header block and hands it to its stream: a head (1xx ones too), or trailers
     /// (which must end the stream).
-    private func deliverHeaders(_ block: PendingBlock, decoder: inout HPACKDecoder) throws(HTTP2ProtocolError) {
+    private func deliverHeaders(_ block: PendingBlock, decoder: inout HPACKDecoder, wakes: inout HTTP2Wakes)
+        throws(HTTP2ProtocolError)
+    {
         // Decoded even for a stream that ended: the dynamic table must follow every block.
         let headers: [HTTP2Header]
         do throws(HPACKError) { headers = try decoder.decode(block.bytes) } catch {
@@ -931,7 +954,7 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 "a header block HPACK cannot decode: \(error.text)", code: HTTP2ErrorCode.compressionError)
         }
         guard let stream = try stream(block.stream, for: HTTP2Frame.headers) else { return }
-        let wake = try locked { () throws(HTTP2ProtocolError) -> HTTP2Condition? in
+        try locked { () throws(HTTP2ProtocolError) in
             guard !stream.remoteEnded else {
                 throw HTTP2ProtocolError("a HEADERS frame on stream \(stream.id) after it ended")
             }
@@ -951,10 +974,9 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             }
             stream.inbox.append(.headers(headers, endStream: block.endStream))
             noteMemberWrote()
-            if block.endStream { endRemote(stream) }
-            return arrived(on: stream)
+            if block.endStream { endRemote(stream, wakes: &wakes) }
+            wakes.add(arrived(on: stream))
         }
-        wake?.broadcast()
     }
 
     /// Something was queued for `stream` (under the lock): its consumer takes it once the frame is handled,
@@ -971,19 +993,19 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     }
 
     /// The member ended its side of `stream` (under the lock).
-    private func endRemote(_ stream: HTTP2StreamState) {
+    private func endRemote(_ stream: HTTP2StreamState, wakes: inout HTTP2Wakes) {
         stream.remoteEnded = true
-        if stream.localEnded { closeStream(stream) }
+        if stream.localEnded { closeStream(stream, wakes: &wakes) }
     }
 
     /// DATA: checked against both receive windows and queued for the caller; the connection window is
     /// granted again at once once half used (the stream windows bound what is kept).
-    private func receiveData(_ frame: HTTP2Frame) throws(HTTP2ProtocolError) {
+    private func receiveData(_ frame: HTTP2Frame, wakes: inout HTTP2Wakes) throws(HTTP2ProtocolError) {
         try requireStream(frame)
         let length = frame.payload.count
         let content = try frame.unpadded()
         let stream = try stream(frame.stream, for: frame.type)
-        let (connectionGrant, wake) = try locked { () throws(HTTP2ProtocolError) -> (Int, HTTP2Condition?) in
+        let connectionGrant = try locked { () throws(HTTP2ProtocolError) -> Int in
             guard length <= connectionReceiveWindow else {
                 throw HTTP2ProtocolError(
                     "\(length) bytes of DATA when the connection's window had room for \(connectionReceiveWindow)",
@@ -991,7 +1013,6 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             }
             connectionReceiveWindow -= length
             noteMemberWrote()
-            var wake: HTTP2Condition?
             if let stream {
                 guard stream.headReceived else {
                     throw HTTP2ProtocolError("a DATA frame on stream \(stream.id) before its head (HEADERS)")
@@ -1009,14 +1030,13 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 stream.ungranted += length - content.count  // padding: never taken by the caller
                 let endStream = frame.has(HTTP2Frame.endStream)
                 if !content.isEmpty || endStream { stream.inbox.append(.data(Data(content), endStream: endStream)) }
-                if endStream { endRemote(stream) }
-                wake = arrived(on: stream)
+                if endStream { endRemote(stream, wakes: &wakes) }
+                wakes.add(arrived(on: stream))
             }
-            guard connectionReceiveWindow <= Self.connectionWindow / 2 else { return (0, wake) }
+            guard connectionReceiveWindow <= Self.connectionWindow / 2 else { return 0 }
             defer { connectionReceiveWindow = Self.connectionWindow }
-            return (Self.connectionWindow - connectionReceiveWindow, wake)
+            return Self.connectionWindow - connectionReceiveWindow
         }
-        wake?.broadcast()
         if connectionGrant > 0 { try? socket.write(Self.windowUpdate(stream: 0, UInt32(connectionGrant)).encoded) }
     }
 
