@@ -111,7 +111,7 @@ enum GRPCScript {
     }
 
     static func data(_ bytes: some Sequence<UInt8>, endStream: Bool = false) -> HTTP2Received {
-        .data(Data(bytes), endStream: endStream)
+        .data(Array(bytes), endStream: endStream)
     }
 
     /// A framed message.

@@ -61,7 +61,8 @@ import TestSupport
                 == .headers(
                     [HTTP2Header(":status", "200"), HTTP2Header("content-type", "application/grpc")], endStream: false))
         #expect(
-            try exchange.receive(deadline: Self.deadline()) == .data(Data("/test.Service/Call".utf8), endStream: false))
+            try exchange.receive(deadline: Self.deadline()) == .data(Array("/test.Service/Call".utf8), endStream: false)
+        )
         #expect(
             try exchange.receive(deadline: Self.deadline())
                 == .headers([HTTP2Header("grpc-status", "0")], endStream: true))
@@ -202,7 +203,7 @@ import TestSupport
             guard case .data(let data, _) = item else { return true }
             let here = pthread_equal(pthread_self(), caller) != 0 ? "the calling thread" : "another thread"
             seen.withLock { $0.append("\(Array(data)) on \(here)") }
-            guard data == Data([1]) else { return false }
+            guard data == [1] else { return false }
             // Only a thread reading this connection can bring the answer, and this one is busy here.
             do {
                 let call = try connection.exchange(
@@ -523,7 +524,7 @@ import TestSupport
         #expect(failure?.text.contains("GOAWAY NO_ERROR, 'restarting'") == true, "\(failure?.text ?? "")")
         #expect(
             try lower.receive(deadline: Self.deadline()) == .headers([HTTP2Header(":status", "200")], endStream: false))
-        #expect(try lower.receive(deadline: Self.deadline()) == .data(Data("done".utf8), endStream: true))
+        #expect(try lower.receive(deadline: Self.deadline()) == .data(Array("done".utf8), endStream: true))
         #expect(!connection.isUsable)
         let refused = Self.failure { () throws(EtcdHTTP.Failure) in
             try connection.exchange(path: "/p", headers: [], deadline: Self.deadline())

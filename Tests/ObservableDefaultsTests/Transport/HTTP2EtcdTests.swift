@@ -27,7 +27,7 @@ import TestSupport
         while true {
             switch try exchange.receive(deadline: deadline()) {
             case .data(let data, let endStream):
-                body.append(data)
+                body.append(contentsOf: data)
                 #expect(!endStream, "the answer ends with trailers", sourceLocation: sourceLocation)
             case .headers(let trailers, let endStream):
                 #expect(endStream, sourceLocation: sourceLocation)
@@ -105,7 +105,7 @@ import TestSupport
         var body = Data()
         while true {
             switch try exchange.receive(deadline: deadline()) {
-            case .data(let data, _): body.append(data)
+            case .data(let data, _): body.append(contentsOf: data)
             case .headers(let headers, let endStream):
                 guard endStream else { continue }
                 #expect(headers.contains(HTTP2Header("grpc-status", "0")), "\(headers)")

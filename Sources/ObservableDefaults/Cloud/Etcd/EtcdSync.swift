@@ -329,14 +329,16 @@ final class EtcdSync: Sendable {
         var decoded: [(key: String, value: DefaultsValue?, revision: Int64, text: Data?)] = []
         decoded.reserveCapacity(events.count)
         for (pair, deleted) in events {
-            guard pair.key.hasPrefix(prefix) else { continue }
             var pair = pair
             // The prefix's bytes, when the key starts with them (always, but for another normalisation): no
             // walk over characters.
-            pair.key =
-                pair.key.utf8.starts(with: prefix.utf8)
-                ? String(decoding: pair.key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
-                : String(pair.key.dropFirst(prefix.count))
+            if pair.key.utf8.starts(with: prefix.utf8) {
+                pair.key = String(decoding: pair.key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+            } else if pair.key.hasPrefix(prefix) {
+                pair.key = String(pair.key.dropFirst(prefix.count))
+            } else {
+                continue
+            }
             if CloudKeyValueStore.isReserved(pair.key) { continue }  // an update's marker
             if deleted {
                 core.clear(.undecodableValue(key: pair.key))

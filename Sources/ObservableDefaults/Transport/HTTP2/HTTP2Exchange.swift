@@ -20,8 +20,8 @@ enum HTTP2Received: Sendable, Equatable {
     /// A complete header block (HEADERS and its CONTINUATION frames, decoded); `endStream`: the server
     /// sends nothing more on this stream (trailers, or a head without a body).
     case headers([HTTP2Header], endStream: Bool)
-    /// Some of the body, as it arrived; `endStream`: the last of it.
-    case data(Data, endStream: Bool)
+    /// Some of the body, as it arrived (a DATA frame's payload without padding); `endStream`: the last of it.
+    case data([UInt8], endStream: Bool)
 }
 
 /// One request–answer exchange on an HTTP/2 stream, used by gRPC calls: a unary call sends one message and

@@ -934,8 +934,13 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
     /// The stream `id` for a frame that belongs to one: `nil` when it ended already (the member may still
     /// be sending on it), an error for a stream the client never opened.
     private func stream(_ id: UInt32, for type: UInt8) throws(HTTP2ProtocolError) -> HTTP2StreamState? {
-        let (stream, next) = locked { (streams[id], nextStreamID) }
-        if stream == nil, id >= next || id % 2 == 0 {
+        try locked { () throws(HTTP2ProtocolError) in try openedStream(id, for: type) }
+    }
+
+    /// ``stream(_:for:)`` under the lock.
+    private func openedStream(_ id: UInt32, for type: UInt8) throws(HTTP2ProtocolError) -> HTTP2StreamState? {
+        let stream = streams[id]
+        if stream == nil, id >= nextStreamID || id % 2 == 0 {
             throw HTTP2ProtocolError(
                 "a \(HTTP2Frame.name(of: type)) frame on stream \(id), which the client never opened")
         }
@@ -1004,8 +1009,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
         try requireStream(frame)
         let length = frame.payload.count
         let content = try frame.unpadded()
-        let stream = try stream(frame.stream, for: frame.type)
         let connectionGrant = try locked { () throws(HTTP2ProtocolError) -> Int in
+            let stream = try openedStream(frame.stream, for: frame.type)
             guard length <= connectionReceiveWindow else {
                 throw HTTP2ProtocolError(
                     "\(length) bytes of DATA when the connection's window had room for \(connectionReceiveWindow)",
@@ -1029,7 +1034,11 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
                 stream.receiveWindow -= length
                 stream.ungranted += length - content.count  // padding: never taken by the caller
                 let endStream = frame.has(HTTP2Frame.endStream)
-                if !content.isEmpty || endStream { stream.inbox.append(.data(Data(content), endStream: endStream)) }
+                if !content.isEmpty || endStream {
+                    // The payload itself when it has no padding (the usual case): no copy.
+                    let bytes = content.count == length ? frame.payload : Array(content)
+                    stream.inbox.append(.data(bytes, endStream: endStream))
+                }
                 if endStream { endRemote(stream, wakes: &wakes) }
                 wakes.add(arrived(on: stream))
             }

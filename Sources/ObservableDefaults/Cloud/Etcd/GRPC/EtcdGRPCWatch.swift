@@ -33,11 +33,13 @@ struct EtcdGRPCWatch {
             key: Array(request.prefix.utf8), rangeEnd: Array(EtcdRangeRequest.prefixEnd(request.prefix)),
             startRevision: request.startRevision)
         var end: EtcdWatchStream.End?
+        // Every answer names the same cluster: its ID's digits are written once (answers come one at a time).
+        var cluster = ClusterText()
         let outcome = withoutActuallyEscaping(receive) { receive in
             channel.watch(create, headTimeout: headTimeout, register: register) { response in
                 let message: EtcdWatchMessage
                 do throws(DefaultsError) {
-                    message = try Self.message(response, context: context)
+                    message = try Self.message(response, cluster: &cluster, context: context)
                 } catch {
                     end = .failed(error)
                     return false
@@ -86,11 +88,26 @@ struct EtcdGRPCWatch {
         }
     }
 
-    /// Reads one answer of the watch.
-    static func message(_ response: EtcdProto.WatchResponse, context: @autoclosure () -> String) throws(DefaultsError)
-        -> EtcdWatchMessage
-    {
-        var message = EtcdWatchMessage(header: response.header.map { EtcdGRPCWire.header($0) }, events: [])
+    /// The last cluster ID an answer named, with its digits.
+    struct ClusterText {
+        private var id: UInt64 = 0
+        private var text = ""
+
+        /// The header `header` reads as, the digits of its cluster ID made only when it is another cluster's.
+        mutating func header(_ header: EtcdProto.ResponseHeader) -> EtcdHeader {
+            if header.clusterID != id {
+                id = header.clusterID
+                text = EtcdGRPCWire.header(header).clusterID
+            }
+            return EtcdHeader(clusterID: text, revision: header.revision)
+        }
+    }
+
+    /// Reads one answer of the watch; `cluster` keeps the digits of the cluster ID answers name.
+    static func message(
+        _ response: EtcdProto.WatchResponse, cluster: inout ClusterText, context: @autoclosure () -> String
+    ) throws(DefaultsError) -> EtcdWatchMessage {
+        var message = EtcdWatchMessage(header: response.header.map { cluster.header($0) }, events: [])
         if response.canceled {
             message.cancelled = (response.compactRevision, response.cancelReason.isEmpty ? nil : response.cancelReason)
             return message
