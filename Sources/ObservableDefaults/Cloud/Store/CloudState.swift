@@ -143,14 +143,18 @@ struct CloudState: Sendable {
     mutating func applyServerValue(_ value: DefaultsValue?, forKey key: String, revision: Int64, text: Data? = nil)
         -> Bool
     {
-        if revision <= knownRevisions[key] ?? 0 { return false }  // seen already, or caused by this store
-        if pending[key] == nil, let sent = updateInFlight[key], sent == value {
+        // A store with no write of its own under way (an observer's usual case) looks the key up in neither
+        // `pending` nor `updateInFlight`: on a watch event each lookup is a hash and a cold cache line or two.
+        let writing = !pending.isEmpty
+        let known = knownRevisions.index(forKey: key)
+        if let known, revision <= knownRevisions.values[known] { return false }  // seen already, or caused by this store
+        if !updateInFlight.isEmpty, !writing || pending[key] == nil, let sent = updateInFlight[key], sent == value {
             // The echo of an update being confirmed: its confirmation sets memory. Not recorded as known, so
             // that the value is still taken in if the update ends otherwise.
             return false
         }
-        knownRevisions[key] = revision
-        if let write = pending[key] {
+        if let known { knownRevisions.values[known] = revision } else { knownRevisions[key] = revision }
+        if writing, let write = pending[key] {
             if let upload = inFlight[key], upload.value == value {
                 // The echo of our own upload, seen before its answer: later writes build on it.
                 pending[key]?.baseRevision = value == nil ? 0 : revision
@@ -166,8 +170,8 @@ struct CloudState: Sendable {
             if revision > write.baseRevision { dropPending(key) }  // another writer was first: the server wins
         }
         serverRevisions[key] = value == nil ? nil : revision
-        guard pending[key] == nil else { return false }
-        writeTimes[key] = nil
+        if writing, pending[key] != nil { return false }
+        if !writeTimes.isEmpty { writeTimes[key] = nil }
         return setValue(value, forKey: key, text: text)
     }
 
