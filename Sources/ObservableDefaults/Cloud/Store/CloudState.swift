@@ -147,7 +147,8 @@ struct CloudState: Sendable {
         // `pending` nor `updateInFlight`: on a watch event each lookup is a hash and a cold cache line or two.
         let writing = !pending.isEmpty
         let known = knownRevisions.index(forKey: key)
-        if let known, revision <= knownRevisions.values[known] { return false }  // seen already, or caused by this store
+        // Seen already, or caused by this store.
+        if let known, revision <= knownRevisions.values[known] { return false }
         if !updateInFlight.isEmpty, !writing || pending[key] == nil, let sent = updateInFlight[key], sent == value {
             // The echo of an update being confirmed: its confirmation sets memory. Not recorded as known, so
             // that the value is still taken in if the update ends otherwise.
