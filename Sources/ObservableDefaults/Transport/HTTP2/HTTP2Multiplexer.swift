@@ -958,8 +958,8 @@ final class HTTP2Multiplexer: @unchecked Sendable {  // mutable state only under
             throw HTTP2ProtocolError(
                 "a header block HPACK cannot decode: \(error.text)", code: HTTP2ErrorCode.compressionError)
         }
-        guard let stream = try stream(block.stream, for: HTTP2Frame.headers) else { return }
         try locked { () throws(HTTP2ProtocolError) in
+            guard let stream = try openedStream(block.stream, for: HTTP2Frame.headers) else { return }
             guard !stream.remoteEnded else {
                 throw HTTP2ProtocolError("a HEADERS frame on stream \(stream.id) after it ended")
             }
