@@ -286,7 +286,7 @@ enum CloudBenchmarks {
     }
 
     /// The id of the observer CPU row of the propagation pair `pairID`.
-    private static func observerCPUID(_ pairID: String) -> String { pairID + ".cpu" }
+    static func observerCPUID(_ pairID: String) -> String { pairID + ".cpu" }
 
     /// The library and the store once more with their local copies in `--cloud-state-directory`, when given:
     /// on another filesystem than etcd's data, as in a fleet (a member's `fdatasync` then commits no journal

@@ -45,7 +45,8 @@ enum CloudTargets {
         let then = before.statistics.p50 / beforeFloor.statistics.p50
         // The observing process's CPU per change beside its floor's, over each transport.
         func cpu(_ id: String, beside floorID: String) -> String {
-            guard let row = group.row(id + ".cpu"), let floor = group.row(floorID + ".cpu"), floor.statistics.p50 > 0
+            guard let row = group.row(CloudBenchmarks.observerCPUID(id)),
+                let floor = group.row(CloudBenchmarks.observerCPUID(floorID)), floor.statistics.p50 > 0
             else { return "" }
             return "; observer CPU per change \(Formatting.duration(row.statistics.p50)) vs the floor's "
                 + "\(Formatting.duration(floor.statistics.p50)) = \(Formatting.ratio(row.statistics.p50 / floor.statistics.p50))"
