@@ -60,6 +60,79 @@ import TestSupport
         )
     }
 
+    // MARK: Writes the server confirmed
+
+    /// A syncing store's core with its local copy, and `write` of `key` made as a syncing store makes it:
+    /// in memory and pending, its save taken over by the sync thread.
+    private func syncingCore() -> (CloudStoreCore, CloudLocalCopy) {
+        let share = CloudLocalCopyShare(fileURL: directory.file("etcd-copy"))
+        let core = CloudStoreCore(state: CloudState(), localCopy: share, limits: .iCloud, confirmsWrites: true)
+        return (core, share.own)
+    }
+
+    private func write(_ value: Int64, of key: String, generation: Int, in core: CloudStoreCore) -> PendingWrite {
+        let write = PendingWrite(value: .integer(Int(value)), baseRevision: 0, generation: generation)
+        core.state.withLock { state in
+            state.setValue(write.value, forKey: key)
+            state.pending[key] = write
+        }
+        core.saveLocalCopy(.localWriteFlushedByCaller(key))
+        return write
+    }
+
+    private func diskWrites(_ copy: CloudLocalCopy) -> Int {
+        copy.saveCount.withLock { $0 } + copy.recordCount.withLock { $0 }
+    }
+
+    /// The server holds a write it confirmed: the sync thread's save of it writes nothing, the next whole save
+    /// takes it in; `synchronize()`'s flush, which promises every write on disk, records it at once.
+    @Test func aWriteTheServerConfirmedBeforeItsSaveIsNotRecordedUntilAFlushAsksForIt() throws {
+        let (core, copy) = syncingCore()
+        let first = write(1, of: "k", generation: 1, in: core)
+        core.confirmUpload(first, forKey: "k", revision: 7)
+        core.flushUnconfirmedWrites()
+        #expect(diskWrites(copy) == 0, "the confirmed write was saved by the sync thread's flush")
+        core.flushLocalCopy()
+        #expect(diskWrites(copy) == 1)
+        let onDisk = try localCopyOnDisk(copy.fileURL)
+        #expect(onDisk["values"]?.dictionaryValue?["k"] == .integer(1))
+        #expect(onDisk["pending"]?.dictionaryValue?.isEmpty ?? true, "\(onDisk)")
+    }
+
+    /// A write confirmed while a newer write of the key waits is no reason to skip the newer one's record.
+    @Test func aNewerWriteOfTheKeyKeepsItsRecordWhenTheOlderOneIsConfirmed() throws {
+        let (core, copy) = syncingCore()
+        let first = write(1, of: "k", generation: 1, in: core)
+        _ = write(2, of: "k", generation: 2, in: core)
+        core.confirmUpload(first, forKey: "k", revision: 7)
+        core.flushUnconfirmedWrites()
+        #expect(diskWrites(copy) == 1)
+        let onDisk = try localCopyOnDisk(copy.fileURL)
+        #expect(onDisk["values"]?.dictionaryValue?["k"] == .integer(2))
+        #expect(onDisk["pending"]?.dictionaryValue?.keys.sorted() == ["k"], "\(onDisk)")
+    }
+
+    /// With an older pending write of the key on disk, a confirmed write is recorded as usual: skipped, a
+    /// restart would upload the older write against the newer revision and report it lost.
+    @Test func aConfirmedWriteIsRecordedWhileTheDiskHoldsAnOlderPendingWriteOfTheKey() throws {
+        let (core, copy) = syncingCore()
+        _ = write(1, of: "k", generation: 1, in: core)
+        core.flushUnconfirmedWrites()  // the upload was slow: the write is on disk, pending
+        #expect(try localCopyOnDisk(copy.fileURL)["pending"]?.dictionaryValue?.keys.sorted() == ["k"])
+        let second = write(2, of: "k", generation: 2, in: core)
+        core.confirmUpload(second, forKey: "k", revision: 9)
+        core.flushUnconfirmedWrites()
+        #expect(diskWrites(copy) == 2)
+        let onDisk = try localCopyOnDisk(copy.fileURL)
+        #expect(onDisk["values"]?.dictionaryValue?["k"] == .integer(2))
+        #expect(onDisk["pending"]?.dictionaryValue?.isEmpty ?? true, "the older pending write stayed: \(onDisk)")
+        // That record settled the key: its next confirmed write needs none.
+        let third = write(3, of: "k", generation: 3, in: core)
+        core.confirmUpload(third, forKey: "k", revision: 11)
+        core.flushUnconfirmedWrites()
+        #expect(diskWrites(copy) == 2)
+    }
+
     @Test func synchronizeGivesUpAtOnceWhenEveryEndpointRefusesConnections() throws {
         // Port 1 on loopback: nothing listens there, so connecting is refused at once. Requests and
         // synchronize() get 30 s: a refusal is a definite "no" that ends the wait, so it returns before

@@ -58,6 +58,46 @@ import Testing
         #expect(!opener.exchange.cancelled)
     }
 
+    /// The caller's work to overlap with the round trip runs only when the answer is late: not at all for a
+    /// quick one, after `patience` (and before the answer) for a slow one, at once when `patience` reaches past
+    /// the deadline.
+    @Test func theWorkAfterSendingRunsOnlyWhenTheAnswerIsLate() throws {
+        let answerBytes = Self.answer.encoded()
+        let rest = [GRPCScript.data(GRPCScript.frame(answerBytes)), GRPCScript.trailers(0)]
+        func call(_ exchange: GRPCTestExchange, deadline: Duration, patience: Duration, work: () -> Void) throws
+            -> [UInt8]
+        {
+            try GRPCCall.unary(
+                path: EtcdProto.RangeRequest.path, request: EtcdProtoSamples.range.encoded(),
+                deadline: .now + deadline, on: GRPCTestOpener(exchange), afterSending: work, patience: patience)
+        }
+        var runs = 0
+        #expect(
+            try call(GRPCTestExchange([GRPCScript.head] + rest), deadline: .seconds(10), patience: .seconds(5)) {
+                runs += 1
+            } == answerBytes)
+        #expect(runs == 0, "the work ran although the answer was there")
+
+        // The answer comes only once the work ran: had it not run, the call would time out.
+        let slow = GRPCTestExchange([GRPCScript.head])
+        let start = ContinuousClock.now
+        var waited: Duration?
+        #expect(
+            try call(slow, deadline: .seconds(5), patience: .milliseconds(50)) {
+                waited = ContinuousClock.now - start
+                for item in rest { slow.deliver(item) }
+            } == answerBytes)
+        #expect(waited.map { $0 >= .milliseconds(50) } == true, "the work ran after \(String(describing: waited))")
+        #expect(!slow.cancelled)
+
+        runs = 0
+        #expect(
+            try call(GRPCTestExchange([GRPCScript.head] + rest), deadline: .seconds(1), patience: .seconds(5)) {
+                runs += 1
+            } == answerBytes)
+        #expect(runs == 1, "a patience past the deadline must not skip the work")
+    }
+
     @Test func typedUnaryCallDecodesTheAnswer() throws {
         let opener = GRPCTestOpener(
             GRPCTestExchange([

@@ -69,8 +69,9 @@ final class EtcdClient: Sendable {
 
     /// Makes one call over ``wire``, failing over across every endpoint once; throws the last failure. An
     /// answer from another cluster than ``cluster`` expects is refused (thrown), unless `verifyingCluster`
-    /// is false. `whileWaiting` is the caller's own work to overlap with the round trip: it runs once, when
-    /// the call would first wait for the network (see ``EtcdWire``).
+    /// is false. `whileWaiting` is the caller's own work to overlap with the round trip: it runs at most
+    /// once, when the call would first wait for the network (see ``EtcdWire``); if it did not, the caller
+    /// does the work after.
     func call<Answer: EtcdHeaderCarrying>(
         _ kind: EtcdCallKind, authorized: Bool = true, timeout: TimeInterval? = nil, verifyingCluster: Bool = true,
         whileWaiting: () -> Void = {},

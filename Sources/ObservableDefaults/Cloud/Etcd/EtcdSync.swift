@@ -73,7 +73,7 @@ final class EtcdSync: Sendable {
                     // never got: they are this store's to upload now.
                     core.adoptOrphanedCopies()
                 }
-                saveTakenWrite()  // a round without a request (nothing left to upload) still saves what it took
+                saveTakenWrite()  // what it took and no slow answer saved (a round without a request too)
                 control.waitForWake(timeout: configuration.probeInterval)
                 takeWatchEnds(into: &phase)
                 probeWatchedMember(&phase)
@@ -149,19 +149,21 @@ final class EtcdSync: Sendable {
     // MARK: A local write's save
 
     /// Wakes the sync thread for this process's write of `key`, which also has to reach the local copy.
-    /// A thread waiting for work takes that save too (``EtcdSyncControl/wakeTakingSave()``): it appends the
-    /// write's record as soon as its round's first request is on the wire (``saveTakenWrite()``, passed
-    /// to each request as the work to overlap with the round trip), so a write wakes one thread instead
-    /// of two; otherwise the saver appends it at once.
+    /// A thread waiting for work takes that save too (``EtcdSyncControl/wakeTakingSave()``), so a write wakes
+    /// one thread instead of two: it appends the write's record once a request of its round is late
+    /// (``saveTakenWrite()``), or after the round, unless the server confirmed the write by then (it needs
+    /// no record: the next whole save takes it in); otherwise the saver appends it at once.
     /// `cuttingBackOff` also ends a back-off under way (``EtcdSyncControl/wakeNow()``).
     func wake(forWriteOf key: String, cuttingBackOff: Bool = false) {
         core.saveLocalCopy(.localWriteFlushedByCaller(key))
         if !control.wakeTakingSave(cuttingBackOff: cuttingBackOff) { core.saveLocalCopy(.localWrite(key)) }
     }
 
-    /// Does the local-copy save ``wake(forWriteOf:)`` handed over, if it is still to do.
+    /// Does the local-copy save ``wake(forWriteOf:)`` handed over, if it is still to do: passed to each request
+    /// to overlap with a slow answer, and done after the round otherwise, when the writes the server
+    /// confirmed meanwhile need no record (``CloudStoreCore/confirmUpload(_:forKey:revision:)``).
     func saveTakenWrite() {
-        if control.takeSave() { core.flushLocalCopy() }
+        if control.takeSave() { core.flushUnconfirmedWrites() }
     }
 
     private func endWatch() {
@@ -278,9 +280,7 @@ final class EtcdSync: Sendable {
             }
             switch result {
             case .written(let revision):
-                core.state.withLock { $0.confirmUpload(confirmed, forKey: key, revision: revision) }
-                // the local copy keeps the write as pending until then: harmless
-                core.saveLocalCopy(.wholeStateEventually)
+                core.confirmUpload(confirmed, forKey: key, revision: revision)
             case .conflict(let current, let revision):
                 // Another writer changed the key since this write was made: the server wins.
                 let value = current.flatMap { decode($0) }

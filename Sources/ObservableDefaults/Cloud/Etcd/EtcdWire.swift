@@ -6,9 +6,10 @@ import Foundation
 /// went. ``EtcdGatewayWire`` speaks etcd's JSON gateway over HTTP/1.1.
 ///
 /// Each call is bounded by ``EtcdCall/timeout`` and runs `whileWaiting` (the caller's own work to overlap
-/// with the round trip) at most once, when it would first wait for the network. A call fails with an
-/// ``EtcdWireFailure``: the member could not be reached, refused the call (a gRPC status), or answered
-/// with something that breaks the protocol.
+/// with the round trip) at most once, when it would first wait for the network (the gRPC wire: once its
+/// answer is ``EtcdGRPCWire/overlapPatience`` late); a caller whose work did not run does it after. A call
+/// fails with an ``EtcdWireFailure``: the member could not be reached, refused the call (a gRPC status), or
+/// answered with something that breaks the protocol.
 protocol EtcdWire: Sendable {
     /// Reads the keys of `request` (with their values and revisions) and the header.
     func range(_ request: EtcdRangeRequest, _ call: EtcdCall, whileWaiting: () -> Void) throws(EtcdWireFailure)

@@ -12,8 +12,9 @@ import Synchronization
 ///   one append after `set` returned (plus the step under way, if any). While the whole state is small
 ///   (``CloudLocalCopy/wholeSavesAreSmall``), the whole save is written at once instead: it costs no more,
 ///   and an append was measurably slower for a write's propagation on the test machine. An etcd store's waiting sync thread
-///   may take that append instead (``Change/localWriteFlushedByCaller(_:)``, then ``flush()`` right after it
-///   sends the upload), sparing a second thread's wake-up. A whole save follows within ``bookkeepingDelay``: armed
+///   may take that append instead (``Change/localWriteFlushedByCaller(_:)``, then ``flushUnconfirmed()`` once
+///   the upload is answered or late), sparing a second thread's wake-up; a write the server confirmed by then
+///   is not recorded at all (``Change/uploadConfirmed(_:)``). A whole save follows within ``bookkeepingDelay``: armed
 ///   by the record itself in a store without a server (`wholeSaveAfterRecords`), else by the write's
 ///   confirmation or refusal (arming a timer at write time woke a dispatch thread while the member worked
 ///   on the upload: 2–3% of a write's propagation, `Docs/benchmarks.md`).
@@ -33,13 +34,22 @@ import Synchronization
 /// again at every step, and at least every ``bookkeepingDelay``, before anything is written to it; once
 /// read, it goes to ``onLateLoad(_:)``, and a whole save follows.
 ///
-/// ``flush()`` appends what local writes are outstanding and waits (``synchronize()``); ``flushAll()``
-/// writes a whole save of what is outstanding and waits: the store calls it when released and, for every
-/// live store, at process exit, so a write `set` returned from survives a normal exit.
+/// ``flush()`` appends what local writes are outstanding, confirmed ones too, and waits (``synchronize()``);
+/// ``flushAll()`` writes a whole save of what is outstanding and waits: the store calls it when released
+/// and, for every live store, at process exit, so a write `set` returned from survives a normal exit.
 final class CloudLocalCopySaver: Sendable {
     private struct Status {
         /// Keys written locally whose entries are in no record or save yet.
         var unrecorded: Set<String> = []
+        /// Keys written locally whose record was skipped as the server confirmed the write: the next whole save
+        /// takes them in, ``flush()`` records them.
+        var confirmed: Set<String> = []
+        /// Keys whose entry on disk may be a pending write (more, never fewer): a confirmed write of one of them
+        /// is recorded as usual, else a restarted store would upload the older write and report it lost.
+        var pendingOnDisk: Set<String>
+        /// A whole save is due at once (the state took in a copy read late or another process's copy, or much
+        /// changed): until it is written, the disk may hold a pending write of any key.
+        var diskUnknown: Bool
         /// Some change is not in a whole save yet.
         var dirty = false
         /// A whole save is wanted at once.
@@ -51,11 +61,11 @@ final class CloudLocalCopySaver: Sendable {
     }
 
     /// What one step of the saver writes.
-    private enum Step {
+    private enum Step: Equatable {
         /// A queued step: the urgent whole save, or else the records of local writes.
         case queued
-        /// The same, asked for by ``flush()``.
-        case flush
+        /// The same, asked for by ``flush()`` (`includingConfirmed`) or ``flushUnconfirmed()``.
+        case flush(includingConfirmed: Bool)
         /// The delayed whole save (bookkeeping, compaction of the journal, a retry).
         case delayed
         /// A whole save of whatever is outstanding (``flushAll()``).
@@ -73,7 +83,7 @@ final class CloudLocalCopySaver: Sendable {
     private let wholeSaveAfterRecords: Bool
     private let finished = LockedCallback<DefaultsError?>()
     private let lateLoad = LockedCallback<CloudLateLoad>()
-    private let status = Locked(Status())
+    private let status: Locked<Status>
     private let queue = DispatchQueue(label: "ObservableDefaults.CloudKeyValueStore.saver")
 
     /// `state` is the store's state, read under its lock for each save and record.
@@ -81,6 +91,8 @@ final class CloudLocalCopySaver: Sendable {
         self.share = share
         self.state = state
         self.wholeSaveAfterRecords = wholeSaveAfterRecords
+        status = Locked(
+            Status(pendingOnDisk: Set(state.withLock { $0.pending.keys }), diskUnknown: share.own.awaitsLoad))
         CloudSaversAtExit.register(self)
     }
 
@@ -98,7 +110,7 @@ final class CloudLocalCopySaver: Sendable {
     enum Change {
         /// This process wrote `key`: its entry is appended to the journal as soon as the saver is free.
         case localWrite(String)
-        /// This process wrote `key`, and the caller calls ``flush()`` itself right after (the sync thread
+        /// This process wrote `key`, and the caller calls ``flushUnconfirmed()`` itself soon (the sync thread
         /// that took the write's save): the write is marked as not on disk, and no step is started for it
         /// (else the next step, or the exit, takes it in).
         case localWriteFlushedByCaller(String)
@@ -109,6 +121,11 @@ final class CloudLocalCopySaver: Sendable {
         /// upload), which a crash may lose harmlessly: folded into the next whole save, within
         /// ``bookkeepingDelay``.
         case wholeStateEventually
+        /// The server confirmed this process's write of `key`, and no newer write of it waits: as
+        /// ``wholeStateEventually``, and the write's record, if not written yet, is skipped (the server holds
+        /// the write; a restarted store reads it from there), unless the disk may hold an older pending write
+        /// of the key. Sent under the state's lock, so that a newer write of the key keeps its record.
+        case uploadConfirmed(String)
     }
 
     /// Writes `change` to the local copy as it needs (see the urgencies above), without blocking the caller.
@@ -121,6 +138,13 @@ final class CloudLocalCopySaver: Sendable {
         case .wholeStateNow:
             saveSoon()
         case .wholeStateEventually:
+            saveEventually()
+        case .uploadConfirmed(let key):
+            status.withLock { status in
+                guard !status.diskUnknown, !status.pendingOnDisk.contains(key), status.unrecorded.remove(key) != nil
+                else { return }
+                status.confirmed.insert(key)
+            }
             saveEventually()
         }
     }
@@ -145,6 +169,7 @@ final class CloudLocalCopySaver: Sendable {
         let enqueue = status.withLock { status -> Bool in
             status.dirty = true
             status.urgent = true
+            status.diskUnknown = true
             defer { status.queued = true }
             return !status.queued
         }
@@ -173,10 +198,16 @@ final class CloudLocalCopySaver: Sendable {
         }
     }
 
-    /// Appends the local writes not on disk yet (or writes the urgent whole save) and returns when they
-    /// are (or it failed, reported as usual).
+    /// Appends the local writes not on disk yet, confirmed ones too (or writes the urgent whole save), and
+    /// returns when they are (or it failed, reported as usual).
     func flush() {
-        queue.sync { run(.flush) }
+        queue.sync { run(.flush(includingConfirmed: true)) }
+    }
+
+    /// ``flush()``, leaving the writes the server confirmed to the next whole save: the save of writes a
+    /// thread took over (``Change/localWriteFlushedByCaller(_:)``).
+    func flushUnconfirmed() {
+        queue.sync { run(.flush(includingConfirmed: false)) }
     }
 
     /// Writes a whole save if anything is outstanding and returns when it is on disk (or failed).
@@ -193,21 +224,25 @@ final class CloudLocalCopySaver: Sendable {
         let small = localCopy.wholeSavesAreSmall
         let (keys, whole) = status.withLock { status -> (Set<String>, Bool) in
             if step == .queued { status.queued = false }
-            defer { status.unrecorded = [] }
-            let wholeNow =
-                status.urgent || step == .delayed || step == .everything || (small && !status.unrecorded.isEmpty)
-            guard status.dirty, wholeNow else { return (status.unrecorded, false) }
-            status.dirty = false
-            status.urgent = false
+            var keys = status.unrecorded
+            // A record written anyway takes the confirmed writes along.
+            if step == .flush(includingConfirmed: true) || !keys.isEmpty { keys.formUnion(status.confirmed) }
+            status.unrecorded = []
+            let wholeNow = status.urgent || step == .delayed || step == .everything || (small && !keys.isEmpty)
+            guard status.dirty, wholeNow else {
+                if !keys.isEmpty { status.confirmed = [] }
+                return (keys, false)
+            }
+            (status.dirty, status.urgent, status.confirmed) = (false, false, [])
             return ([], true)
         }
         guard whole || !keys.isEmpty else { return }
         let handler = finished.current
         do {
             if whole {
-                try share.save(state.withLock { $0 })
+                try saveWhole()
             } else {
-                if try share.append(state.withLock({ CloudLocalCopyJournal.content(of: keys, in: $0) })) { saveSoon() }
+                try appendRecords(of: keys)
             }
             handler?(nil)
         } catch {
@@ -217,6 +252,32 @@ final class CloudLocalCopySaver: Sendable {
         }
     }
 
+    /// Writes the whole state and notes which keys it holds as pending writes. Which keys may be pending on
+    /// disk is noted with the state's lock held, before writing: a write confirmed meanwhile is recorded.
+    private func saveWhole() throws(DefaultsError) {
+        let saved = state.withLock { state in
+            status.withLock { $0.pendingOnDisk.formUnion(state.pending.keys) }
+            return state
+        }
+        try share.save(saved)
+        status.withLock { status in
+            // Exact now, unless a copy taken in since asks for another whole save.
+            guard !status.urgent else { return }
+            (status.pendingOnDisk, status.diskUnknown) = (Set(saved.pending.keys), false)
+        }
+    }
+
+    /// Appends the records of `keys` (a whole save follows at once when the journal has grown enough).
+    private func appendRecords(of keys: Set<String>) throws(DefaultsError) {
+        let (content, settled) = state.withLock { state in
+            let pending = keys.filter { state.pending[$0] != nil }
+            status.withLock { $0.pendingOnDisk.formUnion(pending) }
+            return (CloudLocalCopyJournal.content(of: keys, in: state), keys.subtracting(pending))
+        }
+        if try share.append(content) { saveSoon() }
+        status.withLock { $0.pendingOnDisk.subtract(settled) }
+    }
+
     /// Reads the copy that awaits its load and hands it over; a whole save of the result is due then.
     /// Returns whether it was read.
     private func loadAwaitedCopy() -> Bool {
@@ -224,7 +285,7 @@ final class CloudLocalCopySaver: Sendable {
         var loaded: CloudState?
         do { loaded = try share.load { problems.append($0) } } catch { problems.append(error) }
         let read = !localCopy.awaitsLoad
-        if read { status.withLock { ($0.dirty, $0.urgent) = (true, true) } }
+        if read { status.withLock { ($0.dirty, $0.urgent, $0.diskUnknown) = (true, true, true) } }
         lateLoad.current?(CloudLateLoad(state: loaded, problems: problems, read: read))
         return read
     }

@@ -301,6 +301,23 @@ final class CloudStoreCore: Sendable {
         share?.stopWriting()
     }
 
+    /// Puts on disk the local writes whose save a thread took over and the server has not confirmed (see
+    /// ``CloudLocalCopySaver/flushUnconfirmed()``), and waits until they are.
+    func flushUnconfirmedWrites() { saver?.flushUnconfirmed() }
+
+    /// Takes in the server's confirmation of `write` of `key` at `revision` (``CloudState/confirmUpload(_:forKey:revision:)``);
+    /// the local copy takes it in with its next whole save, and skips the write's record if not written yet.
+    func confirmUpload(_ write: PendingWrite, forKey key: String, revision: Int64) {
+        let settled = state.withLock { state -> Bool in
+            state.confirmUpload(write, forKey: key, revision: revision)
+            guard state.pending[key] == nil else { return false }
+            // Under the state's lock: a newer write of the key, noted once it is in the state, keeps its record.
+            saver?.save(.uploadConfirmed(key))
+            return true
+        }
+        if !settled { saveLocalCopy(.wholeStateEventually) }
+    }
+
     /// Starts reading the local copy again until it is read, when it could not be read at start for a
     /// reason that may pass (``CloudLocalCopy/awaitsLoad``); `problem` says why, until then.
     func loadLocalCopyLater(_ problem: DefaultsError) {

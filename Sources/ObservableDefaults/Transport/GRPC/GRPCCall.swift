@@ -120,18 +120,21 @@ enum GRPCCall {
     ///
     /// Throws ``GRPCFailure/status(_:)`` when the server ended the call with a status other than OK, and
     /// ``GRPCFailure/transport(_:)`` when the exchange failed or the answer broke gRPC's rules (then the
-    /// exchange is cancelled). `afterSending` is the caller's own work to overlap with the round trip: it
-    /// runs once the request is sent, before the answer is waited for.
+    /// exchange is cancelled). `afterSending` is the caller's own work to overlap with a slow round trip: it
+    /// runs once the request is sent and no answer came within `patience` (at once when `patience` is zero
+    /// or reaches past `deadline`), and not at all when one did: the caller, which then does that work
+    /// itself, spends no CPU while the server works on a quick answer (on a busy machine the server needs it).
     static func unary(
         path: String, request: [UInt8], metadata: [HTTP2Header] = [], deadline: ContinuousClock.Instant?,
-        limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening, afterSending: () -> Void = {}
+        limits: EtcdReadLimits = .standard, on opener: some HTTP2ExchangeOpening, afterSending: () -> Void = {},
+        patience: Duration = .zero
     ) throws(GRPCFailure) -> [UInt8] {
         // The request goes with the call's headers, in one write.
         let stream = try GRPCStream.open(
             path: path, metadata: metadata, sending: request, deadline: deadline, limits: limits, on: opener)
         do throws(GRPCFailure) {
-            afterSending()
-            guard let answer = try stream.receive(deadline: deadline) else {
+            guard let answer = try firstMessage(of: stream, deadline: deadline, patience: patience, else: afterSending)
+            else {
                 throw GRPCFailure.malformed("the answer to \(path) ended with status OK but no message")
             }
             if try stream.receive(deadline: deadline) != nil {
@@ -142,6 +145,23 @@ enum GRPCCall {
             stream.cancel()
             throw error
         }
+    }
+
+    /// The first message of `stream` by `deadline`; `late` runs once it has not come within `patience`.
+    private static func firstMessage(
+        of stream: GRPCStream, deadline: ContinuousClock.Instant?, patience: Duration, else late: () -> Void
+    ) throws(GRPCFailure) -> [UInt8]? {
+        let soon = ContinuousClock.now + patience
+        if patience > .zero, deadline.map({ soon < $0 }) ?? true {
+            do throws(GRPCFailure) {
+                return try stream.receive(deadline: soon)
+            } catch {
+                // A receive that timed out leaves the stream as it was: the answer may still come.
+                guard case .transport(let failure) = error, failure.timedOut else { throw error }
+            }
+        }
+        late()
+        return try stream.receive(deadline: deadline)
     }
 
     /// A unary call with etcd's messages: `request` to its method, the answer read as `Answer`; an answer

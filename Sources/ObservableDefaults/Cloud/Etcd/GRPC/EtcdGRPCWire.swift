@@ -138,8 +138,14 @@ final class EtcdGRPCWire: EtcdWire {
 
     // MARK: Calls
 
+    /// How long a call waits for its answer before it runs its `whileWaiting` work: a member on a quiet
+    /// machine answers a write within a millisecond, and on two cores the member needs them both meanwhile
+    /// (`Docs/benchmarks.md`, group 9); a slower answer (a member writing to a slow disk) overlaps the work.
+    static let overlapPatience: Duration = .milliseconds(5)
+
     /// One unary call of `kind` with `request` to `call`'s member, its answer read as `Answer`, all within
-    /// the call's timeout; `whileWaiting` runs once the request is sent (or before a connection is opened).
+    /// the call's timeout; `whileWaiting` runs before a connection is opened, or once the request is sent
+    /// and no answer came within ``overlapPatience``.
     /// A call the member never processed (its connection went away first) is sent once more on a new
     /// connection.
     private func unary<Answer: ProtobufMessage>(
@@ -164,7 +170,7 @@ final class EtcdGRPCWire: EtcdWire {
                 answerBytes = try GRPCCall.unary(
                     path: name(kind), request: bytes,
                     metadata: GRPCCall.etcdMetadata(token: call.token, requireLeader: false), deadline: deadline,
-                    limits: transport.limits, on: connection, afterSending: waiting)
+                    limits: transport.limits, on: connection, afterSending: waiting, patience: Self.overlapPatience)
             } catch {
                 switch error {
                 case .status(let status):
