@@ -69,9 +69,31 @@ func runCloudCommand(_ arguments: [String]) {
         exit(store.synchronize(timeout: 30) ? 0 : 3)
     case "object" where command.count == 1:
         runCloudObject(store)
+    case "confirm-loop" where command.count == 1:
+        runConfirmLoop(store)
     default:
         fail("unknown cloud command: \(command.joined(separator: " "))")
     }
+}
+
+/// `cloud … confirm-loop`: prints "ready" once synchronized; then, for each line `set KEY VALUE` of standard
+/// input, sets the value and prints "confirmed KEY" as soon as the server confirmed it (no `synchronize()`,
+/// which would put every write on disk first), or "unconfirmed KEY" after 30 s. Exits when standard input
+/// closes.
+func runConfirmLoop(_ store: CloudKeyValueStore) -> Never {
+    emit(store.synchronize(timeout: 30) ? "ready" : "ready (not synced)")
+    while let line = readLine() {
+        let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+        guard words.count == 3, words[0] == "set" else {
+            emit("unknown: \(line)")
+            continue
+        }
+        store.set(parseValue(words[2]), forKey: words[1])
+        let deadline = ContinuousClock.now + .seconds(30)
+        while store.hasPendingChanges, ContinuousClock.now < deadline { usleep(200) }
+        emit((store.hasPendingChanges ? "unconfirmed " : "confirmed ") + words[1])
+    }
+    exit(0)
 }
 
 /// `cloud … object`: a `CloudFleet` (prefix `fleet_`) on the store. Prints its values at once ("values …",

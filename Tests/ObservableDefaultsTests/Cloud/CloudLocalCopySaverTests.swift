@@ -231,6 +231,61 @@ import TestSupport
         #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "second") == "2")
     }
 
+    /// A confirmed write skips its record, so a process killed before its next whole save leaves an older
+    /// entry of the key on disk. That entry must never be a pending write older than the server's: a restarted
+    /// store would upload it again — here over another machine's deletion, bringing an old value back. A
+    /// member that answers late makes the first write pending on disk; the next write of the key is then saved
+    /// before it is sent, and the process is killed as soon as it is confirmed.
+    @Test func aProcessKilledRightAfterAConfirmedWriteBringsBackNoOlderWrite() throws {
+        let etcd = try EtcdCluster(members: 1)
+        let namespace = freshNamespace()
+        let state = directory.file("killed")
+        let child = Process()
+        child.executableURL = TestAgent.executableURL
+        child.arguments = [
+            "cloud", etcd.endpoints.map(\.absoluteString).joined(separator: ","), namespace, state.path, "confirm-loop"
+        ]
+        let input = Pipe(), output = Pipe()
+        (child.standardInput, child.standardOutput) = (input, output)
+        let lines = LineReader(output.fileHandleForReading)
+        try child.run()
+        defer {
+            if child.isRunning { kill(child.processIdentifier, SIGKILL) }
+            child.waitUntilExit()
+        }
+        func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+        #expect(lines.waitFor(timeout: .seconds(30)) { $0 == "ready" }, "\(lines.lines)")
+        let copy = try #require(
+            try FileManager.default.contentsOfDirectory(
+                at: state.appendingPathComponent("cloud"), includingPropertiesForKeys: nil
+            )
+            .first { $0.lastPathComponent.hasPrefix("etcd-") && $0.pathExtension.hasPrefix("slot") }?
+            .deletingPathExtension())
+        func pendingOnDisk() -> [String: DefaultsValue] {
+            (try? localCopyOnDisk(copy))?["pending"]?.dictionaryValue ?? [:]
+        }
+
+        etcd.pause(0)
+        send("set k int:1")
+        #expect(eventually(timeout: .seconds(20)) { pendingOnDisk()["k"] != nil }, "the late upload was not saved")
+        etcd.pause(0, resume: true)
+        #expect(lines.waitFor(timeout: .seconds(30)) { $0 == "confirmed k" }, "\(lines.lines)")
+        send("set k int:2")
+        #expect(
+            eventually(timeout: .seconds(30)) { lines.lines.count(where: { $0 == "confirmed k" }) == 2 },
+            "\(lines.lines)")
+        kill(child.processIdentifier, SIGKILL)
+        child.waitUntilExit()
+
+        #expect(try rawEtcdDelete(etcd.endpoints[0], namespace, "k"))  // another machine deletes the key
+        let restarted = try cloudMachine(etcd.endpoints, namespace: namespace, state: state)
+        #expect(restarted.synchronize(timeout: 20))
+        #expect(
+            restarted.value(forKey: "k") == nil,
+            "an older write came back: \(String(describing: restarted.value(forKey: "k")))")
+        #expect(try rawEtcdValue(etcd.endpoints[0], namespace, "k") == nil)
+    }
+
     @Test func theLastSeenRevisionReachesTheLocalCopyWithoutAnotherWrite() throws {
         let etcd = try EtcdCluster.sharedNode()
         let namespace = freshNamespace()

@@ -124,7 +124,9 @@ final class CloudLocalCopySaver: Sendable {
         /// The server confirmed this process's write of `key`, and no newer write of it waits: as
         /// ``wholeStateEventually``, and the write's record, if not written yet, is skipped (the server holds
         /// the write; a restarted store reads it from there), unless the disk may hold an older pending write
-        /// of the key. Sent under the state's lock, so that a newer write of the key keeps its record.
+        /// of the key (``mayHoldPendingWrite(of:)``: the sync thread saves such a write before sending it, as a
+        /// restarted store would upload the older one again). Sent under the state's lock, so that a newer
+        /// write of the key keeps its record.
         case uploadConfirmed(String)
     }
 
@@ -162,6 +164,12 @@ final class CloudLocalCopySaver: Sendable {
         }
         if wholeSaveAfterRecords { armIfNeeded() }
         return enqueue
+    }
+
+    /// Whether the entry of `key` on disk may be a pending write (then a newer write of it must reach the disk
+    /// before its upload is sent: see ``Change/uploadConfirmed(_:)``).
+    func mayHoldPendingWrite(of key: String) -> Bool {
+        status.withLock { $0.diskUnknown || $0.pendingOnDisk.contains(key) }
     }
 
     /// Writes a whole save as soon as the saver is free.
