@@ -70,8 +70,10 @@ import TestSupport
         return (core, share.own)
     }
 
-    private func write(_ value: Int64, of key: String, generation: Int, in core: CloudStoreCore) -> PendingWrite {
-        let write = PendingWrite(value: .integer(Int(value)), baseRevision: 0, generation: generation)
+    private func write(
+        _ value: Int64, of key: String, generation: Int, basedOn revision: Int64 = 0, in core: CloudStoreCore
+    ) -> PendingWrite {
+        let write = PendingWrite(value: .integer(Int(value)), baseRevision: revision, generation: generation)
         core.state.withLock { state in
             state.setValue(write.value, forKey: key)
             state.pending[key] = write
@@ -112,9 +114,9 @@ import TestSupport
         #expect(onDisk["pending"]?.dictionaryValue?.keys.sorted() == ["k"], "\(onDisk)")
     }
 
-    /// With an older pending write of the key on disk, a confirmed write is recorded as usual: skipped, a
-    /// restart would upload the older write against the newer revision and report it lost.
-    @Test func aConfirmedWriteIsRecordedWhileTheDiskHoldsAnOlderPendingWriteOfTheKey() throws {
+    /// With an older pending write that created the key on disk, a confirmed write is recorded as usual:
+    /// skipped, a restart would upload the older write again, creating the key anew if it was deleted since.
+    @Test func aConfirmedWriteIsRecordedWhileTheDiskHoldsAnOlderPendingCreateOfTheKey() throws {
         let (core, copy) = syncingCore()
         _ = write(1, of: "k", generation: 1, in: core)
         core.flushUnconfirmedWrites()  // the upload was slow: the write is on disk, pending
@@ -131,6 +133,20 @@ import TestSupport
         core.confirmUpload(third, forKey: "k", revision: 11)
         core.flushUnconfirmedWrites()
         #expect(diskWrites(copy) == 2)
+    }
+
+    /// An older pending write on disk that was based on a revision of the key is no reason to record: a
+    /// restarted store's first read drops it (the key has moved past that revision, or was deleted).
+    @Test func anOlderPendingWriteBasedOnARevisionDoesNotHoldBackTheSkip() throws {
+        let (core, copy) = syncingCore()
+        _ = write(1, of: "k", generation: 1, basedOn: 5, in: core)
+        core.flushUnconfirmedWrites()
+        #expect(try localCopyOnDisk(copy.fileURL)["pending"]?.dictionaryValue?.keys.sorted() == ["k"])
+        #expect(!core.localCopyMayHoldPendingCreate(of: "k"))
+        let second = write(2, of: "k", generation: 2, basedOn: 7, in: core)
+        core.confirmUpload(second, forKey: "k", revision: 9)
+        core.flushUnconfirmedWrites()
+        #expect(diskWrites(copy) == 1, "the confirmed write was recorded")
     }
 
     @Test func synchronizeGivesUpAtOnceWhenEveryEndpointRefusesConnections() throws {

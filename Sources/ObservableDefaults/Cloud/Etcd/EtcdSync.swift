@@ -263,10 +263,10 @@ final class EtcdSync: Sendable {
                 try uploadGroup(of: key)
                 continue
             }
-            // A key whose entry on disk may be an older pending write gets this one on disk before it is sent:
-            // its record skipped after a quick answer, a store restarted after a crash would upload the older
-            // write again (over another machine's deletion, say).
-            if core.localCopyMayHoldPendingWrite(of: key) { saveTakenWrite() }
+            // A key whose entry on disk may be an older pending write that created it gets this one on disk
+            // before it is sent: its record skipped after a quick answer, a store restarted after a crash
+            // would upload the older write again, creating the key anew after a deletion.
+            if core.localCopyMayHoldPendingCreate(of: key) { saveTakenWrite() }
             var result: EtcdClient.SwapResult
             // A failed upload stays in `inFlight`: its outcome is unknown (the member may have carried it out
             // before the connection broke), so its echo and its value are still recognised as this store's.

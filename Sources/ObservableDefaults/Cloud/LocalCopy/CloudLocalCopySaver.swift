@@ -44,11 +44,14 @@ final class CloudLocalCopySaver: Sendable {
         /// Keys written locally whose record was skipped as the server confirmed the write: the next whole save
         /// takes them in, ``flush()`` records them.
         var confirmed: Set<String> = []
-        /// Keys whose entry on disk may be a pending write (more, never fewer): a confirmed write of one of them
-        /// is recorded as usual, else a restarted store would upload the older write and report it lost.
-        var pendingOnDisk: Set<String>
+        /// Keys whose entry on disk may be a pending write made while the key was absent (based on revision 0;
+        /// more keys, never fewer). A store restarted after a crash uploads such a write again, and it creates
+        /// the key anew if it was deleted meanwhile (a pending write based on a revision the key has passed is
+        /// dropped by that store's first read instead): a newer write of one of these keys is saved before it
+        /// is sent, and recorded once confirmed.
+        var createsOnDisk: Set<String>
         /// A whole save is due at once (the state took in a copy read late or another process's copy, or much
-        /// changed): until it is written, the disk may hold a pending write of any key.
+        /// changed): until it is written, the disk may hold a pending create of any key.
         var diskUnknown: Bool
         /// Some change is not in a whole save yet.
         var dirty = false
@@ -92,7 +95,7 @@ final class CloudLocalCopySaver: Sendable {
         self.state = state
         self.wholeSaveAfterRecords = wholeSaveAfterRecords
         status = Locked(
-            Status(pendingOnDisk: Set(state.withLock { $0.pending.keys }), diskUnknown: share.own.awaitsLoad))
+            Status(createsOnDisk: state.withLock { $0.pendingCreates }, diskUnknown: share.own.awaitsLoad))
         CloudSaversAtExit.register(self)
     }
 
@@ -124,9 +127,9 @@ final class CloudLocalCopySaver: Sendable {
         /// The server confirmed this process's write of `key`, and no newer write of it waits: as
         /// ``wholeStateEventually``, and the write's record, if not written yet, is skipped (the server holds
         /// the write; a restarted store reads it from there), unless the disk may hold an older pending write
-        /// of the key (``mayHoldPendingWrite(of:)``: the sync thread saves such a write before sending it, as a
-        /// restarted store would upload the older one again). Sent under the state's lock, so that a newer
-        /// write of the key keeps its record.
+        /// that created the key (``mayHoldPendingCreate(of:)``: the sync thread saves such a write before sending
+        /// it, as a restarted store would upload the older one again). Sent under the state's lock, so that a
+        /// newer write of the key keeps its record.
         case uploadConfirmed(String)
     }
 
@@ -143,7 +146,7 @@ final class CloudLocalCopySaver: Sendable {
             saveEventually()
         case .uploadConfirmed(let key):
             status.withLock { status in
-                guard !status.diskUnknown, !status.pendingOnDisk.contains(key), status.unrecorded.remove(key) != nil
+                guard !status.diskUnknown, !status.createsOnDisk.contains(key), status.unrecorded.remove(key) != nil
                 else { return }
                 status.confirmed.insert(key)
             }
@@ -166,10 +169,10 @@ final class CloudLocalCopySaver: Sendable {
         return enqueue
     }
 
-    /// Whether the entry of `key` on disk may be a pending write (then a newer write of it must reach the disk
-    /// before its upload is sent: see ``Change/uploadConfirmed(_:)``).
-    func mayHoldPendingWrite(of key: String) -> Bool {
-        status.withLock { $0.diskUnknown || $0.pendingOnDisk.contains(key) }
+    /// Whether the entry of `key` on disk may be a pending write made while the key was absent: then a newer
+    /// write of it must reach the disk before its upload is sent (see ``Change/uploadConfirmed(_:)``).
+    func mayHoldPendingCreate(of key: String) -> Bool {
+        status.withLock { $0.diskUnknown || $0.createsOnDisk.contains(key) }
     }
 
     /// Writes a whole save as soon as the saver is free.
@@ -260,30 +263,31 @@ final class CloudLocalCopySaver: Sendable {
         }
     }
 
-    /// Writes the whole state and notes which keys it holds as pending writes. Which keys may be pending on
-    /// disk is noted with the state's lock held, before writing: a write confirmed meanwhile is recorded.
+    /// Writes the whole state and notes which keys it holds as pending creates. They are noted with the state's
+    /// lock held, before writing: a write confirmed meanwhile is recorded.
     private func saveWhole() throws(DefaultsError) {
-        let saved = state.withLock { state in
-            status.withLock { $0.pendingOnDisk.formUnion(state.pending.keys) }
-            return state
+        let (saved, creates) = state.withLock { state in
+            let creates = state.pendingCreates
+            status.withLock { $0.createsOnDisk.formUnion(creates) }
+            return (state, creates)
         }
         try share.save(saved)
         status.withLock { status in
             // Exact now, unless a copy taken in since asks for another whole save.
             guard !status.urgent else { return }
-            (status.pendingOnDisk, status.diskUnknown) = (Set(saved.pending.keys), false)
+            (status.createsOnDisk, status.diskUnknown) = (creates, false)
         }
     }
 
     /// Appends the records of `keys` (a whole save follows at once when the journal has grown enough).
     private func appendRecords(of keys: Set<String>) throws(DefaultsError) {
         let (content, settled) = state.withLock { state in
-            let pending = keys.filter { state.pending[$0] != nil }
-            status.withLock { $0.pendingOnDisk.formUnion(pending) }
-            return (CloudLocalCopyJournal.content(of: keys, in: state), keys.subtracting(pending))
+            let creates = keys.filter { state.pending[$0]?.baseRevision == 0 }
+            status.withLock { $0.createsOnDisk.formUnion(creates) }
+            return (CloudLocalCopyJournal.content(of: keys, in: state), keys.subtracting(creates))
         }
         if try share.append(content) { saveSoon() }
-        status.withLock { $0.pendingOnDisk.subtract(settled) }
+        status.withLock { $0.createsOnDisk.subtract(settled) }
     }
 
     /// Reads the copy that awaits its load and hands it over; a whole save of the result is due then.

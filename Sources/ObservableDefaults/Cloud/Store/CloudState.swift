@@ -75,6 +75,8 @@ struct CloudState: Sendable {
     /// ``knownRevisions`` is pruned when it holds this many entries (doubling with what a pass keeps).
     private var knownRevisionsPruneCount = 1_024
     var pending: [String: PendingWrite] = [:]
+    /// The keys whose pending write was made while the key was absent (based on revision 0).
+    var pendingCreates: Set<String> { Set(pending.lazy.filter { $0.value.baseRevision == 0 }.map(\.key)) }
     /// The write being uploaded now, per key.
     var inFlight: [String: PendingWrite] = [:]
     /// The value an `update(forKey:_:)` sent to the server is uploading now, per key (its echo on the watch

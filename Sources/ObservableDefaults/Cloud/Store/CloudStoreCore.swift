@@ -301,9 +301,9 @@ final class CloudStoreCore: Sendable {
         share?.stopWriting()
     }
 
-    /// Whether the local copy's entry of `key` may be a pending write (see
-    /// ``CloudLocalCopySaver/mayHoldPendingWrite(of:)``); false without a local copy.
-    func localCopyMayHoldPendingWrite(of key: String) -> Bool { saver?.mayHoldPendingWrite(of: key) ?? false }
+    /// Whether the local copy's entry of `key` may be a pending write made while the key was absent (see
+    /// ``CloudLocalCopySaver/mayHoldPendingCreate(of:)``); false without a local copy.
+    func localCopyMayHoldPendingCreate(of key: String) -> Bool { saver?.mayHoldPendingCreate(of: key) ?? false }
 
     /// Puts on disk the local writes whose save a thread took over and the server has not confirmed (see
     /// ``CloudLocalCopySaver/flushUnconfirmed()``), and waits until they are.
