@@ -135,6 +135,22 @@ import TestSupport
         #expect(diskWrites(copy) == 2)
     }
 
+    /// A create saved as pending (its answer was late) is recorded as confirmed once the server confirms it,
+    /// not a second later with the next whole save: until then a crash, and a deletion by another machine,
+    /// would have a restarted store create the key anew.
+    @Test func aCreateSavedAsPendingIsRecordedAsConfirmedOnceConfirmed() throws {
+        let (core, copy) = syncingCore()
+        let first = write(1, of: "k", generation: 1, in: core)
+        core.flushUnconfirmedWrites()  // the upload was slow: the create is on disk, pending
+        #expect(try localCopyOnDisk(copy.fileURL)["pending"]?.dictionaryValue?.keys.sorted() == ["k"])
+        core.confirmUpload(first, forKey: "k", revision: 7)
+        core.flushUnconfirmedWrites()  // after the step the confirmation queued, if it has not run yet
+        let onDisk = try localCopyOnDisk(copy.fileURL)
+        #expect(onDisk["pending"]?.dictionaryValue?.isEmpty ?? true, "the create is still pending on disk: \(onDisk)")
+        #expect(onDisk["values"]?.dictionaryValue?["k"] == .integer(1))
+        #expect(!core.localCopyMayHoldPendingCreate(of: "k"))
+    }
+
     /// An older pending write on disk that was based on a revision of the key is no reason to record: a
     /// restarted store's first read drops it (the key has moved past that revision, or was deleted).
     @Test func anOlderPendingWriteBasedOnARevisionDoesNotHoldBackTheSkip() throws {

@@ -126,10 +126,10 @@ final class CloudLocalCopySaver: Sendable {
         case wholeStateEventually
         /// The server confirmed this process's write of `key`, and no newer write of it waits: as
         /// ``wholeStateEventually``, and the write's record, if not written yet, is skipped (the server holds
-        /// the write; a restarted store reads it from there), unless the disk may hold an older pending write
-        /// that created the key (``mayHoldPendingCreate(of:)``: the sync thread saves such a write before sending
-        /// it, as a restarted store would upload the older one again). Sent under the state's lock, so that a
-        /// newer write of the key keeps its record.
+        /// the write; a restarted store reads it from there), unless the disk may hold a pending write that
+        /// created the key (``mayHoldPendingCreate(of:)``, which the sync thread also saves such a key's next
+        /// write before sending it by): then the key is recorded at once, as a restarted store would upload that
+        /// write again. Sent under the state's lock, so that a newer write of the key keeps its record.
         case uploadConfirmed(String)
     }
 
@@ -145,11 +145,17 @@ final class CloudLocalCopySaver: Sendable {
         case .wholeStateEventually:
             saveEventually()
         case .uploadConfirmed(let key):
-            status.withLock { status in
-                guard !status.diskUnknown, !status.createsOnDisk.contains(key), status.unrecorded.remove(key) != nil
-                else { return }
-                status.confirmed.insert(key)
+            let enqueue = status.withLock { status -> Bool in
+                guard status.diskUnknown || status.createsOnDisk.contains(key) else {
+                    if status.unrecorded.remove(key) != nil { status.confirmed.insert(key) }
+                    return false
+                }
+                // The confirmed state replaces the pending create on disk at once, not with the next whole save.
+                status.unrecorded.insert(key)
+                defer { status.queued = true }
+                return !status.queued
             }
+            if enqueue { queue.async { [self] in run(.queued) } }
             saveEventually()
         }
     }
