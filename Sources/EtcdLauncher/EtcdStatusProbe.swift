@@ -57,6 +57,13 @@ public func etcdWatcherCount(_ endpoint: URL) -> Int? {
     etcdGauge(endpoint, "etcd_debugging_mvcc_watcher_total")
 }
 
+/// How many client watches the `etcd grpc-proxy` at `endpoint` has attached to a watch it already had
+/// upstream (`etcd_grpc_proxy_watchers_coalescing_total` in its `/metrics`); `nil` when its metrics cannot
+/// be read.
+public func etcdGRPCProxyCoalescingCount(_ endpoint: URL) -> Int? {
+    etcdGauge(endpoint, "etcd_grpc_proxy_watchers_coalescing_total")
+}
+
 /// How many Watch streams the member at `endpoint` holds open (`etcd_debugging_mvcc_watch_stream_total`
 /// in its `/metrics`); `nil` when its metrics cannot be read.
 public func etcdWatchStreamCount(_ endpoint: URL) -> Int? {
