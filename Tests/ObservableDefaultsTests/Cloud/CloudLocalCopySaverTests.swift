@@ -62,14 +62,15 @@ import TestSupport
 
     // MARK: Writes the server confirmed
 
-    /// A syncing store's core with its local copy, and `write` of `key` made as a syncing store makes it:
-    /// in memory and pending, its save taken over by the sync thread.
+    /// A syncing store's core with its local copy.
     private func syncingCore() -> (CloudStoreCore, CloudLocalCopy) {
         let share = CloudLocalCopyShare(fileURL: directory.file("etcd-copy"))
         let core = CloudStoreCore(state: CloudState(), localCopy: share, limits: .iCloud, confirmsWrites: true)
         return (core, share.own)
     }
 
+    /// A write of `key` made as a syncing store makes it: in memory and pending, its save taken over by the
+    /// sync thread.
     private func write(
         _ value: Int64, of key: String, generation: Int, basedOn revision: Int64 = 0, in core: CloudStoreCore
     ) -> PendingWrite {

@@ -145,17 +145,15 @@ final class CloudLocalCopySaver: Sendable {
         case .wholeStateEventually:
             saveEventually()
         case .uploadConfirmed(let key):
-            let enqueue = status.withLock { status -> Bool in
+            let recordNow = status.withLock { status -> Bool in
                 guard status.diskUnknown || status.createsOnDisk.contains(key) else {
                     if status.unrecorded.remove(key) != nil { status.confirmed.insert(key) }
                     return false
                 }
-                // The confirmed state replaces the pending create on disk at once, not with the next whole save.
-                status.unrecorded.insert(key)
-                defer { status.queued = true }
-                return !status.queued
+                return true
             }
-            if enqueue { queue.async { [self] in run(.queued) } }
+            // The confirmed state replaces the pending create on disk at once, not with the next whole save.
+            if recordNow { save(.localWrite(key)) }
             saveEventually()
         }
     }
@@ -288,7 +286,7 @@ final class CloudLocalCopySaver: Sendable {
     /// Appends the records of `keys` (a whole save follows at once when the journal has grown enough).
     private func appendRecords(of keys: Set<String>) throws(DefaultsError) {
         let (content, settled) = state.withLock { state in
-            let creates = keys.filter { state.pending[$0]?.baseRevision == 0 }
+            let creates = keys.filter { state.pending[$0]?.createsKey == true }
             status.withLock { $0.createsOnDisk.formUnion(creates) }
             return (CloudLocalCopyJournal.content(of: keys, in: state), keys.subtracting(creates))
         }

@@ -33,6 +33,10 @@ struct PendingWrite: Sendable, Equatable {
     /// ended with it. It is uploaded as a plain write, and reported when another machine's change wins.
     var madeByEndedUpdate = false
 
+    /// Whether the write was made while the key was absent (based on revision 0): uploaded again after a
+    /// deletion of the key, it would create the key anew.
+    var createsKey: Bool { baseRevision == 0 }
+
     /// A write of `value`; `text` is its JSON text when the writer has it already (encoded here otherwise).
     init(value: DefaultsValue?, baseRevision: Int64, generation: Int, text: Data? = nil, batch: Int64? = nil) {
         self.value = value
@@ -76,7 +80,7 @@ struct CloudState: Sendable {
     private var knownRevisionsPruneCount = 1_024
     var pending: [String: PendingWrite] = [:]
     /// The keys whose pending write was made while the key was absent (based on revision 0).
-    var pendingCreates: Set<String> { Set(pending.lazy.filter { $0.value.baseRevision == 0 }.map(\.key)) }
+    var pendingCreates: Set<String> { Set(pending.lazy.filter { $0.value.createsKey }.map(\.key)) }
     /// The write being uploaded now, per key.
     var inFlight: [String: PendingWrite] = [:]
     /// The value an `update(forKey:_:)` sent to the server is uploading now, per key (its echo on the watch
