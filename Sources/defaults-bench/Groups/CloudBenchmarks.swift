@@ -37,7 +37,8 @@ enum CloudBenchmarks {
             method:
                 "One throwaway single-node etcd on a loopback port. This process (A) stamps `CLOCK_MONOTONIC` and writes "
                 + "the stamp; observer processes (B) read the same clock when the stamp reaches them. One write in flight at a "
-                + "time. The floor does the same with no library code: a put over a kept-alive plain socket and the event read "
+                + "time: the next once every observer had the last and the writer its answer (a raw writer's call "
+                + "returns with it; for a store the harness polls `hasPendingChanges`, untimed). The floor does the same with no library code: a put over a kept-alive plain socket and the event read "
                 + "from a raw `/v3/watch` stream; the compare-and-swap floor writes as the library uploads (a `/v3/kv/txn` on the "
                 + "key's modification revision, tracked from the previous answer) on the same kind of socket. Library: \(CloudSubjects.library.name), each process with its own store and "
                 + "local copy (the targets are checked on it); store rows: \(CloudSubjects.store.name). Propagation sides "
@@ -458,7 +459,8 @@ final class CloudSide {
         }
     }
 
-    /// Writes `count` stamps, one at a time, waiting each time until every observer had it (or the timeout).
+    /// Writes `count` stamps, one at a time, waiting each time until every observer had it (or the timeout)
+    /// and the writer had the server's answer, so that no sample starts with the previous write in flight.
     func sample(_ count: Int, keep: Bool) {
         for _ in 0..<count {
             let stamp = monotonicNanoseconds()
@@ -471,6 +473,7 @@ final class CloudSide {
             if keep { calls.append(Double(returned - stamp)) }
             let arrivals = observers.arrivals(of: stamp, deadline: stamp + CloudBenchmarks.arrivalTimeoutNanoseconds)
             if keep { writes.append(arrivals.map { $0.map { Double($0 - stamp) } }) }
+            writer.waitForAnswer(deadline: monotonicNanoseconds() + CloudBenchmarks.arrivalTimeoutNanoseconds)
         }
     }
 

@@ -15,6 +15,22 @@ struct CloudPlace: Sendable {
 /// through etcd to the observers.
 protocol CloudStampWriter: AnyObject {
     func write(stamp: Int) throws
+    /// Returns once the server answered the last write, or at `deadline` (monotonic nanoseconds). The
+    /// harness calls it after the observers reported the write, untimed, so that every sample starts with
+    /// nothing in flight: a raw writer's `write(stamp:)` returns with the answer already, a store's at once.
+    func waitForAnswer(deadline: Int)
+}
+
+extension CloudStampWriter {
+    /// A writer whose `write(stamp:)` returns with the server's answer has nothing to wait for.
+    func waitForAnswer(deadline: Int) {}
+}
+
+extension CloudKeyValueStore {
+    /// Polls ``CloudKeyValueStore/hasPendingChanges`` until the server confirmed every write, or `deadline`.
+    func waitForAnswer(deadline: Int) {
+        while hasPendingChanges, monotonicNanoseconds() < deadline { sleepNanoseconds(50_000) }
+    }
 }
 
 /// One way of carrying a stamp from a writer in process A to observers in other processes through etcd.
@@ -196,8 +212,13 @@ enum CloudMacroSubject: CloudSubject {
 
     private final class Writer: CloudStampWriter {
         let settings: CloudStampSettings
-        init(_ settings: CloudStampSettings) { self.settings = settings }
+        let store: CloudKeyValueStore
+        init(_ settings: CloudStampSettings, on store: CloudKeyValueStore) {
+            self.settings = settings
+            self.store = store
+        }
         func write(stamp: Int) throws { settings.stamp = stamp }
+        func waitForAnswer(deadline: Int) { store.waitForAnswer(deadline: deadline) }
     }
 
     /// Tracks `stamp`: `onChange` reads the clock and the new value (the copy changes before Observation
@@ -244,7 +265,8 @@ enum CloudMacroSubject: CloudSubject {
     static func writer(_ place: CloudPlace, over transport: EtcdConfiguration.Transport?) throws
         -> any CloudStampWriter
     {
-        Writer(CloudStampSettings(store: try CloudStoreSubject.open(place, over: transport)))
+        let store = try CloudStoreSubject.open(place, over: transport)
+        return Writer(CloudStampSettings(store: store), on: store)
     }
 
     /// The observer, its store talking to etcd over `transport` (`nil`: the library's default).
@@ -284,6 +306,7 @@ enum CloudStoreSubject: CloudSubject {
         let store: CloudKeyValueStore
         init(_ store: CloudKeyValueStore) { self.store = store }
         func write(stamp: Int) throws { store.set(Int64(stamp), forKey: "stamp") }
+        func waitForAnswer(deadline: Int) { store.waitForAnswer(deadline: deadline) }
     }
 
     private final class Observer {
