@@ -436,6 +436,8 @@ final class CloudSide {
     /// Per kept write: how long the write call took to return in A.
     private var calls: [Double] = []
     private var writeErrors: [String] = []
+    /// Writes whose answer the writer did not have within the arrival timeout (the next sample began anyway).
+    private var unansweredWrites = 0
 
     /// Sets up namespace `bench-ROLE`: `writer`'s writing end here, then `observers` processes with `observer`'s
     /// observing end, each with its own state directory in `stateDirectory` (default: one in the scratch
@@ -473,7 +475,9 @@ final class CloudSide {
             if keep { calls.append(Double(returned - stamp)) }
             let arrivals = observers.arrivals(of: stamp, deadline: stamp + CloudBenchmarks.arrivalTimeoutNanoseconds)
             if keep { writes.append(arrivals.map { $0.map { Double($0 - stamp) } }) }
-            writer.waitForAnswer(deadline: monotonicNanoseconds() + CloudBenchmarks.arrivalTimeoutNanoseconds)
+            if !writer.waitForAnswer(deadline: monotonicNanoseconds() + CloudBenchmarks.arrivalTimeoutNanoseconds) {
+                unansweredWrites += 1
+            }
         }
     }
 
@@ -524,6 +528,9 @@ final class CloudSide {
             notes.append("\(slow.count) took over \(slowAfter) s (up to \(Formatting.duration(slowest)))")
         }
         if let last = writeErrors.last { notes.append("\(writeErrors.count) writes failed, e.g. \(last)") }
+        if unansweredWrites > 0 {
+            notes.append("\(unansweredWrites) writes still unanswered after \(timeout) s (the next write went ahead)")
+        }
         if pooled, let maximum = samples.max() { notes.append("max \(Formatting.duration(maximum))") }
         return ResultRow(id: id, name: name, statistics: Statistics(samples), note: notes.joined(separator: "; "))
     }

@@ -15,21 +15,27 @@ struct CloudPlace: Sendable {
 /// through etcd to the observers.
 protocol CloudStampWriter: AnyObject {
     func write(stamp: Int) throws
-    /// Returns once the server answered the last write, or at `deadline` (monotonic nanoseconds). The
-    /// harness calls it after the observers reported the write, untimed, so that every sample starts with
-    /// nothing in flight: a raw writer's `write(stamp:)` returns with the answer already, a store's at once.
-    func waitForAnswer(deadline: Int)
+    /// Returns once the server answered the last write (true), or at `deadline` in monotonic nanoseconds
+    /// (false). The harness calls it after the observers reported the write, untimed, so that every sample
+    /// starts with nothing in flight: a raw writer's `write(stamp:)` returns with the answer already, a
+    /// store's at once.
+    func waitForAnswer(deadline: Int) -> Bool
 }
 
 extension CloudStampWriter {
     /// A writer whose `write(stamp:)` returns with the server's answer has nothing to wait for.
-    func waitForAnswer(deadline: Int) {}
+    func waitForAnswer(deadline: Int) -> Bool { true }
 }
 
 extension CloudKeyValueStore {
-    /// Polls ``CloudKeyValueStore/hasPendingChanges`` until the server confirmed every write, or `deadline`.
-    func waitForAnswer(deadline: Int) {
-        while hasPendingChanges, monotonicNanoseconds() < deadline { sleepNanoseconds(50_000) }
+    /// Polls ``CloudKeyValueStore/hasPendingChanges`` until the server confirmed every write (true), or
+    /// `deadline` (false).
+    func waitForAnswer(deadline: Int) -> Bool {
+        while hasPendingChanges {
+            if monotonicNanoseconds() >= deadline { return false }
+            sleepNanoseconds(50_000)
+        }
+        return true
     }
 }
 
@@ -218,7 +224,7 @@ enum CloudMacroSubject: CloudSubject {
             self.store = store
         }
         func write(stamp: Int) throws { settings.stamp = stamp }
-        func waitForAnswer(deadline: Int) { store.waitForAnswer(deadline: deadline) }
+        func waitForAnswer(deadline: Int) -> Bool { store.waitForAnswer(deadline: deadline) }
     }
 
     /// Tracks `stamp`: `onChange` reads the clock and the new value (the copy changes before Observation
@@ -306,7 +312,7 @@ enum CloudStoreSubject: CloudSubject {
         let store: CloudKeyValueStore
         init(_ store: CloudKeyValueStore) { self.store = store }
         func write(stamp: Int) throws { store.set(Int64(stamp), forKey: "stamp") }
-        func waitForAnswer(deadline: Int) { store.waitForAnswer(deadline: deadline) }
+        func waitForAnswer(deadline: Int) -> Bool { store.waitForAnswer(deadline: deadline) }
     }
 
     private final class Observer {
